@@ -1,0 +1,246 @@
+//! The call context: who is calling, for which tenant, in which session, and why.
+//!
+//! A [`CallContext`] is what a caller hands to the runtime; any field may be missing, because
+//! callers make mistakes and the runtime must say which fields are absent rather than guess.
+//! [`CallContext::verify`] turns it into a [`Caller`], in which every required field is present.
+//! Tools only ever see a [`Caller`] (through `ToolContext`), so a tool cannot observe a call
+//! without an organisation.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ids::{CorrelationId, OrgId, Role, SessionId, UserId};
+
+/// Who started a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Initiator {
+    /// A human in a session asked for this call.
+    Human,
+    /// An agent decided on its own to make this call. The default: a caller must say so
+    /// explicitly to be treated as a human.
+    #[default]
+    Agent,
+}
+
+impl Initiator {
+    /// The stable snake_case name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Initiator::Human => "human",
+            Initiator::Agent => "agent",
+        }
+    }
+}
+
+impl std::fmt::Display for Initiator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Initiator {
+    type Err = String;
+
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        match value {
+            "human" => Ok(Initiator::Human),
+            "agent" => Ok(Initiator::Agent),
+            other => Err(format!(
+                "unknown initiator `{other}`: expected `human` or `agent`"
+            )),
+        }
+    }
+}
+
+/// The fields a complete context must carry, in the order they are reported.
+pub const REQUIRED_CONTEXT_FIELDS: [&str; 4] =
+    ["org_id", "user_id", "session_id", "correlation_id"];
+
+/// What a caller supplies with a call. Build it with [`CallContext::builder`] or fill the fields.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallContext {
+    /// The tenant. The only source of `org_id` a tool ever sees.
+    pub org_id: Option<OrgId>,
+    /// The user on whose behalf the call runs.
+    pub user_id: Option<UserId>,
+    /// The session the call belongs to.
+    pub session_id: Option<SessionId>,
+    /// The id that ties this call to the request it serves.
+    pub correlation_id: Option<CorrelationId>,
+    /// The caller's roles, for the permission matrix.
+    pub roles: Vec<Role>,
+    /// Who started the call.
+    pub initiator: Initiator,
+    /// Set when a human explicitly confirmed this action in the session (a button press, a
+    /// typed confirmation). Required by `restricted` tools.
+    pub confirmed: bool,
+}
+
+impl CallContext {
+    /// Starts an empty context.
+    pub fn builder() -> CallContextBuilder {
+        CallContextBuilder::default()
+    }
+
+    /// The names of the required fields that are missing, in a stable order.
+    pub fn missing_fields(&self) -> Vec<&'static str> {
+        let present = [
+            self.org_id.is_some(),
+            self.user_id.is_some(),
+            self.session_id.is_some(),
+            self.correlation_id.is_some(),
+        ];
+        REQUIRED_CONTEXT_FIELDS
+            .into_iter()
+            .zip(present)
+            .filter_map(|(field, present)| (!present).then_some(field))
+            .collect()
+    }
+
+    /// Checks that every required field is present.
+    pub fn verify(&self) -> Result<Caller, Vec<&'static str>> {
+        match (
+            &self.org_id,
+            &self.user_id,
+            &self.session_id,
+            &self.correlation_id,
+        ) {
+            (Some(org_id), Some(user_id), Some(session_id), Some(correlation_id)) => Ok(Caller {
+                org_id: org_id.clone(),
+                user_id: user_id.clone(),
+                session_id: session_id.clone(),
+                correlation_id: correlation_id.clone(),
+                roles: self.roles.iter().cloned().collect(),
+                initiator: self.initiator,
+                confirmed: self.confirmed,
+            }),
+            _ => Err(self.missing_fields()),
+        }
+    }
+}
+
+/// Builds a [`CallContext`] field by field.
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct CallContextBuilder {
+    context: CallContext,
+}
+
+impl CallContextBuilder {
+    /// Sets the tenant.
+    pub fn org(mut self, org_id: impl Into<OrgId>) -> Self {
+        self.context.org_id = Some(org_id.into());
+        self
+    }
+
+    /// Sets the user.
+    pub fn user(mut self, user_id: impl Into<UserId>) -> Self {
+        self.context.user_id = Some(user_id.into());
+        self
+    }
+
+    /// Sets the session.
+    pub fn session(mut self, session_id: impl Into<SessionId>) -> Self {
+        self.context.session_id = Some(session_id.into());
+        self
+    }
+
+    /// Sets the correlation id.
+    pub fn correlation(mut self, correlation_id: impl Into<CorrelationId>) -> Self {
+        self.context.correlation_id = Some(correlation_id.into());
+        self
+    }
+
+    /// Adds a role.
+    pub fn role(mut self, role: impl Into<Role>) -> Self {
+        self.context.roles.push(role.into());
+        self
+    }
+
+    /// Sets who started the call.
+    pub fn initiator(mut self, initiator: Initiator) -> Self {
+        self.context.initiator = initiator;
+        self
+    }
+
+    /// Marks the call as explicitly confirmed by a human in the session.
+    pub fn confirmed(mut self, confirmed: bool) -> Self {
+        self.context.confirmed = confirmed;
+        self
+    }
+
+    /// Finishes the context. Missing fields are reported when the context is used.
+    pub fn build(self) -> CallContext {
+        self.context
+    }
+}
+
+/// A verified context: every required field is present. Tools see the caller through this type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Caller {
+    /// The tenant the call acts for.
+    pub org_id: OrgId,
+    /// The user on whose behalf it runs.
+    pub user_id: UserId,
+    /// The session it belongs to.
+    pub session_id: SessionId,
+    /// The id tying it to its request.
+    pub correlation_id: CorrelationId,
+    /// The caller's roles.
+    pub roles: Arc<[Role]>,
+    /// Who started the call.
+    pub initiator: Initiator,
+    /// Whether a human explicitly confirmed it.
+    pub confirmed: bool,
+}
+
+impl Caller {
+    /// Whether the caller holds `role`.
+    pub fn has_role(&self, role: &str) -> bool {
+        self.roles.iter().any(|held| held.as_str() == role)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_context_misses_every_required_field() {
+        let context = CallContext::default();
+        assert_eq!(context.missing_fields(), REQUIRED_CONTEXT_FIELDS.to_vec());
+        assert_eq!(context.verify(), Err(REQUIRED_CONTEXT_FIELDS.to_vec()));
+    }
+
+    #[test]
+    fn complete_context_verifies() {
+        let context = CallContext::builder()
+            .org("acme")
+            .user("u1")
+            .session("s1")
+            .correlation("c1")
+            .role("staff")
+            .initiator(Initiator::Human)
+            .build();
+        let caller = context.verify().expect("context is complete");
+        assert_eq!(caller.org_id, "acme");
+        assert!(caller.has_role("staff"));
+        assert!(!caller.has_role("admin"));
+        assert_eq!(caller.initiator, Initiator::Human);
+    }
+
+    #[test]
+    fn reports_only_the_missing_fields() {
+        let context = CallContext::builder().org("acme").session("s1").build();
+        assert_eq!(context.missing_fields(), ["user_id", "correlation_id"]);
+    }
+
+    #[test]
+    fn initiator_defaults_to_agent() {
+        assert_eq!(CallContext::default().initiator, Initiator::Agent);
+        assert_eq!("human".parse::<Initiator>(), Ok(Initiator::Human));
+        assert!("robot".parse::<Initiator>().is_err());
+    }
+}

@@ -1,0 +1,294 @@
+//! Domains: the state a group of tools shares, and the context a tool body runs with.
+//!
+//! A domain declares its state with [`domain!`](crate::domain). The runtime gives each domain
+//! a [`DomainCell`]: the current state, published as an immutable snapshot that any number of
+//! calls read at once, and a [`DomainWriter`] through which every change goes, one at a time,
+//! in the domain's actor. Reads never wait behind writes; writes never race each other.
+//!
+//! Only `execute` and `restricted` tools get to write: [`ToolContext::write`] refuses the
+//! others, so a `read` or `propose` tool cannot change state even by mistake.
+
+use std::{
+    any::{Any, type_name},
+    fmt,
+    ops::Deref,
+    sync::Arc,
+};
+
+use arc_swap::ArcSwap;
+
+use crate::{category::Category, context::Caller, error::ToolError};
+
+/// A domain's state, type-erased. Domain state must be `Clone`: a write applies to a copy,
+/// which is then published whole.
+pub type DomainState = Box<dyn Any + Send + Sync>;
+
+/// A domain declared by a crate with [`domain!`](crate::domain).
+#[derive(Debug)]
+pub struct DomainEntry {
+    /// Unique domain name; tools name it in `#[tool(domain = "…")]`.
+    pub name: &'static str,
+    /// What the domain is about.
+    pub description: &'static str,
+    /// Builds the initial state when the domain's actor starts (and restarts).
+    pub init: fn() -> DomainState,
+    /// The state's type name, for error messages.
+    pub state_type: &'static str,
+}
+
+inventory::collect!(DomainEntry);
+
+/// Every domain linked into this binary, in unspecified order.
+pub fn linked_domains() -> impl Iterator<Item = &'static DomainEntry> {
+    inventory::iter::<DomainEntry>.into_iter()
+}
+
+/// Declares a domain and its state. The state type must be `Clone + Send + Sync + 'static`.
+///
+/// ```
+/// #[derive(Clone, Default)]
+/// pub struct Counter { pub value: u64 }
+///
+/// switchboard_core::domain! {
+///     /// Counts things.
+///     name: "counter",
+///     state: Counter = Counter::default,
+/// }
+/// ```
+#[macro_export]
+macro_rules! domain {
+    (
+        #[doc = $description:literal]
+        $(#[doc = $more:literal])*
+        name: $name:literal,
+        state: $state:ty = $init:path $(,)?
+    ) => {
+        $crate::__private::inventory::submit! {
+            $crate::DomainEntry {
+                name: $name,
+                description: $crate::__private::concat!($description $(, "\n", $more)*),
+                init: || -> $crate::DomainState {
+                    let state: $state = $init();
+                    $crate::__private::Box::new(state)
+                },
+                state_type: $crate::__private::stringify!($state),
+            }
+        }
+    };
+}
+
+/// Runs a domain's writes one at a time. The runtime implements it with the domain's actor.
+pub trait DomainWriter: Send + Sync + 'static {
+    /// Queues `op`; gives it back if the domain cannot take it (its actor is gone).
+    fn submit(&self, op: WriteOp) -> Result<(), WriteOp>;
+}
+
+/// A queued change to a domain's state.
+pub struct WriteOp(Box<dyn FnOnce(&DomainCell) + Send>);
+
+impl WriteOp {
+    /// Applies the change to `cell`. Called by the domain's actor, one op at a time.
+    pub fn apply(self, cell: &DomainCell) {
+        (self.0)(cell);
+    }
+}
+
+impl fmt::Debug for WriteOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("WriteOp")
+    }
+}
+
+/// A domain's published state and the way to change it.
+pub struct DomainCell {
+    name: Arc<str>,
+    state: ArcSwap<DomainState>,
+    writer: Box<dyn DomainWriter>,
+}
+
+impl DomainCell {
+    /// Makes a cell holding `state`, changed only through `writer`.
+    pub fn new(
+        name: impl Into<Arc<str>>,
+        state: DomainState,
+        writer: Box<dyn DomainWriter>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            state: ArcSwap::from_pointee(state),
+            writer,
+        }
+    }
+
+    /// The domain's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The current snapshot of the state, if it is an `S`.
+    pub fn read<S: Any + Send + Sync>(&self) -> Result<StateRef<S>, ToolError> {
+        let snapshot = self.state.load_full();
+        if snapshot.is::<S>() {
+            Ok(StateRef {
+                snapshot,
+                _type: std::marker::PhantomData,
+            })
+        } else {
+            Err(self.state_mismatch::<S>())
+        }
+    }
+
+    /// Replaces the whole state. Only the domain's actor calls this, from a [`WriteOp`].
+    pub fn publish(&self, state: DomainState) {
+        self.state.store(Arc::new(state));
+    }
+
+    /// Changes the state through the domain's actor and returns what `update` returned.
+    async fn write<S, R>(
+        &self,
+        update: impl FnOnce(&mut S) -> R + Send + 'static,
+    ) -> Result<R, ToolError>
+    where
+        S: Clone + Send + Sync + 'static,
+        R: Send + 'static,
+    {
+        let (reply, outcome) = futures_channel::oneshot::channel::<Result<R, ToolError>>();
+        let mismatch = self.state_mismatch::<S>();
+        let op = WriteOp(Box::new(move |cell: &DomainCell| {
+            let current = cell.state.load();
+            let Some(current) = current.downcast_ref::<S>() else {
+                let _ = reply.send(Err(mismatch));
+                return;
+            };
+            let mut next = current.clone();
+            let result = update(&mut next);
+            cell.publish(Box::new(next));
+            // The caller may have timed out and gone; the write stands either way.
+            let _ = reply.send(Ok(result));
+        }));
+        if self.writer.submit(op).is_err() {
+            return Err(self.gone());
+        }
+        outcome.await.map_err(|_| self.gone())?
+    }
+
+    fn gone(&self) -> ToolError {
+        ToolError::new(
+            "domain_unavailable",
+            format!(
+                "the `{}` domain stopped before applying the write",
+                self.name
+            ),
+        )
+    }
+
+    fn state_mismatch<S>(&self) -> ToolError {
+        ToolError::new(
+            "domain_state_mismatch",
+            format!(
+                "the `{}` domain's state is not a `{}`: the tool names the wrong domain or type",
+                self.name,
+                type_name::<S>()
+            ),
+        )
+    }
+}
+
+impl fmt::Debug for DomainCell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DomainCell")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A snapshot of a domain's state. It stays valid, unchanged, for as long as it is held.
+pub struct StateRef<S> {
+    snapshot: Arc<DomainState>,
+    _type: std::marker::PhantomData<fn() -> S>,
+}
+
+impl<S: Any> Deref for StateRef<S> {
+    type Target = S;
+
+    fn deref(&self) -> &S {
+        match self.snapshot.downcast_ref::<S>() {
+            Some(state) => state,
+            // `DomainCell::read` checked the type before making this reference.
+            None => unreachable!("StateRef created for a state of another type"),
+        }
+    }
+}
+
+impl<S> fmt::Debug for StateRef<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("StateRef")
+    }
+}
+
+/// What a tool body sees: the verified caller, its own category, and its domain.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    caller: Caller,
+    tool: Arc<str>,
+    category: Category,
+    domain: Arc<DomainCell>,
+}
+
+impl ToolContext {
+    /// Made by the runtime after every check has passed.
+    pub fn new(
+        caller: Caller,
+        tool: Arc<str>,
+        category: Category,
+        domain: Arc<DomainCell>,
+    ) -> Self {
+        Self {
+            caller,
+            tool,
+            category,
+            domain,
+        }
+    }
+
+    /// The verified caller: org, user, session, correlation id, roles, initiator.
+    pub fn caller(&self) -> &Caller {
+        &self.caller
+    }
+
+    /// The tool being run.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// Its category.
+    pub fn category(&self) -> Category {
+        self.category
+    }
+
+    /// A snapshot of the domain's state. Never waits for writes.
+    pub fn state<S: Any + Send + Sync>(&self) -> Result<StateRef<S>, ToolError> {
+        self.domain.read::<S>()
+    }
+
+    /// Changes the domain's state through its actor. Only `execute` and `restricted` tools may.
+    pub async fn write<S, R>(
+        &self,
+        update: impl FnOnce(&mut S) -> R + Send + 'static,
+    ) -> Result<R, ToolError>
+    where
+        S: Clone + Send + Sync + 'static,
+        R: Send + 'static,
+    {
+        if !self.category.mutates() {
+            return Err(ToolError::new(
+                "write_not_allowed",
+                format!(
+                    "`{}` is a {} tool and may not change state; only execute and restricted tools write",
+                    self.tool, self.category
+                ),
+            ));
+        }
+        self.domain.write(update).await
+    }
+}

@@ -1,0 +1,399 @@
+//! Errors that cross the boundary between a caller and the runtime.
+//!
+//! [`ToolError`] is what a tool body returns when it fails; domains convert their own error
+//! enums into it with `From`, never by formatting strings. [`InvokeError`] is everything a
+//! caller of the runtime can get back, and [`ErrorKind`] is its stable, snake_case name: the
+//! CLI's `--json` output, the MCP layer and scripts all match on it, so a kind is never renamed.
+
+use std::{borrow::Cow, fmt, time::Duration};
+
+use serde::{Serialize, Serializer, ser::SerializeMap};
+
+use crate::{category::Category, context::Initiator, ids::Role};
+
+/// The stable name of an error, as scripts and transports see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// No tool has that name.
+    ToolNotFound,
+    /// The call context lacks required fields.
+    MissingContext,
+    /// The params carry an `org_id`, which only the context may supply.
+    OrgIdNotAllowed,
+    /// The tool's category forbids this kind of caller.
+    CategoryDenied,
+    /// The caller's roles do not grant the tool's permission.
+    PermissionDenied,
+    /// The params do not match the tool's input type.
+    InvalidInput,
+    /// The tool ran and returned an error.
+    ToolFailed,
+    /// The tool panicked; its domain keeps serving.
+    ToolPanicked,
+    /// The tool did not finish within its timeout.
+    Timeout,
+    /// The tool's domain is not running.
+    DomainUnavailable,
+    /// The audit record of the call could not be written.
+    AuditFailed,
+    /// No route matches an utterance (produced by the orchestrator).
+    NoRoute,
+}
+
+impl ErrorKind {
+    /// The stable snake_case name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::ToolNotFound => "tool_not_found",
+            ErrorKind::MissingContext => "missing_context",
+            ErrorKind::OrgIdNotAllowed => "org_id_not_allowed",
+            ErrorKind::CategoryDenied => "category_denied",
+            ErrorKind::PermissionDenied => "permission_denied",
+            ErrorKind::InvalidInput => "invalid_input",
+            ErrorKind::ToolFailed => "tool_failed",
+            ErrorKind::ToolPanicked => "tool_panicked",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::DomainUnavailable => "domain_unavailable",
+            ErrorKind::AuditFailed => "audit_failed",
+            ErrorKind::NoRoute => "no_route",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One reason why params do not fit a tool's input.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct FieldError {
+    /// Where in the params, as a JSON Pointer (`/range/from`); empty for the params as a whole.
+    pub path: String,
+    /// What is wrong there, in words a model or a person can act on.
+    pub reason: String,
+}
+
+impl FieldError {
+    /// Makes a field error.
+    pub fn new(path: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "(params): {}", self.reason)
+        } else {
+            write!(f, "{}: {}", self.path, self.reason)
+        }
+    }
+}
+
+/// A failure reported by a tool body.
+///
+/// `code` is a stable snake_case name chosen by the domain (`shift_not_found`); `message` is
+/// safe to show to the caller. Domains implement `From<TheirError> for ToolError`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolError {
+    code: Cow<'static, str>,
+    message: String,
+}
+
+impl ToolError {
+    /// Makes a tool error with a stable code and a message.
+    pub fn new(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+        Self {
+            code: code.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The stable code.
+    pub fn code(&self) -> &str {
+        &self.code
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+/// Everything a call through the runtime can fail with.
+///
+/// The checks run in a fixed order (see `ARCHITECTURE.md`), so the error says which check
+/// refused the call first. Every variant is written to the audit trail.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InvokeError {
+    /// No tool has that name.
+    #[error("no tool is named `{name}`{}", suggest(.suggestions))]
+    ToolNotFound {
+        /// The name asked for.
+        name: String,
+        /// Registered names that look alike.
+        suggestions: Vec<String>,
+    },
+
+    /// The call context lacks required fields.
+    #[error(
+        "the call context is missing {}: the runtime takes these from the caller's session, \
+         never from params; supply them when building the context",
+        .fields.join(", ")
+    )]
+    MissingContext {
+        /// The missing fields, in the order `org_id`, `user_id`, `session_id`, `correlation_id`.
+        fields: Vec<&'static str>,
+    },
+
+    /// The params carry an `org_id`.
+    #[error(
+        "params may not contain `org_id` (found at `{path}`): the organisation is always taken \
+         from the call context; remove the field"
+    )]
+    OrgIdNotAllowed {
+        /// JSON Pointer of the offending key.
+        path: String,
+    },
+
+    /// The tool's category forbids this caller.
+    #[error("`{tool}` is a {category} tool and {reason}")]
+    CategoryDenied {
+        /// The tool.
+        tool: String,
+        /// Its category.
+        category: Category,
+        /// Who initiated the call.
+        initiator: Initiator,
+        /// Why, and what would make the call allowed.
+        reason: String,
+    },
+
+    /// The caller's roles do not grant the tool's permission.
+    #[error(
+        "calling `{tool}` needs permission `{permission}`, which none of the roles [{}] grants; \
+         ask an administrator for a role that does",
+        join_roles(.roles)
+    )]
+    PermissionDenied {
+        /// The tool.
+        tool: String,
+        /// The permission it needs.
+        permission: String,
+        /// The roles the caller holds.
+        roles: Vec<Role>,
+    },
+
+    /// The params do not match the tool's input.
+    #[error(
+        "invalid input for `{tool}`: {}",
+        .errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    )]
+    InvalidInput {
+        /// The tool.
+        tool: String,
+        /// Every problem found, not only the first.
+        errors: Vec<FieldError>,
+    },
+
+    /// The tool returned an error.
+    #[error("`{tool}` failed: {error}")]
+    ToolFailed {
+        /// The tool.
+        tool: String,
+        /// What it reported.
+        #[source]
+        error: ToolError,
+    },
+
+    /// The tool panicked.
+    #[error("`{tool}` panicked: {message}; its domain keeps serving, and the panic is audited")]
+    ToolPanicked {
+        /// The tool.
+        tool: String,
+        /// The panic payload, if it was a string.
+        message: String,
+    },
+
+    /// The tool ran past its timeout.
+    #[error(
+        "`{tool}` did not finish within {} ms and was stopped; retry, or raise its timeout",
+        .after.as_millis()
+    )]
+    Timeout {
+        /// The tool.
+        tool: String,
+        /// The timeout that elapsed.
+        after: Duration,
+    },
+
+    /// The tool's domain is not running.
+    #[error(
+        "the `{domain}` domain is not running ({reason}); `{tool}` cannot be called until it is back"
+    )]
+    DomainUnavailable {
+        /// The tool.
+        tool: String,
+        /// Its domain.
+        domain: String,
+        /// Why the domain cannot take the call.
+        reason: String,
+    },
+
+    /// The audit record could not be written, so the call is not acknowledged.
+    #[error("the audit record for `{tool}` could not be written: {reason}")]
+    AuditFailed {
+        /// The tool.
+        tool: String,
+        /// The store's error.
+        reason: String,
+    },
+}
+
+fn suggest(suggestions: &[String]) -> String {
+    if suggestions.is_empty() {
+        "; list the tools to see what exists".to_owned()
+    } else {
+        format!("; did you mean {}?", suggestions.join(", "))
+    }
+}
+
+fn join_roles(roles: &[Role]) -> String {
+    roles
+        .iter()
+        .map(Role::as_str)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl InvokeError {
+    /// The stable name of this error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            InvokeError::ToolNotFound { .. } => ErrorKind::ToolNotFound,
+            InvokeError::MissingContext { .. } => ErrorKind::MissingContext,
+            InvokeError::OrgIdNotAllowed { .. } => ErrorKind::OrgIdNotAllowed,
+            InvokeError::CategoryDenied { .. } => ErrorKind::CategoryDenied,
+            InvokeError::PermissionDenied { .. } => ErrorKind::PermissionDenied,
+            InvokeError::InvalidInput { .. } => ErrorKind::InvalidInput,
+            InvokeError::ToolFailed { .. } => ErrorKind::ToolFailed,
+            InvokeError::ToolPanicked { .. } => ErrorKind::ToolPanicked,
+            InvokeError::Timeout { .. } => ErrorKind::Timeout,
+            InvokeError::DomainUnavailable { .. } => ErrorKind::DomainUnavailable,
+            InvokeError::AuditFailed { .. } => ErrorKind::AuditFailed,
+        }
+    }
+
+    /// The structured details of this error, without `kind` and `message`.
+    pub fn details(&self) -> serde_json::Map<String, serde_json::Value> {
+        use serde_json::{Value, json};
+        let value = match self {
+            InvokeError::ToolNotFound { name, suggestions } => {
+                json!({ "tool": name, "suggestions": suggestions })
+            }
+            InvokeError::MissingContext { fields } => json!({ "fields": fields }),
+            InvokeError::OrgIdNotAllowed { path } => json!({ "path": path }),
+            InvokeError::CategoryDenied {
+                tool,
+                category,
+                initiator,
+                ..
+            } => json!({ "tool": tool, "category": category, "initiator": initiator }),
+            InvokeError::PermissionDenied {
+                tool,
+                permission,
+                roles,
+            } => json!({ "tool": tool, "permission": permission, "roles": roles }),
+            InvokeError::InvalidInput { tool, errors } => {
+                json!({ "tool": tool, "errors": errors })
+            }
+            InvokeError::ToolFailed { tool, error } => {
+                json!({ "tool": tool, "code": error.code() })
+            }
+            InvokeError::ToolPanicked { tool, .. } => json!({ "tool": tool }),
+            InvokeError::Timeout { tool, after } => {
+                json!({ "tool": tool, "timeout_ms": after.as_millis() as u64 })
+            }
+            InvokeError::DomainUnavailable { tool, domain, .. } => {
+                json!({ "tool": tool, "domain": domain })
+            }
+            InvokeError::AuditFailed { tool, .. } => json!({ "tool": tool }),
+        };
+        match value {
+            Value::Object(map) => map,
+            _ => serde_json::Map::new(),
+        }
+    }
+}
+
+/// Serializes as `{"kind": …, "message": …, …details}`: the shape the CLI and MCP layer emit.
+impl Serialize for InvokeError {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let details = self.details();
+        let mut map = serializer.serialize_map(Some(details.len() + 2))?;
+        map.serialize_entry("kind", &self.kind())?;
+        map.serialize_entry("message", &self.to_string())?;
+        for (key, value) in &details {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serializes_kind_message_and_details() {
+        let error = InvokeError::MissingContext {
+            fields: vec!["org_id", "user_id"],
+        };
+        let json = serde_json::to_value(&error).expect("serializes");
+        assert_eq!(json["kind"], "missing_context");
+        assert_eq!(json["fields"], serde_json::json!(["org_id", "user_id"]));
+        assert!(
+            json["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("org_id, user_id"))
+        );
+    }
+
+    #[test]
+    fn invalid_input_lists_every_error() {
+        let error = InvokeError::InvalidInput {
+            tool: "roster_list_shifts".into(),
+            errors: vec![
+                FieldError::new("/from", "is not a date"),
+                FieldError::new("", "`to` is required"),
+            ],
+        };
+        assert_eq!(
+            error.to_string(),
+            "invalid input for `roster_list_shifts`: /from: is not a date; (params): `to` is required"
+        );
+    }
+
+    #[test]
+    fn unknown_tool_suggests_names() {
+        let error = InvokeError::ToolNotFound {
+            name: "core_get_user".into(),
+            suggestions: vec!["core_get_current_user".into()],
+        };
+        assert!(
+            error
+                .to_string()
+                .ends_with("did you mean core_get_current_user?")
+        );
+        assert_eq!(error.kind().as_str(), "tool_not_found");
+    }
+}

@@ -1,0 +1,93 @@
+//! Identifiers carried by a call: organisation, user, session, correlation and role.
+//!
+//! Each is a distinct newtype so an `org_id` can never be passed where a `user_id` is expected.
+//! They wrap `Arc<str>`: a context is cloned on every call, and cloning an id must be a
+//! reference-count bump, not an allocation.
+
+use std::{fmt, sync::Arc};
+
+use serde::{Deserialize, Serialize};
+
+macro_rules! id_type {
+    ($(#[$meta:meta])* $name:ident) => {
+        $(#[$meta])*
+        #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(Arc<str>);
+
+        impl $name {
+            /// Wraps a string as this identifier.
+            pub fn new(value: impl Into<Arc<str>>) -> Self {
+                Self(value.into())
+            }
+
+            /// The identifier as a string slice.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}({:?})", stringify!($name), &*self.0)
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(value: &str) -> Self {
+                Self::new(value)
+            }
+        }
+
+        impl From<String> for $name {
+            fn from(value: String) -> Self {
+                Self::new(value)
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                &*self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                &*self.0 == *other
+            }
+        }
+    };
+}
+
+id_type!(
+    /// The tenant a call acts for. Only ever taken from the call context, never from params.
+    OrgId
+);
+id_type!(
+    /// The user on whose behalf a call runs.
+    UserId
+);
+id_type!(
+    /// The session (chat, MCP session, CLI run) a call belongs to.
+    SessionId
+);
+id_type!(
+    /// Ties together every call made for one request, across tools and audit records.
+    CorrelationId
+);
+id_type!(
+    /// A role the caller holds; the permission matrix maps roles to permissions.
+    Role
+);

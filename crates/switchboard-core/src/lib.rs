@@ -1,0 +1,44 @@
+#![doc = include_str!("../README.md")]
+
+mod category;
+mod context;
+mod domain;
+mod error;
+mod ids;
+pub mod schema;
+mod tool;
+
+pub use category::{Category, UnknownCategory};
+pub use context::{CallContext, CallContextBuilder, Caller, Initiator, REQUIRED_CONTEXT_FIELDS};
+pub use domain::{
+    DomainCell, DomainEntry, DomainState, DomainWriter, StateRef, ToolContext, WriteOp,
+    linked_domains,
+};
+pub use error::{ErrorKind, FieldError, InvokeError, ToolError};
+pub use ids::{CorrelationId, OrgId, Role, SessionId, UserId};
+pub use schema::{ToolDescriptor, ToolOrigin};
+pub use switchboard_macros::{ToolInput, tool};
+pub use tool::{
+    BoxFuture, ErasedInput, IntoToolResult, NoInput, SourceLocation, Tool, ToolEntry, ToolInput,
+    ToolOutput, ToolSpec, decode_typed, linked_tools, validate_typed,
+};
+
+/// Re-exports for the code `#[tool]` and `domain!` generate, so that domain crates need
+/// neither `inventory` nor `schemars` paths of their own. Not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use core::{concat, stringify};
+    pub use inventory;
+    pub use std::boxed::Box;
+    pub use std::time::Duration;
+
+    /// Compile-time check that a type is a tool input (the macro points errors at the type).
+    pub const fn assert_tool_input<T: crate::ToolInput>() {}
+
+    /// Compile-time check that a return type is `Result<Output, E: Into<ToolError>>`.
+    pub const fn assert_tool_result<T: crate::IntoToolResult>()
+    where
+        T::Output: crate::ToolOutput,
+    {
+    }
+}

@@ -1,0 +1,229 @@
+//! What a tool is, to the type system and to the link-time registry.
+//!
+//! A tool author writes an `async fn` and puts `#[tool(...)]` on it. The macro generates a
+//! marker type implementing [`Tool`] (the typed face: `Input`, `Output`, `call`) and submits a
+//! [`ToolEntry`] to `inventory` (the erased face the registry stores: JSON in, JSON out). The
+//! typed face lets Rust callers skip JSON entirely; the erased face lets the registry hold
+//! tools of every type in one table, next to tools registered at run time.
+
+use std::{
+    any::{Any, TypeId},
+    fmt,
+    future::Future,
+    pin::Pin,
+    time::Duration,
+};
+
+use schemars::{JsonSchema, Schema};
+use serde::{Serialize, de::DeserializeOwned};
+use serde_json::Value;
+use validator::Validate;
+
+use crate::{
+    category::Category,
+    domain::ToolContext,
+    error::{FieldError, ToolError},
+    schema,
+};
+
+/// A boxed, sendable future, as stored in erased tool entries.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A decoded, validated input whose type only the tool knows.
+pub type ErasedInput = Box<dyn Any + Send>;
+
+/// Where a linked tool was defined; duplicate-name errors name both places.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceLocation {
+    /// Source file, as `file!()` gives it.
+    pub file: &'static str,
+    /// Line of the `#[tool]` attribute.
+    pub line: u32,
+}
+
+impl fmt::Display for SourceLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// Everything the `#[tool]` attribute declares, known at compile time.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolSpec {
+    /// Unique name, `^[a-zA-Z0-9_-]{1,64}$`, by convention `<domain>_<action>`.
+    pub name: &'static str,
+    /// Short human-readable title (MCP `title`), if declared.
+    pub title: Option<&'static str>,
+    /// The domain whose actor supervises the tool.
+    pub domain: &'static str,
+    /// What the tool may do.
+    pub category: Category,
+    /// The permission a caller's roles must grant.
+    pub permission: &'static str,
+    /// The doc comment: what agents read to decide whether to call the tool.
+    pub description: &'static str,
+    /// Utterance patterns the orchestrator routes to this tool (`"shifts from {from} to {to}"`).
+    pub intents: &'static [&'static str],
+    /// Overrides the runtime's default call timeout.
+    pub timeout: Option<Duration>,
+    /// Where the tool is defined.
+    pub location: SourceLocation,
+}
+
+/// A type that can be a tool's input. Derive it with `#[derive(ToolInput)]`, which also
+/// refuses a field named `org_id` at compile time.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool input",
+    label = "not a tool input",
+    note = "derive it: `#[derive(Deserialize, JsonSchema, Validate, ToolInput)]`"
+)]
+pub trait ToolInput: DeserializeOwned + JsonSchema + Validate + Send + 'static {}
+
+/// A type that can be a tool's output: serializable and described by a JSON Schema.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool output",
+    label = "not a tool output",
+    note = "tool outputs must implement `Serialize` and `JsonSchema`: `#[derive(Serialize, JsonSchema)]`"
+)]
+pub trait ToolOutput: Serialize + JsonSchema + Send + 'static {}
+
+#[diagnostic::do_not_recommend]
+impl<T: Serialize + JsonSchema + Send + 'static> ToolOutput for T {}
+
+/// What a tool function may return: `Result<Output, E>` where `E` converts into [`ToolError`].
+#[diagnostic::on_unimplemented(
+    message = "a tool must return `Result<Output, E>` where `E: Into<ToolError>`, not `{Self}`",
+    label = "unsupported tool return type",
+    note = "implement `From<YourError> for ToolError` to return your domain's error type"
+)]
+pub trait IntoToolResult {
+    /// The success type.
+    type Output;
+    /// Converts into the runtime's result.
+    fn into_tool_result(self) -> Result<Self::Output, ToolError>;
+}
+
+impl<T, E: Into<ToolError>> IntoToolResult for Result<T, E> {
+    type Output = T;
+
+    fn into_tool_result(self) -> Result<T, ToolError> {
+        self.map_err(Into::into)
+    }
+}
+
+/// The typed face of a tool, implemented by the marker type `#[tool]` generates.
+pub trait Tool: Send + Sync + 'static {
+    /// The input the tool takes.
+    type Input: ToolInput;
+    /// The output it returns on success.
+    type Output: ToolOutput;
+    /// Its declared metadata.
+    const SPEC: ToolSpec;
+
+    /// Runs the tool body. The runtime calls this after every check has passed.
+    fn call(
+        ctx: &ToolContext,
+        input: Self::Input,
+    ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
+}
+
+/// The erased face of a linked tool, collected by `inventory` and stored by the registry.
+pub struct ToolEntry {
+    /// The declared metadata.
+    pub spec: ToolSpec,
+    /// JSON Schema (2020-12) of the input.
+    pub input_schema: fn() -> Schema,
+    /// JSON Schema (2020-12) of the output.
+    pub output_schema: fn() -> Schema,
+    /// Deserializes and validates params into the tool's input type.
+    pub decode: fn(Value) -> Result<ErasedInput, Vec<FieldError>>,
+    /// Runs the tool on a decoded input and serializes its output.
+    pub run: for<'a> fn(&'a ToolContext, ErasedInput) -> BoxFuture<'a, Result<Value, ToolError>>,
+    /// The marker type, so a typed call can prove it reached the tool it named.
+    pub type_id: fn() -> TypeId,
+}
+
+impl ToolEntry {
+    /// The entry for tool `T`. Const, so the macro can hand it to `inventory::submit!`.
+    pub const fn of<T: Tool>() -> Self {
+        ToolEntry {
+            spec: T::SPEC,
+            input_schema: schema::schema_of::<T::Input>,
+            output_schema: schema::schema_of::<T::Output>,
+            decode: decode_input::<T>,
+            run: run_erased::<T>,
+            type_id: TypeId::of::<T>,
+        }
+    }
+}
+
+impl fmt::Debug for ToolEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolEntry")
+            .field("spec", &self.spec)
+            .finish_non_exhaustive()
+    }
+}
+
+inventory::collect!(ToolEntry);
+
+/// Every tool linked into this binary, in unspecified order.
+pub fn linked_tools() -> impl Iterator<Item = &'static ToolEntry> {
+    inventory::iter::<ToolEntry>.into_iter()
+}
+
+/// Deserializes params into `T::Input` and runs its `validator` rules, reporting every error.
+pub fn decode_typed<I: ToolInput>(params: Value) -> Result<I, Vec<FieldError>> {
+    let input: I = serde_json::from_value(params)
+        .map_err(|error| vec![FieldError::new("", error.to_string())])?;
+    validate_typed(&input)?;
+    Ok(input)
+}
+
+/// Runs `validator` rules on a typed input, reporting every error with its JSON Pointer.
+pub fn validate_typed<I: Validate>(input: &I) -> Result<(), Vec<FieldError>> {
+    input
+        .validate()
+        .map_err(|errors| schema::field_errors(&errors))
+}
+
+fn decode_input<T: Tool>(params: Value) -> Result<ErasedInput, Vec<FieldError>> {
+    decode_typed::<T::Input>(params).map(|input| Box::new(input) as ErasedInput)
+}
+
+fn run_erased<T: Tool>(
+    ctx: &ToolContext,
+    input: ErasedInput,
+) -> BoxFuture<'_, Result<Value, ToolError>> {
+    Box::pin(async move {
+        let input = input.downcast::<T::Input>().map_err(|_| {
+            ToolError::new(
+                "input_type_mismatch",
+                format!("`{}` was handed an input of another tool", T::SPEC.name),
+            )
+        })?;
+        let output = T::call(ctx, *input).await?;
+        serde_json::to_value(&output).map_err(|error| {
+            ToolError::new(
+                "output_not_serializable",
+                format!(
+                    "`{}` produced an output that is not JSON: {error}",
+                    T::SPEC.name
+                ),
+            )
+        })
+    })
+}
+
+/// The input of a tool that takes no parameters. Accepts `{}` (and a missing params object).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoInput {}
+
+impl Validate for NoInput {
+    fn validate(&self) -> Result<(), validator::ValidationErrors> {
+        Ok(())
+    }
+}
+
+impl ToolInput for NoInput {}

@@ -1,0 +1,251 @@
+//! Parsing and checking the `#[tool(...)]` arguments. Every error points at the key or value
+//! that is wrong and says what would be right.
+
+use proc_macro2::{Span, TokenStream};
+use syn::{
+    Expr, ExprArray, ExprLit, Ident, Lit, LitInt, LitStr, MetaNameValue, Token, parse::Parser,
+    punctuated::Punctuated, spanned::Spanned,
+};
+
+const KEYS: &str = "domain, category, permission, name, title, intents, timeout_ms";
+const CATEGORIES: [&str; 4] = ["read", "propose", "execute", "restricted"];
+
+/// The checked arguments of one `#[tool]`.
+pub(crate) struct ToolArgs {
+    pub(crate) name: Option<LitStr>,
+    pub(crate) title: Option<LitStr>,
+    pub(crate) domain: LitStr,
+    pub(crate) category: Ident,
+    pub(crate) permission: LitStr,
+    pub(crate) intents: Vec<LitStr>,
+    pub(crate) timeout_ms: Option<LitInt>,
+}
+
+pub(crate) fn parse(attr: TokenStream) -> syn::Result<ToolArgs> {
+    let pairs = Punctuated::<MetaNameValue, Token![,]>::parse_terminated.parse2(attr)?;
+    let mut name = None;
+    let mut title = None;
+    let mut domain = None;
+    let mut category = None;
+    let mut permission = None;
+    let mut intents = None;
+    let mut timeout_ms = None;
+    for pair in &pairs {
+        let Some(key) = pair.path.get_ident() else {
+            return Err(syn::Error::new(
+                pair.path.span(),
+                format!("unknown key; expected one of {KEYS}"),
+            ));
+        };
+        let key_name = key.to_string();
+        let duplicate = || syn::Error::new(key.span(), format!("`{key_name}` is given twice"));
+        match key_name.as_str() {
+            "name" => set(&mut name, string(&pair.value, "name")?, duplicate)?,
+            "title" => set(&mut title, string(&pair.value, "title")?, duplicate)?,
+            "domain" => set(&mut domain, string(&pair.value, "domain")?, duplicate)?,
+            "permission" => set(
+                &mut permission,
+                string(&pair.value, "permission")?,
+                duplicate,
+            )?,
+            "category" => set(&mut category, category_ident(&pair.value)?, duplicate)?,
+            "intents" => set(&mut intents, intent_list(&pair.value)?, duplicate)?,
+            "timeout_ms" => set(&mut timeout_ms, timeout(&pair.value)?, duplicate)?,
+            _ => {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!("unknown key `{key_name}`; expected one of {KEYS}"),
+                ));
+            }
+        }
+    }
+    let missing = |key: &str, example: &str| {
+        syn::Error::new(
+            Span::call_site(),
+            format!("#[tool] needs `{key}`, e.g. `#[tool({key} = {example}, ...)]`"),
+        )
+    };
+    let domain = domain.ok_or_else(|| missing("domain", "\"core\""))?;
+    let category = category.ok_or_else(|| missing("category", "read"))?;
+    let permission = permission.ok_or_else(|| missing("permission", "\"core.users.read\""))?;
+    check_domain(&domain)?;
+    check_permission(&permission)?;
+    if let Some(name) = &name {
+        check_tool_name(&name.value(), name.span())?;
+    }
+    Ok(ToolArgs {
+        name,
+        title,
+        domain,
+        category,
+        permission,
+        intents: intents.unwrap_or_default(),
+        timeout_ms,
+    })
+}
+
+fn set<T>(
+    slot: &mut Option<T>,
+    value: T,
+    duplicate: impl FnOnce() -> syn::Error,
+) -> syn::Result<()> {
+    if slot.is_some() {
+        return Err(duplicate());
+    }
+    *slot = Some(value);
+    Ok(())
+}
+
+fn string(value: &Expr, key: &str) -> syn::Result<LitStr> {
+    match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(lit), ..
+        }) => Ok(lit.clone()),
+        other => Err(syn::Error::new(
+            other.span(),
+            format!("`{key}` takes a string literal"),
+        )),
+    }
+}
+
+fn category_ident(value: &Expr) -> syn::Result<Ident> {
+    let error = |span| {
+        syn::Error::new(
+            span,
+            format!("`category` must be one of {}", CATEGORIES.join(", ")),
+        )
+    };
+    let ident = match value {
+        Expr::Path(path) => path.path.get_ident().cloned(),
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(lit), ..
+        }) => Some(Ident::new(&lit.value(), lit.span())),
+        _ => None,
+    }
+    .ok_or_else(|| error(value.span()))?;
+    if CATEGORIES.contains(&ident.to_string().as_str()) {
+        Ok(ident)
+    } else {
+        Err(error(ident.span()))
+    }
+}
+
+fn intent_list(value: &Expr) -> syn::Result<Vec<LitStr>> {
+    let Expr::Array(ExprArray { elems, .. }) = value else {
+        return Err(syn::Error::new(
+            value.span(),
+            "`intents` takes an array of strings, e.g. `intents = [\"who am i\", \"me\"]`",
+        ));
+    };
+    elems
+        .iter()
+        .map(|elem| {
+            let intent = string(elem, "each intent")?;
+            check_intent(&intent)?;
+            Ok(intent)
+        })
+        .collect()
+}
+
+fn timeout(value: &Expr) -> syn::Result<LitInt> {
+    match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(lit), ..
+        }) => {
+            let millis: u64 = lit.base10_parse()?;
+            if millis == 0 {
+                return Err(syn::Error::new(
+                    lit.span(),
+                    "`timeout_ms` must be at least 1",
+                ));
+            }
+            Ok(lit.clone())
+        }
+        other => Err(syn::Error::new(
+            other.span(),
+            "`timeout_ms` takes an integer number of milliseconds",
+        )),
+    }
+}
+
+/// Tool names must be accepted by both the Anthropic tool API and MCP.
+pub(crate) fn check_tool_name(name: &str, span: Span) -> syn::Result<()> {
+    let valid = (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if valid {
+        Ok(())
+    } else {
+        Err(syn::Error::new(
+            span,
+            format!(
+                "invalid tool name `{name}`: use 1 to 64 characters from [a-zA-Z0-9_-], \
+                 conventionally `<domain>_<action>`"
+            ),
+        ))
+    }
+}
+
+fn check_domain(domain: &LitStr) -> syn::Result<()> {
+    let value = domain.value();
+    let valid = !value.is_empty()
+        && value.len() <= 32
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if valid {
+        Ok(())
+    } else {
+        Err(syn::Error::new(
+            domain.span(),
+            format!("invalid domain `{value}`: use 1 to 32 characters from [a-z0-9_]"),
+        ))
+    }
+}
+
+fn check_permission(permission: &LitStr) -> syn::Result<()> {
+    let value = permission.value();
+    let valid = !value.is_empty()
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if valid {
+        Ok(())
+    } else {
+        Err(syn::Error::new(
+            permission.span(),
+            format!("invalid permission `{value}`: use dotted names like `roster.shifts.read`"),
+        ))
+    }
+}
+
+/// An intent is words and `{placeholder}`s naming input fields.
+fn check_intent(intent: &LitStr) -> syn::Result<()> {
+    let value = intent.value();
+    let error =
+        |why: &str| syn::Error::new(intent.span(), format!("invalid intent `{value}`: {why}"));
+    if value.trim().is_empty() {
+        return Err(error("it is empty"));
+    }
+    let mut rest = value.as_str();
+    while let Some(open) = rest.find(['{', '}']) {
+        if rest.as_bytes()[open] == b'}' {
+            return Err(error("`}` without a matching `{`"));
+        }
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else {
+            return Err(error("`{` without a matching `}`"));
+        };
+        let placeholder = &after[..close];
+        let valid = !placeholder.is_empty()
+            && placeholder
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        if !valid {
+            return Err(error("placeholders look like `{field_name}`"));
+        }
+        rest = &after[close + 1..];
+    }
+    Ok(())
+}

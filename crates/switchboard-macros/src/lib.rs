@@ -1,0 +1,43 @@
+//! Procedural macros for Switchboard tools. Each entry point is a thin shim: the logic lives in
+//! a module that returns `syn::Result`, and errors become `compile_error!` at the offending
+//! token. Users reach these through `switchboard_core` (or the `switchboard` facade), never
+//! directly.
+
+use proc_macro::TokenStream;
+
+mod attr;
+mod input;
+mod paths;
+mod tool;
+
+/// Turns an `async fn(ctx: &ToolContext, input: Input) -> Result<Output, E>` into a tool.
+///
+/// | key          | value                         | required | meaning                                   |
+/// |--------------|-------------------------------|----------|-------------------------------------------|
+/// | `domain`     | `"core"`                      | yes      | the domain whose actor supervises the tool |
+/// | `category`   | `read`, `propose`, `execute`, `restricted` | yes | what the tool may do            |
+/// | `permission` | `"core.users.read"`           | yes      | what the caller's roles must grant         |
+/// | `name`       | `"core_get_current_user"`     | no       | defaults to `<domain>_<fn name>`            |
+/// | `title`      | `"Current user"`              | no       | a short human title                        |
+/// | `intents`    | `["who am i", "me"]`          | no       | utterances the orchestrator routes here     |
+/// | `timeout_ms` | `2000`                        | no       | overrides the runtime's default timeout     |
+///
+/// The doc comment is the description. The macro keeps the function as written and adds a
+/// marker type named after it in UpperCamelCase (`get_current_user` → `GetCurrentUser`) that
+/// implements `Tool`, and registers the tool at link time.
+#[proc_macro_attribute]
+pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    tool::expand(attr.into(), item.into())
+        .unwrap_or_else(|error| error.to_compile_error())
+        .into()
+}
+
+/// Marks a struct as a tool input, refusing a field named `org_id` (the organisation only ever
+/// comes from the call context). The struct must also derive `Deserialize`, `JsonSchema` and
+/// `Validate`.
+#[proc_macro_derive(ToolInput)]
+pub fn derive_tool_input(item: TokenStream) -> TokenStream {
+    input::expand(item.into())
+        .unwrap_or_else(|error| error.to_compile_error())
+        .into()
+}
