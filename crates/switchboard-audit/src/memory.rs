@@ -1,0 +1,158 @@
+//! The in-memory audit table: a fixed ring of lock-free slots, like an ETS table that readers
+//! and writers hit directly.
+//!
+//! A writer takes the next id from one atomic counter and stores its record into slot
+//! `id % capacity` with a compare-and-swap; readers load slots without taking any lock, so a
+//! query never blocks a writer and a writer never blocks a query. When the ring is full the
+//! oldest record is evicted, and every eviction is counted in [`AuditStats::evicted`]: a
+//! bounded table may forget, but never silently.
+
+use std::sync::{
+    Arc,
+    atomic::{AtomicU64, Ordering},
+};
+
+use arc_swap::ArcSwapOption;
+use switchboard_core::BoxFuture;
+
+use crate::{
+    record::{AuditId, AuditRecord},
+    store::{Appended, AuditError, AuditQuery, AuditStats, AuditStore},
+};
+
+/// How many records the in-memory table keeps by default.
+pub const DEFAULT_CAPACITY: usize = 65_536;
+
+/// The default [`AuditStore`]: bounded, concurrent, in memory.
+pub struct MemoryAuditStore {
+    slots: Box<[ArcSwapOption<AuditRecord>]>,
+    /// The id the next record gets. Ids start at 1.
+    next_id: AtomicU64,
+    evicted: AtomicU64,
+}
+
+impl MemoryAuditStore {
+    /// A table holding at most [`DEFAULT_CAPACITY`] records.
+    pub fn new() -> Self {
+        Self::with_capacity(DEFAULT_CAPACITY)
+    }
+
+    /// A table holding at most `capacity` records (at least one).
+    pub fn with_capacity(capacity: usize) -> Self {
+        let slots = (0..capacity.max(1))
+            .map(|_| ArcSwapOption::empty())
+            .collect();
+        Self {
+            slots,
+            next_id: AtomicU64::new(1),
+            evicted: AtomicU64::new(0),
+        }
+    }
+
+    /// The capacity bound.
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    fn slot(&self, id: AuditId) -> &ArcSwapOption<AuditRecord> {
+        &self.slots[(id % self.slots.len() as u64) as usize]
+    }
+
+    /// Appends synchronously and returns the record's id.
+    pub fn insert(&self, mut record: AuditRecord) -> AuditId {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        record.id = id;
+        let record = Some(Arc::new(record));
+        let slot = self.slot(id);
+        loop {
+            let current = slot.load();
+            let current_id = current.as_ref().map(|held| held.id);
+            if current_id.is_some_and(|held| held > id) {
+                // A writer `capacity` records ahead already took this slot: ours is the
+                // oldest, so it is the one evicted.
+                self.evicted.fetch_add(1, Ordering::Relaxed);
+                return id;
+            }
+            let previous = slot.compare_and_swap(&current, record.clone());
+            if previous.as_ref().map(|held| held.id) == current_id {
+                if current_id.is_some() {
+                    self.evicted.fetch_add(1, Ordering::Relaxed);
+                }
+                return id;
+            }
+        }
+    }
+
+    /// Records matching `query`, newest first, without waiting for anything.
+    pub fn select(&self, query: &AuditQuery) -> Vec<AuditRecord> {
+        let newest = self.next_id.load(Ordering::Acquire).saturating_sub(1);
+        let oldest = newest.saturating_sub(self.slots.len() as u64 - 1).max(1);
+        let newest = match query.before_id {
+            Some(before) => newest.min(before.saturating_sub(1)),
+            None => newest,
+        };
+        let limit = query.limit.unwrap_or(usize::MAX);
+        let mut found = Vec::new();
+        if limit == 0 || newest < oldest {
+            return found;
+        }
+        for id in (oldest..=newest).rev() {
+            let slot = self.slot(id).load();
+            // The slot may hold a newer record (ours was evicted) or none yet (its writer
+            // has not finished): either way the record with this id is not there to report.
+            if let Some(record) = slot.as_ref().filter(|record| record.id == id)
+                && query.matches(record)
+            {
+                found.push((**record).clone());
+                if found.len() == limit {
+                    break;
+                }
+            }
+        }
+        found
+    }
+
+    /// The table's counters.
+    pub fn counters(&self) -> AuditStats {
+        let appended = self.next_id.load(Ordering::Acquire).saturating_sub(1);
+        let evicted = self.evicted.load(Ordering::Acquire);
+        AuditStats {
+            appended,
+            held: appended.saturating_sub(evicted),
+            evicted,
+            capacity: Some(self.slots.len() as u64),
+        }
+    }
+}
+
+impl Default for MemoryAuditStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for MemoryAuditStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryAuditStore")
+            .field("stats", &self.counters())
+            .finish()
+    }
+}
+
+impl AuditStore for MemoryAuditStore {
+    fn append(&self, record: AuditRecord) -> Appended<'_> {
+        Appended::Done(Ok(self.insert(record)))
+    }
+
+    fn query(&self, query: &AuditQuery) -> BoxFuture<'_, Result<Vec<AuditRecord>, AuditError>> {
+        let records = self.select(query);
+        Box::pin(async move { Ok(records) })
+    }
+
+    fn stats(&self) -> AuditStats {
+        self.counters()
+    }
+}
+
+#[cfg(test)]
+mod tests;

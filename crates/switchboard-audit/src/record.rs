@@ -1,0 +1,152 @@
+//! The audit record: one per invoke attempt, success or failure.
+//!
+//! A record says who called which tool, for which tenant, with what (a hash of the input, never
+//! the input itself: params may hold personal data), how long it took and how it ended.
+
+use std::{fmt, sync::Arc};
+
+use jiff::Timestamp;
+use serde::{Serialize, Serializer};
+use switchboard_core::{Category, CorrelationId, ErrorKind, Initiator, OrgId, SessionId, UserId};
+
+/// A record's position in its store: unique and increasing in the order records were appended.
+pub type AuditId = u64;
+
+/// A BLAKE3 digest of the canonical JSON of a value.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Digest(pub [u8; 32]);
+
+impl Digest {
+    /// Lower-case hex.
+    pub fn to_hex(&self) -> String {
+        blake3::Hash::from_bytes(self.0).to_hex().to_string()
+    }
+}
+
+impl fmt::Debug for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Digest({})", self.to_hex())
+    }
+}
+
+impl fmt::Display for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_hex())
+    }
+}
+
+impl Serialize for Digest {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.to_hex())
+    }
+}
+
+/// How a call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// The tool returned a result.
+    Ok,
+    /// The call failed; the kind says at which step.
+    Error(ErrorKind),
+}
+
+impl Outcome {
+    /// `ok`, or the error kind's stable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Error(kind) => kind.as_str(),
+        }
+    }
+
+    /// Whether the call succeeded.
+    pub fn is_ok(self) -> bool {
+        self == Outcome::Ok
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Outcome {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// One invoke attempt.
+///
+/// Context fields are optional because a call refused for `missing_context` is audited too;
+/// `domain` and `category` are absent when the tool does not exist.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AuditRecord {
+    /// Assigned by the store on append.
+    pub id: AuditId,
+    /// When the call started.
+    pub timestamp: Timestamp,
+    /// The tool name as asked for (truncated to 128 bytes if longer).
+    pub tool: Arc<str>,
+    /// The tool's domain.
+    pub domain: Option<Arc<str>>,
+    /// The tool's category.
+    pub category: Option<Category>,
+    /// The tenant, from the context.
+    pub org_id: Option<OrgId>,
+    /// The user, from the context.
+    pub user_id: Option<UserId>,
+    /// The session, from the context.
+    pub session_id: Option<SessionId>,
+    /// The correlation id, from the context.
+    pub correlation_id: Option<CorrelationId>,
+    /// Who started the call.
+    pub initiator: Initiator,
+    /// Digest of the params' canonical JSON.
+    pub input_hash: Digest,
+    /// Digest of the result's canonical JSON, on success.
+    pub output_hash: Option<Digest>,
+    /// Wall time from the start of the invoke to the end of the tool, in microseconds.
+    pub duration_us: u64,
+    /// How it ended.
+    pub outcome: Outcome,
+}
+
+/// Longest tool name kept in a record; names come from callers and may be garbage.
+pub const MAX_TOOL_NAME_BYTES: usize = 128;
+
+/// Truncates a caller-supplied tool name at a character boundary.
+pub fn clamp_tool_name(name: &str) -> &str {
+    if name.len() <= MAX_TOOL_NAME_BYTES {
+        return name;
+    }
+    let mut end = MAX_TOOL_NAME_BYTES;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    &name[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clamps_long_names_on_char_boundaries() {
+        let long = "é".repeat(100);
+        let clamped = clamp_tool_name(&long);
+        assert!(clamped.len() <= MAX_TOOL_NAME_BYTES);
+        assert!(long.starts_with(clamped));
+        assert_eq!(
+            clamp_tool_name("core_get_current_user"),
+            "core_get_current_user"
+        );
+    }
+
+    #[test]
+    fn outcome_names_are_the_error_kinds() {
+        assert_eq!(Outcome::Ok.as_str(), "ok");
+        assert_eq!(Outcome::Error(ErrorKind::Timeout).as_str(), "timeout");
+    }
+}
