@@ -140,7 +140,7 @@ impl std::fmt::Debug for MemoryAuditStore {
 }
 
 impl AuditStore for MemoryAuditStore {
-    fn append(&self, record: AuditRecord) -> Appended<'_> {
+    fn append(&self, record: AuditRecord) -> Appended {
         Appended::Done(Ok(self.insert(record)))
     }
 

@@ -26,14 +26,16 @@ pub enum AuditError {
 }
 
 /// The result of an append: finished now, or a future to await.
-pub enum Appended<'a> {
+pub enum Appended {
     /// The store finished the append synchronously.
     Done(Result<AuditId, AuditError>),
     /// The store finishes the append later; the record is acknowledged when this resolves.
-    Pending(BoxFuture<'a, Result<AuditId, AuditError>>),
+    /// The future owns what it needs (`'static`), so whoever holds it can move it to a task
+    /// rather than drop it: dropping it may abandon the record.
+    Pending(BoxFuture<'static, Result<AuditId, AuditError>>),
 }
 
-impl Appended<'_> {
+impl Appended {
     /// Waits for the append to be acknowledged.
     pub async fn acknowledged(self) -> Result<AuditId, AuditError> {
         match self {
@@ -43,7 +45,7 @@ impl Appended<'_> {
     }
 }
 
-impl fmt::Debug for Appended<'_> {
+impl fmt::Debug for Appended {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Appended::Done(result) => f.debug_tuple("Done").field(result).finish(),
@@ -155,7 +157,7 @@ pub struct AuditStats {
 /// Where audit records go.
 pub trait AuditStore: Send + Sync + 'static {
     /// Appends a record; `record.id` is assigned by the store and returned.
-    fn append(&self, record: AuditRecord) -> Appended<'_>;
+    fn append(&self, record: AuditRecord) -> Appended;
 
     /// Records matching `query`, newest first.
     fn query(&self, query: &AuditQuery) -> BoxFuture<'_, Result<Vec<AuditRecord>, AuditError>>;
@@ -165,7 +167,7 @@ pub trait AuditStore: Send + Sync + 'static {
 }
 
 impl<S: AuditStore + ?Sized> AuditStore for Arc<S> {
-    fn append(&self, record: AuditRecord) -> Appended<'_> {
+    fn append(&self, record: AuditRecord) -> Appended {
         (**self).append(record)
     }
 

@@ -161,10 +161,21 @@ impl DomainCell {
                 return;
             };
             let mut next = current.clone();
-            let result = update(&mut next);
-            cell.publish(Box::new(next));
+            // A panicking update leaves the published state untouched: it only ever saw a copy.
+            let applied =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| update(&mut next)));
+            let outcome = match applied {
+                Ok(result) => {
+                    cell.publish(Box::new(next));
+                    Ok(result)
+                }
+                Err(_) => Err(ToolError::new(
+                    "write_panicked",
+                    format!("a write to the `{}` domain panicked; its state is unchanged", cell.name),
+                )),
+            };
             // The caller may have timed out and gone; the write stands either way.
-            let _ = reply.send(Ok(result));
+            let _ = reply.send(outcome);
         }));
         if self.writer.submit(op).is_err() {
             return Err(self.gone());

@@ -40,6 +40,9 @@ pub enum ErrorKind {
     AuditFailed,
     /// No route matches an utterance (produced by the orchestrator).
     NoRoute,
+    /// The caller stopped waiting before the call finished (recorded in the audit trail; the
+    /// caller itself is gone and sees nothing).
+    Cancelled,
 }
 
 impl ErrorKind {
@@ -58,6 +61,7 @@ impl ErrorKind {
             ErrorKind::DomainUnavailable => "domain_unavailable",
             ErrorKind::AuditFailed => "audit_failed",
             ErrorKind::NoRoute => "no_route",
+            ErrorKind::Cancelled => "cancelled",
         }
     }
 }

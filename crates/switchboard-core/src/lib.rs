@@ -41,4 +41,26 @@ pub mod __private {
         T::Output: crate::ToolOutput,
     {
     }
+
+    /// A tool function's return type, checked: `IntoToolResult` with a `ToolOutput` success
+    /// type. The macro names the tool's output through this trait so that a wrong return type
+    /// is reported once, at the return type, by whichever of the two traits it misses.
+    pub trait ToolReturn {
+        /// The success type.
+        type Output: crate::ToolOutput;
+        /// Converts into the runtime's result.
+        fn into_tool_result(self) -> Result<Self::Output, crate::ToolError>;
+    }
+
+    impl<R> ToolReturn for R
+    where
+        R: crate::IntoToolResult,
+        R::Output: crate::ToolOutput,
+    {
+        type Output = R::Output;
+
+        fn into_tool_result(self) -> Result<Self::Output, crate::ToolError> {
+            crate::IntoToolResult::into_tool_result(self)
+        }
+    }
 }

@@ -71,13 +71,14 @@ pub struct ToolSpec {
 }
 
 /// A type that can be a tool's input. Derive it with `#[derive(ToolInput)]`, which also
-/// refuses a field named `org_id` at compile time.
+/// refuses a field named `org_id` at compile time. Inputs are `Serialize` so that a typed call
+/// can be audited (its input hashed) and stored (a proposal keeps its validated params).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool input",
     label = "not a tool input",
-    note = "derive it: `#[derive(Deserialize, JsonSchema, Validate, ToolInput)]`"
+    note = "derive it: `#[derive(Serialize, Deserialize, JsonSchema, Validate, ToolInput)]`"
 )]
-pub trait ToolInput: DeserializeOwned + JsonSchema + Validate + Send + 'static {}
+pub trait ToolInput: Serialize + DeserializeOwned + JsonSchema + Validate + Send + 'static {}
 
 /// A type that can be a tool's output: serializable and described by a JSON Schema.
 #[diagnostic::on_unimplemented(
@@ -103,6 +104,7 @@ pub trait IntoToolResult {
     fn into_tool_result(self) -> Result<Self::Output, ToolError>;
 }
 
+#[diagnostic::do_not_recommend]
 impl<T, E: Into<ToolError>> IntoToolResult for Result<T, E> {
     type Output = T;
 

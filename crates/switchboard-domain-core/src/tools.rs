@@ -1,0 +1,110 @@
+//! The `core` domain's tools: today just `core_get_current_user`.
+//!
+//! The tool reads the caller from the verified context and enriches it from the [`Directory`],
+//! searching only the caller's own organisation. It never writes.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use switchboard_core::{NoInput, Role, ToolContext, ToolError, tool};
+
+use crate::directory::Directory;
+
+/// Who the caller is, as the runtime and the directory see them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CurrentUser {
+    /// The caller's user id, from the call context.
+    pub user_id: String,
+    /// The caller's display name from the directory of their organisation; absent when the
+    /// directory does not list them.
+    pub name: Option<String>,
+    /// The roles the caller holds in this call, from the call context.
+    pub roles: Vec<String>,
+    /// The organisation the caller acts for, from the call context.
+    pub org_id: String,
+}
+
+/// Returns the calling user: their user id, display name, roles and organisation.
+/// Use it to answer "who am I" or to learn which organisation and roles the session acts with.
+#[tool(
+    name = "core_get_current_user",
+    domain = "core",
+    category = read,
+    permission = "core.users.read",
+    intents = ["who am i", "current user", "me", "whoami"]
+)]
+pub async fn get_current_user(
+    ctx: &ToolContext,
+    _input: NoInput,
+) -> Result<CurrentUser, ToolError> {
+    let caller = ctx.caller();
+    let directory = ctx.state::<Directory>()?;
+    let name = directory
+        .find(&caller.org_id, &caller.user_id)
+        .map(|user| user.name.clone());
+    Ok(CurrentUser {
+        user_id: caller.user_id.to_string(),
+        name,
+        roles: caller.roles.iter().map(Role::to_string).collect(),
+        org_id: caller.org_id.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use switchboard_core::{Category, Tool, linked_tools, schema::find_org_id_property};
+
+    use super::*;
+    use crate::testing::{block_on, context};
+
+    #[test]
+    fn returns_the_caller_with_their_directory_name() {
+        let ctx = context("acme", "mark", &["manager"]);
+        let user = block_on(GetCurrentUser::call(&ctx, NoInput {})).expect("tool succeeds");
+        assert_eq!(
+            user,
+            CurrentUser {
+                user_id: "mark".to_owned(),
+                name: Some("Mark Mendez".to_owned()),
+                roles: vec!["manager".to_owned()],
+                org_id: "acme".to_owned(),
+            }
+        );
+    }
+
+    #[test]
+    fn a_user_of_another_org_has_no_name() {
+        // `gina` exists, but in globex: calling as acme must not reveal her name.
+        let ctx = context("acme", "gina", &["staff"]);
+        let user = block_on(GetCurrentUser::call(&ctx, NoInput {})).expect("tool succeeds");
+        assert_eq!(user.name, None);
+        assert_eq!(user.org_id, "acme");
+        assert_eq!(user.roles, ["staff"]);
+    }
+
+    #[test]
+    fn roles_come_from_the_context_not_the_directory() {
+        let ctx = context("globex", "sue", &["staff", "auditor"]);
+        let user = block_on(GetCurrentUser::call(&ctx, NoInput {})).expect("tool succeeds");
+        assert_eq!(user.name.as_deref(), Some("Sue Storm"));
+        assert_eq!(user.roles, ["staff", "auditor"]);
+    }
+
+    #[test]
+    fn is_linked_with_its_declared_spec() {
+        let entry = linked_tools()
+            .find(|entry| entry.spec.name == "core_get_current_user")
+            .expect("the tool is linked");
+        assert_eq!(entry.spec.domain, "core");
+        assert_eq!(entry.spec.category, Category::Read);
+        assert_eq!(entry.spec.permission, "core.users.read");
+        assert!(entry.spec.intents.contains(&"who am i"));
+        assert_eq!(
+            find_org_id_property(&(entry.input_schema)().to_value()),
+            None
+        );
+        assert!(
+            switchboard_core::linked_domains().any(|domain| domain.name == "core"),
+            "the core domain is declared"
+        );
+    }
+}

@@ -1,0 +1,30 @@
+#![doc = include_str!("../README.md")]
+
+mod error;
+mod input;
+mod model;
+mod output;
+mod seed;
+mod state;
+#[cfg(test)]
+mod testing;
+mod tools;
+
+pub use error::RosterError;
+pub use input::{
+    AssignShiftInput, ClearRosterInput, ListShiftsInput, MAX_LIST_DAYS, ProposeShiftSwapInput,
+};
+pub use model::{Member, Shift};
+pub use output::{ClearedRoster, ShiftList, SwapProposal, SwapStatus};
+pub use seed::SEED_WEEK_START;
+pub use state::Roster;
+pub use tools::{
+    AssignShift, ClearRoster, ListShifts, ProposeShiftSwap, assign_shift, clear_roster,
+    list_shifts, propose_shift_swap,
+};
+
+switchboard_core::domain! {
+    /// Shift rosters: each organisation's members and shifts, who works when, and swaps.
+    name: "roster",
+    state: Roster = Roster::seeded,
+}

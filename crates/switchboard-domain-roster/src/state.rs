@@ -1,0 +1,346 @@
+//! The `roster` domain's state and every rule that reads or changes it.
+//!
+//! [`Roster`] keeps each organisation's members and shifts apart, and every method takes the
+//! organisation it acts for: there is no way to list, find or change a shift without naming
+//! one, and nothing in one organisation is reachable through another. This module is pure data
+//! and logic (no I/O, no context), so the tools stay thin and the rules are tested here.
+
+use std::collections::BTreeMap;
+
+use jiff::civil::{Date, Weekday};
+use switchboard_core::OrgId;
+
+use crate::{
+    error::RosterError,
+    model::{Member, Shift},
+    seed,
+};
+
+/// One organisation's part of the roster.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct OrgRoster {
+    /// By user id.
+    members: BTreeMap<String, Member>,
+    /// By shift id.
+    shifts: BTreeMap<String, Shift>,
+}
+
+/// Every organisation's members and shifts. Cloned whole on each write, so keep it small.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Roster {
+    orgs: BTreeMap<String, OrgRoster>,
+}
+
+impl Roster {
+    /// An empty roster.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The sample roster: `acme` and `globex`, with shifts in the week of
+    /// [`SEED_WEEK_START`](crate::SEED_WEEK_START).
+    pub fn seeded() -> Self {
+        let mut roster = Self::new();
+        seed::seed(&mut roster);
+        roster
+    }
+
+    /// Adds `member` to the roster of `org_id`, replacing a member with the same user id.
+    pub fn insert_member(&mut self, org_id: &OrgId, member: Member) {
+        self.orgs
+            .entry(org_id.to_string())
+            .or_default()
+            .members
+            .insert(member.user_id.clone(), member);
+    }
+
+    /// Adds `shift` to the roster of its `org_id`, replacing a shift with the same id there.
+    pub fn insert_shift(&mut self, shift: Shift) {
+        self.orgs
+            .entry(shift.org_id.clone())
+            .or_default()
+            .shifts
+            .insert(shift.id.clone(), shift);
+    }
+
+    /// The member `user_id` of `org_id`.
+    pub fn member(&self, org_id: &OrgId, user_id: &str) -> Result<&Member, RosterError> {
+        self.org(org_id)
+            .and_then(|org| org.members.get(user_id))
+            .ok_or_else(|| RosterError::UnknownMember {
+                user_id: user_id.to_owned(),
+            })
+    }
+
+    /// Whether `user_id` is on the roster of `org_id`.
+    pub fn is_member(&self, org_id: &OrgId, user_id: &str) -> bool {
+        self.member(org_id, user_id).is_ok()
+    }
+
+    /// The shifts of `org_id` dated `from..=to`, only those of `assignee` if given, sorted by
+    /// date, then start time, then id.
+    pub fn list(&self, org_id: &OrgId, from: Date, to: Date, assignee: Option<&str>) -> Vec<Shift> {
+        let mut shifts: Vec<Shift> = self
+            .org(org_id)
+            .into_iter()
+            .flat_map(|org| org.shifts.values())
+            .filter(|shift| (from..=to).contains(&shift.date))
+            .filter(|shift| assignee.is_none_or(|user| shift.assignee.as_deref() == Some(user)))
+            .cloned()
+            .collect();
+        shifts.sort_by(|a, b| (a.date, a.start, &a.id).cmp(&(b.date, b.start, &b.id)));
+        shifts
+    }
+
+    /// The shift `shift_id` of `org_id`. A shift of another organisation is not found, exactly
+    /// like an id that does not exist at all.
+    pub fn find(&self, org_id: &OrgId, shift_id: &str) -> Result<&Shift, RosterError> {
+        self.org(org_id)
+            .and_then(|org| org.shifts.get(shift_id))
+            .ok_or_else(|| shift_not_found(shift_id))
+    }
+
+    /// Assigns shift `shift_id` of `org_id` to its member `user_id` and returns the updated
+    /// shift. The shift is checked first, then the member.
+    pub fn assign(
+        &mut self,
+        org_id: &OrgId,
+        shift_id: &str,
+        user_id: &str,
+    ) -> Result<Shift, RosterError> {
+        let OrgRoster { members, shifts } = self
+            .orgs
+            .get_mut(org_id.as_str())
+            .ok_or_else(|| shift_not_found(shift_id))?;
+        let shift = shifts
+            .get_mut(shift_id)
+            .ok_or_else(|| shift_not_found(shift_id))?;
+        if !members.contains_key(user_id) {
+            return Err(RosterError::UnknownMember {
+                user_id: user_id.to_owned(),
+            });
+        }
+        shift.assignee = Some(user_id.to_owned());
+        Ok(shift.clone())
+    }
+
+    /// Unassigns every shift of `org_id` in the week starting Monday `week_start` and returns
+    /// how many had an assignee. Other organisations are untouched.
+    pub fn clear_week(&mut self, org_id: &OrgId, week_start: Date) -> Result<usize, RosterError> {
+        let weekday = week_start.weekday();
+        if weekday != Weekday::Monday {
+            return Err(RosterError::NotAMonday {
+                date: week_start,
+                weekday,
+            });
+        }
+        let Some(org) = self.orgs.get_mut(org_id.as_str()) else {
+            return Ok(0);
+        };
+        let cleared = org
+            .shifts
+            .values_mut()
+            .filter(|shift| same_iso_week(shift.date, week_start))
+            .filter_map(|shift| shift.assignee.take())
+            .count();
+        Ok(cleared)
+    }
+
+    fn org(&self, org_id: &OrgId) -> Option<&OrgRoster> {
+        self.orgs.get(org_id.as_str())
+    }
+}
+
+fn shift_not_found(shift_id: &str) -> RosterError {
+    RosterError::ShiftNotFound {
+        shift_id: shift_id.to_owned(),
+    }
+}
+
+/// Whether two days fall in the same Monday-to-Sunday (ISO 8601) week.
+fn same_iso_week(a: Date, b: Date) -> bool {
+    let (a, b) = (a.iso_week_date(), b.iso_week_date());
+    (a.year(), a.week()) == (b.year(), b.week())
+}
+
+#[cfg(test)]
+mod tests {
+    use jiff::civil::date;
+
+    use super::*;
+    use crate::SEED_WEEK_START;
+
+    fn acme() -> OrgId {
+        OrgId::from("acme")
+    }
+
+    fn globex() -> OrgId {
+        OrgId::from("globex")
+    }
+
+    fn seed_week(roster: &Roster, org_id: &OrgId) -> Vec<Shift> {
+        roster.list(org_id, SEED_WEEK_START, date(2026, 11, 29), None)
+    }
+
+    #[test]
+    fn each_org_sees_only_its_own_shifts() {
+        let roster = Roster::seeded();
+        for org_id in [acme(), globex()] {
+            let shifts = seed_week(&roster, &org_id);
+            assert_eq!(shifts.len(), 14, "{org_id}");
+            assert!(shifts.iter().all(|shift| shift.org_id == org_id.as_str()));
+        }
+        assert!(seed_week(&roster, &OrgId::from("initech")).is_empty());
+    }
+
+    #[test]
+    fn lists_sorted_by_date_then_start_within_the_range() {
+        let roster = Roster::seeded();
+        let shifts = roster.list(&acme(), date(2026, 11, 24), date(2026, 11, 25), None);
+        let ids: Vec<&str> = shifts.iter().map(|shift| shift.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "acme-2026-11-24-am",
+                "acme-2026-11-24-pm",
+                "acme-2026-11-25-am",
+                "acme-2026-11-25-pm",
+            ]
+        );
+    }
+
+    #[test]
+    fn filters_by_assignee() {
+        let roster = Roster::seeded();
+        let shifts = roster.list(&acme(), SEED_WEEK_START, date(2026, 11, 29), Some("mark"));
+        assert_eq!(shifts.len(), 3);
+        assert!(shifts.iter().all(|s| s.assignee.as_deref() == Some("mark")));
+        // Hank is globex's manager: filtering acme's roster by him finds nothing.
+        assert!(
+            roster
+                .list(&acme(), SEED_WEEK_START, date(2026, 11, 29), Some("hank"))
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn another_orgs_shift_is_not_found_like_a_missing_one() {
+        let roster = Roster::seeded();
+        assert!(roster.find(&globex(), "globex-2026-11-23-am").is_ok());
+        let foreign = roster.find(&acme(), "globex-2026-11-23-am");
+        let missing = roster.find(&acme(), "acme-1999-01-01-am");
+        assert_eq!(
+            foreign,
+            Err(RosterError::ShiftNotFound {
+                shift_id: "globex-2026-11-23-am".to_owned()
+            })
+        );
+        assert_eq!(
+            foreign.map_err(|error| error.code()),
+            missing.map_err(|error| error.code())
+        );
+    }
+
+    #[test]
+    fn assigns_a_member_of_the_same_org() {
+        let mut roster = Roster::seeded();
+        let shift = roster
+            .assign(&acme(), "acme-2026-11-28-am", "alice")
+            .expect("alice is in acme");
+        assert_eq!(shift.assignee.as_deref(), Some("alice"));
+        let stored = roster.find(&acme(), "acme-2026-11-28-am").expect("exists");
+        assert_eq!(stored, &shift);
+    }
+
+    #[test]
+    fn assigning_across_orgs_fails_and_changes_nothing() {
+        let mut roster = Roster::seeded();
+        let before = roster.clone();
+        // A globex user on an acme shift.
+        assert_eq!(
+            roster.assign(&acme(), "acme-2026-11-28-am", "gina"),
+            Err(RosterError::UnknownMember {
+                user_id: "gina".to_owned()
+            })
+        );
+        // A globex shift, assigned by acme, even to an acme member.
+        assert_eq!(
+            roster
+                .assign(&acme(), "globex-2026-11-28-am", "sam")
+                .map_err(|error| error.code()),
+            Err("shift_not_found")
+        );
+        // An org the roster does not know.
+        assert_eq!(
+            roster
+                .assign(&OrgId::from("initech"), "acme-2026-11-28-am", "sam")
+                .map_err(|error| error.code()),
+            Err("shift_not_found")
+        );
+        assert_eq!(roster, before);
+    }
+
+    #[test]
+    fn membership_is_per_org() {
+        let roster = Roster::seeded();
+        assert!(roster.is_member(&acme(), "sam"));
+        assert!(!roster.is_member(&acme(), "sue"));
+        assert!(roster.is_member(&globex(), "sue"));
+        assert_eq!(
+            roster.member(&globex(), "hank").map(|m| m.role.as_str()),
+            Ok("manager")
+        );
+    }
+
+    #[test]
+    fn clearing_one_orgs_week_leaves_the_other_org_untouched() {
+        let mut roster = Roster::seeded();
+        let globex_before = seed_week(&roster, &globex());
+        let cleared = roster
+            .clear_week(&acme(), SEED_WEEK_START)
+            .expect("a Monday");
+        // Five weekday mornings and three evenings were assigned.
+        assert_eq!(cleared, 8);
+        assert!(
+            seed_week(&roster, &acme())
+                .iter()
+                .all(|shift| shift.assignee.is_none())
+        );
+        assert_eq!(seed_week(&roster, &globex()), globex_before);
+        assert_eq!(roster.clear_week(&acme(), SEED_WEEK_START), Ok(0));
+    }
+
+    #[test]
+    fn clearing_touches_only_that_week() {
+        let mut roster = Roster::seeded();
+        assert_eq!(roster.clear_week(&acme(), date(2026, 11, 30)), Ok(0));
+        assert_eq!(roster.clear_week(&acme(), date(2026, 11, 16)), Ok(0));
+        assert_eq!(roster, Roster::seeded());
+    }
+
+    #[test]
+    fn clearing_needs_a_monday() {
+        let mut roster = Roster::seeded();
+        assert_eq!(
+            roster
+                .clear_week(&acme(), date(2026, 11, 25))
+                .map_err(|error| error.code()),
+            Err("week_start_not_monday")
+        );
+        assert_eq!(roster, Roster::seeded());
+    }
+
+    #[test]
+    fn shift_ids_are_unique_across_orgs() {
+        let roster = Roster::seeded();
+        let mut ids: Vec<String> = [acme(), globex()]
+            .iter()
+            .flat_map(|org_id| seed_week(&roster, org_id))
+            .map(|shift| shift.id)
+            .collect();
+        let total = ids.len();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), total);
+    }
+}

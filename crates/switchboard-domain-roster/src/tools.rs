@@ -1,0 +1,149 @@
+//! The roster tools: thin shells that take the organisation from the caller and hand the
+//! work to [`Roster`].
+//!
+//! Every tool reads `ctx.caller().org_id` and nothing else to decide whose roster it touches;
+//! no input carries an organisation. Only `roster_assign_shift` (execute) and
+//! `roster_clear_roster` (restricted) write, and they do it through `ctx.write`, in the
+//! domain's actor.
+
+use switchboard_core::{ToolContext, ToolError, tool};
+
+use crate::{
+    error::RosterError,
+    input::{AssignShiftInput, ClearRosterInput, ListShiftsInput, ProposeShiftSwapInput},
+    model::{Member, Shift},
+    output::{ClearedRoster, ShiftList, SwapProposal, SwapStatus},
+    state::Roster,
+};
+
+/// Lists your organisation's shifts between two days (inclusive, at most 31 days), sorted by
+/// date and start time, optionally only those assigned to one user. Open shifts have no
+/// assignee.
+#[tool(
+    name = "roster_list_shifts",
+    domain = "roster",
+    category = read,
+    permission = "roster.shifts.read",
+    intents = [
+        "shifts from {from} to {to}",
+        "list shifts from {from} to {to}",
+        "show shifts between {from} and {to}"
+    ]
+)]
+pub async fn list_shifts(
+    ctx: &ToolContext,
+    input: ListShiftsInput,
+) -> Result<ShiftList, ToolError> {
+    let roster = ctx.state::<Roster>()?;
+    let shifts = roster.list(
+        &ctx.caller().org_id,
+        input.from,
+        input.to,
+        input.assignee.as_deref(),
+    );
+    Ok(ShiftList { shifts })
+}
+
+/// Proposes handing one of your organisation's shifts to another member, without changing the
+/// roster. Checks that the shift and the member exist and returns a summary for approval;
+/// apply it with `roster_assign_shift`.
+#[tool(
+    name = "roster_propose_shift_swap",
+    domain = "roster",
+    category = propose,
+    permission = "roster.swaps.propose",
+    intents = ["swap shift {shift_id} with {with_user}"]
+)]
+pub async fn propose_shift_swap(
+    ctx: &ToolContext,
+    input: ProposeShiftSwapInput,
+) -> Result<SwapProposal, ToolError> {
+    let org_id = &ctx.caller().org_id;
+    let roster = ctx.state::<Roster>()?;
+    let shift = roster.find(org_id, &input.shift_id)?;
+    let to_member = roster.member(org_id, &input.with_user)?;
+    if shift.assignee.as_deref() == Some(to_member.user_id.as_str()) {
+        return Err(RosterError::AlreadyAssigned {
+            shift_id: shift.id.clone(),
+            user_id: to_member.user_id.clone(),
+        }
+        .into());
+    }
+    Ok(SwapProposal {
+        summary: summary(shift, to_member, input.reason.as_deref()),
+        from_user: shift.assignee.clone(),
+        to_user: to_member.user_id.clone(),
+        shift: shift.clone(),
+        status: SwapStatus::Proposed,
+    })
+}
+
+/// Assigns one of your organisation's shifts to one of its members, replacing any current
+/// assignee, and returns the updated shift.
+#[tool(
+    name = "roster_assign_shift",
+    domain = "roster",
+    category = execute,
+    permission = "roster.shifts.assign",
+    intents = ["assign shift {shift_id} to {user_id}"]
+)]
+pub async fn assign_shift(ctx: &ToolContext, input: AssignShiftInput) -> Result<Shift, ToolError> {
+    let org_id = ctx.caller().org_id.clone();
+    let AssignShiftInput { shift_id, user_id } = input;
+    let shift = ctx
+        .write::<Roster, _>(move |roster| roster.assign(&org_id, &shift_id, &user_id))
+        .await??;
+    Ok(shift)
+}
+
+/// Removes every assignee from your organisation's shifts in one week (Monday through
+/// Sunday). Cannot be undone: the previous assignments are not kept.
+#[tool(
+    name = "roster_clear_roster",
+    domain = "roster",
+    category = restricted,
+    permission = "roster.roster.clear"
+)]
+pub async fn clear_roster(
+    ctx: &ToolContext,
+    input: ClearRosterInput,
+) -> Result<ClearedRoster, ToolError> {
+    let org_id = ctx.caller().org_id.clone();
+    let week_start = input.week_start;
+    let cleared = ctx
+        .write::<Roster, _>(move |roster| roster.clear_week(&org_id, week_start))
+        .await??;
+    Ok(ClearedRoster {
+        org_id: ctx.caller().org_id.to_string(),
+        week_start,
+        cleared,
+    })
+}
+
+/// "Hand shift acme-2026-11-23-am (front desk, Monday 2026-11-23, 08:00-14:00) from sam to
+/// Mark Mendez (mark): reason."
+fn summary(shift: &Shift, to_member: &Member, reason: Option<&str>) -> String {
+    let from = match &shift.assignee {
+        Some(user_id) => format!("from {user_id} "),
+        None => "(now open) ".to_owned(),
+    };
+    let reason = match reason.map(str::trim) {
+        Some(reason) if !reason.is_empty() => format!(": {reason}"),
+        _ => String::new(),
+    };
+    format!(
+        "Hand shift {id} ({position}, {weekday:?} {date}, {start}-{end}) {from}to {name} \
+         ({user_id}){reason}",
+        id = shift.id,
+        position = shift.position,
+        weekday = shift.date.weekday(),
+        date = shift.date,
+        start = shift.start.strftime("%H:%M"),
+        end = shift.end.strftime("%H:%M"),
+        name = to_member.name,
+        user_id = to_member.user_id,
+    )
+}
+
+#[cfg(test)]
+mod tests;

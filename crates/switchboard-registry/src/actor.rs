@@ -1,0 +1,243 @@
+//! The registry actor: supervisor of the domain actors and sole writer of the tool table.
+//!
+//! It never sits on the call path. It starts a domain actor per domain, restarts one that
+//! fails (within a budget), leaves stopped one that was stopped on purpose, and applies
+//! run-time registrations by publishing a new table.
+
+use std::{
+    collections::{BTreeMap, HashMap, VecDeque},
+    sync::Arc,
+    time::Instant,
+};
+
+use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
+use switchboard_core::NoInput;
+use tracing::Instrument;
+
+use crate::{
+    domain::{DomainActor, DomainRuntime},
+    error::RegistryError,
+    registry::{RuntimeToolSpec, Shared},
+    table::{Handler, RegisteredTool, ToolTable},
+};
+
+/// Messages the registry actor handles.
+pub enum RegistryMsg {
+    /// Register run-time tools.
+    Register {
+        /// The tools.
+        tools: Vec<RuntimeToolSpec>,
+        /// Where the outcome goes.
+        reply: RpcReplyPort<Result<(), RegistryError>>,
+    },
+    /// Remove run-time tools.
+    Unregister {
+        /// Their names.
+        names: Vec<String>,
+        /// How many were removed.
+        reply: RpcReplyPort<usize>,
+    },
+}
+
+impl std::fmt::Debug for RegistryMsg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RegistryMsg::Register { tools, .. } => f.debug_struct("Register").field("tools", &tools.len()).finish(),
+            RegistryMsg::Unregister { names, .. } => f.debug_struct("Unregister").field("names", names).finish(),
+        }
+    }
+}
+
+pub(crate) struct RegistryArgs {
+    pub(crate) shared: Arc<Shared>,
+}
+
+pub(crate) struct RegistryState {
+    shared: Arc<Shared>,
+    by_actor: HashMap<ActorId, Arc<DomainRuntime>>,
+    failures: HashMap<Arc<str>, VecDeque<Instant>>,
+}
+
+pub(crate) struct RegistryActor;
+
+impl RegistryActor {
+    async fn start_domain(
+        myself: &ActorRef<RegistryMsg>,
+        state: &mut RegistryState,
+        domain: Arc<DomainRuntime>,
+    ) -> Result<(), RegistryError> {
+        let (actor, _join) = Actor::spawn_linked(None, DomainActor, Arc::clone(&domain), myself.get_cell())
+            .await
+            .map_err(|error| RegistryError::Spawn {
+                what: format!("`{}` domain", domain.name),
+                reason: error.to_string(),
+            })?;
+        state.by_actor.insert(actor.get_id(), domain);
+        Ok(())
+    }
+
+    async fn register(
+        myself: &ActorRef<RegistryMsg>,
+        state: &mut RegistryState,
+        specs: Vec<RuntimeToolSpec>,
+    ) -> Result<(), RegistryError> {
+        let shared = &state.shared;
+        let mut domains = (**shared.domains.load()).clone();
+        let mut new_domains = Vec::new();
+        let mut tools: Vec<Arc<RegisteredTool>> = shared.table.load().iter().cloned().collect();
+        for spec in specs {
+            let domain_name: &str = &spec.descriptor.domain;
+            let domain = match domains.get(domain_name) {
+                Some(domain) => Arc::clone(domain),
+                None => {
+                    let domain = DomainRuntime::new(
+                        domain_name,
+                        Box::new(NoInput {}),
+                        shared.config.concurrency_of(domain_name),
+                    );
+                    domains.insert(Arc::clone(&domain.name), Arc::clone(&domain));
+                    new_domains.push(Arc::clone(&domain));
+                    domain
+                }
+            };
+            tools.push(Arc::new(RegisteredTool::new(
+                spec.descriptor,
+                Handler::Runtime(spec.tool),
+                domain,
+                &shared.permissions,
+                shared.config.default_timeout,
+            )?));
+        }
+        let table = ToolTable::build(tools)?;
+        for domain in new_domains {
+            Self::start_domain(myself, state, domain).await?;
+        }
+        state.shared.domains.store(Arc::new(domains));
+        state.shared.publish(table);
+        Ok(())
+    }
+
+    fn unregister(state: &RegistryState, names: &[String]) -> usize {
+        let table = state.shared.table.load();
+        let before = table.iter().count();
+        let kept: Vec<_> = table
+            .iter()
+            .filter(|tool| {
+                !(matches!(tool.handler, Handler::Runtime(_)) && names.iter().any(|n| **n == *tool.name))
+            })
+            .cloned()
+            .collect();
+        let removed = before - kept.len();
+        if removed > 0 {
+            match ToolTable::build(kept) {
+                Ok(table) => state.shared.publish(table),
+                // A subset of a valid table has no duplicates; keep the old table regardless.
+                Err(error) => tracing::error!(%error, "could not rebuild the tool table"),
+            }
+        }
+        removed
+    }
+
+    /// Whether a failed domain may be restarted now, under the restart budget.
+    fn within_budget(state: &mut RegistryState, domain: &Arc<str>) -> bool {
+        let config = &state.shared.config;
+        let now = Instant::now();
+        let failures = state.failures.entry(Arc::clone(domain)).or_default();
+        failures.push_back(now);
+        while failures
+            .front()
+            .is_some_and(|at| now.duration_since(*at) > config.restart_window)
+        {
+            failures.pop_front();
+        }
+        failures.len() <= config.max_restarts as usize
+    }
+}
+
+impl Actor for RegistryActor {
+    type Msg = RegistryMsg;
+    type State = RegistryState;
+    type Arguments = RegistryArgs;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<RegistryMsg>,
+        args: RegistryArgs,
+    ) -> Result<RegistryState, ActorProcessingErr> {
+        let mut state = RegistryState {
+            shared: args.shared,
+            by_actor: HashMap::new(),
+            failures: HashMap::new(),
+        };
+        let domains: BTreeMap<_, _> = (**state.shared.domains.load()).clone();
+        for domain in domains.into_values() {
+            Self::start_domain(&myself, &mut state, domain).await?;
+        }
+        Ok(state)
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<RegistryMsg>,
+        message: RegistryMsg,
+        state: &mut RegistryState,
+    ) -> Result<(), ActorProcessingErr> {
+        let span = tracing::debug_span!("registry_message", message = ?message);
+        async move {
+            match message {
+                RegistryMsg::Register { tools, reply } => {
+                    let outcome = Self::register(&myself, state, tools).await;
+                    let _ = reply.send(outcome);
+                }
+                RegistryMsg::Unregister { names, reply } => {
+                    let _ = reply.send(Self::unregister(state, &names));
+                }
+            }
+            Ok(())
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        myself: ActorRef<RegistryMsg>,
+        event: SupervisionEvent,
+        state: &mut RegistryState,
+    ) -> Result<(), ActorProcessingErr> {
+        match event {
+            SupervisionEvent::ActorFailed(cell, error) => {
+                let Some(domain) = state.by_actor.remove(&cell.get_id()) else {
+                    return Ok(());
+                };
+                tracing::error!(domain = %domain.name, %error, "domain actor failed");
+                if Self::within_budget(state, &domain.name) {
+                    domain.note_restart();
+                    Self::start_domain(&myself, state, domain).await?;
+                } else {
+                    tracing::error!(domain = %domain.name, "restart budget exhausted; the domain stays unavailable");
+                }
+            }
+            SupervisionEvent::ActorTerminated(cell, _, reason) => {
+                if let Some(domain) = state.by_actor.remove(&cell.get_id()) {
+                    tracing::warn!(domain = %domain.name, reason = reason.as_deref().unwrap_or("none"), "domain actor stopped; its tools are unavailable");
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<RegistryMsg>,
+        state: &mut RegistryState,
+    ) -> Result<(), ActorProcessingErr> {
+        for domain in state.by_actor.values() {
+            if let Some(actor) = domain.actor() {
+                let _ = actor.stop_and_wait(Some("registry stopped".to_owned()), None).await;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,69 @@
+//! Errors of starting and changing the registry (not of calls: those are `InvokeError`).
+
+/// Why the registry cannot start, or cannot take a change.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// Two tools have the same name.
+    #[error("two tools are named `{name}`: one at {first}, one at {second}; tool names must be unique, rename one")]
+    DuplicateTool {
+        /// The name.
+        name: String,
+        /// Where the first is defined.
+        first: String,
+        /// Where the second is defined.
+        second: String,
+    },
+    /// Two crates declare the same domain.
+    #[error("two crates declare the domain `{name}` (states `{first}` and `{second}`); domain names must be unique")]
+    DuplicateDomain {
+        /// The domain.
+        name: String,
+        /// The first state type.
+        first: String,
+        /// The second state type.
+        second: String,
+    },
+    /// A tool names a domain nobody declares.
+    #[error("`{tool}` ({location}) names the domain `{domain}`, which no linked crate declares; declare it with `domain!` or fix the name (known: {known})")]
+    UnknownDomain {
+        /// The tool.
+        tool: String,
+        /// Where it is defined.
+        location: String,
+        /// The domain it names.
+        domain: String,
+        /// The domains that exist.
+        known: String,
+    },
+    /// A tool's input schema has an `org_id` property somewhere.
+    #[error("`{tool}` accepts an `org_id` in its input (schema path `{path}`); the organisation only ever comes from the call context: remove the field")]
+    OrgIdInSchema {
+        /// The tool.
+        tool: String,
+        /// Where in the schema.
+        path: String,
+    },
+    /// A tool's input schema cannot be used.
+    #[error("`{tool}` has an unusable input schema: {reason}")]
+    InvalidSchema {
+        /// The tool.
+        tool: String,
+        /// Why.
+        reason: String,
+    },
+    /// A tool name does not fit `^[a-zA-Z0-9_-]{{1,64}}$`.
+    #[error("invalid tool name `{0}`: use 1 to 64 characters from [a-zA-Z0-9_-]")]
+    InvalidToolName(String),
+    /// An actor could not be started.
+    #[error("could not start the {what} actor: {reason}")]
+    Spawn {
+        /// Which actor.
+        what: String,
+        /// Why.
+        reason: String,
+    },
+    /// The registry actor has stopped.
+    #[error("the registry has stopped")]
+    Stopped,
+}

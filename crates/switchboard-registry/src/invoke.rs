@@ -1,0 +1,317 @@
+//! The per-call path. It runs in the caller's task: no mailbox, no actor hop.
+//!
+//! The order of the checks is part of the contract (ARCHITECTURE.md): tool exists → context
+//! complete → no `org_id` in the params → category → permission → input valid → run (in the
+//! domain's bulkhead, under a timeout, catching panics) → audit. A caller refused at one step
+//! learns nothing the later steps would have told it: a caller without the permission never
+//! sees the input's validation errors.
+
+use std::{any::TypeId, future::Future, panic::AssertUnwindSafe};
+
+use futures::FutureExt;
+use serde_json::Value;
+use switchboard_audit::{Digest, Outcome, digest_json, digest_of};
+use switchboard_core::{
+    CallContext, Caller, Category, ErasedInput, Initiator, InvokeError, Tool, ToolContext,
+    ToolEntry, ToolError, schema::find_org_id, validate_typed,
+};
+use tracing::Instrument;
+
+use crate::{
+    audit::AuditDraft,
+    registry::ToolRegistry,
+    table::{Handler, RegisteredTool, RuntimeTool},
+};
+
+/// A tool body ready to run, once the context exists.
+trait Job: Send {
+    type Output: Send;
+
+    fn run<'a>(
+        self,
+        ctx: &'a ToolContext,
+    ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send + 'a
+    where
+        Self: 'a;
+}
+
+enum JsonJob<'t> {
+    Linked(&'static ToolEntry, ErasedInput),
+    Runtime(&'t dyn RuntimeTool, Value),
+}
+
+impl Job for JsonJob<'_> {
+    type Output = Value;
+
+    fn run<'a>(self, ctx: &'a ToolContext) -> impl Future<Output = Result<Value, ToolError>> + Send + 'a
+    where
+        Self: 'a,
+    {
+        match self {
+            JsonJob::Linked(entry, input) => (entry.run)(ctx, input),
+            JsonJob::Runtime(tool, params) => tool.call(ctx, params),
+        }
+    }
+}
+
+struct TypedJob<T: Tool>(T::Input);
+
+impl<T: Tool> Job for TypedJob<T> {
+    type Output = T::Output;
+
+    fn run<'a>(self, ctx: &'a ToolContext) -> impl Future<Output = Result<T::Output, ToolError>> + Send + 'a
+    where
+        Self: 'a,
+    {
+        T::call(ctx, self.0)
+    }
+}
+
+impl ToolRegistry {
+    /// Calls a tool by name with JSON params, as agents and transports do.
+    ///
+    /// Runs every check, runs the tool with `org_id` taken from `context`, and writes exactly one
+    /// audit record whatever happens.
+    pub async fn invoke(
+        &self,
+        name: &str,
+        params: Value,
+        context: &CallContext,
+    ) -> Result<Value, InvokeError> {
+        let span = tracing::info_span!(
+            "invoke",
+            tool = %switchboard_audit::clamp_tool_name(name),
+            correlation_id = context.correlation_id.as_ref().map(|id| id.as_str()),
+        );
+        self.invoke_json(name, params, context).instrument(span).await
+    }
+
+    async fn invoke_json(
+        &self,
+        name: &str,
+        params: Value,
+        context: &CallContext,
+    ) -> Result<Value, InvokeError> {
+        let shared = self.shared();
+        let mut draft = AuditDraft::open(&shared.audit, name, context, digest_json(&params));
+        let table = shared.table.load();
+        let result = async {
+            let (tool, caller) = self.admit(&table, name, context, Some(&params), &mut draft)?;
+            // A tool without parameters may be called with none at all.
+            let params = match params {
+                Value::Null => Value::Object(serde_json::Map::new()),
+                other => other,
+            };
+            tool.schema_errors(&params).map_err(|errors| invalid(tool, errors))?;
+            let job = match &tool.handler {
+                Handler::Linked(entry) => {
+                    let input = (entry.decode)(params).map_err(|errors| invalid(tool, errors))?;
+                    JsonJob::Linked(entry, input)
+                }
+                Handler::Runtime(runtime) => JsonJob::Runtime(&**runtime, params),
+            };
+            dispatch(tool, caller, job).await
+        }
+        .await;
+        let output_hash = result.as_ref().ok().map(digest_json);
+        finish(draft, result, output_hash).await
+    }
+
+    /// Calls a linked tool with its typed input, as Rust services do. No JSON is parsed or
+    /// produced; the checks, timeout, bulkhead and audit are the same as for [`invoke`].
+    ///
+    /// [`invoke`]: ToolRegistry::invoke
+    pub async fn call<T: Tool>(
+        &self,
+        input: T::Input,
+        context: &CallContext,
+    ) -> Result<T::Output, InvokeError> {
+        let span = tracing::info_span!(
+            "invoke",
+            tool = T::SPEC.name,
+            correlation_id = context.correlation_id.as_ref().map(|id| id.as_str()),
+        );
+        self.call_typed::<T>(input, context).instrument(span).await
+    }
+
+    async fn call_typed<T: Tool>(
+        &self,
+        input: T::Input,
+        context: &CallContext,
+    ) -> Result<T::Output, InvokeError> {
+        let shared = self.shared();
+        let name = T::SPEC.name;
+        let mut draft = AuditDraft::open(&shared.audit, name, context, digest_of(&input));
+        let table = shared.table.load();
+        let result = async {
+            let (tool, caller) = self.admit(&table, name, context, None, &mut draft)?;
+            if tool.type_id() != Some(TypeId::of::<T>()) {
+                return Err(not_found(name, Vec::new()));
+            }
+            validate_typed(&input).map_err(|errors| invalid(tool, errors))?;
+            dispatch(tool, caller, TypedJob::<T>(input)).await
+        }
+        .await;
+        let output_hash = result.as_ref().ok().map(digest_of);
+        finish(draft, result, output_hash).await
+    }
+
+    /// The checks before the input is looked at: tool, context, `org_id`, category, permission.
+    fn admit<'t>(
+        &self,
+        table: &'t crate::table::ToolTable,
+        name: &str,
+        context: &CallContext,
+        params: Option<&Value>,
+        draft: &mut AuditDraft<'_>,
+    ) -> Result<(&'t RegisteredTool, Caller), InvokeError> {
+        let tool = table
+            .get(name)
+            .ok_or_else(|| not_found(name, table.similar_names(name)))?;
+        draft.resolved(tool);
+        let caller = context
+            .verify()
+            .map_err(|fields| InvokeError::MissingContext { fields })?;
+        if let Some(path) = params.and_then(find_org_id) {
+            return Err(InvokeError::OrgIdNotAllowed { path });
+        }
+        check_category(tool, &caller)?;
+        if !tool.granted_to(&caller.roles) {
+            return Err(InvokeError::PermissionDenied {
+                tool: tool.name.to_string(),
+                permission: tool.descriptor.permission.to_string(),
+                roles: caller.roles.to_vec(),
+            });
+        }
+        Ok((tool, caller))
+    }
+}
+
+/// Who may start a call of each category.
+pub(crate) fn category_refusal(category: Category, caller: &Caller) -> Option<&'static str> {
+    match (category, caller.initiator) {
+        (Category::Read | Category::Propose, _) => None,
+        (Category::Execute, Initiator::Human) => None,
+        (Category::Execute, Initiator::Agent) => Some(
+            "must be initiated by a human in a session; an agent acting alone may call a propose tool instead",
+        ),
+        (Category::Restricted, Initiator::Agent) => Some(
+            "never runs on an agent's initiative; a human must start it and confirm it in the session",
+        ),
+        (Category::Restricted, Initiator::Human) if !caller.confirmed => Some(
+            "needs an explicit confirmation by the human in the session; ask them, then call again with the confirmation set",
+        ),
+        (Category::Restricted, Initiator::Human) => None,
+    }
+}
+
+fn check_category(tool: &RegisteredTool, caller: &Caller) -> Result<(), InvokeError> {
+    match category_refusal(tool.category(), caller) {
+        None => Ok(()),
+        Some(reason) => Err(InvokeError::CategoryDenied {
+            tool: tool.name.to_string(),
+            category: tool.category(),
+            initiator: caller.initiator,
+            reason: reason.to_owned(),
+        }),
+    }
+}
+
+/// Runs a job in its domain: fail fast if the domain is down, wait for a bulkhead permit,
+/// catch a panic, and stop at the timeout (which covers the wait for the permit too).
+async fn dispatch<J: Job>(tool: &RegisteredTool, caller: Caller, job: J) -> Result<J::Output, InvokeError> {
+    let domain = &tool.domain;
+    if !domain.is_running() {
+        return Err(domain_unavailable(tool, "its actor has stopped"));
+    }
+    let ctx = ToolContext::new(caller, tool.name.clone(), tool.category(), domain.cell.clone());
+    let guarded = async {
+        let permit = match domain.bulkhead.try_acquire() {
+            Ok(permit) => permit,
+            Err(_) => domain
+                .bulkhead
+                .acquire()
+                .await
+                .map_err(|_| domain_unavailable(tool, "its bulkhead is closed"))?,
+        };
+        let outcome = AssertUnwindSafe(job.run(&ctx)).catch_unwind().await;
+        drop(permit);
+        Ok::<_, InvokeError>(outcome)
+    };
+    match tokio::time::timeout(tool.timeout, guarded).await {
+        Err(_) => Err(InvokeError::Timeout {
+            tool: tool.name.to_string(),
+            after: tool.timeout,
+        }),
+        Ok(Err(error)) => Err(error),
+        Ok(Ok(Err(panic))) => {
+            let message = panic_message(&*panic);
+            domain.report_panic(&tool.name, &message);
+            Err(InvokeError::ToolPanicked {
+                tool: tool.name.to_string(),
+                message,
+            })
+        }
+        Ok(Ok(Ok(Err(error)))) => Err(InvokeError::ToolFailed {
+            tool: tool.name.to_string(),
+            error,
+        }),
+        Ok(Ok(Ok(Ok(output)))) => Ok(output),
+    }
+}
+
+async fn finish<O>(
+    draft: AuditDraft<'_>,
+    result: Result<O, InvokeError>,
+    output_hash: Option<Digest>,
+) -> Result<O, InvokeError> {
+    let outcome = match &result {
+        Ok(_) => Outcome::Ok,
+        Err(error) => Outcome::Error(error.kind()),
+    };
+    let tool = match &result {
+        Err(InvokeError::ToolNotFound { name, .. }) => name.clone(),
+        _ => String::new(),
+    };
+    if let Err(error) = draft.close(outcome, output_hash).await {
+        tracing::error!(%error, "audit record not written; the call is not acknowledged");
+        return Err(InvokeError::AuditFailed {
+            tool,
+            reason: error.to_string(),
+        });
+    }
+    if let Err(error) = &result {
+        tracing::info!(kind = %error.kind(), "call refused or failed");
+    }
+    result
+}
+
+fn not_found(name: &str, suggestions: Vec<String>) -> InvokeError {
+    InvokeError::ToolNotFound {
+        name: switchboard_audit::clamp_tool_name(name).to_owned(),
+        suggestions,
+    }
+}
+
+fn invalid(tool: &RegisteredTool, errors: Vec<switchboard_core::FieldError>) -> InvokeError {
+    InvokeError::InvalidInput {
+        tool: tool.name.to_string(),
+        errors,
+    }
+}
+
+fn domain_unavailable(tool: &RegisteredTool, reason: &str) -> InvokeError {
+    InvokeError::DomainUnavailable {
+        tool: tool.name.to_string(),
+        domain: tool.domain.name.to_string(),
+        reason: reason.to_owned(),
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|text| (*text).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a non-string panic payload".to_owned())
+}

@@ -1,0 +1,323 @@
+//! `ToolRegistry`: the handle callers hold, and the builder that boots it.
+//!
+//! The handle is cheap to clone and reads the published tool table directly; changes (tools
+//! registered at run time, domain restarts) go through the registry actor, which publishes a new
+//! table. This is the split the whole runtime follows: actors own lifecycle and writes, callers
+//! read immutable snapshots.
+
+use std::{collections::BTreeMap, sync::Arc};
+
+use arc_swap::ArcSwap;
+use ractor::{Actor, ActorRef};
+use switchboard_audit::{AuditStore, MemoryAuditStore};
+use switchboard_core::{
+    Category, ToolDescriptor, ToolEntry, linked_domains, linked_tools,
+};
+use tokio::sync::watch;
+
+use crate::{
+    actor::{RegistryActor, RegistryArgs, RegistryMsg},
+    config::RegistryConfig,
+    domain::{DomainMsg, DomainRuntime, DomainStatus},
+    error::RegistryError,
+    permissions::PermissionMatrix,
+    table::{Handler, RegisteredTool, RuntimeTool, ToolTable},
+};
+
+/// State shared by every handle and the registry actor.
+pub(crate) struct Shared {
+    pub(crate) table: ArcSwap<ToolTable>,
+    pub(crate) audit: Arc<dyn AuditStore>,
+    pub(crate) permissions: PermissionMatrix,
+    pub(crate) config: RegistryConfig,
+    pub(crate) domains: ArcSwap<BTreeMap<Arc<str>, Arc<DomainRuntime>>>,
+    pub(crate) version: watch::Sender<u64>,
+}
+
+impl Shared {
+    /// Publishes a new table and tells watchers (the orchestrator, MCP sessions).
+    pub(crate) fn publish(&self, table: ToolTable) {
+        self.table.store(Arc::new(table));
+        self.version.send_modify(|version| *version += 1);
+    }
+}
+
+/// The handle to a running registry. Clone it freely.
+#[derive(Clone)]
+pub struct ToolRegistry {
+    shared: Arc<Shared>,
+    actor: ActorRef<RegistryMsg>,
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolRegistry")
+            .field("tools", &self.shared.table.load().iter().count())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A tool to register at run time.
+pub struct RuntimeToolSpec {
+    /// Its description; `origin` should be [`ToolOrigin::Runtime`](switchboard_core::ToolOrigin).
+    pub descriptor: ToolDescriptor,
+    /// Its body.
+    pub tool: Arc<dyn RuntimeTool>,
+}
+
+impl std::fmt::Debug for RuntimeToolSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeToolSpec")
+            .field("descriptor", &self.descriptor)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Configures and boots a registry.
+#[must_use]
+pub struct RegistryBuilder {
+    audit: Arc<dyn AuditStore>,
+    permissions: PermissionMatrix,
+    config: RegistryConfig,
+    excluded_domains: Vec<String>,
+}
+
+impl std::fmt::Debug for RegistryBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegistryBuilder")
+            .field("config", &self.config)
+            .field("excluded_domains", &self.excluded_domains)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for RegistryBuilder {
+    fn default() -> Self {
+        Self {
+            audit: Arc::new(MemoryAuditStore::new()),
+            permissions: PermissionMatrix::default(),
+            config: RegistryConfig::default(),
+            excluded_domains: Vec::new(),
+        }
+    }
+}
+
+impl RegistryBuilder {
+    /// Writes audit records to `store` (default: a [`MemoryAuditStore`]).
+    pub fn audit_store(mut self, store: Arc<dyn AuditStore>) -> Self {
+        self.audit = store;
+        self
+    }
+
+    /// Uses this role → permission matrix (default: the built-in one).
+    pub fn permissions(mut self, permissions: PermissionMatrix) -> Self {
+        self.permissions = permissions;
+        self
+    }
+
+    /// Uses these timeouts, bulkheads and restart budgets.
+    pub fn config(mut self, config: RegistryConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Leaves a linked domain, and its tools, out of this registry.
+    pub fn exclude_domain(mut self, domain: impl Into<String>) -> Self {
+        self.excluded_domains.push(domain.into());
+        self
+    }
+
+    /// Discovers every linked domain and tool, checks them, starts one actor per domain under
+    /// the registry actor, and returns the handle.
+    pub async fn start(self) -> Result<ToolRegistry, RegistryError> {
+        let excluded = |domain: &str| self.excluded_domains.iter().any(|d| d == domain);
+        let domains = scan_domains(&self.config, &excluded)?;
+        let entries: Vec<&'static ToolEntry> = linked_tools()
+            .filter(|entry| !excluded(entry.spec.domain))
+            .collect();
+        let mut tools = Vec::with_capacity(entries.len());
+        for entry in entries {
+            let Some(domain) = domains.get(entry.spec.domain) else {
+                return Err(RegistryError::UnknownDomain {
+                    tool: entry.spec.name.to_owned(),
+                    location: entry.spec.location.to_string(),
+                    domain: entry.spec.domain.to_owned(),
+                    known: domains.keys().map(|d| d.to_string()).collect::<Vec<_>>().join(", "),
+                });
+            };
+            tools.push(Arc::new(RegisteredTool::new(
+                ToolDescriptor::from_entry(entry),
+                Handler::Linked(entry),
+                Arc::clone(domain),
+                &self.permissions,
+                self.config.default_timeout,
+            )?));
+        }
+        let table = ToolTable::build(tools)?;
+        let shared = Arc::new(Shared {
+            table: ArcSwap::from_pointee(table),
+            audit: self.audit,
+            permissions: self.permissions,
+            config: self.config,
+            domains: ArcSwap::from_pointee(domains),
+            version: watch::Sender::new(0),
+        });
+        let (actor, _join) = Actor::spawn(
+            None,
+            RegistryActor,
+            RegistryArgs {
+                shared: Arc::clone(&shared),
+            },
+        )
+        .await
+        .map_err(|error| RegistryError::Spawn {
+            what: "registry".to_owned(),
+            reason: error.to_string(),
+        })?;
+        tracing::info!(tools = shared.table.load().iter().count(), "tool registry started");
+        Ok(ToolRegistry { shared, actor })
+    }
+}
+
+fn scan_domains(
+    config: &RegistryConfig,
+    excluded: &dyn Fn(&str) -> bool,
+) -> Result<BTreeMap<Arc<str>, Arc<DomainRuntime>>, RegistryError> {
+    let mut seen: BTreeMap<&'static str, &'static str> = BTreeMap::new();
+    let mut domains = BTreeMap::new();
+    for entry in linked_domains().filter(|entry| !excluded(entry.name)) {
+        if let Some(first) = seen.insert(entry.name, entry.state_type) {
+            return Err(RegistryError::DuplicateDomain {
+                name: entry.name.to_owned(),
+                first: first.to_owned(),
+                second: entry.state_type.to_owned(),
+            });
+        }
+        let runtime = DomainRuntime::new(entry.name, (entry.init)(), config.concurrency_of(entry.name));
+        domains.insert(Arc::clone(&runtime.name), runtime);
+    }
+    Ok(domains)
+}
+
+impl ToolRegistry {
+    /// Starts configuring a registry.
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder::default()
+    }
+
+    /// Boots a registry with every linked tool and the defaults.
+    pub async fn start() -> Result<ToolRegistry, RegistryError> {
+        Self::builder().start().await
+    }
+
+    pub(crate) fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    /// Every tool, sorted by name.
+    pub fn list(&self) -> Vec<Arc<ToolDescriptor>> {
+        self.shared
+            .table
+            .load()
+            .iter()
+            .map(|tool| Arc::clone(&tool.descriptor))
+            .collect()
+    }
+
+    /// The tools of one category, sorted by name.
+    pub fn list_by_category(&self, category: Category) -> Vec<Arc<ToolDescriptor>> {
+        self.filtered(|tool| tool.category() == category)
+    }
+
+    /// The tools of one domain, sorted by name.
+    pub fn list_by_domain(&self, domain: &str) -> Vec<Arc<ToolDescriptor>> {
+        self.filtered(|tool| &*tool.domain.name == domain)
+    }
+
+    /// The tools a caller holding `roles` may call, sorted by name.
+    pub fn list_permitted(&self, roles: &[switchboard_core::Role]) -> Vec<Arc<ToolDescriptor>> {
+        self.filtered(|tool| tool.granted_to(roles))
+    }
+
+    /// One tool by name.
+    pub fn find(&self, name: &str) -> Option<Arc<ToolDescriptor>> {
+        self.shared
+            .table
+            .load()
+            .get(name)
+            .map(|tool| Arc::clone(&tool.descriptor))
+    }
+
+    /// Registered names that look like `name`, for "did you mean" messages.
+    pub fn similar_names(&self, name: &str) -> Vec<String> {
+        self.shared.table.load().similar_names(name)
+    }
+
+    fn filtered(&self, keep: impl Fn(&RegisteredTool) -> bool) -> Vec<Arc<ToolDescriptor>> {
+        self.shared
+            .table
+            .load()
+            .iter()
+            .filter(|tool| keep(tool))
+            .map(|tool| Arc::clone(&tool.descriptor))
+            .collect()
+    }
+
+    /// The audit store this registry writes to.
+    pub fn audit_store(&self) -> &Arc<dyn AuditStore> {
+        &self.shared.audit
+    }
+
+    /// The permission matrix in force.
+    pub fn permissions(&self) -> &PermissionMatrix {
+        &self.shared.permissions
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &RegistryConfig {
+        &self.shared.config
+    }
+
+    /// A receiver that changes whenever the tool table does (run-time registrations).
+    pub fn watch_changes(&self) -> watch::Receiver<u64> {
+        self.shared.version.subscribe()
+    }
+
+    /// Health of every domain, sorted by name.
+    pub fn domains(&self) -> Vec<DomainStatus> {
+        self.shared
+            .domains
+            .load()
+            .values()
+            .map(|domain| domain.status())
+            .collect()
+    }
+
+    /// The actor of a domain, while it runs (for supervision tests and operations).
+    pub fn domain_actor(&self, domain: &str) -> Option<ActorRef<DomainMsg>> {
+        self.shared.domains.load().get(domain).and_then(|d| d.actor())
+    }
+
+    /// Registers tools whose schema is only known at run time. Their domain is created (with
+    /// no state) if it does not exist. The whole batch is refused if any tool is invalid or
+    /// its name is taken.
+    pub async fn register(&self, tools: Vec<RuntimeToolSpec>) -> Result<(), RegistryError> {
+        ractor::call!(self.actor, |reply| RegistryMsg::Register { tools, reply })
+            .map_err(|_| RegistryError::Stopped)?
+    }
+
+    /// Removes run-time tools by name; returns how many were removed. Linked tools stay.
+    pub async fn unregister(&self, names: Vec<String>) -> Result<usize, RegistryError> {
+        ractor::call!(self.actor, |reply| RegistryMsg::Unregister { names, reply })
+            .map_err(|_| RegistryError::Stopped)
+    }
+
+    /// Stops the registry and every domain actor. Calls made afterwards fail with
+    /// `domain_unavailable`.
+    pub async fn shutdown(&self) {
+        let _ = self
+            .actor
+            .stop_and_wait(Some("shutdown".to_owned()), None)
+            .await;
+    }
+}

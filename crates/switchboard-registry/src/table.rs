@@ -1,0 +1,184 @@
+//! The tool table: an immutable snapshot of every registered tool, published by the registry
+//! actor and read by callers without taking a lock.
+//!
+//! Everything a call needs is resolved here, once, when the table is built: the compiled input
+//! validator, the roles that grant the tool's permission, the domain runtime and the timeout.
+//! The per-call path then does a hash lookup and a few comparisons.
+
+use std::{
+    any::TypeId,
+    collections::HashMap,
+    sync::Arc,
+    time::Duration,
+};
+
+use serde_json::Value;
+use switchboard_core::{
+    BoxFuture, Category, FieldError, Role, ToolContext, ToolDescriptor, ToolEntry, ToolError,
+};
+
+use crate::{domain::DomainRuntime, error::RegistryError, permissions::PermissionMatrix};
+
+/// A tool registered at run time, whose schema is only known then (a tool of a remote MCP
+/// server, say). It gets the same validation, categories, permissions and audit as a linked
+/// tool; its params arrive already validated against its input schema.
+pub trait RuntimeTool: Send + Sync + 'static {
+    /// Runs the tool.
+    fn call<'a>(
+        &'a self,
+        ctx: &'a ToolContext,
+        params: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>>;
+}
+
+/// How a registered tool is run.
+pub(crate) enum Handler {
+    Linked(&'static ToolEntry),
+    Runtime(Arc<dyn RuntimeTool>),
+}
+
+/// One tool, with everything a call needs resolved.
+pub(crate) struct RegisteredTool {
+    pub(crate) name: Arc<str>,
+    pub(crate) descriptor: Arc<ToolDescriptor>,
+    pub(crate) handler: Handler,
+    pub(crate) validator: jsonschema::Validator,
+    pub(crate) granted_roles: Box<[Role]>,
+    pub(crate) domain: Arc<DomainRuntime>,
+    pub(crate) timeout: Duration,
+}
+
+impl RegisteredTool {
+    pub(crate) fn new(
+        descriptor: ToolDescriptor,
+        handler: Handler,
+        domain: Arc<DomainRuntime>,
+        permissions: &PermissionMatrix,
+        default_timeout: Duration,
+    ) -> Result<Self, RegistryError> {
+        let name = descriptor.name.to_string();
+        let valid_name = (1..=64).contains(&name.len())
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !valid_name {
+            return Err(RegistryError::InvalidToolName(name));
+        }
+        let schema = &*descriptor.input_schema;
+        if schema.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(RegistryError::InvalidSchema {
+                tool: name,
+                reason: "the input schema must describe a JSON object (`\"type\": \"object\"`)"
+                    .to_owned(),
+            });
+        }
+        if let Some(path) = switchboard_core::schema::find_org_id_property(schema) {
+            return Err(RegistryError::OrgIdInSchema { tool: name, path });
+        }
+        let validator = jsonschema::options()
+            .should_validate_formats(true)
+            .build(schema)
+            .map_err(|error| RegistryError::InvalidSchema {
+                tool: name.clone(),
+                reason: error.to_string(),
+            })?;
+        Ok(Self {
+            name: name.into(),
+            granted_roles: permissions
+                .roles_granting(&descriptor.permission)
+                .into_boxed_slice(),
+            timeout: descriptor.timeout.unwrap_or(default_timeout),
+            descriptor: Arc::new(descriptor),
+            handler,
+            validator,
+            domain,
+        })
+    }
+
+    pub(crate) fn category(&self) -> Category {
+        self.descriptor.category
+    }
+
+    /// Whether one of `roles` grants this tool's permission.
+    pub(crate) fn granted_to(&self, roles: &[Role]) -> bool {
+        roles.iter().any(|role| self.granted_roles.contains(role))
+    }
+
+    /// Every violation of the input schema, or nothing.
+    pub(crate) fn schema_errors(&self, params: &Value) -> Result<(), Vec<FieldError>> {
+        if self.validator.is_valid(params) {
+            return Ok(());
+        }
+        let mut errors: Vec<FieldError> = self
+            .validator
+            .iter_errors(params)
+            .map(|error| FieldError::new(error.instance_path().to_string(), error.to_string()))
+            .collect();
+        errors.sort_by(|a, b| a.path.cmp(&b.path).then_with(|| a.reason.cmp(&b.reason)));
+        errors.dedup();
+        Err(errors)
+    }
+
+    /// The marker type of a linked tool.
+    pub(crate) fn type_id(&self) -> Option<TypeId> {
+        match &self.handler {
+            Handler::Linked(entry) => Some((entry.type_id)()),
+            Handler::Runtime(_) => None,
+        }
+    }
+}
+
+/// An immutable snapshot of the registered tools.
+#[derive(Default)]
+pub(crate) struct ToolTable {
+    by_name: HashMap<Arc<str>, Arc<RegisteredTool>>,
+    sorted: Vec<Arc<RegisteredTool>>,
+}
+
+impl ToolTable {
+    /// Builds a table, refusing duplicate names.
+    pub(crate) fn build(tools: Vec<Arc<RegisteredTool>>) -> Result<Self, RegistryError> {
+        let mut by_name: HashMap<Arc<str>, Arc<RegisteredTool>> = HashMap::with_capacity(tools.len());
+        for tool in tools {
+            if let Some(existing) = by_name.get(&tool.name) {
+                return Err(RegistryError::DuplicateTool {
+                    name: tool.name.to_string(),
+                    first: origin(&existing.descriptor),
+                    second: origin(&tool.descriptor),
+                });
+            }
+            by_name.insert(Arc::clone(&tool.name), tool);
+        }
+        let mut sorted: Vec<_> = by_name.values().cloned().collect();
+        sorted.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(Self { by_name, sorted })
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<&Arc<RegisteredTool>> {
+        self.by_name.get(name)
+    }
+
+    /// Every tool, sorted by name.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Arc<RegisteredTool>> {
+        self.sorted.iter()
+    }
+
+    /// Up to three registered names that look like `name`.
+    pub(crate) fn similar_names(&self, name: &str) -> Vec<String> {
+        let mut scored: Vec<(f64, &str)> = self
+            .sorted
+            .iter()
+            .map(|tool| (strsim::jaro_winkler(name, &tool.name), &*tool.name))
+            .filter(|(score, _)| *score >= 0.8)
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        scored.into_iter().take(3).map(|(_, name)| name.to_owned()).collect()
+    }
+}
+
+fn origin(descriptor: &ToolDescriptor) -> String {
+    match &descriptor.origin {
+        switchboard_core::ToolOrigin::Linked { location } => location.clone(),
+        switchboard_core::ToolOrigin::Runtime { source } => format!("run-time registration by {source}"),
+    }
+}
