@@ -32,19 +32,11 @@ pub mod __private {
     pub use std::boxed::Box;
     pub use std::time::Duration;
 
-    /// Compile-time check that a type is a tool input (the macro points errors at the type).
-    pub const fn assert_tool_input<T: crate::ToolInput>() {}
-
-    /// Compile-time check that a return type is `Result<Output, E: Into<ToolError>>`.
-    pub const fn assert_tool_result<T: crate::IntoToolResult>()
-    where
-        T::Output: crate::ToolOutput,
-    {
-    }
-
     /// A tool function's return type, checked: `IntoToolResult` with a `ToolOutput` success
-    /// type. The macro names the tool's output through this trait so that a wrong return type
-    /// is reported once, at the return type, by whichever of the two traits it misses.
+    /// type. `#[tool]` names the output and converts the result through this trait, with the
+    /// spans of the user's return type, so a wrong return type is reported at that type with
+    /// the message of whichever of the two traits it misses. No `do_not_recommend` here: that
+    /// would hide which one.
     pub trait ToolReturn {
         /// The success type.
         type Output: crate::ToolOutput;

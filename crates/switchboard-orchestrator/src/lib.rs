@@ -6,9 +6,9 @@
 //! captured parameters; when nothing matches, [`NoMatch`] lists the closest intents so the
 //! caller can rephrase.
 //!
-//! The matching core in this crate is pure (no actors, no I/O) so that it can be tested and
-//! benchmarked on its own; the actor that owns a table and forwards calls to the registry
-//! wraps it.
+//! The matching core ([`IntentTable`]) is pure (no actors, no I/O) so that it can be tested
+//! and benchmarked on its own. The [`Orchestrator`] actor builds the table from the registry's
+//! tools, rebuilds it when they change, and `ask` routes and calls in the caller's task.
 //!
 //! ```
 //! use switchboard_orchestrator::IntentTable;
@@ -33,9 +33,15 @@
 //! # }
 //! ```
 
+mod error;
 mod intent;
+mod orchestrator;
+mod route;
 
+pub use error::{AskError, OrchestratorError};
 pub use intent::{
     BuildError, ClosestIntent, IntentMatch, IntentPattern, IntentTable, NoMatch, PatternError,
     normalize,
 };
+pub use orchestrator::{Answer, Orchestrator, OrchestratorMsg};
+pub use route::{Route, RouteFallback};

@@ -1,0 +1,110 @@
+//! Errors of the orchestrator: at boot (bad intents) and per `ask` (no route, or the call
+//! failed).
+
+use serde::{Serialize, Serializer, ser::SerializeMap};
+use switchboard_core::{ErrorKind, InvokeError};
+
+use crate::{intent::ClosestIntent, route::Route};
+
+/// Why the orchestrator cannot start or rebuild its routes.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OrchestratorError {
+    /// An intent does not parse.
+    #[error("`{tool}` declares the intent \"{intent}\", which is invalid: {reason}")]
+    InvalidIntent {
+        /// The tool.
+        tool: String,
+        /// The intent.
+        intent: String,
+        /// Why.
+        reason: String,
+    },
+    /// An intent captures a parameter the tool's input does not have.
+    #[error("`{tool}` declares the intent \"{intent}\" with `{{{param}}}`, but its input has no field `{param}` (fields: {known})")]
+    UnknownIntentParam {
+        /// The tool.
+        tool: String,
+        /// The intent.
+        intent: String,
+        /// The placeholder.
+        param: String,
+        /// The fields the input has.
+        known: String,
+    },
+    /// Two tools declare the same intent.
+    #[error("{0}")]
+    ConflictingIntents(String),
+    /// The orchestrator actor could not start.
+    #[error("could not start the orchestrator actor: {0}")]
+    Spawn(String),
+}
+
+/// Why an `ask` did not produce a result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AskError {
+    /// No intent matches and no fallback routed the utterance.
+    #[error("no tool matches \"{utterance}\"{}", closest_hint(.closest))]
+    NoRoute {
+        /// The utterance.
+        utterance: String,
+        /// The closest declared intents, best first.
+        closest: Vec<ClosestIntent>,
+    },
+    /// The utterance was routed, and the call failed.
+    #[error("{error}")]
+    Invoke {
+        /// Where it was routed.
+        route: Route,
+        /// How the call failed.
+        error: InvokeError,
+    },
+}
+
+fn closest_hint(closest: &[ClosestIntent]) -> String {
+    if closest.is_empty() {
+        "; list the tools to see what exists".to_owned()
+    } else {
+        let intents: Vec<String> = closest
+            .iter()
+            .map(|c| format!("\"{}\" ({})", c.intent, c.tool))
+            .collect();
+        format!("; try one of: {}", intents.join(", "))
+    }
+}
+
+impl AskError {
+    /// The stable kind: `no_route`, or the failed call's kind.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            AskError::NoRoute { .. } => ErrorKind::NoRoute,
+            AskError::Invoke { error, .. } => error.kind(),
+        }
+    }
+
+    /// The route taken, if there was one.
+    pub fn route(&self) -> Option<&Route> {
+        match self {
+            AskError::NoRoute { .. } => None,
+            AskError::Invoke { route, .. } => Some(route),
+        }
+    }
+}
+
+/// Serializes as `{"kind": …, "message": …, …details}`, like `InvokeError`.
+impl Serialize for AskError {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            AskError::Invoke { error, .. } => error.serialize(serializer),
+            AskError::NoRoute { utterance, closest } => {
+                let mut map = serializer.serialize_map(Some(4))?;
+                map.serialize_entry("kind", &self.kind())?;
+                map.serialize_entry("message", &self.to_string())?;
+                map.serialize_entry("utterance", utterance)?;
+                map.serialize_entry("closest", closest)?;
+                map.end()
+            }
+        }
+    }
+}

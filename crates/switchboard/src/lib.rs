@@ -1,0 +1,67 @@
+#![doc = include_str!("../README.md")]
+
+pub use switchboard_audit as audit;
+pub use switchboard_orchestrator as orchestrator;
+pub use switchboard_registry as registry;
+
+pub use switchboard_audit::{AuditQuery, AuditRecord, AuditStore, MemoryAuditStore};
+pub use switchboard_core::{
+    CallContext, Caller, Category, ErrorKind, FieldError, Initiator, InvokeError, NoInput, Tool,
+    ToolContext, ToolDescriptor, ToolError, ToolInput, domain, tool,
+};
+pub use switchboard_orchestrator::{Answer, AskError, Orchestrator, Route};
+pub use switchboard_registry::{PermissionMatrix, RegistryBuilder, RegistryConfig, ToolRegistry};
+
+/// The paths `#[tool]` expands to when a crate depends on this facade rather than on
+/// `switchboard-core`. Not a public API.
+#[doc(hidden)]
+pub use switchboard_core as __core;
+
+/// What a tool author or a calling service needs in scope.
+pub mod prelude {
+    pub use switchboard_core::{
+        CallContext, Category, Initiator, InvokeError, NoInput, Tool, ToolContext, ToolError,
+        ToolInput, tool,
+    };
+    pub use switchboard_orchestrator::Orchestrator;
+    pub use switchboard_registry::ToolRegistry;
+}
+
+/// Why the runtime did not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StartError {
+    /// The registry refused to start.
+    #[error(transparent)]
+    Registry(#[from] switchboard_registry::RegistryError),
+    /// The orchestrator refused to start.
+    #[error(transparent)]
+    Orchestrator(#[from] switchboard_orchestrator::OrchestratorError),
+}
+
+/// A running runtime: the registry and the orchestrator on top of it.
+#[derive(Debug, Clone)]
+pub struct Switchboard {
+    /// Calls tools.
+    pub registry: ToolRegistry,
+    /// Routes utterances to tools.
+    pub orchestrator: Orchestrator,
+}
+
+impl Switchboard {
+    /// Starts a registry configured by `builder`, and an orchestrator on it.
+    pub async fn start(builder: RegistryBuilder) -> Result<Self, StartError> {
+        let registry = builder.start().await?;
+        let orchestrator = Orchestrator::start(registry.clone()).await?;
+        Ok(Self {
+            registry,
+            orchestrator,
+        })
+    }
+
+    /// Stops the orchestrator, the registry and every domain actor.
+    pub async fn shutdown(&self) {
+        self.orchestrator.shutdown().await;
+        self.registry.shutdown().await;
+    }
+}
