@@ -1,10 +1,11 @@
 //! Digests of inputs and outputs.
 //!
-//! The digest is BLAKE3 over the value's JSON with object keys in sorted order, so the same
-//! params hash the same whichever order a client sent the keys in, and a typed call hashes the
-//! same as the equivalent JSON call.
+//! The digest is BLAKE3 over the value's canonical JSON: object keys in sorted order, and object
+//! members whose value is `null` left out. So the same params hash the same whichever order a
+//! client sent the keys in, and a typed call (where an absent optional field serializes as
+//! `null`) hashes the same as the equivalent JSON call (where it is simply absent).
 
-use serde::Serialize;
+use serde::{Serialize, Serializer, ser::SerializeMap, ser::SerializeSeq};
 use serde_json::Value;
 
 use crate::record::Digest;
@@ -14,11 +15,36 @@ pub fn digest_json(value: &Value) -> Digest {
     let mut hasher = blake3::Hasher::new();
     // `serde_json::Map` keeps keys sorted (the workspace never enables `preserve_order`; a test
     // below fails if something does), so writing the value out is already canonical.
-    if serde_json::to_writer(&mut hasher, value).is_err() {
+    if serde_json::to_writer(&mut hasher, &Canonical(value)).is_err() {
         // Writing a `Value` into a hasher cannot fail: it has no I/O and no non-string keys.
         unreachable!("serializing a serde_json::Value into a hasher failed");
     }
     Digest(*hasher.finalize().as_bytes())
+}
+
+/// A JSON value written canonically: object members with `null` values are skipped.
+struct Canonical<'a>(&'a Value);
+
+impl Serialize for Canonical<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Value::Object(map) => {
+                let mut out = serializer.serialize_map(None)?;
+                for (key, value) in map.iter().filter(|(_, value)| !value.is_null()) {
+                    out.serialize_entry(key, &Canonical(value))?;
+                }
+                out.end()
+            }
+            Value::Array(items) => {
+                let mut out = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    out.serialize_element(&Canonical(item))?;
+                }
+                out.end()
+            }
+            scalar => scalar.serialize(serializer),
+        }
+    }
 }
 
 /// The digest of any serializable value, as if it were first turned into JSON.
@@ -53,6 +79,15 @@ mod tests {
         };
         let json = json!({"from": "2026-11-23", "to": "2026-11-29"});
         assert_eq!(digest_of(&typed), digest_json(&json));
+    }
+
+    #[test]
+    fn absent_and_null_members_hash_alike() {
+        assert_eq!(
+            digest_json(&json!({"from": "a", "assignee": null})),
+            digest_json(&json!({"from": "a"}))
+        );
+        assert_ne!(digest_json(&json!([null])), digest_json(&json!([])));
     }
 
     #[test]

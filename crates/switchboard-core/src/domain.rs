@@ -30,7 +30,8 @@ pub struct DomainEntry {
     pub name: &'static str,
     /// What the domain is about.
     pub description: &'static str,
-    /// Builds the initial state when the domain's actor starts (and restarts).
+    /// Builds the initial state when the registry starts. The state lives in the domain's cell,
+    /// not in its actor, so a restarted actor carries on with the last published state.
     pub init: fn() -> DomainState,
     /// The state's type name, for error messages.
     pub state_type: &'static str,
@@ -120,6 +121,22 @@ impl DomainCell {
         }
     }
 
+    /// A cell with no actor behind it: writes apply at once, in the writing task, one at a
+    /// time. For unit tests of tool bodies, benchmarks, and tools run outside a registry; the
+    /// registry gives every domain an actor instead.
+    pub fn standalone(name: impl Into<Arc<str>>, state: DomainState) -> Arc<DomainCell> {
+        Arc::new_cyclic(|cell| {
+            DomainCell::new(
+                name,
+                state,
+                Box::new(InlineWriter {
+                    cell: cell.clone(),
+                    serial: std::sync::Mutex::new(()),
+                }),
+            )
+        })
+    }
+
     /// The domain's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -160,18 +177,24 @@ impl DomainCell {
                 let _ = reply.send(Err(mismatch));
                 return;
             };
-            let mut next = current.clone();
-            // A panicking update leaves the published state untouched: it only ever saw a copy.
-            let applied =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| update(&mut next)));
+            // A panicking update (or a panicking `Clone` of the state) leaves the published
+            // state untouched: the update only ever saw a copy.
+            let applied = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let mut next = current.clone();
+                let result = update(&mut next);
+                (next, result)
+            }));
             let outcome = match applied {
-                Ok(result) => {
+                Ok((next, result)) => {
                     cell.publish(Box::new(next));
                     Ok(result)
                 }
                 Err(_) => Err(ToolError::new(
                     "write_panicked",
-                    format!("a write to the `{}` domain panicked; its state is unchanged", cell.name),
+                    format!(
+                        "a write to the `{}` domain panicked; its state is unchanged",
+                        cell.name
+                    ),
                 )),
             };
             // The caller may have timed out and gone; the write stands either way.
@@ -213,6 +236,28 @@ impl fmt::Debug for DomainCell {
     }
 }
 
+/// Applies writes in the writing task, one at a time: the writer of [`DomainCell::standalone`].
+struct InlineWriter {
+    cell: std::sync::Weak<DomainCell>,
+    serial: std::sync::Mutex<()>,
+}
+
+impl DomainWriter for InlineWriter {
+    fn submit(&self, op: WriteOp) -> Result<(), WriteOp> {
+        let Some(cell) = self.cell.upgrade() else {
+            return Err(op);
+        };
+        // A poisoned lock only means an earlier write panicked; the state it guards was
+        // never touched (writes apply to a copy), so carrying on is safe.
+        let _serial = self
+            .serial
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        op.apply(&cell);
+        Ok(())
+    }
+}
+
 /// A snapshot of a domain's state. It stays valid, unchanged, for as long as it is held.
 pub struct StateRef<S> {
     snapshot: Arc<DomainState>,
@@ -234,6 +279,73 @@ impl<S: Any> Deref for StateRef<S> {
 impl<S> fmt::Debug for StateRef<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("StateRef")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{CallContext, Category};
+
+    fn context(category: Category, cell: Arc<DomainCell>) -> ToolContext {
+        let caller = CallContext::builder()
+            .org("acme")
+            .user("u")
+            .session("s")
+            .correlation("c")
+            .build()
+            .verify()
+            .expect("complete context");
+        ToolContext::new(caller, "test_tool".into(), category, cell)
+    }
+
+    #[test]
+    fn standalone_cells_apply_writes_and_publish_snapshots() {
+        let cell = DomainCell::standalone("counter", Box::new(0_u64));
+        let ctx = context(Category::Execute, Arc::clone(&cell));
+        let before = ctx.state::<u64>().expect("state is a u64");
+        let written = futures::executor::block_on(ctx.write(|n: &mut u64| {
+            *n += 1;
+            *n
+        }));
+        assert_eq!(written, Ok(1));
+        assert_eq!(*before, 0, "a snapshot never changes under its reader");
+        assert_eq!(*ctx.state::<u64>().expect("u64"), 1);
+    }
+
+    #[test]
+    fn read_and_propose_tools_cannot_write() {
+        for category in [Category::Read, Category::Propose] {
+            let cell = DomainCell::standalone("counter", Box::new(0_u64));
+            let ctx = context(category, cell);
+            let refused = futures::executor::block_on(ctx.write(|n: &mut u64| *n += 1));
+            assert_eq!(
+                refused.map_err(|e| e.code().to_owned()),
+                Err("write_not_allowed".to_owned())
+            );
+            assert_eq!(*ctx.state::<u64>().expect("u64"), 0);
+        }
+    }
+
+    #[test]
+    fn a_panicking_write_leaves_the_state_unchanged() {
+        let cell = DomainCell::standalone("counter", Box::new(7_u64));
+        let ctx = context(Category::Execute, cell);
+        let outcome =
+            futures::executor::block_on(ctx.write(|_: &mut u64| -> u64 { panic!("boom") }));
+        assert_eq!(
+            outcome.map_err(|e| e.code().to_owned()),
+            Err("write_panicked".to_owned())
+        );
+        assert_eq!(*ctx.state::<u64>().expect("u64"), 7);
+    }
+
+    #[test]
+    fn the_wrong_state_type_is_an_error_not_a_panic() {
+        let cell = DomainCell::standalone("counter", Box::new(0_u64));
+        let ctx = context(Category::Execute, cell);
+        let error = ctx.state::<String>().expect_err("state is not a String");
+        assert_eq!(error.code(), "domain_state_mismatch");
     }
 }
 

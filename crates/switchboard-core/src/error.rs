@@ -113,6 +113,10 @@ pub struct ToolError {
 }
 
 impl ToolError {
+    /// The code of the error a write gets when its domain's actor is gone; the registry reports
+    /// it as `domain_unavailable`.
+    pub const DOMAIN_UNAVAILABLE: &'static str = "domain_unavailable";
+
     /// Makes a tool error with a stable code and a message.
     pub fn new(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
         Self {
@@ -170,7 +174,7 @@ pub enum InvokeError {
     },
 
     /// The tool's category forbids this caller.
-    #[error("`{tool}` is a {category} tool and {reason}")]
+    #[error("`{tool}` is {} {category} tool and {reason}", article(*.category))]
     CategoryDenied {
         /// The tool.
         tool: String,
@@ -261,6 +265,13 @@ pub enum InvokeError {
         /// The store's error.
         reason: String,
     },
+}
+
+fn article(category: Category) -> &'static str {
+    match category {
+        Category::Execute => "an",
+        Category::Read | Category::Propose | Category::Restricted => "a",
+    }
 }
 
 fn suggest(suggestions: &[String]) -> String {

@@ -276,7 +276,14 @@ impl ToolDescriptor {
             tool.insert("title".into(), json!(title));
         }
         tool.insert("description".into(), json!(self.description));
-        tool.insert("inputSchema".into(), (*self.input_schema).clone());
+        let mut input_schema = (*self.input_schema).clone();
+        if let Value::Object(map) = &mut input_schema {
+            // The Rust type's name is noise to a client; `$schema`, `$defs` and
+            // `additionalProperties` stay.
+            map.remove("title");
+            map.entry("properties").or_insert_with(|| json!({}));
+        }
+        tool.insert("inputSchema".into(), input_schema);
         if let Some(output) = &self.output_schema {
             tool.insert("outputSchema".into(), (**output).clone());
         }

@@ -32,8 +32,8 @@ pub(crate) fn parse(attr: TokenStream) -> syn::Result<ToolArgs> {
     let mut timeout_ms = None;
     for pair in &pairs {
         let Some(key) = pair.path.get_ident() else {
-            return Err(syn::Error::new(
-                pair.path.span(),
+            return Err(syn::Error::new_spanned(
+                &pair.path,
                 format!("unknown key; expected one of {KEYS}"),
             ));
         };
@@ -52,9 +52,12 @@ pub(crate) fn parse(attr: TokenStream) -> syn::Result<ToolArgs> {
             "intents" => set(&mut intents, intent_list(&pair.value)?, duplicate)?,
             "timeout_ms" => set(&mut timeout_ms, timeout(&pair.value)?, duplicate)?,
             _ => {
+                let hint = closest(&key_name, KEYS.split(", "))
+                    .map(|key| format!(" (did you mean `{key}`?)"))
+                    .unwrap_or_default();
                 return Err(syn::Error::new(
                     key.span(),
-                    format!("unknown key `{key_name}`; expected one of {KEYS}"),
+                    format!("unknown key `{key_name}`{hint}; expected one of {KEYS}"),
                 ));
             }
         }
@@ -109,24 +112,27 @@ fn string(value: &Expr, key: &str) -> syn::Result<LitStr> {
 }
 
 fn category_ident(value: &Expr) -> syn::Result<Ident> {
-    let error = |span| {
-        syn::Error::new(
-            span,
-            format!("`category` must be one of {}", CATEGORIES.join(", ")),
-        )
-    };
+    let expected = CATEGORIES.join(", ");
     let ident = match value {
         Expr::Path(path) => path.path.get_ident().cloned(),
         Expr::Lit(ExprLit {
             lit: Lit::Str(lit), ..
-        }) => Some(Ident::new(&lit.value(), lit.span())),
+        }) => syn::parse_str::<Ident>(&lit.value())
+            .ok()
+            .map(|ident| Ident::new(&ident.to_string(), lit.span())),
         _ => None,
     }
-    .ok_or_else(|| error(value.span()))?;
-    if CATEGORIES.contains(&ident.to_string().as_str()) {
+    .ok_or_else(|| {
+        syn::Error::new_spanned(value, format!("`category` must be one of {expected}"))
+    })?;
+    let category = ident.to_string();
+    if CATEGORIES.contains(&category.as_str()) {
         Ok(ident)
     } else {
-        Err(error(ident.span()))
+        Err(syn::Error::new(
+            ident.span(),
+            format!("unknown category `{category}`; expected one of {expected}"),
+        ))
     }
 }
 
@@ -170,21 +176,58 @@ fn timeout(value: &Expr) -> syn::Result<LitInt> {
 
 /// Tool names must be accepted by both the Anthropic tool API and MCP.
 pub(crate) fn check_tool_name(name: &str, span: Span) -> syn::Result<()> {
-    let valid = (1..=64).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    if valid {
-        Ok(())
+    let rule = "use 1 to 64 characters from [a-zA-Z0-9_-], conventionally `<domain>_<action>`";
+    let why = if name.is_empty() {
+        "it is empty".to_owned()
+    } else if let Some(bad) = name
+        .chars()
+        .find(|ch| !(ch.is_ascii_alphanumeric() || *ch == '_' || *ch == '-'))
+    {
+        format!("{bad:?} is not allowed")
+    } else if name.len() > 64 {
+        format!("it is {} characters long", name.len())
     } else {
-        Err(syn::Error::new(
-            span,
-            format!(
-                "invalid tool name `{name}`: use 1 to 64 characters from [a-zA-Z0-9_-], \
-                 conventionally `<domain>_<action>`"
-            ),
-        ))
+        return Ok(());
+    };
+    Err(syn::Error::new(
+        span,
+        format!("invalid tool name `{name}`: {why}; {rule}"),
+    ))
+}
+
+/// The candidate within edit distance 2 of `word`, if any: a typo's likely intent.
+fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|candidate| (edit_distance(word, candidate), candidate))
+        .filter(|(distance, _)| *distance <= 2)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
+}
+
+/// Levenshtein distance, counting an adjacent transposition (`categroy`) as one edit.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    // rows[i][j]: distance between the first i chars of a and the first j chars of b.
+    let mut rows = vec![vec![0; b.len() + 1]; a.len() + 1];
+    rows[0] = (0..=b.len()).collect();
+    for (i, row) in rows.iter_mut().enumerate() {
+        row[0] = i;
     }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let substitution = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (rows[i - 1][j] + 1)
+                .min(rows[i][j - 1] + 1)
+                .min(rows[i - 1][j - 1] + substitution);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(rows[i - 2][j - 2] + 1);
+            }
+            rows[i][j] = best;
+        }
+    }
+    rows[a.len()][b.len()]
 }
 
 fn check_domain(domain: &LitStr) -> syn::Result<()> {

@@ -27,14 +27,23 @@ mod tool;
 /// implements `Tool`, and registers the tool at link time.
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
-    tool::expand(attr.into(), item.into())
-        .unwrap_or_else(|error| error.to_compile_error())
-        .into()
+    let item = proc_macro2::TokenStream::from(item);
+    match tool::expand(attr.into(), item.clone()) {
+        Ok(expanded) => expanded.into(),
+        // Keep the function as written next to the error, so that the one real error is not
+        // buried under "unused import" and "cannot find function" errors that follow from the
+        // function vanishing.
+        Err(error) => {
+            let mut out = error.to_compile_error();
+            out.extend(item);
+            out.into()
+        }
+    }
 }
 
 /// Marks a struct as a tool input, refusing a field named `org_id` (the organisation only ever
-/// comes from the call context). The struct must also derive `Deserialize`, `JsonSchema` and
-/// `Validate`.
+/// comes from the call context). The struct must also derive `Serialize`, `Deserialize`,
+/// `JsonSchema` and `Validate`.
 #[proc_macro_derive(ToolInput)]
 pub fn derive_tool_input(item: TokenStream) -> TokenStream {
     input::expand(item.into())

@@ -3,7 +3,7 @@
 //! directly (the baseline the benchmarks compare against).
 
 use heck::ToUpperCamelCase;
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::{Expr, ExprLit, FnArg, ItemFn, Lit, Meta, Pat, ReturnType, Type, spanned::Spanned};
 
@@ -58,11 +58,30 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
     let marker_doc = format!(
         "The `{name}` tool, for typed calls: `registry.call::<{marker}>(input, &ctx)`.\n\n{description}"
     );
-    let input_check = quote_spanned! {input_ty.span()=>
-        const _: () = #core::__private::assert_tool_input::<#input_ty>();
+    // The items of the generated impl that handle the user's return type carry its span, every
+    // token of them (rustc reports some errors at an item's whole span, attributes included),
+    // so a wrong return type, or a future that is not `Send`, is reported at that type and not
+    // at the whole attribute. `type Input` needs no help: rustc reports its bound at the input
+    // type's own tokens.
+    let output_assoc = quote_spanned! {output_ty.span()=>
+        type Output = <#output_ty as #core::__private::ToolReturn>::Output;
     };
-    let output_check = quote_spanned! {output_ty.span()=>
-        const _: () = #core::__private::assert_tool_result::<#output_ty>();
+    let call_fn = quote_spanned! {output_ty.span()=>
+        // With the user's spans, clippy takes this for hand-written code.
+        // (`async fn` here would name `Tool::call::{anon_assoc#0}` in the not-`Send` error.)
+        #[allow(clippy::manual_async_fn)]
+        fn call(
+            ctx: &#core::ToolContext,
+            input: Self::Input,
+        ) -> impl ::core::future::Future<
+            Output = ::core::result::Result<Self::Output, #core::ToolError>,
+        > + ::core::marker::Send {
+            async move {
+                <#output_ty as #core::__private::ToolReturn>::into_tool_result(
+                    #fn_ident(ctx, input).await,
+                )
+            }
+        }
     };
 
     Ok(quote! {
@@ -72,12 +91,9 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
         #[derive(Debug, Clone, Copy, Default)]
         #vis struct #marker;
 
-        #input_check
-        #output_check
-
         impl #core::Tool for #marker {
             type Input = #input_ty;
-            type Output = <#output_ty as #core::IntoToolResult>::Output;
+            #output_assoc
             const SPEC: #core::ToolSpec = #core::ToolSpec {
                 name: #name,
                 title: #title,
@@ -90,14 +106,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
                 location: #core::SourceLocation { file: ::core::file!(), line: ::core::line!() },
             };
 
-            fn call(
-                ctx: &#core::ToolContext,
-                input: Self::Input,
-            ) -> impl ::core::future::Future<
-                Output = ::core::result::Result<Self::Output, #core::ToolError>,
-            > + ::core::marker::Send {
-                async move { #core::IntoToolResult::into_tool_result(#fn_ident(ctx, input).await) }
-            }
+            #call_fn
         }
 
         #core::__private::inventory::submit! { #core::ToolEntry::of::<#marker>() }
@@ -127,7 +136,7 @@ fn description(function: &ItemFn) -> syn::Result<String> {
                 .to_owned()
         })
         .collect();
-    let text = lines.join("\n").trim().to_owned();
+    let text = unwrap_paragraphs(&lines);
     if text.is_empty() {
         return Err(syn::Error::new(
             function.sig.ident.span(),
@@ -137,42 +146,99 @@ fn description(function: &ItemFn) -> syn::Result<String> {
     Ok(text)
 }
 
+/// Joins the lines of each paragraph with spaces, so that a doc comment wrapped at 100 columns
+/// in the source reads as prose to an agent. Blank lines, list items and code fences keep their
+/// line breaks.
+fn unwrap_paragraphs(lines: &[String]) -> String {
+    let mut text = String::new();
+    let mut in_fence = false;
+    let mut previous_blank = true;
+    for line in lines {
+        let trimmed = line.trim_start();
+        let fence = trimmed.starts_with("```");
+        let starts_block = trimmed.is_empty()
+            || fence
+            || in_fence
+            || trimmed.starts_with("- ")
+            || trimmed.starts_with("* ")
+            || trimmed
+                .split_once(". ")
+                .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if text.is_empty() {
+            // Leading blank lines are dropped.
+        } else if trimmed.is_empty() {
+            if !previous_blank {
+                text.push('\n');
+            }
+        } else if starts_block || previous_blank {
+            text.push('\n');
+        } else {
+            text.push(' ');
+        }
+        if !trimmed.is_empty() || in_fence {
+            text.push_str(if in_fence { line } else { trimmed });
+        }
+        if fence {
+            in_fence = !in_fence;
+        }
+        previous_blank = (trimmed.is_empty() && !in_fence) || fence;
+    }
+    text.trim().to_owned()
+}
+
 /// Checks `async fn name(ctx: &ToolContext, input: Input) -> Result<Output, E>` and returns
 /// the input and return types.
+///
+/// Errors made with `new_spanned` underline the whole argument or type, not just its first
+/// token.
 fn signature(function: &ItemFn) -> syn::Result<(Type, Type)> {
     let sig = &function.sig;
     if sig.asyncness.is_none() {
         return Err(syn::Error::new(
             sig.fn_token.span,
-            "a tool must be an `async fn`",
+            "a tool must be an `async fn`: add `async` before `fn`",
         ));
     }
     if !sig.generics.params.is_empty() {
-        return Err(syn::Error::new(
-            sig.generics.span(),
+        return Err(syn::Error::new_spanned(
+            &sig.generics,
             "a tool function cannot be generic",
         ));
     }
     if let Some(variadic) = &sig.variadic {
-        return Err(syn::Error::new(
-            variadic.span(),
+        return Err(syn::Error::new_spanned(
+            variadic,
             "a tool function cannot be variadic",
         ));
     }
     let shape = "a tool takes two arguments: `(ctx: &ToolContext, input: YourInput)`";
+    let no_params = "a tool without parameters takes `_input: NoInput`";
     let mut inputs = sig.inputs.iter();
-    let context = inputs
-        .next()
-        .ok_or_else(|| syn::Error::new(sig.paren_token.span.join(), shape))?;
+    let Some(context) = inputs.next() else {
+        return Err(syn::Error::new(
+            sig.paren_token.span.join(),
+            format!("{shape}; {no_params}"),
+        ));
+    };
+    let Some(input) = inputs.next() else {
+        // One argument: say which of the two is missing.
+        return Err(match check_context(context) {
+            Ok(()) => syn::Error::new(
+                sig.paren_token.span.join(),
+                format!("missing the input argument: {shape}; {no_params}"),
+            ),
+            Err(_) => syn::Error::new_spanned(
+                context,
+                format!("missing the call context: {shape}, the context first"),
+            ),
+        });
+    };
     check_context(context)?;
-    let input = inputs
-        .next()
-        .ok_or_else(|| syn::Error::new(sig.paren_token.span.join(), shape))?;
     let input_ty = input_type(input)?;
     if let Some(extra) = inputs.next() {
-        return Err(syn::Error::new(
-            extra.span(),
-            format!("unexpected argument: {shape}"),
+        return Err(syn::Error::new_spanned(
+            extra,
+            format!("unexpected argument: {shape}; put more parameters in the input struct"),
         ));
     }
     let output_ty = match &sig.output {
@@ -188,20 +254,33 @@ fn signature(function: &ItemFn) -> syn::Result<(Type, Type)> {
 }
 
 fn check_context(arg: &FnArg) -> syn::Result<()> {
-    let error = |span: Span| {
-        syn::Error::new(
-            span,
+    let error = |tokens: &dyn quote::ToTokens| {
+        syn::Error::new_spanned(
+            tokens,
             "the first argument must be the call context: `ctx: &ToolContext`",
         )
     };
     let FnArg::Typed(typed) = arg else {
-        return Err(syn::Error::new(
-            arg.span(),
+        return Err(syn::Error::new_spanned(
+            arg,
             "a tool is a free function, not a method: remove `self`",
         ));
     };
+    let names_context = |ty: &Type| {
+        matches!(
+            ty,
+            Type::Path(path) if path.qself.is_none()
+                && path.path.segments.last().is_some_and(|segment| segment.ident == "ToolContext")
+        )
+    };
     let Type::Reference(reference) = &*typed.ty else {
-        return Err(error(typed.ty.span()));
+        if names_context(&typed.ty) {
+            return Err(syn::Error::new_spanned(
+                &typed.ty,
+                "take the call context by reference: `ctx: &ToolContext`",
+            ));
+        }
+        return Err(error(&typed.ty));
     };
     if let Some(mutability) = reference.mutability {
         return Err(syn::Error::new(
@@ -209,35 +288,62 @@ fn check_context(arg: &FnArg) -> syn::Result<()> {
             "the context is shared: take `&ToolContext`, not `&mut`",
         ));
     }
-    let is_context = matches!(
-        &*reference.elem,
-        Type::Path(path) if path.qself.is_none()
-            && path.path.segments.last().is_some_and(|segment| segment.ident == "ToolContext")
-    );
-    if is_context {
+    if names_context(&reference.elem) {
         Ok(())
     } else {
-        Err(error(reference.elem.span()))
+        Err(error(reference))
     }
 }
 
 fn input_type(arg: &FnArg) -> syn::Result<Type> {
     let FnArg::Typed(typed) = arg else {
-        return Err(syn::Error::new(
-            arg.span(),
+        return Err(syn::Error::new_spanned(
+            arg,
             "a tool is a free function, not a method",
         ));
     };
     if let Pat::Ident(ident) = &*typed.pat
-        && ident.by_ref.is_some()
+        && let Some(by_ref) = ident.by_ref
     {
-        return Err(syn::Error::new(ident.span(), "take the input by value"));
+        return Err(syn::Error::new(by_ref.span, "take the input by value"));
     }
     if let Type::Reference(reference) = &*typed.ty {
-        return Err(syn::Error::new(
-            reference.span(),
+        return Err(syn::Error::new_spanned(
+            reference,
             "the second argument is the input, taken by value: `input: YourInput`",
         ));
     }
     Ok((*typed.ty).clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unwrap_paragraphs;
+
+    fn unwrap(text: &str) -> String {
+        let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        unwrap_paragraphs(&lines)
+    }
+
+    #[test]
+    fn joins_wrapped_lines_and_keeps_paragraphs() {
+        assert_eq!(
+            unwrap("Lists shifts,\nsorted by date.\n\nAt most 31 days."),
+            "Lists shifts, sorted by date.\n\nAt most 31 days."
+        );
+        assert_eq!(unwrap("\nOne line.\n"), "One line.");
+    }
+
+    #[test]
+    fn keeps_lists_and_code_fences() {
+        assert_eq!(unwrap("Modes:\n- a\n- b"), "Modes:\n- a\n- b");
+        assert_eq!(
+            unwrap("Steps:\n1. first\n2. second"),
+            "Steps:\n1. first\n2. second"
+        );
+        assert_eq!(
+            unwrap("Run:\n```\nx\ny\n```\nDone."),
+            "Run:\n```\nx\ny\n```\nDone."
+        );
+    }
 }

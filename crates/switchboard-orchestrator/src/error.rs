@@ -21,7 +21,9 @@ pub enum OrchestratorError {
         reason: String,
     },
     /// An intent captures a parameter the tool's input does not have.
-    #[error("`{tool}` declares the intent \"{intent}\" with `{{{param}}}`, but its input has no field `{param}` (fields: {known})")]
+    #[error(
+        "`{tool}` declares the intent \"{intent}\" with `{{{param}}}`, but its input has no field `{param}` (fields: {known})"
+    )]
     UnknownIntentParam {
         /// The tool.
         tool: String,

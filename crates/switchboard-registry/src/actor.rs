@@ -42,8 +42,13 @@ pub enum RegistryMsg {
 impl std::fmt::Debug for RegistryMsg {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            RegistryMsg::Register { tools, .. } => f.debug_struct("Register").field("tools", &tools.len()).finish(),
-            RegistryMsg::Unregister { names, .. } => f.debug_struct("Unregister").field("names", names).finish(),
+            RegistryMsg::Register { tools, .. } => f
+                .debug_struct("Register")
+                .field("tools", &tools.len())
+                .finish(),
+            RegistryMsg::Unregister { names, .. } => {
+                f.debug_struct("Unregister").field("names", names).finish()
+            }
         }
     }
 }
@@ -66,12 +71,13 @@ impl RegistryActor {
         state: &mut RegistryState,
         domain: Arc<DomainRuntime>,
     ) -> Result<(), RegistryError> {
-        let (actor, _join) = Actor::spawn_linked(None, DomainActor, Arc::clone(&domain), myself.get_cell())
-            .await
-            .map_err(|error| RegistryError::Spawn {
-                what: format!("`{}` domain", domain.name),
-                reason: error.to_string(),
-            })?;
+        let (actor, _join) =
+            Actor::spawn_linked(None, DomainActor, Arc::clone(&domain), myself.get_cell())
+                .await
+                .map_err(|error| RegistryError::Spawn {
+                    what: format!("`{}` domain", domain.name),
+                    reason: error.to_string(),
+                })?;
         state.by_actor.insert(actor.get_id(), domain);
         Ok(())
     }
@@ -123,7 +129,8 @@ impl RegistryActor {
         let kept: Vec<_> = table
             .iter()
             .filter(|tool| {
-                !(matches!(tool.handler, Handler::Runtime(_)) && names.iter().any(|n| **n == *tool.name))
+                !(matches!(tool.handler, Handler::Runtime(_))
+                    && names.iter().any(|n| **n == *tool.name))
             })
             .cloned()
             .collect();
@@ -210,6 +217,8 @@ impl Actor for RegistryActor {
                 let Some(domain) = state.by_actor.remove(&cell.get_id()) else {
                     return Ok(());
                 };
+                // A failed actor skips `post_stop`: mark the domain down here.
+                domain.clear_actor(cell.get_id());
                 tracing::error!(domain = %domain.name, %error, "domain actor failed");
                 if Self::within_budget(state, &domain.name) {
                     domain.note_restart();
@@ -220,6 +229,8 @@ impl Actor for RegistryActor {
             }
             SupervisionEvent::ActorTerminated(cell, _, reason) => {
                 if let Some(domain) = state.by_actor.remove(&cell.get_id()) {
+                    // A killed actor skips `post_stop`: mark the domain down here.
+                    domain.clear_actor(cell.get_id());
                     tracing::warn!(domain = %domain.name, reason = reason.as_deref().unwrap_or("none"), "domain actor stopped; its tools are unavailable");
                 }
             }
@@ -235,7 +246,9 @@ impl Actor for RegistryActor {
     ) -> Result<(), ActorProcessingErr> {
         for domain in state.by_actor.values() {
             if let Some(actor) = domain.actor() {
-                let _ = actor.stop_and_wait(Some("registry stopped".to_owned()), None).await;
+                let _ = actor
+                    .stop_and_wait(Some("registry stopped".to_owned()), None)
+                    .await;
             }
         }
         Ok(())

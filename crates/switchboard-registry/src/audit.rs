@@ -8,9 +8,7 @@
 use std::{sync::Arc, time::Instant};
 
 use jiff::Timestamp;
-use switchboard_audit::{
-    Appended, AuditRecord, AuditStore, Digest, Outcome, clamp_tool_name,
-};
+use switchboard_audit::{Appended, AuditRecord, AuditStore, Digest, Outcome, clamp_tool_name};
 use switchboard_core::{CallContext, ErrorKind};
 
 use crate::table::RegisteredTool;
@@ -60,6 +58,14 @@ impl<'a> AuditDraft<'a> {
         }
     }
 
+    /// The tool name the record carries.
+    pub(crate) fn tool_name(&self) -> String {
+        self.record
+            .as_ref()
+            .map(|record| record.tool.to_string())
+            .unwrap_or_default()
+    }
+
     /// Writes the record with its outcome and waits until the store acknowledges it.
     pub(crate) async fn close(
         mut self,
@@ -98,7 +104,9 @@ impl Drop for AuditDraft<'_> {
                     });
                 }
                 Err(_) => {
-                    tracing::error!("audit record of a cancelled call may be lost: no runtime to finish it on");
+                    tracing::error!(
+                        "audit record of a cancelled call may be lost: no runtime to finish it on"
+                    );
                 }
             },
         }

@@ -62,6 +62,14 @@ impl DomainRuntime {
         self.actor.load_full().map(|actor| (*actor).clone())
     }
 
+    /// Forgets the actor `id` if it is still the domain's actor (a newer one may have started).
+    pub(crate) fn clear_actor(&self, id: ractor::ActorId) {
+        let current = self.actor.load();
+        if current.as_ref().is_some_and(|actor| actor.get_id() == id) {
+            self.actor.compare_and_swap(&current, None);
+        }
+    }
+
     pub(crate) fn is_running(&self) -> bool {
         self.actor.load().is_some()
     }
@@ -150,10 +158,10 @@ impl Actor for DomainActor {
 
     async fn post_stop(
         &self,
-        _myself: ActorRef<DomainMsg>,
+        myself: ActorRef<DomainMsg>,
         runtime: &mut Arc<DomainRuntime>,
     ) -> Result<(), ActorProcessingErr> {
-        runtime.actor.store(None);
+        runtime.clear_actor(myself.get_id());
         tracing::debug!(domain = %runtime.name, "domain actor stopped");
         Ok(())
     }

@@ -5,7 +5,9 @@
 #[non_exhaustive]
 pub enum RegistryError {
     /// Two tools have the same name.
-    #[error("two tools are named `{name}`: one at {first}, one at {second}; tool names must be unique, rename one")]
+    #[error(
+        "two tools are named `{name}`: one at {first}, one at {second}; tool names must be unique, rename one"
+    )]
     DuplicateTool {
         /// The name.
         name: String,
@@ -15,7 +17,9 @@ pub enum RegistryError {
         second: String,
     },
     /// Two crates declare the same domain.
-    #[error("two crates declare the domain `{name}` (states `{first}` and `{second}`); domain names must be unique")]
+    #[error(
+        "two crates declare the domain `{name}` (states `{first}` and `{second}`); domain names must be unique"
+    )]
     DuplicateDomain {
         /// The domain.
         name: String,
@@ -25,7 +29,9 @@ pub enum RegistryError {
         second: String,
     },
     /// A tool names a domain nobody declares.
-    #[error("`{tool}` ({location}) names the domain `{domain}`, which no linked crate declares; declare it with `domain!` or fix the name (known: {known})")]
+    #[error(
+        "`{tool}` ({location}) names the domain `{domain}`, which no linked crate declares; declare it with `domain!` or fix the name (known: {known})"
+    )]
     UnknownDomain {
         /// The tool.
         tool: String,
@@ -37,7 +43,9 @@ pub enum RegistryError {
         known: String,
     },
     /// A tool's input schema has an `org_id` property somewhere.
-    #[error("`{tool}` accepts an `org_id` in its input (schema path `{path}`); the organisation only ever comes from the call context: remove the field")]
+    #[error(
+        "`{tool}` accepts an `org_id` in its input (schema path `{path}`); the organisation only ever comes from the call context: remove the field"
+    )]
     OrgIdInSchema {
         /// The tool.
         tool: String,

@@ -6,7 +6,7 @@
 //! learns nothing the later steps would have told it: a caller without the permission never
 //! sees the input's validation errors.
 
-use std::{any::TypeId, future::Future, panic::AssertUnwindSafe};
+use std::{any::TypeId, future::Future, panic::AssertUnwindSafe, sync::Arc};
 
 use futures::FutureExt;
 use serde_json::Value;
@@ -24,32 +24,31 @@ use crate::{
 };
 
 /// A tool body ready to run, once the context exists.
-trait Job: Send {
+///
+/// Jobs own what they carry (`'static`), so the future `run` returns borrows only the context:
+/// that keeps `invoke` and `call` futures `Send` for every lifetime (a `Self: 'a` bound here
+/// would not be provable, rust-lang/rust#100013) without boxing the typed path.
+trait Job: Send + 'static {
     type Output: Send;
 
-    fn run<'a>(
+    fn run(
         self,
-        ctx: &'a ToolContext,
-    ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send + 'a
-    where
-        Self: 'a;
+        ctx: &ToolContext,
+    ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send + '_;
 }
 
-enum JsonJob<'t> {
+enum JsonJob {
     Linked(&'static ToolEntry, ErasedInput),
-    Runtime(&'t dyn RuntimeTool, Value),
+    Runtime(Arc<dyn RuntimeTool>, Value),
 }
 
-impl Job for JsonJob<'_> {
+impl Job for JsonJob {
     type Output = Value;
 
-    fn run<'a>(self, ctx: &'a ToolContext) -> impl Future<Output = Result<Value, ToolError>> + Send + 'a
-    where
-        Self: 'a,
-    {
+    async fn run(self, ctx: &ToolContext) -> Result<Value, ToolError> {
         match self {
-            JsonJob::Linked(entry, input) => (entry.run)(ctx, input),
-            JsonJob::Runtime(tool, params) => tool.call(ctx, params),
+            JsonJob::Linked(entry, input) => (entry.run)(ctx, input).await,
+            JsonJob::Runtime(tool, params) => tool.call(ctx, params).await,
         }
     }
 }
@@ -59,10 +58,10 @@ struct TypedJob<T: Tool>(T::Input);
 impl<T: Tool> Job for TypedJob<T> {
     type Output = T::Output;
 
-    fn run<'a>(self, ctx: &'a ToolContext) -> impl Future<Output = Result<T::Output, ToolError>> + Send + 'a
-    where
-        Self: 'a,
-    {
+    fn run(
+        self,
+        ctx: &ToolContext,
+    ) -> impl Future<Output = Result<T::Output, ToolError>> + Send + '_ {
         T::call(ctx, self.0)
     }
 }
@@ -83,7 +82,9 @@ impl ToolRegistry {
             tool = %switchboard_audit::clamp_tool_name(name),
             correlation_id = context.correlation_id.as_ref().map(|id| id.as_str()),
         );
-        self.invoke_json(name, params, context).instrument(span).await
+        self.invoke_json(name, params, context)
+            .instrument(span)
+            .await
     }
 
     async fn invoke_json(
@@ -92,23 +93,24 @@ impl ToolRegistry {
         params: Value,
         context: &CallContext,
     ) -> Result<Value, InvokeError> {
+        // A tool without parameters may be called with none at all.
+        let params = match params {
+            Value::Null => Value::Object(serde_json::Map::new()),
+            other => other,
+        };
         let shared = self.shared();
         let mut draft = AuditDraft::open(&shared.audit, name, context, digest_json(&params));
         let table = shared.table.load();
         let result = async {
             let (tool, caller) = self.admit(&table, name, context, Some(&params), &mut draft)?;
-            // A tool without parameters may be called with none at all.
-            let params = match params {
-                Value::Null => Value::Object(serde_json::Map::new()),
-                other => other,
-            };
-            tool.schema_errors(&params).map_err(|errors| invalid(tool, errors))?;
+            tool.schema_errors(&params)
+                .map_err(|errors| invalid(tool, errors))?;
             let job = match &tool.handler {
                 Handler::Linked(entry) => {
                     let input = (entry.decode)(params).map_err(|errors| invalid(tool, errors))?;
                     JsonJob::Linked(entry, input)
                 }
-                Handler::Runtime(runtime) => JsonJob::Runtime(&**runtime, params),
+                Handler::Runtime(runtime) => JsonJob::Runtime(Arc::clone(runtime), params),
             };
             dispatch(tool, caller, job).await
         }
@@ -219,12 +221,21 @@ fn check_category(tool: &RegisteredTool, caller: &Caller) -> Result<(), InvokeEr
 
 /// Runs a job in its domain: fail fast if the domain is down, wait for a bulkhead permit,
 /// catch a panic, and stop at the timeout (which covers the wait for the permit too).
-async fn dispatch<J: Job>(tool: &RegisteredTool, caller: Caller, job: J) -> Result<J::Output, InvokeError> {
+async fn dispatch<J: Job>(
+    tool: &RegisteredTool,
+    caller: Caller,
+    job: J,
+) -> Result<J::Output, InvokeError> {
     let domain = &tool.domain;
     if !domain.is_running() {
         return Err(domain_unavailable(tool, "its actor has stopped"));
     }
-    let ctx = ToolContext::new(caller, tool.name.clone(), tool.category(), domain.cell.clone());
+    let ctx = ToolContext::new(
+        caller,
+        tool.name.clone(),
+        tool.category(),
+        domain.cell.clone(),
+    );
     let guarded = async {
         let permit = match domain.bulkhead.try_acquire() {
             Ok(permit) => permit,
@@ -252,6 +263,10 @@ async fn dispatch<J: Job>(tool: &RegisteredTool, caller: Caller, job: J) -> Resu
                 message,
             })
         }
+        // The domain's actor went away while the tool was writing through it.
+        Ok(Ok(Ok(Err(error)))) if error.code() == ToolError::DOMAIN_UNAVAILABLE => Err(
+            domain_unavailable(tool, "its actor stopped during the call"),
+        ),
         Ok(Ok(Ok(Err(error)))) => Err(InvokeError::ToolFailed {
             tool: tool.name.to_string(),
             error,
@@ -269,10 +284,7 @@ async fn finish<O>(
         Ok(_) => Outcome::Ok,
         Err(error) => Outcome::Error(error.kind()),
     };
-    let tool = match &result {
-        Err(InvokeError::ToolNotFound { name, .. }) => name.clone(),
-        _ => String::new(),
-    };
+    let tool = draft.tool_name();
     if let Err(error) = draft.close(outcome, output_hash).await {
         tracing::error!(%error, "audit record not written; the call is not acknowledged");
         return Err(InvokeError::AuditFailed {

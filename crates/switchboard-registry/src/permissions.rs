@@ -29,7 +29,9 @@ pub enum PermissionsError {
     #[error("invalid permission matrix: {0}; expected `[roles]` with `role = [\"pattern\", ...]`")]
     Parse(String),
     /// A pattern is malformed.
-    #[error("invalid permission pattern `{pattern}` for role `{role}`: use `a.b.c`, `a.b.*` or `*`")]
+    #[error(
+        "invalid permission pattern `{pattern}` for role `{role}`: use `a.b.c`, `a.b.*` or `*`"
+    )]
     Pattern {
         /// The role.
         role: String,
@@ -189,6 +191,10 @@ mod tests {
     }
 
     #[test]
+    #[allow(
+        clippy::unwrap_used,
+        reason = "a test asserting on the error it expects"
+    )]
     fn rejects_bad_files_with_clear_errors() {
         let error = PermissionMatrix::from_toml("[roles]\nr = [\"roster..x\"]").unwrap_err();
         assert!(error.to_string().contains("`roster..x`"), "{error}");

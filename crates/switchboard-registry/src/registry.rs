@@ -10,9 +10,7 @@ use std::{collections::BTreeMap, sync::Arc};
 use arc_swap::ArcSwap;
 use ractor::{Actor, ActorRef};
 use switchboard_audit::{AuditStore, MemoryAuditStore};
-use switchboard_core::{
-    Category, ToolDescriptor, ToolEntry, linked_domains, linked_tools,
-};
+use switchboard_core::{Category, ToolDescriptor, ToolEntry, linked_domains, linked_tools};
 use tokio::sync::watch;
 
 use crate::{
@@ -142,7 +140,11 @@ impl RegistryBuilder {
                     tool: entry.spec.name.to_owned(),
                     location: entry.spec.location.to_string(),
                     domain: entry.spec.domain.to_owned(),
-                    known: domains.keys().map(|d| d.to_string()).collect::<Vec<_>>().join(", "),
+                    known: domains
+                        .keys()
+                        .map(|d| d.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
                 });
             };
             tools.push(Arc::new(RegisteredTool::new(
@@ -174,7 +176,10 @@ impl RegistryBuilder {
             what: "registry".to_owned(),
             reason: error.to_string(),
         })?;
-        tracing::info!(tools = shared.table.load().iter().count(), "tool registry started");
+        tracing::info!(
+            tools = shared.table.load().iter().count(),
+            "tool registry started"
+        );
         Ok(ToolRegistry { shared, actor })
     }
 }
@@ -193,7 +198,11 @@ fn scan_domains(
                 second: entry.state_type.to_owned(),
             });
         }
-        let runtime = DomainRuntime::new(entry.name, (entry.init)(), config.concurrency_of(entry.name));
+        let runtime = DomainRuntime::new(
+            entry.name,
+            (entry.init)(),
+            config.concurrency_of(entry.name),
+        );
         domains.insert(Arc::clone(&runtime.name), runtime);
     }
     Ok(domains)
@@ -295,7 +304,11 @@ impl ToolRegistry {
 
     /// The actor of a domain, while it runs (for supervision tests and operations).
     pub fn domain_actor(&self, domain: &str) -> Option<ActorRef<DomainMsg>> {
-        self.shared.domains.load().get(domain).and_then(|d| d.actor())
+        self.shared
+            .domains
+            .load()
+            .get(domain)
+            .and_then(|d| d.actor())
     }
 
     /// Registers tools whose schema is only known at run time. Their domain is created (with

@@ -5,12 +5,7 @@
 //! validator, the roles that grant the tool's permission, the domain runtime and the timeout.
 //! The per-call path then does a hash lookup and a few comparisons.
 
-use std::{
-    any::TypeId,
-    collections::HashMap,
-    sync::Arc,
-    time::Duration,
-};
+use std::{any::TypeId, collections::HashMap, sync::Arc, time::Duration};
 
 use serde_json::Value;
 use switchboard_core::{
@@ -138,7 +133,8 @@ pub(crate) struct ToolTable {
 impl ToolTable {
     /// Builds a table, refusing duplicate names.
     pub(crate) fn build(tools: Vec<Arc<RegisteredTool>>) -> Result<Self, RegistryError> {
-        let mut by_name: HashMap<Arc<str>, Arc<RegisteredTool>> = HashMap::with_capacity(tools.len());
+        let mut by_name: HashMap<Arc<str>, Arc<RegisteredTool>> =
+            HashMap::with_capacity(tools.len());
         for tool in tools {
             if let Some(existing) = by_name.get(&tool.name) {
                 return Err(RegistryError::DuplicateTool {
@@ -172,13 +168,19 @@ impl ToolTable {
             .filter(|(score, _)| *score >= 0.8)
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
-        scored.into_iter().take(3).map(|(_, name)| name.to_owned()).collect()
+        scored
+            .into_iter()
+            .take(3)
+            .map(|(_, name)| name.to_owned())
+            .collect()
     }
 }
 
 fn origin(descriptor: &ToolDescriptor) -> String {
     match &descriptor.origin {
         switchboard_core::ToolOrigin::Linked { location } => location.clone(),
-        switchboard_core::ToolOrigin::Runtime { source } => format!("run-time registration by {source}"),
+        switchboard_core::ToolOrigin::Runtime { source } => {
+            format!("run-time registration by {source}")
+        }
     }
 }

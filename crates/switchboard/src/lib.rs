@@ -6,11 +6,15 @@ pub use switchboard_registry as registry;
 
 pub use switchboard_audit::{AuditQuery, AuditRecord, AuditStore, MemoryAuditStore};
 pub use switchboard_core::{
-    CallContext, Caller, Category, ErrorKind, FieldError, Initiator, InvokeError, NoInput, Tool,
-    ToolContext, ToolDescriptor, ToolError, ToolInput, domain, tool,
+    BoxFuture, CallContext, Caller, Category, CorrelationId, DomainCell, ErrorKind, FieldError,
+    Initiator, InvokeError, NoInput, OrgId, Role, SessionId, Tool, ToolContext, ToolDescriptor,
+    ToolError, ToolInput, ToolOrigin, UserId, domain, tool,
 };
 pub use switchboard_orchestrator::{Answer, AskError, Orchestrator, Route};
-pub use switchboard_registry::{PermissionMatrix, RegistryBuilder, RegistryConfig, ToolRegistry};
+pub use switchboard_registry::{
+    DomainStatus, PermissionMatrix, PermissionsError, RegistryBuilder, RegistryConfig,
+    RegistryError, RuntimeTool, RuntimeToolSpec, ToolRegistry,
+};
 
 /// The paths `#[tool]` expands to when a crate depends on this facade rather than on
 /// `switchboard-core`. Not a public API.

@@ -1,0 +1,112 @@
+//! The run of one command: check the inputs, boot the runtime, dispatch, shut down, and pick
+//! the exit code.
+//!
+//! Everything the user can get wrong (a permission file, `PARAMS_JSON`) is checked before the
+//! runtime boots, and is a [`UsageError`] with exit code 2. A refused or failed call is not an
+//! error here: the command reports it and returns [`Exit::Refused`]. Anything else that goes
+//! wrong is the runtime's fault and exits with 3.
+
+use std::{fmt, path::Path, process::ExitCode};
+
+use anyhow::Context as _;
+use switchboard::{PermissionMatrix, Switchboard, ToolRegistry, registry::PermissionsError};
+
+use crate::{args::Cli, commands::Ready, output};
+
+/// How a run ended, as the process exit code tells scripts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Exit {
+    /// 0: the command did what was asked.
+    Success,
+    /// 1: the call was refused or failed, or the tool does not exist.
+    Refused,
+    /// 2: the command line, its params or its permission file are wrong.
+    Usage,
+    /// 3: the runtime failed (it did not start, or could not report).
+    Internal,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> Self {
+        ExitCode::from(match exit {
+            Exit::Success => 0,
+            Exit::Refused => 1,
+            Exit::Usage => 2,
+            Exit::Internal => 3,
+        })
+    }
+}
+
+/// A mistake in what the user passed; the message says what to change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct UsageError {
+    message: String,
+}
+
+impl UsageError {
+    /// Makes a usage error.
+    pub(crate) fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// Runs the parsed command line and reports any error on standard error.
+pub(crate) fn run(cli: Cli) -> Exit {
+    match try_run(cli) {
+        Ok(exit) => exit,
+        Err(error) => {
+            let exit = if error.is::<UsageError>() {
+                Exit::Usage
+            } else {
+                Exit::Internal
+            };
+            output::write_stderr(&output::render_failure(&error));
+            exit
+        }
+    }
+}
+
+fn try_run(cli: Cli) -> anyhow::Result<Exit> {
+    let permissions = load_permissions(cli.permissions.as_deref())?;
+    // Params are read before the runtime boots: a typo should cost nothing.
+    let command = Ready::prepare(cli.command)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("could not start the async runtime")?;
+    runtime.block_on(async move {
+        let switchboard = Switchboard::start(ToolRegistry::builder().permissions(permissions))
+            .await
+            .context("the switchboard runtime did not start")?;
+        let exit = command.run(&switchboard).await;
+        switchboard.shutdown().await;
+        exit
+    })
+}
+
+/// The matrix from `--permissions FILE`, else the built-in one.
+fn load_permissions(path: Option<&Path>) -> Result<PermissionMatrix, UsageError> {
+    match path {
+        None => Ok(PermissionMatrix::default()),
+        Some(path) => PermissionMatrix::from_file(path).map_err(|error| match error {
+            // This one names the file already.
+            PermissionsError::Read { .. } => {
+                UsageError::new(format!("{error} (given with --permissions)"))
+            }
+            other => UsageError::new(format!(
+                "the permission file {} (given with --permissions) is not usable: {other}",
+                path.display()
+            )),
+        }),
+    }
+}

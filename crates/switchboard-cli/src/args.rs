@@ -1,0 +1,130 @@
+//! The command line as clap parses it: the four commands and their flags.
+//!
+//! These names are a contract: scripts, tests and `docs/cli.md` rely on them, so a flag is
+//! never renamed. Identity flags live in [`crate::identity`], because turning them into a call
+//! context (and minting the ids nobody gave) is its own job. Nothing here touches the runtime.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::identity::IdentityArgs;
+
+/// Text shown after `--help`: where identity comes from, and the exit codes.
+const AFTER_HELP: &str = "\
+Identity (for `call` and `ask`) comes from --org, --user, --role, --initiator or from the
+environment: SWITCHBOARD_ORG, SWITCHBOARD_USER, SWITCHBOARD_ROLE (comma-separated) and
+SWITCHBOARD_INITIATOR. The organisation and the user are never guessed: leave them out and
+the call is refused with `missing_context`. Session and correlation ids are minted
+(`cli-<uuid>`) unless given.
+
+Exit codes: 0 success; 1 the call was refused or failed (or `schema` named no tool);
+2 usage error (bad flags, PARAMS_JSON that is not JSON, an unreadable permission file);
+3 the runtime itself failed.";
+
+/// Switchboard: list, describe and call the audited tools linked into this binary, or ask for
+/// them in words.
+#[derive(Debug, Parser)]
+#[command(name = "switchboard", version, after_help = AFTER_HELP)]
+pub(crate) struct Cli {
+    /// Use this TOML role → permission matrix instead of the built-in one
+    /// (format: `[roles]` then `role = ["pattern", ...]`).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub(crate) permissions: Option<PathBuf>,
+
+    /// What to do.
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// List every tool: name, domain, category, permission and description.
+    Tools(ToolsArgs),
+    /// Print one tool's definition, as an MCP server or the Anthropic API expects it.
+    Schema(SchemaArgs),
+    /// Call a tool by name with JSON params, and print its result and audit record.
+    Call(CallArgs),
+    /// Route an utterance through the orchestrator, call the tool it reaches, and print the
+    /// route, the result and the audit record.
+    Ask(AskArgs),
+}
+
+/// `switchboard tools [--json]`.
+#[derive(Debug, Args)]
+pub(crate) struct ToolsArgs {
+    /// Print a JSON array (with each tool's intents) instead of a table.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// `switchboard schema TOOL [--format anthropic|mcp]`.
+#[derive(Debug, Args)]
+pub(crate) struct SchemaArgs {
+    /// The tool's name (see `switchboard tools`).
+    #[arg(value_name = "TOOL")]
+    pub(crate) tool: String,
+
+    /// Which definition shape to print.
+    #[arg(long, value_enum, default_value_t = SchemaFormat::Mcp)]
+    pub(crate) format: SchemaFormat,
+}
+
+/// The shapes `schema` can print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SchemaFormat {
+    /// `{name, description, input_schema}`, for the Anthropic Messages API.
+    Anthropic,
+    /// The MCP `Tool` object: `inputSchema`, `outputSchema`, annotations and `_meta`.
+    Mcp,
+}
+
+/// `switchboard call TOOL [PARAMS_JSON] [IDENTITY] [--json]`.
+#[derive(Debug, Args)]
+pub(crate) struct CallArgs {
+    /// The tool's name (see `switchboard tools`).
+    #[arg(value_name = "TOOL")]
+    pub(crate) tool: String,
+
+    /// The params, as one JSON value (usually an object); `-` reads them from standard input.
+    /// Never put `org_id` here: the organisation comes from --org.
+    #[arg(value_name = "PARAMS_JSON", default_value = "{}")]
+    pub(crate) params: String,
+
+    /// Print one JSON object: `{"result", "audit"}` or `{"error", "audit"}`.
+    #[arg(long)]
+    pub(crate) json: bool,
+
+    /// Who calls.
+    #[command(flatten)]
+    pub(crate) identity: IdentityArgs,
+}
+
+/// `switchboard ask "UTTERANCE" [IDENTITY] [--json]`.
+#[derive(Debug, Args)]
+pub(crate) struct AskArgs {
+    /// What you want, in words a declared intent matches (for example "who am I?").
+    #[arg(value_name = "UTTERANCE")]
+    pub(crate) utterance: String,
+
+    /// Print one JSON object: `{"result", "route", "audit"}` or `{"error", "audit"}`.
+    #[arg(long)]
+    pub(crate) json: bool,
+
+    /// Who asks.
+    #[command(flatten)]
+    pub(crate) identity: IdentityArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

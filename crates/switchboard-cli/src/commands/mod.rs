@@ -1,0 +1,74 @@
+//! The four commands, and what they share: preparing the inputs before the runtime boots, and
+//! fetching a call's audit records after it ran.
+//!
+//! Each command module takes the running [`Switchboard`] and its parsed arguments, prints what
+//! it has to say, and returns how the run ended; none of them exits the process.
+
+mod ask;
+mod call;
+mod schema;
+mod tools;
+
+use anyhow::Context as _;
+use serde_json::Value;
+use switchboard::{AuditQuery, AuditRecord, Switchboard, ToolRegistry};
+
+use crate::{
+    app::{Exit, UsageError},
+    args::{AskArgs, CallArgs, Command, SchemaArgs, ToolsArgs},
+    params,
+};
+
+/// A command whose inputs have been checked, ready to run against the runtime.
+#[derive(Debug)]
+pub(crate) enum Ready {
+    /// `tools`.
+    Tools(ToolsArgs),
+    /// `schema`.
+    Schema(SchemaArgs),
+    /// `call`, with its params parsed.
+    Call(CallArgs, Value),
+    /// `ask`.
+    Ask(AskArgs),
+}
+
+impl Ready {
+    /// Checks what can be checked without the runtime: today, that `PARAMS_JSON` is JSON.
+    pub(crate) fn prepare(command: Command) -> Result<Self, UsageError> {
+        Ok(match command {
+            Command::Tools(args) => Ready::Tools(args),
+            Command::Schema(args) => Ready::Schema(args),
+            Command::Call(args) => {
+                let params = params::read(&args.params)?;
+                Ready::Call(args, params)
+            }
+            Command::Ask(args) => Ready::Ask(args),
+        })
+    }
+
+    /// Runs the command.
+    pub(crate) async fn run(self, switchboard: &Switchboard) -> anyhow::Result<Exit> {
+        match self {
+            Ready::Tools(args) => tools::run(&switchboard.registry, &args),
+            Ready::Schema(args) => schema::run(&switchboard.registry, &args),
+            Ready::Call(args, params) => call::run(&switchboard.registry, args, params).await,
+            Ready::Ask(args) => ask::run(switchboard, args).await,
+        }
+    }
+}
+
+/// The audit records of one correlation id, oldest first (the store answers newest first).
+async fn audit_of(
+    registry: &ToolRegistry,
+    correlation_id: &str,
+) -> anyhow::Result<Vec<AuditRecord>> {
+    let mut records = registry
+        .audit_store()
+        .query(&AuditQuery::correlation(correlation_id))
+        .await
+        .with_context(|| {
+            format!("could not read the audit records of correlation {correlation_id}")
+        })?;
+    records.reverse();
+    Ok(records)
+}

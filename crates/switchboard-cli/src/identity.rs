@@ -1,0 +1,178 @@
+//! Who a `call` or an `ask` acts as: the identity flags, their environment variables, and the
+//! [`CallContext`] built from them.
+//!
+//! The CLI mints what only identifies the invocation (a session and a correlation id, both
+//! `cli-<uuid>`), and never what identifies a person or a tenant: without `--org` or `--user`
+//! (or their environment variables) the context simply lacks them, and the runtime answers
+//! `missing_context`. Inventing a default organisation would make a forgotten flag act on
+//! someone's data.
+
+use clap::{Args, ValueEnum};
+use switchboard::{CallContext, Initiator};
+
+/// The identity flags shared by `call` and `ask`.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Identity")]
+pub(crate) struct IdentityArgs {
+    /// The organisation (tenant) to act for. Never guessed: without it the call is refused
+    /// with `missing_context`.
+    #[arg(long, env = "SWITCHBOARD_ORG", value_name = "ORG")]
+    pub(crate) org: Option<String>,
+
+    /// The user to act as. Never guessed: without it the call is refused with
+    /// `missing_context`.
+    #[arg(long, env = "SWITCHBOARD_USER", value_name = "USER")]
+    pub(crate) user: Option<String>,
+
+    /// A role the user holds; repeat the flag or separate roles with commas. Roles are checked
+    /// against the permission matrix (built-in: admin, manager, staff).
+    #[arg(
+        long = "role",
+        env = "SWITCHBOARD_ROLE",
+        value_name = "ROLE",
+        value_delimiter = ','
+    )]
+    pub(crate) roles: Vec<String>,
+
+    /// Who starts the call. A person typing a command is a human in a session, hence the
+    /// default `human`; pass `agent` to act as an agent deciding on its own, which may not run
+    /// `execute` or `restricted` tools.
+    #[arg(
+        long,
+        env = "SWITCHBOARD_INITIATOR",
+        value_enum,
+        value_name = "INITIATOR",
+        default_value_t = InitiatorArg::Human
+    )]
+    pub(crate) initiator: InitiatorArg,
+
+    /// Mark the call as explicitly confirmed by the human at the terminal. `restricted` tools
+    /// (which cannot be undone) run only with it, and only for `--initiator human`.
+    #[arg(long)]
+    pub(crate) confirm: bool,
+
+    /// The session id (default: a fresh `cli-<uuid>`).
+    #[arg(long, value_name = "ID")]
+    pub(crate) session: Option<String>,
+
+    /// The correlation id tying the call to its audit records (default: a fresh
+    /// `cli-<uuid>`).
+    #[arg(long, value_name = "ID")]
+    pub(crate) correlation: Option<String>,
+}
+
+/// `--initiator`, as clap parses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum InitiatorArg {
+    /// A person in a session (you, at the terminal).
+    Human,
+    /// An agent acting on its own initiative.
+    Agent,
+}
+
+impl From<InitiatorArg> for Initiator {
+    fn from(initiator: InitiatorArg) -> Self {
+        match initiator {
+            InitiatorArg::Human => Initiator::Human,
+            InitiatorArg::Agent => Initiator::Agent,
+        }
+    }
+}
+
+/// A context ready to call with, and its correlation id (for finding its audit records).
+#[derive(Debug, Clone)]
+pub(crate) struct Identity {
+    /// The context handed to the runtime.
+    pub(crate) context: CallContext,
+    /// The correlation id in `context`, given or minted.
+    pub(crate) correlation_id: String,
+}
+
+impl IdentityArgs {
+    /// Builds the call context. Blank values count as absent (so `--org ""` is refused like a
+    /// missing `--org`), and roles are trimmed, with blank ones dropped.
+    pub(crate) fn into_identity(self) -> Identity {
+        let correlation_id = present(self.correlation).unwrap_or_else(mint_id);
+        let session_id = present(self.session).unwrap_or_else(mint_id);
+        let mut builder = CallContext::builder()
+            .session(session_id)
+            .correlation(correlation_id.as_str())
+            .initiator(self.initiator.into())
+            .confirmed(self.confirm);
+        if let Some(org_id) = present(self.org) {
+            builder = builder.org(org_id);
+        }
+        if let Some(user_id) = present(self.user) {
+            builder = builder.user(user_id);
+        }
+        for role in self.roles.iter().map(|role| role.trim()) {
+            if !role.is_empty() {
+                builder = builder.role(role);
+            }
+        }
+        Identity {
+            context: builder.build(),
+            correlation_id,
+        }
+    }
+}
+
+/// `Some` only for a value that is not blank, trimmed.
+fn present(value: Option<String>) -> Option<String> {
+    value
+        .map(|text| text.trim().to_owned())
+        .filter(|text| !text.is_empty())
+}
+
+/// A fresh id for a session or a correlation: `cli-<uuid v4>`.
+fn mint_id() -> String {
+    format!("cli-{}", uuid::Uuid::new_v4())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args() -> IdentityArgs {
+        IdentityArgs {
+            org: None,
+            user: None,
+            roles: Vec::new(),
+            initiator: InitiatorArg::Human,
+            confirm: false,
+            session: None,
+            correlation: None,
+        }
+    }
+
+    #[test]
+    fn mints_session_and_correlation_but_never_org_or_user() {
+        let identity = args().into_identity();
+        assert_eq!(identity.context.missing_fields(), ["org_id", "user_id"]);
+        assert!(identity.correlation_id.starts_with("cli-"));
+        let session = identity.context.session_id.expect("minted");
+        assert!(session.as_str().starts_with("cli-"));
+        assert_ne!(session.as_str(), identity.correlation_id);
+    }
+
+    #[test]
+    fn keeps_given_values_and_drops_blank_ones() {
+        let identity = IdentityArgs {
+            org: Some("acme".to_owned()),
+            user: Some("  ".to_owned()),
+            roles: vec!["admin".to_owned(), " staff ".to_owned(), String::new()],
+            initiator: InitiatorArg::Agent,
+            confirm: true,
+            session: Some("s1".to_owned()),
+            correlation: Some("c1".to_owned()),
+        }
+        .into_identity();
+        let context = identity.context;
+        assert_eq!(context.missing_fields(), ["user_id"]);
+        assert_eq!(identity.correlation_id, "c1");
+        let roles: Vec<&str> = context.roles.iter().map(|role| role.as_str()).collect();
+        assert_eq!(roles, ["admin", "staff"]);
+        assert_eq!(context.initiator, Initiator::Agent);
+        assert!(context.confirmed);
+    }
+}

@@ -1,0 +1,32 @@
+//! The `switchboard` binary: list the linked tools, print their definitions, call them, and ask
+//! the orchestrator, from a terminal or a script.
+//!
+//! This file only parses the command line, starts logging and hands over to [`app::run`],
+//! which boots the runtime, runs the command and picks the exit code. See `docs/cli.md` for
+//! the commands, the identity flags, the `--json` shapes and the exit codes.
+
+mod app;
+mod args;
+mod commands;
+mod hints;
+mod identity;
+mod logging;
+mod output;
+mod params;
+mod render;
+mod table;
+
+use std::process::ExitCode;
+
+use clap::Parser as _;
+
+// A domain's `#[tool]`s are registered only if the binary references its crate: a dependency
+// alone does not link it (rust-lang/rust#64731). One line per domain.
+use switchboard_domain_core as _;
+use switchboard_domain_roster as _;
+
+fn main() -> ExitCode {
+    let cli = args::Cli::parse();
+    logging::init();
+    app::run(cli).into()
+}

@@ -1,0 +1,142 @@
+//! Where output goes and in which shape: the `--json` objects, the streams, and colour.
+//!
+//! With `--json`, `call` and `ask` print exactly one object on standard output, built here
+//! ([`JsonReport`]), so the shape scripts parse is defined in one place. Human output is built
+//! by [`crate::render`] as plain strings, then written here in one piece; colour is applied
+//! only when the stream it goes to is a terminal (owo-colors `if_supports_color`, which also
+//! honours `NO_COLOR` and `FORCE_COLOR`). Writes ignore a closed pipe
+//! (`switchboard tools | head -1`) rather than panic as `println!` would.
+
+use std::io::{self, Write};
+
+use owo_colors::{OwoColorize, Stream, Style};
+use serde::Serialize;
+use serde_json::Value;
+use switchboard::{AuditRecord, Route};
+
+/// The one object `call --json` and `ask --json` print.
+///
+/// Success: `{"result", "route" (ask only), "audit"}`; failure: `{"error", "route" (ask, when
+/// the utterance was routed), "audit"}`. `error` is the runtime's own serialization of the
+/// error: `{"kind", "message", …details}`.
+#[derive(Debug, Serialize)]
+pub(crate) struct JsonReport<'a, E: Serialize> {
+    /// What the tool returned, on success.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) result: Option<&'a Value>,
+    /// Why the call did not succeed, on failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) error: Option<&'a E>,
+    /// How `ask` routed the utterance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) route: Option<&'a Route>,
+    /// The audit records of the call, oldest first.
+    pub(crate) audit: &'a [AuditRecord],
+}
+
+/// Pretty JSON followed by a newline.
+pub(crate) fn to_json(value: &impl Serialize) -> anyhow::Result<String> {
+    let mut text = serde_json::to_string_pretty(value)?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// Writes `text` to standard output.
+pub(crate) fn write_stdout(text: &str) {
+    write_to(&mut io::stdout().lock(), text);
+}
+
+/// Writes `text` to standard error.
+pub(crate) fn write_stderr(text: &str) {
+    write_to(&mut io::stderr().lock(), text);
+}
+
+fn write_to(stream: &mut dyn Write, text: &str) {
+    // A reader that went away (a closed pipe) is not an error worth reporting, and there is
+    // nowhere left to report a failed write to standard error.
+    let _ = stream
+        .write_all(text.as_bytes())
+        .and_then(|()| stream.flush());
+}
+
+/// The styles human output uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tone {
+    /// Column headers and section titles.
+    Heading,
+    /// Tool names.
+    Name,
+    /// Success (`ok`, read tools).
+    Good,
+    /// Worth a look (propose and execute tools).
+    Notice,
+    /// Errors and restricted tools.
+    Bad,
+    /// The "what to do" label.
+    Hint,
+    /// Secondary text (ids, timestamps).
+    Dim,
+}
+
+impl Tone {
+    fn style(self) -> Style {
+        match self {
+            Tone::Heading => Style::new().bold(),
+            Tone::Name => Style::new().cyan(),
+            Tone::Good => Style::new().green(),
+            Tone::Notice => Style::new().yellow(),
+            Tone::Bad => Style::new().red().bold(),
+            Tone::Hint => Style::new().blue().bold(),
+            Tone::Dim => Style::new().dimmed(),
+        }
+    }
+}
+
+/// `text` in `tone`, if `stream` supports colour; `text` unchanged otherwise.
+pub(crate) fn paint(text: &str, tone: Tone, stream: Stream) -> String {
+    let style = tone.style();
+    text.if_supports_color(stream, |text| text.style(style))
+        .to_string()
+}
+
+/// How an error that is not a call's (a usage or runtime error) is shown: the error and its
+/// causes, one per line.
+pub(crate) fn render_failure(error: &anyhow::Error) -> String {
+    let mut text = format!("{} {error}\n", paint("error:", Tone::Bad, Stream::Stderr));
+    for cause in error.chain().skip(1) {
+        text.push_str(&format!("  caused by: {cause}\n"));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn success_and_failure_reports_have_the_documented_keys() {
+        let result = json!({"user_id": "alice"});
+        let success = JsonReport::<Value> {
+            result: Some(&result),
+            error: None,
+            route: None,
+            audit: &[],
+        };
+        assert_eq!(
+            serde_json::to_value(&success).expect("serializes"),
+            json!({"result": {"user_id": "alice"}, "audit": []})
+        );
+        let error = json!({"kind": "missing_context", "message": "…"});
+        let failure = JsonReport {
+            result: None,
+            error: Some(&error),
+            route: None,
+            audit: &[],
+        };
+        let value = serde_json::to_value(&failure).expect("serializes");
+        assert_eq!(value["error"]["kind"], "missing_context");
+        assert!(value.get("result").is_none());
+    }
+}

@@ -1,0 +1,17 @@
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use switchboard_core::{ToolContext, ToolError, tool};
+use validator::Validate;
+
+#[derive(Serialize, Deserialize, JsonSchema, Validate)]
+pub struct HelloInput {
+    pub name: String,
+}
+
+/// Says hello.
+#[tool(domain = "greet", category = read, permission = "greet.hello")]
+async fn hello(_ctx: &ToolContext, input: HelloInput) -> Result<String, ToolError> {
+    Ok(format!("hello, {}", input.name))
+}
+
+fn main() {}

@@ -1,0 +1,14 @@
+use switchboard_core::{NoInput, ToolContext, ToolError, tool};
+
+/// Says hello.
+#[tool(
+    domain = "greet",
+    category = read,
+    permission = "greet.hello",
+    name = "greet_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+)]
+async fn hello(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
+    Ok("hello".to_owned())
+}
+
+fn main() {}

@@ -1,0 +1,749 @@
+//! The dispatch path, seen from a caller: what `invoke` and `call` return, and what the audit
+//! trail holds, when a tool panics, runs past its timeout, is dropped by its caller, waits for
+//! its domain's bulkhead, or is handed invalid typed input.
+//!
+//! Every tool here is defined for this test binary only: each file under `tests/` is its own
+//! binary and links its own tool set. The tests assert behaviour, never durations; each wait is
+//! bounded by a generous limit that only turns a hang into a failure.
+
+use std::{
+    collections::BTreeMap,
+    sync::{
+        LazyLock,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use switchboard_audit::{AuditQuery, AuditRecord, AuditStore, Outcome};
+use switchboard_core::{
+    CallContext, ErrorKind, FieldError, Initiator, InvokeError, NoInput, ToolContext, ToolError,
+    ToolInput, tool,
+};
+use switchboard_registry::{DomainStatus, RegistryConfig, ToolRegistry};
+use tokio::sync::{Notify, Semaphore};
+use validator::Validate;
+
+/// The upper bound on any wait in these tests. Reaching it means something hangs.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// The test domains keep no state.
+#[derive(Debug, Clone, Default)]
+struct Stateless;
+
+switchboard_core::domain! {
+    /// Tools that panic, and one that never does.
+    name: "faulty",
+    state: Stateless = Stateless::default,
+}
+
+switchboard_core::domain! {
+    /// Tools that take their time.
+    name: "slow",
+    state: Stateless = Stateless::default,
+}
+
+switchboard_core::domain! {
+    /// A bulkhead of two (set in the test's `RegistryConfig`).
+    name: "pair",
+    state: Stateless = Stateless::default,
+}
+
+switchboard_core::domain! {
+    /// A bulkhead of eight (set in the test's `RegistryConfig`).
+    name: "octet",
+    state: Stateless = Stateless::default,
+}
+
+switchboard_core::domain! {
+    /// A tool with `validator` rules, for typed calls.
+    name: "forms",
+    state: Stateless = Stateless::default,
+}
+
+/// Always panics, with a formatted message.
+#[tool(domain = "faulty", category = read, permission = "faulty.use")]
+async fn blow_fuse(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
+    panic!("the fuse blew at {} amps", 13)
+}
+
+/// Always answers `fine`.
+#[tool(domain = "faulty", category = read, permission = "faulty.use")]
+async fn answer(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
+    Ok("fine".to_owned())
+}
+
+/// Sleeps ten seconds, under a timeout of its own of 50 ms.
+#[tool(domain = "slow", category = read, permission = "slow.use", timeout_ms = 50)]
+async fn nap_briefly(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    Ok("woke up".to_owned())
+}
+
+/// Sleeps ten seconds, under whatever timeout the registry is configured with.
+#[tool(domain = "slow", category = read, permission = "slow.use")]
+async fn nap(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    Ok("woke up".to_owned())
+}
+
+/// Sleeps 100 ms, under a generous timeout of its own of 10 s.
+#[tool(domain = "slow", category = read, permission = "slow.use", timeout_ms = 10000)]
+async fn doze(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    Ok("rested".to_owned())
+}
+
+/// Signalled by `slow_linger` once it runs.
+static LINGER_STARTED: LazyLock<Notify> = LazyLock::new(Notify::new);
+
+/// Says it started, then sleeps ten seconds (its caller drops it before then).
+#[tool(domain = "slow", category = read, permission = "slow.use")]
+async fn linger(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
+    LINGER_STARTED.notify_one();
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    Ok("still here".to_owned())
+}
+
+/// Signalled by `slow_dawdle` once it runs.
+static DAWDLE_STARTED: LazyLock<Notify> = LazyLock::new(Notify::new);
+
+/// Says it started, then sleeps ten seconds (its task is aborted before then).
+#[tool(domain = "slow", category = read, permission = "slow.use")]
+async fn dawdle(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
+    DAWDLE_STARTED.notify_one();
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    Ok("still here".to_owned())
+}
+
+/// Holds the calls of one tool inside it until the test lets them out, counting how many are
+/// inside at once.
+struct Gate {
+    inside: AtomicUsize,
+    most_inside: AtomicUsize,
+    left: AtomicUsize,
+    exits: Semaphore,
+}
+
+impl Gate {
+    fn new() -> Self {
+        Self {
+            inside: AtomicUsize::new(0),
+            most_inside: AtomicUsize::new(0),
+            left: AtomicUsize::new(0),
+            exits: Semaphore::new(0),
+        }
+    }
+
+    async fn pass(&self) -> Result<usize, ToolError> {
+        let now_inside = self.inside.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most_inside.fetch_max(now_inside, Ordering::SeqCst);
+        let exit = self
+            .exits
+            .acquire()
+            .await
+            .map_err(|_| ToolError::new("gate_closed", "the test closed the gate"))?;
+        exit.forget();
+        self.inside.fetch_sub(1, Ordering::SeqCst);
+        self.left.fetch_add(1, Ordering::SeqCst);
+        Ok(now_inside)
+    }
+
+    fn inside(&self) -> usize {
+        self.inside.load(Ordering::SeqCst)
+    }
+
+    fn most_inside(&self) -> usize {
+        self.most_inside.load(Ordering::SeqCst)
+    }
+
+    fn left(&self) -> usize {
+        self.left.load(Ordering::SeqCst)
+    }
+}
+
+static PAIR_GATE: LazyLock<Gate> = LazyLock::new(Gate::new);
+static OCTET_GATE: LazyLock<Gate> = LazyLock::new(Gate::new);
+
+/// Waits at the gate of the `pair` domain.
+#[tool(domain = "pair", category = read, permission = "pair.use")]
+async fn squeeze(_ctx: &ToolContext, _input: NoInput) -> Result<usize, ToolError> {
+    PAIR_GATE.pass().await
+}
+
+/// Waits at the gate of the `octet` domain.
+#[tool(domain = "octet", category = read, permission = "octet.use")]
+async fn crowd(_ctx: &ToolContext, _input: NoInput) -> Result<usize, ToolError> {
+    OCTET_GATE.pass().await
+}
+
+/// How to reach the person booking.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, Validate)]
+struct Contact {
+    /// An email address.
+    #[validate(email)]
+    email: String,
+}
+
+/// A booking request.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, Validate, ToolInput)]
+struct Booking {
+    /// Who books.
+    #[validate(length(min = 1, max = 8))]
+    name: String,
+    /// How many seats.
+    #[validate(range(min = 1, max = 10))]
+    seats: u32,
+    /// How to reach them.
+    #[validate(nested)]
+    contact: Contact,
+}
+
+/// Books seats and says how many.
+#[tool(domain = "forms", category = read, permission = "forms.book")]
+async fn book(_ctx: &ToolContext, input: Booking) -> Result<u32, ToolError> {
+    Ok(input.seats)
+}
+
+/// A complete context of an admin (granted everything by the built-in matrix), as a human.
+fn context(correlation: &str) -> CallContext {
+    CallContext::builder()
+        .org("acme")
+        .user("alice")
+        .session("session-1")
+        .correlation(correlation)
+        .role("admin")
+        .initiator(Initiator::Human)
+        .build()
+}
+
+async fn start(config: RegistryConfig) -> ToolRegistry {
+    ToolRegistry::builder()
+        .config(config)
+        .start()
+        .await
+        .expect("the test tools are well formed, so the registry starts")
+}
+
+async fn invoke(
+    registry: &ToolRegistry,
+    tool: &str,
+    correlation: &str,
+) -> Result<Value, InvokeError> {
+    tokio::time::timeout(
+        PATIENCE,
+        registry.invoke(tool, json!({}), &context(correlation)),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("`{tool}` did not answer within {PATIENCE:?}"))
+}
+
+async fn records_of(registry: &ToolRegistry, correlation: &str) -> Vec<AuditRecord> {
+    registry
+        .audit_store()
+        .query(&AuditQuery::correlation(correlation))
+        .await
+        .expect("the in-memory store answers every query")
+}
+
+/// The one audit record of a correlation id; fails if there are none or several.
+async fn only_record_of(registry: &ToolRegistry, correlation: &str) -> AuditRecord {
+    let mut records = records_of(registry, correlation).await;
+    assert_eq!(
+        records.len(),
+        1,
+        "expected exactly one audit record for `{correlation}`, got {records:#?}"
+    );
+    records.remove(0)
+}
+
+fn domain_status(registry: &ToolRegistry, domain: &str) -> DomainStatus {
+    registry
+        .domains()
+        .into_iter()
+        .find(|status| status.name == domain)
+        .unwrap_or_else(|| panic!("the `{domain}` domain is not registered"))
+}
+
+async fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while !condition() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "gave up after {PATIENCE:?} waiting until {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_tool_is_reported_audited_and_its_domain_keeps_serving() {
+    let registry = start(RegistryConfig::default()).await;
+    let actor_before = registry
+        .domain_actor("faulty")
+        .expect("the faulty domain runs")
+        .get_id();
+
+    let error = invoke(&registry, "faulty_blow_fuse", "panic-1")
+        .await
+        .expect_err("the tool panics");
+    assert_eq!(error.kind(), ErrorKind::ToolPanicked);
+    match &error {
+        InvokeError::ToolPanicked { tool, message } => {
+            assert_eq!(tool, "faulty_blow_fuse");
+            assert_eq!(message, "the fuse blew at 13 amps");
+        }
+        other => panic!("expected tool_panicked, got {other:?}"),
+    }
+    assert!(
+        error.to_string().contains("the fuse blew at 13 amps"),
+        "{error}"
+    );
+
+    let record = only_record_of(&registry, "panic-1").await;
+    assert_eq!(record.outcome, Outcome::Error(ErrorKind::ToolPanicked));
+    assert_eq!(&*record.tool, "faulty_blow_fuse");
+    assert_eq!(record.domain.as_deref(), Some("faulty"));
+    assert_eq!(record.output_hash, None);
+
+    // The same domain, with the same actor, serves the next call.
+    let answer = invoke(&registry, "faulty_answer", "panic-2")
+        .await
+        .expect("the domain keeps serving after a tool panicked");
+    assert_eq!(answer, json!("fine"));
+    assert_eq!(
+        only_record_of(&registry, "panic-2").await.outcome,
+        Outcome::Ok
+    );
+
+    let status = domain_status(&registry, "faulty");
+    assert_eq!(status.panics, 1, "{status:?}");
+    assert_eq!(
+        status.restarts, 0,
+        "a tool panic is not an actor failure: {status:?}"
+    );
+    assert!(status.running, "{status:?}");
+    assert_eq!(
+        status.in_flight, 0,
+        "the panicked call released its permit: {status:?}"
+    );
+    let actor_after = registry
+        .domain_actor("faulty")
+        .expect("the faulty domain still runs")
+        .get_id();
+    assert_eq!(
+        actor_before, actor_after,
+        "the domain actor was not replaced"
+    );
+
+    // A second panic counts too; other domains count none.
+    let _ = invoke(&registry, "faulty_blow_fuse", "panic-3").await;
+    assert_eq!(domain_status(&registry, "faulty").panics, 2);
+    assert_eq!(domain_status(&registry, "slow").panics, 0);
+    registry.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_tool_past_its_own_timeout_is_stopped_and_audited() {
+    let registry = start(RegistryConfig::default()).await;
+    let error = invoke(&registry, "slow_nap_briefly", "timeout-1")
+        .await
+        .expect_err("the tool sleeps far longer than its timeout");
+    match &error {
+        InvokeError::Timeout { tool, after } => {
+            assert_eq!(tool, "slow_nap_briefly");
+            assert_eq!(
+                *after,
+                Duration::from_millis(50),
+                "the tool's own timeout applies"
+            );
+        }
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    assert_eq!(error.kind(), ErrorKind::Timeout);
+    assert_eq!(
+        only_record_of(&registry, "timeout-1").await.outcome,
+        Outcome::Error(ErrorKind::Timeout)
+    );
+    let status = domain_status(&registry, "slow");
+    assert_eq!(
+        status.in_flight, 0,
+        "the timed-out call released its permit: {status:?}"
+    );
+    registry.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_configured_default_timeout_applies_only_to_tools_without_their_own() {
+    let registry = start(RegistryConfig {
+        default_timeout: Duration::from_millis(50),
+        ..RegistryConfig::default()
+    })
+    .await;
+
+    // No timeout of its own: the configured default stops it.
+    let error = invoke(&registry, "slow_nap", "default-timeout-1")
+        .await
+        .expect_err("the tool sleeps far longer than the default timeout");
+    match &error {
+        InvokeError::Timeout { tool, after } => {
+            assert_eq!(tool, "slow_nap");
+            assert_eq!(
+                *after,
+                Duration::from_millis(50),
+                "the configured default applies"
+            );
+        }
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    assert_eq!(
+        only_record_of(&registry, "default-timeout-1").await.outcome,
+        Outcome::Error(ErrorKind::Timeout)
+    );
+
+    // A tool's own timeout beats the default, when it is longer...
+    let rested = invoke(&registry, "slow_doze", "default-timeout-2")
+        .await
+        .expect("the tool's own 10 s timeout, not the 50 ms default, applies");
+    assert_eq!(rested, json!("rested"));
+
+    // ...and when it is shorter than the default.
+    let registry_with_long_default = start(RegistryConfig {
+        default_timeout: Duration::from_secs(60),
+        ..RegistryConfig::default()
+    })
+    .await;
+    let error = invoke(
+        &registry_with_long_default,
+        "slow_nap_briefly",
+        "default-timeout-3",
+    )
+    .await
+    .expect_err("the tool's own 50 ms timeout applies");
+    assert!(
+        matches!(error, InvokeError::Timeout { after, .. } if after == Duration::from_millis(50)),
+        "{error:?}"
+    );
+
+    // The descriptors say which tools carry their own timeout.
+    let own_timeout = |name: &str| {
+        registry
+            .find(name)
+            .unwrap_or_else(|| panic!("`{name}` is registered"))
+            .timeout
+    };
+    assert_eq!(own_timeout("slow_nap"), None);
+    assert_eq!(
+        own_timeout("slow_nap_briefly"),
+        Some(Duration::from_millis(50))
+    );
+    assert_eq!(own_timeout("slow_doze"), Some(Duration::from_secs(10)));
+    registry.shutdown().await;
+    registry_with_long_default.shutdown().await;
+}
+
+fn bulkhead_config() -> RegistryConfig {
+    RegistryConfig {
+        domain_concurrency: BTreeMap::from([("pair".to_owned(), 2), ("octet".to_owned(), 8)]),
+        ..RegistryConfig::default()
+    }
+}
+
+/// Starts `count` calls of `tool` at once, each in a task of its own.
+fn spawn_calls(
+    registry: &ToolRegistry,
+    tool: &'static str,
+    count: usize,
+) -> Vec<tokio::task::JoinHandle<Result<Value, InvokeError>>> {
+    (0..count)
+        .map(|index| {
+            let registry = registry.clone();
+            tokio::spawn(async move {
+                let ctx = context(&format!("{tool}-{index}"));
+                registry.invoke(tool, json!({}), &ctx).await
+            })
+        })
+        .collect()
+}
+
+/// Waits for every spawned call; each must succeed.
+async fn join_calls(calls: Vec<tokio::task::JoinHandle<Result<Value, InvokeError>>>) {
+    for call in calls {
+        let result = tokio::time::timeout(PATIENCE, call)
+            .await
+            .expect("every released call finishes")
+            .expect("the call task does not panic");
+        result.expect("every call eventually runs");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bulkhead_of_two_runs_two_calls_at_once_and_queues_the_rest() {
+    let registry = start(bulkhead_config()).await;
+    assert_eq!(domain_status(&registry, "pair").concurrency, 2);
+    let gate = &*PAIR_GATE;
+    let calls = spawn_calls(&registry, "pair_squeeze", 6);
+
+    // Two calls are inside at the same time: both entered, neither has left.
+    wait_until("two calls are inside the pair gate", || gate.inside() == 2).await;
+    assert_eq!(gate.left(), 0);
+    // Give the other four every chance to get in, were the bulkhead leaky.
+    for _ in 0..50 {
+        tokio::task::yield_now().await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(gate.inside(), 2, "a third call got past a bulkhead of two");
+    assert_eq!(domain_status(&registry, "pair").in_flight, 2);
+
+    // Let them out one by one: each exit lets exactly one waiting call in.
+    for released in 1..=6 {
+        gate.exits.add_permits(1);
+        wait_until("the released call has left", || gate.left() == released).await;
+        assert!(
+            gate.inside() <= 2,
+            "{} calls inside a bulkhead of two",
+            gate.inside()
+        );
+    }
+    join_calls(calls).await;
+    assert_eq!(gate.most_inside(), 2, "at most two calls ran at once");
+    assert_eq!(domain_status(&registry, "pair").in_flight, 0);
+    let audited = registry
+        .audit_store()
+        .query(&AuditQuery::all().tool("pair_squeeze"))
+        .await
+        .expect("the in-memory store answers every query");
+    assert_eq!(audited.len(), 6);
+    assert!(audited.iter().all(|record| record.outcome == Outcome::Ok));
+    registry.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bulkhead_of_eight_runs_eight_calls_at_once() {
+    let registry = start(bulkhead_config()).await;
+    assert_eq!(domain_status(&registry, "octet").concurrency, 8);
+    let gate = &*OCTET_GATE;
+    let calls = spawn_calls(&registry, "octet_crowd", 8);
+
+    // All eight are inside together: calls into one domain do not run one at a time.
+    wait_until("eight calls are inside the octet gate", || {
+        gate.inside() == 8
+    })
+    .await;
+    assert_eq!(gate.left(), 0);
+    assert_eq!(domain_status(&registry, "octet").in_flight, 8);
+
+    gate.exits.add_permits(8);
+    join_calls(calls).await;
+    assert_eq!(gate.most_inside(), 8);
+    assert_eq!(domain_status(&registry, "octet").in_flight, 0);
+    registry.shutdown().await;
+}
+
+/// Callers spawn calls onto other tasks and threads, so both call futures must be `Send`. This
+/// is checked at compile time: the test fails to build if either future stops being `Send`
+/// (as happened when `Job::run`'s `Self: 'a` bound leaked into it, rust-lang/rust#100013).
+#[test]
+fn the_call_futures_are_send() {
+    fn assert_send<T: Send>(_: &T) {}
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    runtime.block_on(async {
+        let registry = start(RegistryConfig::default()).await;
+        let ctx = context("send-check");
+        let json_call = registry.invoke("faulty_answer", json!({}), &ctx);
+        assert_send(&json_call);
+        let typed_call = registry.call::<Answer>(NoInput {}, &ctx);
+        assert_send(&typed_call);
+        assert_eq!(json_call.await.expect("answers"), json!("fine"));
+        assert_eq!(typed_call.await.expect("answers"), "fine");
+        registry.shutdown().await;
+    });
+}
+
+#[tokio::test]
+async fn a_call_dropped_by_its_caller_is_audited_once_as_cancelled() {
+    let registry = start(RegistryConfig::default()).await;
+    let ctx = context("cancel-select");
+    let started = LINGER_STARTED.notified();
+    tokio::pin!(started);
+    // Boxed, so that dropping it below really drops the future (a `tokio::pin!`ned future
+    // lives until the end of its scope).
+    let mut call = Box::pin(registry.invoke("slow_linger", json!({}), &ctx));
+
+    // Poll the call until the tool body is running, then stop polling it and drop it.
+    tokio::select! {
+        result = &mut call => panic!("the call finished before it was dropped: {result:?}"),
+        () = &mut started => {}
+        () = tokio::time::sleep(PATIENCE) => panic!("the tool never started"),
+    }
+    assert_eq!(domain_status(&registry, "slow").in_flight, 1);
+    drop(call);
+
+    let record = only_record_of(&registry, "cancel-select").await;
+    assert_eq!(record.outcome, Outcome::Error(ErrorKind::Cancelled));
+    assert_eq!(&*record.tool, "slow_linger");
+    assert_eq!(record.domain.as_deref(), Some("slow"));
+    assert_eq!(
+        domain_status(&registry, "slow").in_flight,
+        0,
+        "the dropped call released its bulkhead permit"
+    );
+    // Nothing else is written later for the same call.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(records_of(&registry, "cancel-select").await.len(), 1);
+    registry.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_aborted_call_task_is_audited_once_as_cancelled() {
+    let registry = start(RegistryConfig::default()).await;
+    let started = DAWDLE_STARTED.notified();
+    let task = {
+        let registry = registry.clone();
+        tokio::spawn(async move {
+            let ctx = context("cancel-abort");
+            registry.invoke("slow_dawdle", json!({}), &ctx).await
+        })
+    };
+    tokio::time::timeout(PATIENCE, started)
+        .await
+        .expect("the tool starts");
+    task.abort();
+    let joined = task.await;
+    assert!(
+        joined.as_ref().is_err_and(|error| error.is_cancelled()),
+        "the task was aborted, not finished: {joined:?}"
+    );
+
+    // The record is written when the call's future is dropped; wait for it (bounded).
+    let mut records = Vec::new();
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while records.is_empty() && tokio::time::Instant::now() < deadline {
+        records = records_of(&registry, "cancel-abort").await;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let record = only_record_of(&registry, "cancel-abort").await;
+    assert_eq!(record.outcome, Outcome::Error(ErrorKind::Cancelled));
+    assert_eq!(&*record.tool, "slow_dawdle");
+    assert_eq!(domain_status(&registry, "slow").in_flight, 0);
+    registry.shutdown().await;
+}
+
+fn invalid_booking() -> Booking {
+    Booking {
+        name: String::new(),
+        seats: 0,
+        contact: Contact {
+            email: "not an email".to_owned(),
+        },
+    }
+}
+
+fn paths(errors: &[FieldError]) -> Vec<&str> {
+    errors.iter().map(|error| error.path.as_str()).collect()
+}
+
+#[tokio::test]
+async fn a_typed_call_reports_every_validation_error_sorted_with_json_pointers() {
+    let registry = start(RegistryConfig::default()).await;
+    let error = registry
+        .call::<Book>(invalid_booking(), &context("typed-invalid"))
+        .await
+        .expect_err("every field breaks a rule");
+    let InvokeError::InvalidInput { tool, errors } = &error else {
+        panic!("expected invalid_input, got {error:?}");
+    };
+    assert_eq!(tool, "forms_book");
+    assert_eq!(
+        paths(errors),
+        ["/contact/email", "/name", "/seats"],
+        "{errors:#?}"
+    );
+    assert!(
+        errors.windows(2).all(|pair| pair[0].path <= pair[1].path),
+        "sorted by path: {errors:#?}"
+    );
+    assert!(errors.iter().all(|error| !error.reason.is_empty()));
+
+    let record = only_record_of(&registry, "typed-invalid").await;
+    assert_eq!(record.outcome, Outcome::Error(ErrorKind::InvalidInput));
+    assert_eq!(&*record.tool, "forms_book");
+    assert_eq!(record.domain.as_deref(), Some("forms"));
+    assert_eq!(
+        record.input_hash,
+        switchboard_audit::digest_of(&invalid_booking()),
+        "a typed call hashes its typed input"
+    );
+
+    // A valid typed call goes through, and its output is hashed.
+    let seats = registry
+        .call::<Book>(
+            Booking {
+                name: "ada".to_owned(),
+                seats: 3,
+                contact: Contact {
+                    email: "ada@example.com".to_owned(),
+                },
+            },
+            &context("typed-valid"),
+        )
+        .await
+        .expect("a valid booking");
+    assert_eq!(seats, 3);
+    let record = only_record_of(&registry, "typed-valid").await;
+    assert_eq!(record.outcome, Outcome::Ok);
+    assert_eq!(
+        record.output_hash,
+        Some(switchboard_audit::digest_of(&3_u32))
+    );
+    registry.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_json_call_of_the_same_tool_reports_the_same_paths() {
+    let registry = start(RegistryConfig::default()).await;
+    let params = serde_json::to_value(invalid_booking()).expect("a booking serializes");
+    let error = registry
+        .invoke("forms_book", params, &context("json-invalid"))
+        .await
+        .expect_err("every field breaks a rule");
+    let InvokeError::InvalidInput { errors, .. } = &error else {
+        panic!("expected invalid_input, got {error:?}");
+    };
+    let mut unique_paths = paths(errors);
+    unique_paths.dedup();
+    assert_eq!(
+        unique_paths,
+        ["/contact/email", "/name", "/seats"],
+        "{errors:#?}"
+    );
+    assert_eq!(
+        only_record_of(&registry, "json-invalid").await.outcome,
+        Outcome::Error(ErrorKind::InvalidInput)
+    );
+    registry.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_typed_call_is_refused_before_validation_when_the_caller_lacks_the_permission() {
+    let registry = start(RegistryConfig::default()).await;
+    let mut ctx = context("typed-denied");
+    ctx.roles = vec!["intern".into()];
+    let error = registry
+        .call::<Book>(invalid_booking(), &ctx)
+        .await
+        .expect_err("an intern holds no permission");
+    assert_eq!(error.kind(), ErrorKind::PermissionDenied, "{error:?}");
+    assert_eq!(
+        only_record_of(&registry, "typed-denied").await.outcome,
+        Outcome::Error(ErrorKind::PermissionDenied)
+    );
+    registry.shutdown().await;
+}

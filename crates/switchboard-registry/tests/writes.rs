@@ -1,0 +1,235 @@
+//! Writes to a domain's state: they go through the domain's actor one at a time, are visible to
+//! the calls that follow, are refused to `read` tools, and leave the state untouched when the
+//! update panics.
+//!
+//! The `ledger` domain and its tools are defined here, for this test binary only.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use switchboard_audit::{AuditQuery, AuditStore, Outcome};
+use switchboard_core::{
+    CallContext, ErrorKind, Initiator, InvokeError, NoInput, ToolContext, ToolError, tool,
+};
+use switchboard_registry::ToolRegistry;
+
+/// The upper bound on any wait in these tests. Reaching it means something hangs.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// A count of entries.
+#[derive(Debug, Clone, Default)]
+struct Ledger {
+    entries: u64,
+}
+
+switchboard_core::domain! {
+    /// A ledger that only ever grows, one entry per write.
+    name: "ledger",
+    state: Ledger = Ledger::default,
+}
+
+/// Adds one entry and returns how many the ledger now holds.
+#[tool(domain = "ledger", category = execute, permission = "ledger.add")]
+async fn add(ctx: &ToolContext, _input: NoInput) -> Result<u64, ToolError> {
+    ctx.write(|ledger: &mut Ledger| {
+        ledger.entries += 1;
+        ledger.entries
+    })
+    .await
+}
+
+/// How many entries the ledger holds.
+#[tool(domain = "ledger", category = read, permission = "ledger.read")]
+async fn count(ctx: &ToolContext, _input: NoInput) -> Result<u64, ToolError> {
+    Ok(ctx.state::<Ledger>()?.entries)
+}
+
+/// A read tool that tries to write anyway.
+#[tool(domain = "ledger", category = read, permission = "ledger.read")]
+async fn sneak(ctx: &ToolContext, _input: NoInput) -> Result<u64, ToolError> {
+    ctx.write(|ledger: &mut Ledger| {
+        ledger.entries += 100;
+        ledger.entries
+    })
+    .await
+}
+
+/// An execute tool whose update changes its copy of the state, then panics.
+#[tool(domain = "ledger", category = execute, permission = "ledger.add")]
+async fn botch(ctx: &ToolContext, _input: NoInput) -> Result<u64, ToolError> {
+    ctx.write(|ledger: &mut Ledger| {
+        ledger.entries += 1000;
+        if ledger.entries >= 1000 {
+            panic!("the update botched the ledger");
+        }
+        ledger.entries
+    })
+    .await
+}
+
+/// A human admin: may run execute tools, and holds every permission of the built-in matrix.
+fn context(correlation: &str) -> CallContext {
+    CallContext::builder()
+        .org("acme")
+        .user("alice")
+        .session("session-1")
+        .correlation(correlation)
+        .role("admin")
+        .initiator(Initiator::Human)
+        .build()
+}
+
+async fn start() -> ToolRegistry {
+    ToolRegistry::builder()
+        .start()
+        .await
+        .expect("the test tools are well formed, so the registry starts")
+}
+
+async fn invoke(
+    registry: &ToolRegistry,
+    tool: &str,
+    correlation: &str,
+) -> Result<Value, InvokeError> {
+    tokio::time::timeout(
+        PATIENCE,
+        registry.invoke(tool, json!({}), &context(correlation)),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("`{tool}` did not answer within {PATIENCE:?}"))
+}
+
+async fn entries(registry: &ToolRegistry) -> Value {
+    invoke(registry, "ledger_count", "count")
+        .await
+        .expect("reading the ledger always works")
+}
+
+async fn outcome_of(registry: &ToolRegistry, correlation: &str) -> Outcome {
+    let records = registry
+        .audit_store()
+        .query(&AuditQuery::correlation(correlation))
+        .await
+        .expect("the in-memory store answers every query");
+    assert_eq!(records.len(), 1, "one record per call: {records:#?}");
+    records[0].outcome
+}
+
+fn tool_error_code(error: &InvokeError) -> &str {
+    match error {
+        InvokeError::ToolFailed { error, .. } => error.code(),
+        other => panic!("expected tool_failed, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_write_is_visible_to_the_reads_that_follow() {
+    let registry = start().await;
+    assert_eq!(entries(&registry).await, json!(0));
+    assert_eq!(
+        invoke(&registry, "ledger_add", "add-1")
+            .await
+            .expect("added"),
+        json!(1)
+    );
+    assert_eq!(entries(&registry).await, json!(1));
+    assert_eq!(
+        invoke(&registry, "ledger_add", "add-2")
+            .await
+            .expect("added"),
+        json!(2)
+    );
+    assert_eq!(entries(&registry).await, json!(2));
+    assert_eq!(outcome_of(&registry, "add-2").await, Outcome::Ok);
+    registry.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_read_tool_may_not_write() {
+    let registry = start().await;
+    let error = invoke(&registry, "ledger_sneak", "sneak")
+        .await
+        .expect_err("a read tool's write is refused");
+    assert_eq!(error.kind(), ErrorKind::ToolFailed);
+    assert_eq!(tool_error_code(&error), "write_not_allowed");
+    assert!(error.to_string().contains("ledger_sneak"), "{error}");
+    assert_eq!(
+        outcome_of(&registry, "sneak").await,
+        Outcome::Error(ErrorKind::ToolFailed)
+    );
+    assert_eq!(entries(&registry).await, json!(0), "the state is unchanged");
+    registry.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_panicking_update_leaves_the_state_unchanged_and_the_domain_serving() {
+    let registry = start().await;
+    let actor_before = registry
+        .domain_actor("ledger")
+        .expect("the ledger runs")
+        .get_id();
+    invoke(&registry, "ledger_add", "before")
+        .await
+        .expect("added");
+
+    let error = invoke(&registry, "ledger_botch", "botch")
+        .await
+        .expect_err("the update panics");
+    assert_eq!(error.kind(), ErrorKind::ToolFailed);
+    assert_eq!(tool_error_code(&error), "write_panicked");
+    assert_eq!(
+        outcome_of(&registry, "botch").await,
+        Outcome::Error(ErrorKind::ToolFailed)
+    );
+    // The update added 1000 to its copy before panicking; the published state never saw it.
+    assert_eq!(entries(&registry).await, json!(1));
+
+    // The same actor keeps applying writes.
+    assert_eq!(
+        invoke(&registry, "ledger_add", "after")
+            .await
+            .expect("added"),
+        json!(2)
+    );
+    let actor_after = registry
+        .domain_actor("ledger")
+        .expect("the ledger runs")
+        .get_id();
+    assert_eq!(actor_before, actor_after, "the domain actor did not fail");
+    let status = registry
+        .domains()
+        .into_iter()
+        .find(|status| status.name == "ledger")
+        .expect("the ledger domain is registered");
+    assert!(status.running, "{status:?}");
+    assert_eq!(status.restarts, 0, "{status:?}");
+    registry.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifty_concurrent_writes_are_applied_one_at_a_time_and_none_is_lost() {
+    let registry = start().await;
+    let calls: Vec<_> = (0..50)
+        .map(|index| {
+            let registry = registry.clone();
+            tokio::spawn(async move {
+                let ctx = context(&format!("concurrent-{index}"));
+                registry.invoke("ledger_add", json!({}), &ctx).await
+            })
+        })
+        .collect();
+    let mut seen = Vec::with_capacity(calls.len());
+    for call in calls {
+        let result = tokio::time::timeout(PATIENCE, call)
+            .await
+            .expect("every write finishes")
+            .expect("the call task does not panic");
+        let value = result.expect("every write succeeds");
+        seen.push(value.as_u64().expect("`add` returns a count"));
+    }
+    seen.sort_unstable();
+    // Each write saw every write applied before it: the counts are exactly 1..=50.
+    assert_eq!(seen, (1..=50).collect::<Vec<u64>>());
+    assert_eq!(entries(&registry).await, json!(50));
+    registry.shutdown().await;
+}

@@ -1,0 +1,93 @@
+//! The audit store as a dependency of every call: a call whose record cannot be written is not
+//! acknowledged, and the caller is told which tool's record was lost and why.
+//!
+//! The store here refuses every append, standing in for a full disk or a closed database.
+
+// Cargo only makes these crates available; a binary links a crate's `#[tool]`s only if it
+// names the crate (rust-lang/rust#64731).
+use switchboard_domain_core as _;
+use switchboard_domain_roster as _;
+
+use std::sync::{
+    Arc,
+    atomic::{AtomicU64, Ordering},
+};
+
+use serde_json::json;
+use switchboard::{
+    AuditQuery, AuditRecord, ErrorKind, Initiator, InvokeError, ToolRegistry,
+    audit::{Appended, AuditError, AuditStats, AuditStore},
+};
+use switchboard_core::BoxFuture;
+use switchboard_integration_tests::{boot_with, ctx};
+
+/// Refuses every record, and counts the attempts.
+#[derive(Default)]
+struct FullDisk {
+    attempts: AtomicU64,
+}
+
+impl AuditStore for FullDisk {
+    fn append(&self, _: AuditRecord) -> Appended {
+        self.attempts.fetch_add(1, Ordering::Relaxed);
+        Appended::Done(Err(AuditError::Unavailable("disk full".to_owned())))
+    }
+
+    fn query(&self, _: &AuditQuery) -> BoxFuture<'_, Result<Vec<AuditRecord>, AuditError>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+
+    fn stats(&self) -> AuditStats {
+        AuditStats::default()
+    }
+}
+
+#[tokio::test]
+async fn a_call_whose_record_cannot_be_written_fails_naming_the_tool() {
+    let store = Arc::new(FullDisk::default());
+    let runtime = boot_with(ToolRegistry::builder().audit_store(store.clone())).await;
+    let context = ctx("acme", "alice", &["admin"], Initiator::Human);
+
+    let error = runtime
+        .registry
+        .invoke("core_get_current_user", json!({}), &context)
+        .await
+        .expect_err("an unaudited call is not acknowledged");
+
+    assert_eq!(error.kind(), ErrorKind::AuditFailed);
+    let InvokeError::AuditFailed { tool, reason } = &error else {
+        panic!("expected audit_failed, got {error:?}");
+    };
+    assert!(reason.contains("disk full"), "{reason}");
+    assert_eq!(
+        tool, "core_get_current_user",
+        "the error names the tool whose record was lost: {error}"
+    );
+    assert_eq!(store.attempts.load(Ordering::Relaxed), 1);
+    runtime.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_refused_call_whose_record_cannot_be_written_also_fails_naming_the_tool() {
+    let store = Arc::new(FullDisk::default());
+    let runtime = boot_with(ToolRegistry::builder().audit_store(store.clone())).await;
+    // Staff may not assign: the refusal itself must be audited, and that fails too.
+    let context = ctx("acme", "sam", &["staff"], Initiator::Human);
+
+    let error = runtime
+        .registry
+        .invoke(
+            "roster_assign_shift",
+            json!({"shift_id": "acme-2026-11-28-am", "user_id": "sam"}),
+            &context,
+        )
+        .await
+        .expect_err("refused, and the refusal is not recorded");
+
+    assert!(
+        matches!(&error, InvokeError::AuditFailed { tool, .. } if tool == "roster_assign_shift"),
+        "{error:?}"
+    );
+    assert_eq!(store.attempts.load(Ordering::Relaxed), 1);
+    runtime.shutdown().await;
+}

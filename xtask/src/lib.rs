@@ -1,0 +1,30 @@
+//! Project automation for Switchboard, run as `cargo xtask <command>` (matklad's xtask pattern).
+//!
+//! Today there is one command, `catalog`, which writes the tool reference
+//! (`docs/reference/tools.md` and `docs/reference/tools.json`) from the registry this crate
+//! boots. The logic lives in this library, not in `main.rs`, so that a plain `#[test]` can run
+//! the same check as `cargo xtask catalog --check` and `cargo test --workspace` fails while
+//! the committed catalog is stale (rust-analyzer: "all code invariants are tested by `#[test]`
+//! tests").
+//!
+//! This crate is never published and is the one place (with tests and `main` functions) where
+//! `anyhow` is the error type.
+
+// Cargo only makes a dependency a candidate for linking; a crate whose items are never
+// referenced is dropped, and with it every `#[tool]` it submits to `inventory`
+// (rust-lang/rust#64731, dtolnay/inventory#7). These lines keep the sample domains linked.
+use switchboard_domain_core as _;
+use switchboard_domain_roster as _;
+
+pub mod catalog;
+pub mod ensure_file;
+
+use std::path::{Path, PathBuf};
+
+/// The workspace root: the parent of this crate's directory.
+pub fn project_root() -> PathBuf {
+    let xtask_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    xtask_dir
+        .parent()
+        .map_or_else(|| xtask_dir.to_path_buf(), Path::to_path_buf)
+}

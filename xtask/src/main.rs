@@ -1,0 +1,70 @@
+//! `cargo xtask`: the command-line entry point for the project's automation.
+//!
+//! Parses arguments with clap and calls into the library (`xtask::catalog`), which holds all
+//! the logic so that tests can call it too.
+
+// A command-line tool reports to its terminal.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+// See the same lines in src/lib.rs: without a reference, the domain crates and their tools
+// would not be linked into this binary (rust-lang/rust#64731).
+use switchboard_domain_core as _;
+use switchboard_domain_roster as _;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use xtask::{
+    catalog::{self, CatalogReport},
+    ensure_file::{FileStatus, Mode},
+};
+
+/// Project automation for Switchboard.
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask", bin_name = "cargo xtask")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Regenerate the tool catalog, docs/reference/tools.md and docs/reference/tools.json,
+    /// from the registry with every linked tool.
+    Catalog {
+        /// Write nothing; fail if either file differs from what would be generated.
+        #[arg(long)]
+        check: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Catalog { check } => {
+            let mode = if check { Mode::Check } else { Mode::Write };
+            match catalog::run(mode) {
+                Ok(report) => report_catalog(&report),
+                Err(error) => {
+                    eprintln!("error: {error:#}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    }
+}
+
+fn report_catalog(report: &CatalogReport) -> ExitCode {
+    for (path, status) in &report.files {
+        match status {
+            FileStatus::UpToDate => println!("{path}: up to date"),
+            FileStatus::Updated => println!("{path}: written"),
+            FileStatus::Stale(message) => eprintln!("error: {message}"),
+        }
+    }
+    if report.stale_messages().is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
