@@ -31,6 +31,11 @@ pub mod prelude {
     pub use switchboard_registry::ToolRegistry;
 }
 
+/// The "add a tool" guide (`docs/add-a-tool.md`), compiled and run as doctests so it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/add-a-tool.md")]
+pub struct AddAToolGuide;
+
 /// Why the runtime did not start.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
