@@ -12,14 +12,15 @@ use crate::record::Digest;
 
 /// The digest of a JSON value.
 pub fn digest_json(value: &Value) -> Digest {
-    let mut hasher = blake3::Hasher::new();
-    // `serde_json::Map` keeps keys sorted (the workspace never enables `preserve_order`; a test
-    // below fails if something does), so writing the value out is already canonical.
-    if serde_json::to_writer(&mut hasher, &Canonical(value)).is_err() {
-        // Writing a `Value` into a hasher cannot fail: it has no I/O and no non-string keys.
-        unreachable!("serializing a serde_json::Value into a hasher failed");
-    }
-    Digest(*hasher.finalize().as_bytes())
+    with_buffer(|buffer| {
+        // `serde_json::Map` keeps keys sorted (the workspace never enables `preserve_order`; a
+        // test below fails if something does), so writing the value out is already canonical.
+        if serde_json::to_writer(&mut *buffer, &Canonical(value)).is_err() {
+            // Writing a `Value` into memory cannot fail: no I/O, and its keys are strings.
+            unreachable!("serializing a serde_json::Value into memory failed");
+        }
+        Digest(*blake3::hash(buffer).as_bytes())
+    })
 }
 
 /// A JSON value written canonically: object members with `null` values are skipped.
@@ -47,10 +48,36 @@ impl Serialize for Canonical<'_> {
     }
 }
 
-/// The digest of any serializable value, as if it were first turned into JSON.
-/// Values that cannot become JSON hash as JSON `null`.
+/// The digest of any serializable value: the same as [`digest_json`] of its JSON value, without
+/// building that value. Values that cannot become JSON hash as JSON `null`.
 pub fn digest_of<T: Serialize + ?Sized>(value: &T) -> Digest {
-    digest_json(&serde_json::to_value(value).unwrap_or(Value::Null))
+    let streamed = with_buffer(|buffer| {
+        crate::canonical::write_canonical(value, buffer)
+            .ok()
+            .map(|()| Digest(*blake3::hash(buffer).as_bytes()))
+    });
+    streamed.unwrap_or_else(|| digest_json(&serde_json::to_value(value).unwrap_or(Value::Null)))
+}
+
+/// Runs `write_and_hash` on an empty, reused per-thread buffer. Feeding a hasher token by token
+/// costs several times more than the hashing itself, so values are written out first.
+fn with_buffer<R>(write_and_hash: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUFFER.with(|buffer| match buffer.try_borrow_mut() {
+        Ok(mut buffer) => {
+            buffer.clear();
+            let result = write_and_hash(&mut buffer);
+            // Keep the buffer from staying huge after one huge value.
+            if buffer.capacity() > 64 * 1024 {
+                *buffer = Vec::new();
+            }
+            result
+        }
+        // Only a re-entrant call (a `Serialize` impl that hashes) gets here.
+        Err(_) => write_and_hash(&mut Vec::new()),
+    })
 }
 
 #[cfg(test)]
@@ -88,6 +115,82 @@ mod tests {
             digest_json(&json!({"from": "a"}))
         );
         assert_ne!(digest_json(&json!([null])), digest_json(&json!([])));
+    }
+
+    #[derive(Serialize)]
+    enum Shape {
+        Dot,
+        Circle(f32),
+        Rect { w: u8, h: u8 },
+    }
+
+    #[derive(Serialize)]
+    struct Everything {
+        zeta: Option<u32>,
+        alpha: Vec<Option<i64>>,
+        nested: std::collections::HashMap<u16, &'static str>,
+        unit: (),
+        shapes: Vec<Shape>,
+        text: &'static str,
+        bytes: Vec<u8>,
+    }
+
+    #[test]
+    fn streamed_digest_matches_the_value_route_for_typed_values() {
+        let value = Everything {
+            zeta: None,
+            alpha: vec![Some(-3), None],
+            nested: [(2, "two"), (10, "ten")].into_iter().collect(),
+            unit: (),
+            shapes: vec![Shape::Dot, Shape::Circle(0.1)],
+            text: "quote \" and \u{1F600}",
+            bytes: vec![0, 255],
+        };
+        let json = serde_json::to_value(&value).expect("serializable");
+        let mut streamed = Vec::new();
+        crate::canonical::write_canonical(&value, &mut streamed).expect("streams");
+        let mut via_value = Vec::new();
+        serde_json::to_writer(&mut via_value, &Canonical(&json)).expect("writes");
+        assert_eq!(
+            String::from_utf8_lossy(&streamed),
+            String::from_utf8_lossy(&via_value)
+        );
+        assert_eq!(digest_of(&value), digest_json(&json));
+    }
+
+    #[test]
+    fn struct_variants_fall_back_to_the_value_route() {
+        let rect = Shape::Rect { w: 1, h: 2 };
+        assert!(crate::canonical::write_canonical(&rect, &mut Vec::new()).is_err());
+        let json = serde_json::to_value(&rect).expect("serializable");
+        assert_eq!(digest_of(&rect), digest_json(&json));
+    }
+
+    fn arbitrary_json() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            ".{0,8}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 32, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                prop::collection::btree_map(".{0,6}", inner, 0..5)
+                    .prop_map(|map| Value::Object(map.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Streaming any JSON value canonically gives the same digest as the `Value` route.
+        #[test]
+        fn streamed_and_value_digests_agree(value in arbitrary_json()) {
+            proptest::prop_assert_eq!(digest_of(&value), digest_json(&value));
+        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod canonical;
 mod hash;
 mod memory;
 mod record;

@@ -1,18 +1,20 @@
 //! The in-memory audit table: a fixed ring of lock-free slots, like an ETS table that readers
 //! and writers hit directly.
 //!
-//! A writer takes the next id from one atomic counter and stores its record into slot
-//! `id % capacity` with a compare-and-swap; readers load slots without taking any lock, so a
-//! query never blocks a writer and a writer never blocks a query. When the ring is full the
-//! oldest record is evicted, and every eviction is counted in [`AuditStats::evicted`]: a
-//! bounded table may forget, but never silently.
+//! A writer takes the next id from one atomic counter and puts its record into slot
+//! `id % capacity`. Each slot has its own reader-writer lock, held only for a pointer swap (a
+//! writer) or a reference-count bump (a reader): there is no table-wide lock, so a query
+//! scanning the table never holds up writers beyond one slot for a few nanoseconds, and writers
+//! never wait for each other except on the same slot. When the ring is full the oldest record
+//! is evicted, and every eviction is counted in [`AuditStats::evicted`]: a bounded table may
+//! forget, but never silently.
 
 use std::sync::{
     Arc,
     atomic::{AtomicU64, Ordering},
 };
 
-use arc_swap::ArcSwapOption;
+use std::sync::{PoisonError, RwLock};
 use switchboard_core::BoxFuture;
 
 use crate::{
@@ -25,7 +27,7 @@ pub const DEFAULT_CAPACITY: usize = 65_536;
 
 /// The default [`AuditStore`]: bounded, concurrent, in memory.
 pub struct MemoryAuditStore {
-    slots: Box<[ArcSwapOption<AuditRecord>]>,
+    slots: Box<[RwLock<Option<Arc<AuditRecord>>>]>,
     /// The id the next record gets. Ids start at 1.
     next_id: AtomicU64,
     evicted: AtomicU64,
@@ -39,9 +41,7 @@ impl MemoryAuditStore {
 
     /// A table holding at most `capacity` records (at least one).
     pub fn with_capacity(capacity: usize) -> Self {
-        let slots = (0..capacity.max(1))
-            .map(|_| ArcSwapOption::empty())
-            .collect();
+        let slots = (0..capacity.max(1)).map(|_| RwLock::new(None)).collect();
         Self {
             slots,
             next_id: AtomicU64::new(1),
@@ -54,7 +54,7 @@ impl MemoryAuditStore {
         self.slots.len()
     }
 
-    fn slot(&self, id: AuditId) -> &ArcSwapOption<AuditRecord> {
+    fn slot(&self, id: AuditId) -> &RwLock<Option<Arc<AuditRecord>>> {
         &self.slots[(id % self.slots.len() as u64) as usize]
     }
 
@@ -62,28 +62,30 @@ impl MemoryAuditStore {
     pub fn insert(&self, mut record: AuditRecord) -> AuditId {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         record.id = id;
-        let record = Some(Arc::new(record));
-        let slot = self.slot(id);
-        loop {
-            let current = slot.load();
-            let current_id = current.as_ref().map(|held| held.id);
-            if current_id.is_some_and(|held| held > id) {
-                // A writer `capacity` records ahead already took this slot: ours is the
-                // oldest, so it is the one evicted.
-                self.evicted.fetch_add(1, Ordering::Relaxed);
-                return id;
+        let record = Arc::new(record);
+        // A slot's lock guards a plain pointer; a panic while it was held cannot have left it
+        // half-written, so a poisoned lock is used as is.
+        let mut slot = self
+            .slot(id)
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        match slot.as_ref().map(|held| held.id) {
+            // A writer `capacity` records ahead already took this slot: ours is the oldest,
+            // so it is the one evicted.
+            Some(held) if held > id => {}
+            Some(_) => {
+                *slot = Some(record);
             }
-            let previous = slot.compare_and_swap(&current, record.clone());
-            if previous.as_ref().map(|held| held.id) == current_id {
-                if current_id.is_some() {
-                    self.evicted.fetch_add(1, Ordering::Relaxed);
-                }
+            None => {
+                *slot = Some(record);
                 return id;
             }
         }
+        self.evicted.fetch_add(1, Ordering::Relaxed);
+        id
     }
 
-    /// Records matching `query`, newest first, without waiting for anything.
+    /// Records matching `query`, newest first.
     pub fn select(&self, query: &AuditQuery) -> Vec<AuditRecord> {
         let newest = self.next_id.load(Ordering::Acquire).saturating_sub(1);
         let oldest = newest.saturating_sub(self.slots.len() as u64 - 1).max(1);
@@ -97,13 +99,17 @@ impl MemoryAuditStore {
             return found;
         }
         for id in (oldest..=newest).rev() {
-            let slot = self.slot(id).load();
+            let held = self
+                .slot(id)
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone();
             // The slot may hold a newer record (ours was evicted) or none yet (its writer
             // has not finished): either way the record with this id is not there to report.
-            if let Some(record) = slot.as_ref().filter(|record| record.id == id)
-                && query.matches(record)
+            if let Some(record) = held.filter(|record| record.id == id)
+                && query.matches(&record)
             {
-                found.push((**record).clone());
+                found.push((*record).clone());
                 if found.len() == limit {
                     break;
                 }

@@ -69,8 +69,9 @@ pub struct CallContext {
     pub session_id: Option<SessionId>,
     /// The id that ties this call to the request it serves.
     pub correlation_id: Option<CorrelationId>,
-    /// The caller's roles, for the permission matrix.
-    pub roles: Vec<Role>,
+    /// The caller's roles, for the permission matrix. Shared, so that verifying a context for
+    /// a call does not copy them.
+    pub roles: Arc<[Role]>,
     /// Who started the call.
     pub initiator: Initiator,
     /// Set when a human explicitly confirmed this action in the session (a button press, a
@@ -112,7 +113,7 @@ impl CallContext {
                 user_id: user_id.clone(),
                 session_id: session_id.clone(),
                 correlation_id: correlation_id.clone(),
-                roles: self.roles.iter().cloned().collect(),
+                roles: Arc::clone(&self.roles),
                 initiator: self.initiator,
                 confirmed: self.confirmed,
             }),
@@ -126,6 +127,7 @@ impl CallContext {
 #[must_use]
 pub struct CallContextBuilder {
     context: CallContext,
+    roles: Vec<Role>,
 }
 
 impl CallContextBuilder {
@@ -155,7 +157,13 @@ impl CallContextBuilder {
 
     /// Adds a role.
     pub fn role(mut self, role: impl Into<Role>) -> Self {
-        self.context.roles.push(role.into());
+        self.roles.push(role.into());
+        self
+    }
+
+    /// Adds several roles.
+    pub fn roles<R: Into<Role>>(mut self, roles: impl IntoIterator<Item = R>) -> Self {
+        self.roles.extend(roles.into_iter().map(Into::into));
         self
     }
 
@@ -172,7 +180,12 @@ impl CallContextBuilder {
     }
 
     /// Finishes the context. Missing fields are reported when the context is used.
-    pub fn build(self) -> CallContext {
+    pub fn build(mut self) -> CallContext {
+        if !self.roles.is_empty() {
+            let mut roles = self.context.roles.to_vec();
+            roles.append(&mut self.roles);
+            self.context.roles = roles.into();
+        }
         self.context
     }
 }

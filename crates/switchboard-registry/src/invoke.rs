@@ -6,7 +6,7 @@
 //! learns nothing the later steps would have told it: a caller without the permission never
 //! sees the input's validation errors.
 
-use std::{any::TypeId, future::Future, panic::AssertUnwindSafe, sync::Arc};
+use std::{any::TypeId, future::Future, panic::AssertUnwindSafe, pin::pin, sync::Arc, task::Poll};
 
 use futures::FutureExt;
 use serde_json::Value;
@@ -15,6 +15,7 @@ use switchboard_core::{
     CallContext, Caller, Category, ErasedInput, Initiator, InvokeError, Tool, ToolContext,
     ToolEntry, ToolError, schema::find_org_id, validate_typed,
 };
+use tokio::{sync::TryAcquireError, time::Instant};
 use tracing::Instrument;
 
 use crate::{
@@ -219,8 +220,12 @@ fn check_category(tool: &RegisteredTool, caller: &Caller) -> Result<(), InvokeEr
     }
 }
 
-/// Runs a job in its domain: fail fast if the domain is down, wait for a bulkhead permit,
-/// catch a panic, and stop at the timeout (which covers the wait for the permit too).
+/// Runs a job in its domain: fail fast if the domain is down, take a bulkhead permit, catch a
+/// panic, and stop at the timeout (which also covers a wait for a permit).
+///
+/// The common case costs no timer: a free permit is taken at once, and a tool that finishes on
+/// its first poll (most do: they read a snapshot and return) never registers one. Only a wait
+/// for a permit, or a tool that suspends, is put under `timeout_at`.
 async fn dispatch<J: Job>(
     tool: &RegisteredTool,
     caller: Caller,
@@ -230,32 +235,46 @@ async fn dispatch<J: Job>(
     if !domain.is_running() {
         return Err(domain_unavailable(tool, "its actor has stopped"));
     }
+    let timed_out = || InvokeError::Timeout {
+        tool: tool.name.to_string(),
+        after: tool.timeout,
+    };
+    let mut deadline = None;
+    let permit = match domain.bulkhead.try_acquire() {
+        Ok(permit) => permit,
+        Err(TryAcquireError::Closed) => {
+            return Err(domain_unavailable(tool, "its bulkhead is closed"));
+        }
+        Err(TryAcquireError::NoPermits) => {
+            let until = Instant::now() + tool.timeout;
+            deadline = Some(until);
+            match tokio::time::timeout_at(until, domain.bulkhead.acquire()).await {
+                Err(_) => return Err(timed_out()),
+                Ok(Err(_)) => return Err(domain_unavailable(tool, "its bulkhead is closed")),
+                Ok(Ok(permit)) => permit,
+            }
+        }
+    };
     let ctx = ToolContext::new(
         caller,
         tool.name.clone(),
         tool.category(),
         domain.cell.clone(),
     );
-    let guarded = async {
-        let permit = match domain.bulkhead.try_acquire() {
-            Ok(permit) => permit,
-            Err(_) => domain
-                .bulkhead
-                .acquire()
-                .await
-                .map_err(|_| domain_unavailable(tool, "its bulkhead is closed"))?,
-        };
-        let outcome = AssertUnwindSafe(job.run(&ctx)).catch_unwind().await;
-        drop(permit);
-        Ok::<_, InvokeError>(outcome)
+    let mut running = pin!(AssertUnwindSafe(job.run(&ctx)).catch_unwind());
+    let outcome = match futures::poll!(running.as_mut()) {
+        Poll::Ready(outcome) => outcome,
+        Poll::Pending => {
+            let until = deadline.unwrap_or_else(|| Instant::now() + tool.timeout);
+            match tokio::time::timeout_at(until, running).await {
+                Err(_) => return Err(timed_out()),
+                Ok(outcome) => outcome,
+            }
+        }
     };
-    match tokio::time::timeout(tool.timeout, guarded).await {
-        Err(_) => Err(InvokeError::Timeout {
-            tool: tool.name.to_string(),
-            after: tool.timeout,
-        }),
-        Ok(Err(error)) => Err(error),
-        Ok(Ok(Err(panic))) => {
+    drop(permit);
+    match outcome {
+        Err(panic) => {
             let message = panic_message(&*panic);
             domain.report_panic(&tool.name, &message);
             Err(InvokeError::ToolPanicked {
@@ -264,14 +283,15 @@ async fn dispatch<J: Job>(
             })
         }
         // The domain's actor went away while the tool was writing through it.
-        Ok(Ok(Ok(Err(error)))) if error.code() == ToolError::DOMAIN_UNAVAILABLE => Err(
-            domain_unavailable(tool, "its actor stopped during the call"),
-        ),
-        Ok(Ok(Ok(Err(error)))) => Err(InvokeError::ToolFailed {
+        Ok(Err(error)) if error.code() == ToolError::DOMAIN_UNAVAILABLE => Err(domain_unavailable(
+            tool,
+            "its actor stopped during the call",
+        )),
+        Ok(Err(error)) => Err(InvokeError::ToolFailed {
             tool: tool.name.to_string(),
             error,
         }),
-        Ok(Ok(Ok(Ok(output)))) => Ok(output),
+        Ok(Ok(output)) => Ok(output),
     }
 }
 

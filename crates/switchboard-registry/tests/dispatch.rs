@@ -735,7 +735,7 @@ async fn the_json_call_of_the_same_tool_reports_the_same_paths() {
 async fn a_typed_call_is_refused_before_validation_when_the_caller_lacks_the_permission() {
     let registry = start(RegistryConfig::default()).await;
     let mut ctx = context("typed-denied");
-    ctx.roles = vec!["intern".into()];
+    ctx.roles = vec!["intern".into()].into();
     let error = registry
         .call::<Book>(invalid_booking(), &ctx)
         .await
