@@ -50,6 +50,15 @@ struct Canonical<'a> {
     out: &'a mut Vec<u8>,
 }
 
+/// Scalars that `serde_json` writes the same way whether or not they sit in a `Value`.
+macro_rules! scalars {
+    ($($method:ident: $ty:ty),*) => {
+        $(fn $method(self, v: $ty) -> Result<(), CanonicalError> {
+            scalar(self.out, &v)
+        })*
+    };
+}
+
 impl<'a> ser::Serializer for Canonical<'a> {
     type Ok = ();
     type Error = CanonicalError;
@@ -67,57 +76,15 @@ impl<'a> ser::Serializer for Canonical<'a> {
         Ok(())
     }
 
-    fn serialize_i8(self, v: i8) -> Result<(), CanonicalError> {
-        scalar(self.out, &v)
-    }
-
-    fn serialize_i16(self, v: i16) -> Result<(), CanonicalError> {
-        scalar(self.out, &v)
-    }
-
-    fn serialize_i32(self, v: i32) -> Result<(), CanonicalError> {
-        scalar(self.out, &v)
-    }
-
-    fn serialize_i64(self, v: i64) -> Result<(), CanonicalError> {
-        scalar(self.out, &v)
-    }
-
-    fn serialize_i128(self, v: i128) -> Result<(), CanonicalError> {
-        scalar(self.out, &v)
-    }
-
-    fn serialize_u8(self, v: u8) -> Result<(), CanonicalError> {
-        scalar(self.out, &v)
-    }
-
-    fn serialize_u16(self, v: u16) -> Result<(), CanonicalError> {
-        scalar(self.out, &v)
-    }
-
-    fn serialize_u32(self, v: u32) -> Result<(), CanonicalError> {
-        scalar(self.out, &v)
-    }
-
-    fn serialize_u64(self, v: u64) -> Result<(), CanonicalError> {
-        scalar(self.out, &v)
-    }
-
-    fn serialize_u128(self, v: u128) -> Result<(), CanonicalError> {
-        scalar(self.out, &v)
-    }
+    scalars!(
+        serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64,
+        serialize_i128: i128, serialize_u8: u8, serialize_u16: u16, serialize_u32: u32,
+        serialize_u64: u64, serialize_u128: u128, serialize_f64: f64, serialize_char: char
+    );
 
     fn serialize_f32(self, v: f32) -> Result<(), CanonicalError> {
         // A `Value` widens an `f32` to `f64`; do the same so both routes agree.
         scalar(self.out, &f64::from(v))
-    }
-
-    fn serialize_f64(self, v: f64) -> Result<(), CanonicalError> {
-        scalar(self.out, &v)
-    }
-
-    fn serialize_char(self, v: char) -> Result<(), CanonicalError> {
-        scalar(self.out, &v)
     }
 
     fn serialize_str(self, v: &str) -> Result<(), CanonicalError> {

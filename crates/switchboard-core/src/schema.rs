@@ -34,68 +34,46 @@ pub fn is_org_id_key(key: &str) -> bool {
 
 /// The JSON Pointer of the first `org_id` key anywhere in `params`, at any depth.
 pub fn find_org_id(params: &Value) -> Option<String> {
-    fn walk(value: &Value, path: &mut String) -> bool {
-        match value {
-            Value::Object(map) => map.iter().any(|(key, child)| {
-                let len = path.len();
-                path.push('/');
-                push_escaped(path, key);
-                if is_org_id_key(key) || walk(child, path) {
-                    return true;
-                }
-                path.truncate(len);
-                false
-            }),
-            Value::Array(items) => items.iter().enumerate().any(|(index, child)| {
-                let len = path.len();
-                path.push('/');
-                path.push_str(&index.to_string());
-                if walk(child, path) {
-                    return true;
-                }
-                path.truncate(len);
-                false
-            }),
-            _ => false,
-        }
-    }
-    let mut path = String::new();
-    walk(params, &mut path).then_some(path)
+    first_pointer(params, &|key, _| is_org_id_key(key))
 }
 
 /// The JSON Pointer, inside a schema, of the first property that names an organisation id.
 pub fn find_org_id_property(schema: &Value) -> Option<String> {
-    fn walk(value: &Value, path: &mut String) -> bool {
-        match value {
+    first_pointer(schema, &|key, child| {
+        key == "properties"
+            && child
+                .as_object()
+                .is_some_and(|properties| properties.keys().any(|name| is_org_id_key(name)))
+    })
+}
+
+/// Walks `value` depth first and returns the JSON Pointer of the first object member for which
+/// `hit(key, value)` holds.
+fn first_pointer(value: &Value, hit: &dyn Fn(&str, &Value) -> bool) -> Option<String> {
+    fn walk(value: &Value, hit: &dyn Fn(&str, &Value) -> bool, path: &mut String) -> bool {
+        let len = path.len();
+        let found = match value {
             Value::Object(map) => map.iter().any(|(key, child)| {
-                let len = path.len();
+                path.truncate(len);
                 path.push('/');
                 push_escaped(path, key);
-                let named = key == "properties"
-                    && child
-                        .as_object()
-                        .is_some_and(|props| props.keys().any(|k| is_org_id_key(k)));
-                if named || walk(child, path) {
-                    return true;
-                }
-                path.truncate(len);
-                false
+                hit(key, child) || walk(child, hit, path)
             }),
             Value::Array(items) => items.iter().enumerate().any(|(index, child)| {
-                let len = path.len();
+                path.truncate(len);
                 path.push('/');
                 path.push_str(&index.to_string());
-                if walk(child, path) {
-                    return true;
-                }
-                path.truncate(len);
-                false
+                walk(child, hit, path)
             }),
             _ => false,
+        };
+        if !found {
+            path.truncate(len);
         }
+        found
     }
     let mut path = String::new();
-    walk(schema, &mut path).then_some(path)
+    walk(value, hit, &mut path).then_some(path)
 }
 
 fn push_escaped(path: &mut String, key: &str) {

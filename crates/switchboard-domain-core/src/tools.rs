@@ -54,7 +54,9 @@ mod tests {
     use switchboard_core::{Category, Tool, linked_tools, schema::find_org_id_property};
 
     use super::*;
-    use crate::testing::{block_on, context};
+    use futures::executor::block_on;
+
+    use crate::testing::context;
 
     #[test]
     fn returns_the_caller_with_their_directory_name() {

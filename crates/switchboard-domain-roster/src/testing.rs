@@ -1,36 +1,15 @@
 //! Test support: tool contexts over one shared roster, and a minimal executor.
 //!
-//! The runtime normally applies writes in the domain's actor. Here the writer applies each
-//! write at once, on the calling thread, so the tool bodies can be checked without the
+//! The runtime normally applies writes in the domain's actor. Here a standalone cell applies
+//! each write at once, on the calling thread, so the tool bodies can be checked without the
 //! registry or an async runtime, and a test can read back what an earlier call wrote.
 
-use std::{
-    future::Future,
-    pin::pin,
-    sync::{Arc, Weak},
-    task::{Context, Poll, Waker},
-};
+use std::sync::Arc;
 
-use switchboard_core::{
-    CallContext, DomainCell, DomainWriter, StateRef, Tool, ToolContext, WriteOp,
-};
+use futures::executor::block_on;
+use switchboard_core::{CallContext, DomainCell, StateRef, Tool, ToolContext};
 
 use crate::state::Roster;
-
-/// Applies every write immediately to the cell it belongs to.
-struct InlineWriter(Weak<DomainCell>);
-
-impl DomainWriter for InlineWriter {
-    fn submit(&self, op: WriteOp) -> Result<(), WriteOp> {
-        match self.0.upgrade() {
-            Some(cell) => {
-                op.apply(&cell);
-                Ok(())
-            }
-            None => Err(op),
-        }
-    }
-}
 
 /// A seeded `roster` domain that tools can be called against.
 pub(crate) struct Harness {
@@ -39,14 +18,9 @@ pub(crate) struct Harness {
 
 impl Harness {
     pub(crate) fn seeded() -> Self {
-        let cell = Arc::new_cyclic(|weak| {
-            DomainCell::new(
-                "roster",
-                Box::new(Roster::seeded()),
-                Box::new(InlineWriter(weak.clone())),
-            )
-        });
-        Self { cell }
+        Self {
+            cell: DomainCell::standalone("roster", Box::new(Roster::seeded())),
+        }
     }
 
     /// Runs tool `T` as `user_id` of `org_id`, as a confirmed human call.
@@ -77,18 +51,5 @@ impl Harness {
     /// The roster as it is now.
     pub(crate) fn roster(&self) -> StateRef<Roster> {
         self.cell.read::<Roster>().expect("the cell holds a roster")
-    }
-}
-
-/// Polls `future` to completion on this thread. Enough here: the inline writer finishes every
-/// write before the tool body awaits it.
-fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    let mut context = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut context) {
-            return output;
-        }
-        std::thread::yield_now();
     }
 }

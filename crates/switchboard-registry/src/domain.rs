@@ -29,6 +29,16 @@ pub enum DomainMsg {
     },
 }
 
+impl DomainMsg {
+    /// The message's name, for spans and logs.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            DomainMsg::Write(_) => "write",
+            DomainMsg::ToolPanicked { .. } => "tool_panicked",
+        }
+    }
+}
+
 /// What the registry knows of one running domain.
 pub(crate) struct DomainRuntime {
     pub(crate) name: Arc<str>,
@@ -172,11 +182,10 @@ impl Actor for DomainActor {
         message: DomainMsg,
         runtime: &mut Arc<DomainRuntime>,
     ) -> Result<(), ActorProcessingErr> {
+        let _span = tracing::debug_span!("domain_message", domain = %runtime.name, message = message.kind())
+            .entered();
         match message {
-            DomainMsg::Write(op) => {
-                let _span = tracing::debug_span!("domain_write", domain = %runtime.name).entered();
-                op.apply(&runtime.cell);
-            }
+            DomainMsg::Write(op) => op.apply(&runtime.cell),
             DomainMsg::ToolPanicked { tool, message } => {
                 tracing::error!(domain = %runtime.name, %tool, %message, "tool panicked; the domain keeps serving");
             }
