@@ -280,11 +280,11 @@ struct Object<'a> {
 
 impl<'a> Object<'a> {
     fn new(out: &'a mut Vec<u8>) -> Self {
-        // Sized for a typical tool input or output, so that most objects allocate once each.
+        // Buffers are sized on the first member (an empty object allocates nothing).
         Object {
             out,
-            scratch: Vec::with_capacity(256),
-            members: Vec::with_capacity(8),
+            scratch: Vec::new(),
+            members: Vec::new(),
             pending_key: None,
         }
     }
@@ -294,6 +294,11 @@ impl<'a> Object<'a> {
         key: Cow<'static, str>,
         value: &T,
     ) -> Result<(), CanonicalError> {
+        if self.members.capacity() == 0 {
+            // Sized for a typical tool input or output: most objects allocate once each.
+            self.scratch.reserve(256);
+            self.members.reserve(8);
+        }
         let start = self.scratch.len();
         value.serialize(Canonical {
             out: &mut self.scratch,

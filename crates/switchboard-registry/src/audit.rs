@@ -59,11 +59,8 @@ impl<'a> AuditDraft<'a> {
     }
 
     /// The tool name the record carries.
-    pub(crate) fn tool_name(&self) -> String {
-        self.record
-            .as_ref()
-            .map(|record| record.tool.to_string())
-            .unwrap_or_default()
+    pub(crate) fn tool(&self) -> Option<Arc<str>> {
+        self.record.as_ref().map(|record| Arc::clone(&record.tool))
     }
 
     /// Writes the record with its outcome and waits until the store acknowledges it.

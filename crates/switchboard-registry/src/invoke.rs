@@ -304,11 +304,11 @@ async fn finish<O>(
         Ok(_) => Outcome::Ok,
         Err(error) => Outcome::Error(error.kind()),
     };
-    let tool = draft.tool_name();
+    let tool = draft.tool();
     if let Err(error) = draft.close(outcome, output_hash).await {
         tracing::error!(%error, "audit record not written; the call is not acknowledged");
         return Err(InvokeError::AuditFailed {
-            tool,
+            tool: tool.map(|name| name.to_string()).unwrap_or_default(),
             reason: error.to_string(),
         });
     }
