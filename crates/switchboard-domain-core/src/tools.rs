@@ -16,6 +16,7 @@ pub struct CurrentUser {
     pub user_id: String,
     /// The caller's display name from the directory of their organisation; absent when the
     /// directory does not list them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The roles the caller holds in this call, from the call context.
     pub roles: Vec<String>,

@@ -24,6 +24,7 @@ pub struct Shift {
     /// The job worked on the shift (for example `front desk`).
     pub position: String,
     /// The user id of the member working the shift; absent while the shift is open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub assignee: Option<String>,
 }
 

@@ -30,6 +30,7 @@ pub struct SwapProposal {
     /// The shift as it is now, before any swap.
     pub shift: Shift,
     /// The user id of the member who works the shift now; absent if it is open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_user: Option<String>,
     /// The user id of the member who would take it over.
     pub to_user: String,
