@@ -1,4 +1,4 @@
-//! The in-memory audit table: a fixed ring of lock-free slots, like an ETS table that readers
+//! The in-memory audit table: a fixed ring of slots, like an ETS table that readers
 //! and writers hit directly.
 //!
 //! A writer takes the next id from one atomic counter and puts its record into slot
