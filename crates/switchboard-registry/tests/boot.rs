@@ -5,21 +5,22 @@
 //! The refusals at boot (duplicate names, unknown domains, `org_id` in a nested input) each need
 //! a binary whose whole tool set is broken, so they live in their own `boot_*.rs` files.
 
+mod common;
+
 use std::{path::PathBuf, time::Duration};
+
+use common::{
+    Stateless, domain_names, human_context, names, start, start_excluding, start_with_permissions,
+};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use switchboard_core::{
-    CallContext, Category, ErrorKind, Initiator, NoInput, Role, ToolContext, ToolError, ToolInput,
-    ToolOrigin, tool,
+    Category, ErrorKind, NoInput, Role, ToolContext, ToolError, ToolInput, ToolOrigin, tool,
 };
-use switchboard_registry::{PermissionMatrix, PermissionsError, ToolRegistry};
+use switchboard_registry::{PermissionMatrix, PermissionsError, RegistryConfig};
 use validator::Validate;
-
-/// The state of domains that keep none.
-#[derive(Debug, Clone, Default)]
-struct Stateless;
 
 switchboard_core::domain! {
     /// The first test domain.
@@ -83,29 +84,9 @@ async fn survey(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError
     Ok("surveyed".to_owned())
 }
 
-fn context(correlation: &str, role: &str) -> CallContext {
-    CallContext::builder()
-        .org("acme")
-        .user("alice")
-        .session("session-1")
-        .correlation(correlation)
-        .role(role)
-        .initiator(Initiator::Human)
-        .build()
-}
-
-fn names(descriptors: &[std::sync::Arc<switchboard_core::ToolDescriptor>]) -> Vec<&str> {
-    descriptors
-        .iter()
-        .map(|descriptor| &*descriptor.name)
-        .collect()
-}
-
 #[tokio::test]
 async fn the_catalogue_is_sorted_and_filtered_correctly() {
-    let registry = ToolRegistry::start()
-        .await
-        .expect("the test tools are well formed");
+    let registry = start(RegistryConfig::default()).await;
     let all = [
         "alpha_lookup",
         "alpha_suggest",
@@ -136,14 +117,7 @@ async fn the_catalogue_is_sorted_and_filtered_correctly() {
         ["beta_apply", "beta_erase", "beta_inspect"]
     );
     assert!(registry.list_by_domain("delta").is_empty());
-    assert_eq!(
-        registry
-            .domains()
-            .iter()
-            .map(|status| status.name.as_str())
-            .collect::<Vec<_>>(),
-        ["alpha", "beta", "gamma"]
-    );
+    assert_eq!(domain_names(&registry), ["alpha", "beta", "gamma"]);
 
     let lookup = registry
         .find("alpha_lookup")
@@ -177,11 +151,7 @@ async fn list_permitted_follows_the_matrix() {
         "[roles]\nreader = [\"alpha.read\", \"beta.read\", \"gamma.*\"]\nboss = [\"*\"]\n",
     )
     .expect("a valid matrix");
-    let registry = ToolRegistry::builder()
-        .permissions(matrix)
-        .start()
-        .await
-        .expect("the test tools are well formed");
+    let registry = start_with_permissions(matrix).await;
     assert_eq!(
         names(&registry.list_permitted(&[Role::from("reader")])),
         ["alpha_lookup", "beta_inspect", "gamma_survey"]
@@ -197,9 +167,7 @@ async fn list_permitted_follows_the_matrix() {
 
 #[tokio::test]
 async fn an_excluded_domain_and_its_tools_are_left_out() {
-    let registry = ToolRegistry::builder()
-        .exclude_domain("gamma")
-        .start()
+    let registry = start_excluding("gamma")
         .await
         .expect("the test tools are well formed");
     assert_eq!(
@@ -223,7 +191,11 @@ async fn an_excluded_domain_and_its_tools_are_left_out() {
     assert!(registry.domain_actor("gamma").is_none());
 
     let error = registry
-        .invoke("gamma_survey", json!({}), &context("excluded", "admin"))
+        .invoke(
+            "gamma_survey",
+            json!({}),
+            &human_context("excluded", "admin"),
+        )
         .await
         .expect_err("an excluded tool does not exist");
     assert_eq!(error.kind(), ErrorKind::ToolNotFound);
@@ -233,7 +205,7 @@ async fn an_excluded_domain_and_its_tools_are_left_out() {
         .invoke(
             "alpha_lookup",
             json!({ "key": "k" }),
-            &context("kept", "admin"),
+            &human_context("kept", "admin"),
         )
         .await
         .expect("alpha is kept");
@@ -264,16 +236,12 @@ async fn a_permission_matrix_is_read_from_a_toml_file() {
         ["reader", "suggester"]
     );
 
-    let registry = ToolRegistry::builder()
-        .permissions(matrix)
-        .start()
-        .await
-        .expect("the test tools are well formed");
+    let registry = start_with_permissions(matrix).await;
     let found = registry
         .invoke(
             "alpha_lookup",
             json!({ "key": "k" }),
-            &context("reader-ok", "reader"),
+            &human_context("reader-ok", "reader"),
         )
         .await
         .expect("the file grants alpha.read to readers");
@@ -282,7 +250,7 @@ async fn a_permission_matrix_is_read_from_a_toml_file() {
         .invoke(
             "alpha_suggest",
             json!({}),
-            &context("reader-denied", "reader"),
+            &human_context("reader-denied", "reader"),
         )
         .await
         .expect_err("the file grants readers no alpha.suggest");
@@ -292,7 +260,7 @@ async fn a_permission_matrix_is_read_from_a_toml_file() {
         .invoke(
             "alpha_lookup",
             json!({ "key": "k" }),
-            &context("admin-denied", "admin"),
+            &human_context("admin-denied", "admin"),
         )
         .await
         .expect_err("the file does not know admins");

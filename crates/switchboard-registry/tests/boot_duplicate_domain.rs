@@ -3,6 +3,9 @@
 //!
 //! This binary's domain set is broken on purpose, so it is its own test file.
 
+mod common;
+
+use common::{domain_names, start_excluding};
 use switchboard_core::{NoInput, ToolContext, ToolError, tool};
 use switchboard_registry::{RegistryError, ToolRegistry};
 
@@ -60,17 +63,10 @@ async fn a_domain_declared_twice_refuses_the_registry() {
 
 #[tokio::test]
 async fn excluding_the_twice_declared_domain_lets_the_rest_boot() {
-    let registry = ToolRegistry::builder()
-        .exclude_domain("shared")
-        .start()
+    let registry = start_excluding("shared")
         .await
         .expect("without `shared`, every domain is declared once");
-    let domains: Vec<_> = registry
-        .domains()
-        .into_iter()
-        .map(|status| status.name)
-        .collect();
-    assert_eq!(domains, ["unique"]);
+    assert_eq!(domain_names(&registry), ["unique"]);
     assert_eq!(registry.list().len(), 1);
     registry.shutdown().await;
 }

@@ -4,12 +4,11 @@
 //!
 //! This binary's tool set is broken on purpose, so it is its own test file.
 
+mod common;
+
+use common::{Stateless, names, start_excluding};
 use switchboard_core::{NoInput, Tool, ToolContext, ToolError, tool};
 use switchboard_registry::{RegistryError, ToolRegistry};
-
-/// The state of domains that keep none.
-#[derive(Debug, Clone, Default)]
-struct Stateless;
 
 switchboard_core::domain! {
     /// Holds two tools that share a name.
@@ -96,16 +95,10 @@ async fn duplicate_tool_names_refuse_the_registry_and_name_both_places() {
 
 #[tokio::test]
 async fn excluding_the_domain_of_the_duplicates_lets_the_rest_boot() {
-    let registry = ToolRegistry::builder()
-        .exclude_domain("twins")
-        .start()
+    let registry = start_excluding("twins")
         .await
         .expect("without the twins, every name is unique");
-    let names: Vec<_> = registry
-        .list()
-        .iter()
-        .map(|tool| tool.name.to_string())
-        .collect();
-    assert_eq!(names, ["single_alone"]);
+    let tools = registry.list();
+    assert_eq!(names(&tools), ["single_alone"]);
     registry.shutdown().await;
 }

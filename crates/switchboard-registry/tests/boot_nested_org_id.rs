@@ -4,15 +4,14 @@
 //!
 //! This binary's tool set is broken on purpose, so it is its own test file.
 
+mod common;
+
+use common::{Stateless, names, start_excluding};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use switchboard_core::{NoInput, ToolContext, ToolError, ToolInput, tool};
 use switchboard_registry::{RegistryError, ToolRegistry};
 use validator::Validate;
-
-/// The state of domains that keep none.
-#[derive(Debug, Clone, Default)]
-struct Stateless;
 
 switchboard_core::domain! {
     /// Holds a tool whose input smuggles an `org_id` in a nested struct.
@@ -79,16 +78,10 @@ async fn an_org_id_in_a_nested_input_struct_refuses_the_registry() {
 
 #[tokio::test]
 async fn excluding_the_smuggling_domain_lets_the_rest_boot() {
-    let registry = ToolRegistry::builder()
-        .exclude_domain("smuggler")
-        .start()
+    let registry = start_excluding("smuggler")
         .await
         .expect("the honest domain is fine");
-    let names: Vec<_> = registry
-        .list()
-        .iter()
-        .map(|tool| tool.name.to_string())
-        .collect();
-    assert_eq!(names, ["honest_behave"]);
+    let tools = registry.list();
+    assert_eq!(names(&tools), ["honest_behave"]);
     registry.shutdown().await;
 }

@@ -4,12 +4,11 @@
 //!
 //! This binary's tool set is broken on purpose, so it is its own test file.
 
+mod common;
+
+use common::{Stateless, names, start_excluding};
 use switchboard_core::{NoInput, Tool, ToolContext, ToolError, tool};
 use switchboard_registry::{RegistryError, ToolRegistry};
-
-/// The state of domains that keep none.
-#[derive(Debug, Clone, Default)]
-struct Stateless;
 
 switchboard_core::domain! {
     /// The one declared domain.
@@ -60,16 +59,10 @@ async fn a_tool_of_an_undeclared_domain_refuses_the_registry() {
 
 #[tokio::test]
 async fn excluding_the_undeclared_domain_lets_the_rest_boot() {
-    let registry = ToolRegistry::builder()
-        .exclude_domain("nowhere")
-        .start()
+    let registry = start_excluding("nowhere")
         .await
         .expect("without `nowhere_lost`, every tool has its domain");
-    let names: Vec<_> = registry
-        .list()
-        .iter()
-        .map(|tool| tool.name.to_string())
-        .collect();
-    assert_eq!(names, ["somewhere_here"]);
+    let tools = registry.list();
+    assert_eq!(names(&tools), ["somewhere_here"]);
     registry.shutdown().await;
 }

@@ -6,6 +6,8 @@
 //! binary and links its own tool set. The tests assert behaviour, never durations; each wait is
 //! bounded by a generous limit that only turns a hang into a failure.
 
+mod common;
+
 use std::{
     collections::BTreeMap,
     sync::{
@@ -15,24 +17,20 @@ use std::{
     time::Duration,
 };
 
+use common::{
+    PATIENCE, Stateless, actor_id, admin_context, domain_status, invoke, join_calls,
+    only_record_of, records_of, spawn_calls, start, wait_until,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
-use switchboard_audit::{AuditQuery, AuditRecord, AuditStore, Outcome};
+use serde_json::json;
+use switchboard_audit::{AuditQuery, AuditStore, Outcome};
 use switchboard_core::{
-    CallContext, ErrorKind, FieldError, Initiator, InvokeError, NoInput, ToolContext, ToolError,
-    ToolInput, tool,
+    ErrorKind, FieldError, InvokeError, NoInput, ToolContext, ToolError, ToolInput, tool,
 };
-use switchboard_registry::{DomainStatus, RegistryConfig, ToolRegistry};
+use switchboard_registry::RegistryConfig;
 use tokio::sync::{Notify, Semaphore};
 use validator::Validate;
-
-/// The upper bound on any wait in these tests. Reaching it means something hangs.
-const PATIENCE: Duration = Duration::from_secs(10);
-
-/// The test domains keep no state.
-#[derive(Debug, Clone, Default)]
-struct Stateless;
 
 switchboard_core::domain! {
     /// Tools that panic, and one that never does.
@@ -208,84 +206,10 @@ async fn book(_ctx: &ToolContext, input: Booking) -> Result<u32, ToolError> {
     Ok(input.seats)
 }
 
-/// A complete context of an admin (granted everything by the built-in matrix), as a human.
-fn context(correlation: &str) -> CallContext {
-    CallContext::builder()
-        .org("acme")
-        .user("alice")
-        .session("session-1")
-        .correlation(correlation)
-        .role("admin")
-        .initiator(Initiator::Human)
-        .build()
-}
-
-async fn start(config: RegistryConfig) -> ToolRegistry {
-    ToolRegistry::builder()
-        .config(config)
-        .start()
-        .await
-        .expect("the test tools are well formed, so the registry starts")
-}
-
-async fn invoke(
-    registry: &ToolRegistry,
-    tool: &str,
-    correlation: &str,
-) -> Result<Value, InvokeError> {
-    tokio::time::timeout(
-        PATIENCE,
-        registry.invoke(tool, json!({}), &context(correlation)),
-    )
-    .await
-    .unwrap_or_else(|_| panic!("`{tool}` did not answer within {PATIENCE:?}"))
-}
-
-async fn records_of(registry: &ToolRegistry, correlation: &str) -> Vec<AuditRecord> {
-    registry
-        .audit_store()
-        .query(&AuditQuery::correlation(correlation))
-        .await
-        .expect("the in-memory store answers every query")
-}
-
-/// The one audit record of a correlation id; fails if there are none or several.
-async fn only_record_of(registry: &ToolRegistry, correlation: &str) -> AuditRecord {
-    let mut records = records_of(registry, correlation).await;
-    assert_eq!(
-        records.len(),
-        1,
-        "expected exactly one audit record for `{correlation}`, got {records:#?}"
-    );
-    records.remove(0)
-}
-
-fn domain_status(registry: &ToolRegistry, domain: &str) -> DomainStatus {
-    registry
-        .domains()
-        .into_iter()
-        .find(|status| status.name == domain)
-        .unwrap_or_else(|| panic!("the `{domain}` domain is not registered"))
-}
-
-async fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    while !condition() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "gave up after {PATIENCE:?} waiting until {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
-
 #[tokio::test]
 async fn a_panicking_tool_is_reported_audited_and_its_domain_keeps_serving() {
     let registry = start(RegistryConfig::default()).await;
-    let actor_before = registry
-        .domain_actor("faulty")
-        .expect("the faulty domain runs")
-        .get_id();
+    let actor_before = actor_id(&registry, "faulty");
 
     let error = invoke(&registry, "faulty_blow_fuse", "panic-1")
         .await
@@ -330,10 +254,7 @@ async fn a_panicking_tool_is_reported_audited_and_its_domain_keeps_serving() {
         status.in_flight, 0,
         "the panicked call released its permit: {status:?}"
     );
-    let actor_after = registry
-        .domain_actor("faulty")
-        .expect("the faulty domain still runs")
-        .get_id();
+    let actor_after = actor_id(&registry, "faulty");
     assert_eq!(
         actor_before, actor_after,
         "the domain actor was not replaced"
@@ -452,40 +373,12 @@ fn bulkhead_config() -> RegistryConfig {
     }
 }
 
-/// Starts `count` calls of `tool` at once, each in a task of its own.
-fn spawn_calls(
-    registry: &ToolRegistry,
-    tool: &'static str,
-    count: usize,
-) -> Vec<tokio::task::JoinHandle<Result<Value, InvokeError>>> {
-    (0..count)
-        .map(|index| {
-            let registry = registry.clone();
-            tokio::spawn(async move {
-                let ctx = context(&format!("{tool}-{index}"));
-                registry.invoke(tool, json!({}), &ctx).await
-            })
-        })
-        .collect()
-}
-
-/// Waits for every spawned call; each must succeed.
-async fn join_calls(calls: Vec<tokio::task::JoinHandle<Result<Value, InvokeError>>>) {
-    for call in calls {
-        let result = tokio::time::timeout(PATIENCE, call)
-            .await
-            .expect("every released call finishes")
-            .expect("the call task does not panic");
-        result.expect("every call eventually runs");
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bulkhead_of_two_runs_two_calls_at_once_and_queues_the_rest() {
     let registry = start(bulkhead_config()).await;
     assert_eq!(domain_status(&registry, "pair").concurrency, 2);
     let gate = &*PAIR_GATE;
-    let calls = spawn_calls(&registry, "pair_squeeze", 6);
+    let calls = spawn_calls(&registry, "pair_squeeze", "pair_squeeze", 6);
 
     // Two calls are inside at the same time: both entered, neither has left.
     wait_until("two calls are inside the pair gate", || gate.inside() == 2).await;
@@ -526,7 +419,7 @@ async fn a_bulkhead_of_eight_runs_eight_calls_at_once() {
     let registry = start(bulkhead_config()).await;
     assert_eq!(domain_status(&registry, "octet").concurrency, 8);
     let gate = &*OCTET_GATE;
-    let calls = spawn_calls(&registry, "octet_crowd", 8);
+    let calls = spawn_calls(&registry, "octet_crowd", "octet_crowd", 8);
 
     // All eight are inside together: calls into one domain do not run one at a time.
     wait_until("eight calls are inside the octet gate", || {
@@ -555,7 +448,7 @@ fn the_call_futures_are_send() {
         .expect("a tokio runtime");
     runtime.block_on(async {
         let registry = start(RegistryConfig::default()).await;
-        let ctx = context("send-check");
+        let ctx = admin_context("send-check");
         let json_call = registry.invoke("faulty_answer", json!({}), &ctx);
         assert_send(&json_call);
         let typed_call = registry.call::<Answer>(NoInput {}, &ctx);
@@ -569,7 +462,7 @@ fn the_call_futures_are_send() {
 #[tokio::test]
 async fn a_call_dropped_by_its_caller_is_audited_once_as_cancelled() {
     let registry = start(RegistryConfig::default()).await;
-    let ctx = context("cancel-select");
+    let ctx = admin_context("cancel-select");
     let started = LINGER_STARTED.notified();
     tokio::pin!(started);
     // Boxed, so that dropping it below really drops the future (a `tokio::pin!`ned future
@@ -607,7 +500,7 @@ async fn an_aborted_call_task_is_audited_once_as_cancelled() {
     let task = {
         let registry = registry.clone();
         tokio::spawn(async move {
-            let ctx = context("cancel-abort");
+            let ctx = admin_context("cancel-abort");
             registry.invoke("slow_dawdle", json!({}), &ctx).await
         })
     };
@@ -654,7 +547,7 @@ fn paths(errors: &[FieldError]) -> Vec<&str> {
 async fn a_typed_call_reports_every_validation_error_sorted_with_json_pointers() {
     let registry = start(RegistryConfig::default()).await;
     let error = registry
-        .call::<Book>(invalid_booking(), &context("typed-invalid"))
+        .call::<Book>(invalid_booking(), &admin_context("typed-invalid"))
         .await
         .expect_err("every field breaks a rule");
     let InvokeError::InvalidInput { tool, errors } = &error else {
@@ -692,7 +585,7 @@ async fn a_typed_call_reports_every_validation_error_sorted_with_json_pointers()
                     email: "ada@example.com".to_owned(),
                 },
             },
-            &context("typed-valid"),
+            &admin_context("typed-valid"),
         )
         .await
         .expect("a valid booking");
@@ -711,7 +604,7 @@ async fn the_json_call_of_the_same_tool_reports_the_same_paths() {
     let registry = start(RegistryConfig::default()).await;
     let params = serde_json::to_value(invalid_booking()).expect("a booking serializes");
     let error = registry
-        .invoke("forms_book", params, &context("json-invalid"))
+        .invoke("forms_book", params, &admin_context("json-invalid"))
         .await
         .expect_err("every field breaks a rule");
     let InvokeError::InvalidInput { errors, .. } = &error else {
@@ -734,7 +627,7 @@ async fn the_json_call_of_the_same_tool_reports_the_same_paths() {
 #[tokio::test]
 async fn a_typed_call_is_refused_before_validation_when_the_caller_lacks_the_permission() {
     let registry = start(RegistryConfig::default()).await;
-    let mut ctx = context("typed-denied");
+    let mut ctx = admin_context("typed-denied");
     ctx.roles = vec!["intern".into()].into();
     let error = registry
         .call::<Book>(invalid_booking(), &ctx)

@@ -4,7 +4,11 @@
 //! the documented error kinds, refuses at the first failing check in the documented order, and
 //! leaves exactly one audit record whose outcome matches the answer.
 
-use std::{collections::BTreeMap, sync::Mutex, time::Duration};
+mod common;
+
+use std::{collections::BTreeMap, sync::Mutex};
+
+use common::{PATIENCE, start_with_permissions};
 
 use proptest::{
     prelude::*,
@@ -21,9 +25,6 @@ use switchboard_core::{
 };
 use switchboard_registry::{PermissionMatrix, ToolRegistry};
 use validator::Validate;
-
-/// How long one call may take before the test calls it a hang.
-const PATIENCE: Duration = Duration::from_secs(10);
 
 /// The `props` domain's state: a counter the execute and restricted tools bump.
 #[derive(Debug, Clone, Default)]
@@ -404,13 +405,7 @@ fn tokio_runtime() -> tokio::runtime::Runtime {
 fn any_call_is_answered_in_order_and_audited_exactly_once() {
     let runtime = tokio_runtime();
     let matrix = PermissionMatrix::from_toml(MATRIX).expect("a valid matrix");
-    let registry = runtime.block_on(async {
-        ToolRegistry::builder()
-            .permissions(matrix.clone())
-            .start()
-            .await
-            .expect("the test tools are well formed")
-    });
+    let registry = runtime.block_on(start_with_permissions(matrix.clone()));
     let seen = Mutex::new(BTreeMap::<&'static str, u32>::new());
     let outcome = runner(1024).run(
         &(tool_name(), params(), call_context()),
@@ -454,13 +449,9 @@ fn any_call_is_answered_in_order_and_audited_exactly_once() {
 #[test]
 fn typed_calls_are_audited_exactly_once_whatever_the_input() {
     let runtime = tokio_runtime();
-    let registry = runtime.block_on(async {
-        ToolRegistry::builder()
-            .permissions(PermissionMatrix::from_toml(MATRIX).expect("a valid matrix"))
-            .start()
-            .await
-            .expect("the test tools are well formed")
-    });
+    let registry = runtime.block_on(start_with_permissions(
+        PermissionMatrix::from_toml(MATRIX).expect("a valid matrix"),
+    ));
     let input = (
         ".{0,40}",
         prop::option::of(0_u32..8),

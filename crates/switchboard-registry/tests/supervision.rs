@@ -8,6 +8,8 @@
 //! replaced state after publishing a write (the update itself, and the copy it works on, are
 //! guarded by `DomainCell::write` and cannot fail the actor).
 
+mod common;
+
 use std::{
     sync::{
         Arc,
@@ -16,24 +18,18 @@ use std::{
     time::Duration,
 };
 
+use common::{
+    PATIENCE, Stateless, actor_id, domain_status, invoke, invoke_with, only_record_of, start,
+    wait_until_describing,
+};
 use ractor::{ActorId, ActorStatus};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use switchboard_audit::{AuditQuery, AuditRecord, AuditStore, Outcome};
-use switchboard_core::{
-    CallContext, ErrorKind, Initiator, InvokeError, NoInput, ToolContext, ToolError, ToolInput,
-    tool,
-};
-use switchboard_registry::{DomainStatus, RegistryConfig, ToolRegistry};
+use switchboard_audit::Outcome;
+use switchboard_core::{ErrorKind, InvokeError, NoInput, ToolContext, ToolError, ToolInput, tool};
+use switchboard_registry::{RegistryConfig, ToolRegistry};
 use validator::Validate;
-
-/// The upper bound on any wait in these tests. Reaching it means something hangs.
-const PATIENCE: Duration = Duration::from_secs(10);
-
-/// The state of domains that keep none.
-#[derive(Debug, Clone, Default)]
-struct Stateless;
 
 switchboard_core::domain! {
     /// A domain the tests stop.
@@ -121,91 +117,6 @@ async fn peek(ctx: &ToolContext, _input: NoInput) -> Result<u64, ToolError> {
     Ok(ctx.state::<Fragile>()?.writes)
 }
 
-/// A human admin: may run execute tools, and holds every permission of the built-in matrix.
-fn context(correlation: &str) -> CallContext {
-    CallContext::builder()
-        .org("acme")
-        .user("alice")
-        .session("session-1")
-        .correlation(correlation)
-        .role("admin")
-        .initiator(Initiator::Human)
-        .build()
-}
-
-async fn start(config: RegistryConfig) -> ToolRegistry {
-    ToolRegistry::builder()
-        .config(config)
-        .start()
-        .await
-        .expect("the test tools are well formed, so the registry starts")
-}
-
-/// Calls a tool; a call that does not answer within [`PATIENCE`] fails the test.
-async fn invoke_with(
-    registry: &ToolRegistry,
-    tool: &str,
-    params: Value,
-    correlation: &str,
-) -> Result<Value, InvokeError> {
-    tokio::time::timeout(
-        PATIENCE,
-        registry.invoke(tool, params, &context(correlation)),
-    )
-    .await
-    .unwrap_or_else(|_| panic!("`{tool}` hung for {PATIENCE:?} instead of answering"))
-}
-
-async fn invoke(
-    registry: &ToolRegistry,
-    tool: &str,
-    correlation: &str,
-) -> Result<Value, InvokeError> {
-    invoke_with(registry, tool, json!({}), correlation).await
-}
-
-async fn only_record_of(registry: &ToolRegistry, correlation: &str) -> AuditRecord {
-    let mut records = registry
-        .audit_store()
-        .query(&AuditQuery::correlation(correlation))
-        .await
-        .expect("the in-memory store answers every query");
-    assert_eq!(records.len(), 1, "one record per call: {records:#?}");
-    records.remove(0)
-}
-
-fn domain_status(registry: &ToolRegistry, domain: &str) -> DomainStatus {
-    registry
-        .domains()
-        .into_iter()
-        .find(|status| status.name == domain)
-        .unwrap_or_else(|| panic!("the `{domain}` domain is not registered"))
-}
-
-fn actor_id(registry: &ToolRegistry, domain: &str) -> ActorId {
-    registry
-        .domain_actor(domain)
-        .unwrap_or_else(|| panic!("the `{domain}` domain has an actor"))
-        .get_id()
-}
-
-/// Waits until `condition` holds; fails with `describe()` if it does not within [`PATIENCE`].
-async fn wait_until(
-    what: &str,
-    mut condition: impl FnMut() -> bool,
-    describe: impl Fn() -> String,
-) {
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    while !condition() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "gave up after {PATIENCE:?} waiting until {what}; {}",
-            describe()
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
-
 fn assert_domain_unavailable(result: Result<Value, InvokeError>, domain: &str) {
     match result {
         Err(InvokeError::DomainUnavailable {
@@ -227,6 +138,13 @@ async fn fail_fragile_actor_once(registry: &ToolRegistry, correlation: &str) {
     );
 }
 
+/// Whether `domain` now has an actor other than `old_actor`, and that actor is running.
+fn replaced_and_running(registry: &ToolRegistry, domain: &str, old_actor: &ActorId) -> bool {
+    registry.domain_actor(domain).is_some_and(|actor| {
+        actor.get_id() != *old_actor && actor.get_status() == ActorStatus::Running
+    })
+}
+
 #[tokio::test]
 async fn a_stopped_domain_fails_fast_while_the_others_keep_working() {
     let registry = start(RegistryConfig::default()).await;
@@ -238,7 +156,7 @@ async fn a_stopped_domain_fails_fast_while_the_others_keep_working() {
         .domain_actor("victim")
         .expect("the victim runs")
         .stop(None);
-    wait_until(
+    wait_until_describing(
         "the victim domain is reported stopped",
         || !domain_status(&registry, "victim").running,
         || format!("{:?}", domain_status(&registry, "victim")),
@@ -284,14 +202,11 @@ async fn a_failed_domain_actor_is_restarted_and_serves_again() {
         .expect("arming is a read");
 
     fail_fragile_actor_once(&registry, "doomed-write").await;
-    wait_until(
+    wait_until_describing(
         "the fragile actor has been restarted",
         || {
             let status = domain_status(&registry, "fragile");
-            status.restarts == 1
-                && registry.domain_actor("fragile").is_some_and(|actor| {
-                    actor.get_id() != first_actor && actor.get_status() == ActorStatus::Running
-                })
+            status.restarts == 1 && replaced_and_running(&registry, "fragile", &first_actor)
         },
         || format!("{:?}", domain_status(&registry, "fragile")),
     )
@@ -336,13 +251,11 @@ async fn a_domain_actor_failing_beyond_its_restart_budget_stays_unavailable() {
 
     // First failure: within the budget of one restart.
     fail_fragile_actor_once(&registry, "first-failure").await;
-    wait_until(
+    wait_until_describing(
         "the fragile actor has been restarted once",
         || {
             domain_status(&registry, "fragile").restarts == 1
-                && registry.domain_actor("fragile").is_some_and(|actor| {
-                    actor.get_id() != first_actor && actor.get_status() == ActorStatus::Running
-                })
+                && replaced_and_running(&registry, "fragile", &first_actor)
         },
         || format!("{:?}", domain_status(&registry, "fragile")),
     )
@@ -355,7 +268,7 @@ async fn a_domain_actor_failing_beyond_its_restart_budget_stays_unavailable() {
 
     // Second failure: beyond the budget. The domain must be reported down and fail fast.
     fail_fragile_actor_once(&registry, "second-failure").await;
-    wait_until(
+    wait_until_describing(
         "the fragile domain is reported not running once its restart budget is spent",
         || !domain_status(&registry, "fragile").running,
         || {
@@ -410,13 +323,11 @@ async fn a_killed_domain_actor_is_never_reported_as_running() {
 
     let restarted_or_down = || {
         let status = domain_status(&registry, "victim");
-        let live_replacement = registry.domain_actor("victim").is_some_and(|actor| {
-            actor.get_id() != killed_id && actor.get_status() == ActorStatus::Running
-        });
+        let live_replacement = replaced_and_running(&registry, "victim", &killed_id);
         let restarted = live_replacement && status.restarts == 1;
         !status.running || restarted
     };
-    wait_until(
+    wait_until_describing(
         "the killed victim is either restarted or reported not running",
         restarted_or_down,
         || {
@@ -449,7 +360,7 @@ async fn shutdown_stops_every_domain_and_later_calls_fail_fast() {
         .expect("serving before shutdown");
     registry.shutdown().await;
 
-    wait_until(
+    wait_until_describing(
         "every domain is reported stopped",
         || registry.domains().iter().all(|status| !status.running),
         || format!("{:?}", registry.domains()),

@@ -4,17 +4,13 @@
 //!
 //! The `ledger` domain and its tools are defined here, for this test binary only.
 
-use std::time::Duration;
+mod common;
 
+use common::{actor_id, domain_status, invoke, join_calls, only_record_of, spawn_calls, start};
 use serde_json::{Value, json};
-use switchboard_audit::{AuditQuery, AuditStore, Outcome};
-use switchboard_core::{
-    CallContext, ErrorKind, Initiator, InvokeError, NoInput, ToolContext, ToolError, tool,
-};
-use switchboard_registry::ToolRegistry;
-
-/// The upper bound on any wait in these tests. Reaching it means something hangs.
-const PATIENCE: Duration = Duration::from_secs(10);
+use switchboard_audit::Outcome;
+use switchboard_core::{ErrorKind, InvokeError, NoInput, ToolContext, ToolError, tool};
+use switchboard_registry::{RegistryConfig, ToolRegistry};
 
 /// A count of entries.
 #[derive(Debug, Clone, Default)]
@@ -67,52 +63,10 @@ async fn botch(ctx: &ToolContext, _input: NoInput) -> Result<u64, ToolError> {
     .await
 }
 
-/// A human admin: may run execute tools, and holds every permission of the built-in matrix.
-fn context(correlation: &str) -> CallContext {
-    CallContext::builder()
-        .org("acme")
-        .user("alice")
-        .session("session-1")
-        .correlation(correlation)
-        .role("admin")
-        .initiator(Initiator::Human)
-        .build()
-}
-
-async fn start() -> ToolRegistry {
-    ToolRegistry::builder()
-        .start()
-        .await
-        .expect("the test tools are well formed, so the registry starts")
-}
-
-async fn invoke(
-    registry: &ToolRegistry,
-    tool: &str,
-    correlation: &str,
-) -> Result<Value, InvokeError> {
-    tokio::time::timeout(
-        PATIENCE,
-        registry.invoke(tool, json!({}), &context(correlation)),
-    )
-    .await
-    .unwrap_or_else(|_| panic!("`{tool}` did not answer within {PATIENCE:?}"))
-}
-
 async fn entries(registry: &ToolRegistry) -> Value {
     invoke(registry, "ledger_count", "count")
         .await
         .expect("reading the ledger always works")
-}
-
-async fn outcome_of(registry: &ToolRegistry, correlation: &str) -> Outcome {
-    let records = registry
-        .audit_store()
-        .query(&AuditQuery::correlation(correlation))
-        .await
-        .expect("the in-memory store answers every query");
-    assert_eq!(records.len(), 1, "one record per call: {records:#?}");
-    records[0].outcome
 }
 
 fn tool_error_code(error: &InvokeError) -> &str {
@@ -124,7 +78,7 @@ fn tool_error_code(error: &InvokeError) -> &str {
 
 #[tokio::test]
 async fn a_write_is_visible_to_the_reads_that_follow() {
-    let registry = start().await;
+    let registry = start(RegistryConfig::default()).await;
     assert_eq!(entries(&registry).await, json!(0));
     assert_eq!(
         invoke(&registry, "ledger_add", "add-1")
@@ -140,13 +94,16 @@ async fn a_write_is_visible_to_the_reads_that_follow() {
         json!(2)
     );
     assert_eq!(entries(&registry).await, json!(2));
-    assert_eq!(outcome_of(&registry, "add-2").await, Outcome::Ok);
+    assert_eq!(
+        only_record_of(&registry, "add-2").await.outcome,
+        Outcome::Ok
+    );
     registry.shutdown().await;
 }
 
 #[tokio::test]
 async fn a_read_tool_may_not_write() {
-    let registry = start().await;
+    let registry = start(RegistryConfig::default()).await;
     let error = invoke(&registry, "ledger_sneak", "sneak")
         .await
         .expect_err("a read tool's write is refused");
@@ -154,7 +111,7 @@ async fn a_read_tool_may_not_write() {
     assert_eq!(tool_error_code(&error), "write_not_allowed");
     assert!(error.to_string().contains("ledger_sneak"), "{error}");
     assert_eq!(
-        outcome_of(&registry, "sneak").await,
+        only_record_of(&registry, "sneak").await.outcome,
         Outcome::Error(ErrorKind::ToolFailed)
     );
     assert_eq!(entries(&registry).await, json!(0), "the state is unchanged");
@@ -163,11 +120,8 @@ async fn a_read_tool_may_not_write() {
 
 #[tokio::test]
 async fn a_panicking_update_leaves_the_state_unchanged_and_the_domain_serving() {
-    let registry = start().await;
-    let actor_before = registry
-        .domain_actor("ledger")
-        .expect("the ledger runs")
-        .get_id();
+    let registry = start(RegistryConfig::default()).await;
+    let actor_before = actor_id(&registry, "ledger");
     invoke(&registry, "ledger_add", "before")
         .await
         .expect("added");
@@ -178,7 +132,7 @@ async fn a_panicking_update_leaves_the_state_unchanged_and_the_domain_serving() 
     assert_eq!(error.kind(), ErrorKind::ToolFailed);
     assert_eq!(tool_error_code(&error), "write_panicked");
     assert_eq!(
-        outcome_of(&registry, "botch").await,
+        only_record_of(&registry, "botch").await.outcome,
         Outcome::Error(ErrorKind::ToolFailed)
     );
     // The update added 1000 to its copy before panicking; the published state never saw it.
@@ -191,16 +145,9 @@ async fn a_panicking_update_leaves_the_state_unchanged_and_the_domain_serving() 
             .expect("added"),
         json!(2)
     );
-    let actor_after = registry
-        .domain_actor("ledger")
-        .expect("the ledger runs")
-        .get_id();
+    let actor_after = actor_id(&registry, "ledger");
     assert_eq!(actor_before, actor_after, "the domain actor did not fail");
-    let status = registry
-        .domains()
-        .into_iter()
-        .find(|status| status.name == "ledger")
-        .expect("the ledger domain is registered");
+    let status = domain_status(&registry, "ledger");
     assert!(status.running, "{status:?}");
     assert_eq!(status.restarts, 0, "{status:?}");
     registry.shutdown().await;
@@ -208,25 +155,13 @@ async fn a_panicking_update_leaves_the_state_unchanged_and_the_domain_serving() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifty_concurrent_writes_are_applied_one_at_a_time_and_none_is_lost() {
-    let registry = start().await;
-    let calls: Vec<_> = (0..50)
-        .map(|index| {
-            let registry = registry.clone();
-            tokio::spawn(async move {
-                let ctx = context(&format!("concurrent-{index}"));
-                registry.invoke("ledger_add", json!({}), &ctx).await
-            })
-        })
+    let registry = start(RegistryConfig::default()).await;
+    let calls = spawn_calls(&registry, "ledger_add", "concurrent", 50);
+    let mut seen: Vec<u64> = join_calls(calls)
+        .await
+        .iter()
+        .map(|value| value.as_u64().expect("`add` returns a count"))
         .collect();
-    let mut seen = Vec::with_capacity(calls.len());
-    for call in calls {
-        let result = tokio::time::timeout(PATIENCE, call)
-            .await
-            .expect("every write finishes")
-            .expect("the call task does not panic");
-        let value = result.expect("every write succeeds");
-        seen.push(value.as_u64().expect("`add` returns a count"));
-    }
     seen.sort_unstable();
     // Each write saw every write applied before it: the counts are exactly 1..=50.
     assert_eq!(seen, (1..=50).collect::<Vec<u64>>());
