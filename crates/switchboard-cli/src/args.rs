@@ -4,22 +4,23 @@
 //! never renamed. Identity flags live in [`crate::identity`], because turning them into a call
 //! context (and minting the ids nobody gave) is its own job. Nothing here touches the runtime.
 
-use std::path::PathBuf;
+use std::{net::SocketAddr, path::PathBuf};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::identity::IdentityArgs;
+use crate::identity::{IdentityArgs, ServeIdentityArgs};
 
 /// Text shown after `--help`: where identity comes from, and the exit codes.
 const AFTER_HELP: &str = "\
-Identity (for `call` and `ask`) comes from --org, --user, --role, --initiator or from the
-environment: SWITCHBOARD_ORG, SWITCHBOARD_USER, SWITCHBOARD_ROLE (comma-separated) and
-SWITCHBOARD_INITIATOR. The organisation and the user are never guessed: leave them out and
-the call is refused with `missing_context`. Session and correlation ids are minted
-(`cli-<uuid>`) unless given.
+Identity (for `call`, `ask` and `serve`) comes from --org, --user, --role, --initiator or
+from the environment: SWITCHBOARD_ORG, SWITCHBOARD_USER, SWITCHBOARD_ROLE (comma-separated)
+and SWITCHBOARD_INITIATOR. The organisation and the user are never guessed: leave them out and
+the call is refused with `missing_context` (and `serve` refuses to start). Session and
+correlation ids are minted (`cli-<uuid>`) unless given. `serve` defaults to --initiator agent.
 
 Exit codes: 0 success; 1 the call was refused or failed (or `schema` named no tool);
-2 usage error (bad flags, PARAMS_JSON that is not JSON, an unreadable permission file);
+2 usage error (bad flags, PARAMS_JSON that is not JSON, an unreadable permission file,
+`serve` without --org or --user);
 3 the runtime itself failed.";
 
 /// Switchboard: list, describe and call the audited tools linked into this binary, or ask for
@@ -49,6 +50,8 @@ pub(crate) enum Command {
     /// Route an utterance through the orchestrator, call the tool it reaches, and print the
     /// route, the result and the audit record.
     Ask(AskArgs),
+    /// Serve every tool the identity may call to an MCP client, over stdio or streamable HTTP.
+    Serve(ServeArgs),
 }
 
 /// `switchboard tools [--json]`.
@@ -115,6 +118,33 @@ pub(crate) struct AskArgs {
     /// Who asks.
     #[command(flatten)]
     pub(crate) identity: IdentityArgs,
+}
+
+/// Where `serve` listens when `--http` is given without an address.
+pub(crate) const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8080";
+
+/// `switchboard serve (--stdio | --http [ADDR]) [IDENTITY]`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("transport").required(true).args(["stdio", "http"])))]
+pub(crate) struct ServeArgs {
+    /// Speak MCP on standard input and output (for clients that spawn this process). Logs go
+    /// to standard error.
+    #[arg(long)]
+    pub(crate) stdio: bool,
+
+    /// Serve MCP over streamable HTTP at `http://ADDR/mcp` until interrupted (Ctrl-C). There
+    /// is no authentication yet: keep ADDR on loopback.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        default_missing_value = DEFAULT_HTTP_ADDR
+    )]
+    pub(crate) http: Option<SocketAddr>,
+
+    /// Who every MCP call acts as.
+    #[command(flatten)]
+    pub(crate) identity: ServeIdentityArgs,
 }
 
 #[cfg(test)]

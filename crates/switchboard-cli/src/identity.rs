@@ -10,6 +10,8 @@
 use clap::{Args, ValueEnum};
 use switchboard::{CallContext, Initiator};
 
+use crate::app::UsageError;
+
 /// The identity flags shared by `call` and `ask`.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Identity")]
@@ -59,6 +61,75 @@ pub(crate) struct IdentityArgs {
     /// `cli-<uuid>`).
     #[arg(long, value_name = "ID")]
     pub(crate) correlation: Option<String>,
+}
+
+/// The identity flags of `serve`: one fixed caller for every MCP call. Same flags and
+/// environment variables as `call`, but an MCP client is a program, so the initiator defaults
+/// to `agent`; session and correlation ids come from the MCP session and request.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Identity")]
+pub(crate) struct ServeIdentityArgs {
+    /// The organisation (tenant) the MCP client acts for. Required: `serve` refuses to start
+    /// without it.
+    #[arg(long, env = "SWITCHBOARD_ORG", value_name = "ORG")]
+    pub(crate) org: Option<String>,
+
+    /// The user the MCP client acts as. Required: `serve` refuses to start without it.
+    #[arg(long, env = "SWITCHBOARD_USER", value_name = "USER")]
+    pub(crate) user: Option<String>,
+
+    /// A role the user holds; repeat the flag or separate roles with commas. `tools/list`
+    /// shows only the tools these roles may call.
+    #[arg(
+        long = "role",
+        env = "SWITCHBOARD_ROLE",
+        value_name = "ROLE",
+        value_delimiter = ','
+    )]
+    pub(crate) roles: Vec<String>,
+
+    /// Who starts the calls. An MCP client is a program, hence the default `agent` (no
+    /// `execute` or `restricted` tools); pass `human` only when a person approves each call in
+    /// the client.
+    #[arg(
+        long,
+        env = "SWITCHBOARD_INITIATOR",
+        value_enum,
+        value_name = "INITIATOR",
+        default_value_t = InitiatorArg::Agent
+    )]
+    pub(crate) initiator: InitiatorArg,
+}
+
+impl ServeIdentityArgs {
+    /// The MCP identity, or a usage error naming the missing flags. Blank values count as
+    /// absent; roles are trimmed, with blank ones dropped.
+    pub(crate) fn into_mcp_identity(self) -> Result<switchboard_mcp::Identity, UsageError> {
+        let (org, user) = match (present(self.org), present(self.user)) {
+            (Some(org), Some(user)) => (org, user),
+            (org, user) => {
+                let mut missing = Vec::new();
+                if org.is_none() {
+                    missing.push("--org (or SWITCHBOARD_ORG)");
+                }
+                if user.is_none() {
+                    missing.push("--user (or SWITCHBOARD_USER)");
+                }
+                return Err(UsageError::new(format!(
+                    "`serve` needs to know who the MCP client acts as: give {}",
+                    missing.join(" and ")
+                )));
+            }
+        };
+        let mut identity =
+            switchboard_mcp::Identity::agent(org, user).with_initiator(self.initiator.into());
+        for role in self.roles.iter().map(|role| role.trim()) {
+            if !role.is_empty() {
+                identity = identity.with_role(role);
+            }
+        }
+        Ok(identity)
+    }
 }
 
 /// `--initiator`, as clap parses it.

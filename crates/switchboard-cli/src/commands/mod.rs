@@ -7,6 +7,7 @@
 mod ask;
 mod call;
 mod schema;
+mod serve;
 mod tools;
 
 use anyhow::Context as _;
@@ -16,6 +17,7 @@ use switchboard::{AuditQuery, AuditRecord, Switchboard, ToolRegistry};
 use crate::{
     app::{Exit, UsageError},
     args::{AskArgs, CallArgs, Command, SchemaArgs, ToolsArgs},
+    commands::serve::Transport,
     params,
 };
 
@@ -30,10 +32,13 @@ pub(crate) enum Ready {
     Call(CallArgs, Value),
     /// `ask`.
     Ask(AskArgs),
+    /// `serve`, with its identity complete.
+    Serve(Transport, switchboard_mcp::Identity),
 }
 
 impl Ready {
-    /// Checks what can be checked without the runtime: today, that `PARAMS_JSON` is JSON.
+    /// Checks what can be checked without the runtime: that `PARAMS_JSON` is JSON, and that
+    /// `serve` knows who its client acts as.
     pub(crate) fn prepare(command: Command) -> Result<Self, UsageError> {
         Ok(match command {
             Command::Tools(args) => Ready::Tools(args),
@@ -43,6 +48,10 @@ impl Ready {
                 Ready::Call(args, params)
             }
             Command::Ask(args) => Ready::Ask(args),
+            Command::Serve(args) => {
+                let transport = Transport::of(&args);
+                Ready::Serve(transport, args.identity.into_mcp_identity()?)
+            }
         })
     }
 
@@ -53,6 +62,9 @@ impl Ready {
             Ready::Schema(args) => schema::run(&switchboard.registry, &args),
             Ready::Call(args, params) => call::run(&switchboard.registry, args, params).await,
             Ready::Ask(args) => ask::run(switchboard, args).await,
+            Ready::Serve(transport, identity) => {
+                serve::run(&switchboard.registry, transport, identity).await
+            }
         }
     }
 }

@@ -1,0 +1,323 @@
+//! The MCP server seen from a real rmcp client: over an in-memory duplex pipe and over
+//! streamable HTTP on `127.0.0.1` (port 0). Every wait is bounded by [`LIMIT`], and every
+//! server and client started here is stopped before the test ends.
+
+use std::{future::Future, time::Duration};
+
+use rmcp::{
+    RoleClient, ServiceExt as _,
+    model::{CallToolRequestParams, CallToolResult, ErrorCode, PaginatedRequestParams},
+    service::{RunningService, ServiceError},
+    transport::StreamableHttpClientTransport,
+};
+use serde_json::{Value, json};
+use switchboard_audit::{AuditQuery, AuditRecord, AuditStore as _};
+// A domain's `#[tool]`s are registered only if the binary references its crate
+// (rust-lang/rust#64731).
+use switchboard_domain_core as _;
+use switchboard_domain_roster as _;
+use switchboard_mcp::{Identity, McpServer, serve_http};
+use switchboard_registry::ToolRegistry;
+
+/// The longest any single step may take.
+const LIMIT: Duration = Duration::from_secs(20);
+
+type Client = RunningService<RoleClient, ()>;
+
+async fn bounded<T>(what: &str, future: impl Future<Output = T>) -> T {
+    tokio::time::timeout(LIMIT, future)
+        .await
+        .unwrap_or_else(|_| panic!("{what} took longer than {LIMIT:?}"))
+}
+
+async fn registry() -> ToolRegistry {
+    bounded("starting the registry", ToolRegistry::start())
+        .await
+        .expect("the registry starts")
+}
+
+fn admin() -> Identity {
+    Identity::agent("acme", "alice").with_role("admin")
+}
+
+/// A server on one end of an in-memory pipe, a client on the other.
+async fn connect_in_memory(
+    registry: &ToolRegistry,
+    identity: Identity,
+) -> (Client, RunningService<rmcp::RoleServer, McpServer>) {
+    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+    let server = McpServer::new(registry.clone(), identity);
+    // Boxed: the two handshakes together are a large future (clippy::large_futures).
+    let handshakes = Box::pin(async { tokio::join!(server.serve(server_io), ().serve(client_io)) });
+    let (server, client) = bounded("the handshake", handshakes).await;
+    (
+        client.expect("the client connects"),
+        server.expect("the server accepts"),
+    )
+}
+
+async fn call(
+    client: &Client,
+    tool: &str,
+    arguments: Value,
+) -> Result<CallToolResult, ServiceError> {
+    let arguments = arguments.as_object().cloned().unwrap_or_default();
+    bounded(
+        "a tools/call",
+        client.call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments)),
+    )
+    .await
+}
+
+async fn audit(registry: &ToolRegistry) -> Vec<AuditRecord> {
+    bounded(
+        "an audit query",
+        registry.audit_store().query(&AuditQuery::all()),
+    )
+    .await
+    .expect("the audit store answers")
+}
+
+fn invalid_params(outcome: Result<CallToolResult, ServiceError>) -> String {
+    match outcome {
+        Err(ServiceError::McpError(error)) => {
+            assert_eq!(error.code, ErrorCode::INVALID_PARAMS, "error: {error:?}");
+            error.message.into_owned()
+        }
+        other => panic!("expected a -32602 error, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_list_shows_the_permitted_tools_sorted_in_the_mcp_shape() {
+    let registry = registry().await;
+    let (client, server) = connect_in_memory(&registry, admin()).await;
+
+    let info = client.peer_info().expect("the server introduced itself");
+    let server_info = info.server_info.as_ref().expect("server info");
+    assert_eq!(server_info.name, "switchboard");
+    let tools_capability = info.capabilities.tools.clone().expect("tools capability");
+    assert_eq!(tools_capability.list_changed, Some(true));
+
+    let page = bounded("tools/list", client.list_tools(None))
+        .await
+        .expect("tools/list");
+    assert_eq!(page.next_cursor, None, "fewer tools than one page");
+    let names: Vec<String> = page
+        .tools
+        .iter()
+        .map(|tool| tool.name.to_string())
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted);
+    let expected: Vec<String> = registry
+        .list()
+        .iter()
+        .map(|tool| tool.name.to_string())
+        .collect();
+    assert_eq!(names, expected, "an admin may call every tool");
+
+    let shifts = serde_json::to_value(
+        page.tools
+            .iter()
+            .find(|tool| tool.name == "roster_list_shifts")
+            .expect("roster_list_shifts is listed"),
+    )
+    .expect("a tool serialises");
+    assert!(shifts["inputSchema"]["$schema"].is_string(), "{shifts}");
+    assert_eq!(
+        shifts["annotations"]["readOnlyHint"],
+        json!(true),
+        "{shifts}"
+    );
+    assert_eq!(
+        shifts["_meta"]["switchboard/category"],
+        json!("read"),
+        "{shifts}"
+    );
+
+    let bad_cursor = bounded(
+        "tools/list with a bad cursor",
+        client.list_tools(Some(
+            PaginatedRequestParams::default().with_cursor(Some("not-ours".to_owned())),
+        )),
+    )
+    .await;
+    invalid_params(bad_cursor.map(|_| CallToolResult::success(Vec::new())));
+
+    bounded("closing the client", client.cancel())
+        .await
+        .expect("closes");
+    bounded("the server ending", server.waiting())
+        .await
+        .expect("ends");
+    registry.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_staff_member_sees_only_the_tools_staff_may_call() {
+    let registry = registry().await;
+    let staff = Identity::agent("acme", "sam").with_role("staff");
+    let (client, server) = connect_in_memory(&registry, staff).await;
+    let tools = bounded("tools/list", client.list_all_tools())
+        .await
+        .expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+    assert!(names.contains(&"roster_list_shifts"), "{names:?}");
+    assert!(!names.contains(&"roster_clear_roster"), "{names:?}");
+    bounded("closing the client", client.cancel())
+        .await
+        .expect("closes");
+    bounded("the server ending", server.waiting())
+        .await
+        .expect("ends");
+    registry.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_answer_results_tool_errors_and_protocol_errors_each_audited_once() {
+    let registry = registry().await;
+    let (client, server) = connect_in_memory(&registry, admin()).await;
+    let session_id = server.service().minted_session_id().to_owned();
+
+    let ok = call(&client, "core_get_current_user", json!({}))
+        .await
+        .expect("a result");
+    assert_ne!(ok.is_error, Some(true), "{ok:?}");
+    let structured = ok.structured_content.clone().expect("structuredContent");
+    assert_eq!(structured["org_id"], json!("acme"), "{structured}");
+    let text = ok
+        .content
+        .first()
+        .and_then(|block| block.as_text())
+        .expect("a text block");
+    let from_text: Value = serde_json::from_str(&text.text).expect("the text is the JSON");
+    assert_eq!(from_text, structured);
+
+    let refused = call(
+        &client,
+        "core_get_current_user",
+        json!({"org_id": "globex"}),
+    )
+    .await
+    .expect("a tool error, not a protocol error");
+    assert_eq!(refused.is_error, Some(true), "{refused:?}");
+    let error = refused.structured_content.expect("the error's JSON");
+    assert_eq!(error["kind"], json!("org_id_not_allowed"), "{error}");
+
+    let message = invalid_params(call(&client, "no_such_tool", json!({})).await);
+    assert!(message.contains("no_such_tool"), "{message}");
+
+    let records = audit(&registry).await;
+    assert_eq!(records.len(), 3, "one record per call: {records:#?}");
+    for record in &records {
+        let recorded = record.session_id.as_ref().map(|id| id.as_str());
+        assert_eq!(recorded, Some(session_id.as_str()), "{record:?}");
+    }
+
+    bounded("closing the client", client.cancel())
+        .await
+        .expect("closes");
+    bounded("the server ending", server.waiting())
+        .await
+        .expect("ends");
+    registry.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agents_may_not_execute_but_a_configured_human_may() {
+    let registry = registry().await;
+    let params = json!({"shift_id": "no-such-shift", "user_id": "sam"});
+
+    let (client, server) = connect_in_memory(&registry, admin()).await;
+    let refused = call(&client, "roster_assign_shift", params.clone())
+        .await
+        .expect("a tool error");
+    assert_eq!(refused.is_error, Some(true));
+    let error = refused.structured_content.expect("the error's JSON");
+    assert_eq!(error["kind"], json!("category_denied"), "{error}");
+    bounded("closing the client", client.cancel())
+        .await
+        .expect("closes");
+    bounded("the server ending", server.waiting())
+        .await
+        .expect("ends");
+
+    let human = admin().with_initiator(switchboard_core::Initiator::Human);
+    let (client, server) = connect_in_memory(&registry, human).await;
+    let answer = call(&client, "roster_assign_shift", params)
+        .await
+        .expect("a result or a tool error");
+    let kind = answer
+        .structured_content
+        .and_then(|value| value.get("kind").cloned());
+    assert_ne!(
+        kind,
+        Some(json!("category_denied")),
+        "a human passes the category check"
+    );
+    bounded("closing the client", client.cancel())
+        .await
+        .expect("closes");
+    bounded("the server ending", server.waiting())
+        .await
+        .expect("ends");
+    registry.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamable_http_calls_are_audited_under_each_client_session() {
+    let registry = registry().await;
+    let server = bounded(
+        "binding",
+        serve_http(
+            registry.clone(),
+            admin(),
+            "127.0.0.1:0".parse().expect("an address"),
+        ),
+    )
+    .await
+    .expect("the HTTP server starts");
+    assert!(server.local_addr().ip().is_loopback());
+
+    let mut clients = Vec::new();
+    for _ in 0..2 {
+        let transport = StreamableHttpClientTransport::from_uri(server.url());
+        clients.push(
+            bounded("connecting", ().serve(transport))
+                .await
+                .expect("connects"),
+        );
+    }
+    for client in &clients {
+        for _ in 0..2 {
+            let ok = call(client, "core_get_current_user", json!({}))
+                .await
+                .expect("a result");
+            assert_ne!(ok.is_error, Some(true), "{ok:?}");
+        }
+        invalid_params(call(client, "no_such_tool", json!({})).await);
+    }
+
+    let records = audit(&registry).await;
+    assert_eq!(records.len(), 6, "one record per call: {records:#?}");
+    let mut sessions: Vec<&str> = records
+        .iter()
+        .map(|record| record.session_id.as_ref().map_or("", |id| id.as_str()))
+        .collect();
+    sessions.sort_unstable();
+    sessions.dedup();
+    assert_eq!(sessions.len(), 2, "one session per client: {sessions:?}");
+    assert!(sessions.iter().all(|session| !session.is_empty()));
+
+    for client in clients {
+        bounded("closing a client", client.cancel())
+            .await
+            .expect("closes");
+    }
+    bounded("stopping the server", server.shutdown())
+        .await
+        .expect("stops");
+    registry.shutdown().await;
+}
