@@ -12,22 +12,22 @@ use switchboard::{CallContext, Initiator};
 
 use crate::app::UsageError;
 
-/// The identity flags shared by `call` and `ask`.
-#[derive(Debug, Clone, Args)]
-#[command(next_help_heading = "Identity")]
-pub(crate) struct IdentityArgs {
-    /// The organisation (tenant) to act for. Never guessed: without it the call is refused
-    /// with `missing_context`.
+/// Who acts, and for which tenant: the flags `call`, `ask` and `serve` share.
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct PrincipalArgs {
+    /// The organisation (tenant) to act for. Never guessed: a call without it is refused with
+    /// `missing_context`, and `serve` refuses to start.
     #[arg(long, env = "SWITCHBOARD_ORG", value_name = "ORG")]
     pub(crate) org: Option<String>,
 
-    /// The user to act as. Never guessed: without it the call is refused with
-    /// `missing_context`.
+    /// The user to act as. Never guessed: a call without it is refused with `missing_context`,
+    /// and `serve` refuses to start.
     #[arg(long, env = "SWITCHBOARD_USER", value_name = "USER")]
     pub(crate) user: Option<String>,
 
     /// A role the user holds; repeat the flag or separate roles with commas. Roles are checked
-    /// against the permission matrix (built-in: admin, manager, staff).
+    /// against the permission matrix (built-in: admin, manager, staff); `serve` lists only the
+    /// tools they may call.
     #[arg(
         long = "role",
         env = "SWITCHBOARD_ROLE",
@@ -35,6 +35,29 @@ pub(crate) struct IdentityArgs {
         value_delimiter = ','
     )]
     pub(crate) roles: Vec<String>,
+}
+
+impl PrincipalArgs {
+    /// The organisation and user, blank values counting as absent.
+    fn org_and_user(&self) -> (Option<String>, Option<String>) {
+        (present(self.org.clone()), present(self.user.clone()))
+    }
+
+    /// The roles, trimmed, blank ones dropped.
+    fn roles(&self) -> impl Iterator<Item = &str> {
+        self.roles
+            .iter()
+            .map(|role| role.trim())
+            .filter(|role| !role.is_empty())
+    }
+}
+
+/// The identity flags of `call` and `ask`.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Identity")]
+pub(crate) struct IdentityArgs {
+    #[command(flatten)]
+    pub(crate) principal: PrincipalArgs,
 
     /// Who starts the call. A person typing a command is a human in a session, hence the
     /// default `human`; pass `agent` to act as an agent deciding on its own, which may not run
@@ -69,24 +92,8 @@ pub(crate) struct IdentityArgs {
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Identity")]
 pub(crate) struct ServeIdentityArgs {
-    /// The organisation (tenant) the MCP client acts for. Required: `serve` refuses to start
-    /// without it.
-    #[arg(long, env = "SWITCHBOARD_ORG", value_name = "ORG")]
-    pub(crate) org: Option<String>,
-
-    /// The user the MCP client acts as. Required: `serve` refuses to start without it.
-    #[arg(long, env = "SWITCHBOARD_USER", value_name = "USER")]
-    pub(crate) user: Option<String>,
-
-    /// A role the user holds; repeat the flag or separate roles with commas. `tools/list`
-    /// shows only the tools these roles may call.
-    #[arg(
-        long = "role",
-        env = "SWITCHBOARD_ROLE",
-        value_name = "ROLE",
-        value_delimiter = ','
-    )]
-    pub(crate) roles: Vec<String>,
+    #[command(flatten)]
+    pub(crate) principal: PrincipalArgs,
 
     /// Who starts the calls. An MCP client is a program, hence the default `agent` (no
     /// `execute` or `restricted` tools); pass `human` only when a person approves each call in
@@ -105,7 +112,7 @@ impl ServeIdentityArgs {
     /// The MCP identity, or a usage error naming the missing flags. Blank values count as
     /// absent; roles are trimmed, with blank ones dropped.
     pub(crate) fn into_mcp_identity(self) -> Result<switchboard_mcp::Identity, UsageError> {
-        let (org, user) = match (present(self.org), present(self.user)) {
+        let (org, user) = match self.principal.org_and_user() {
             (Some(org), Some(user)) => (org, user),
             (org, user) => {
                 let mut missing = Vec::new();
@@ -123,10 +130,8 @@ impl ServeIdentityArgs {
         };
         let mut identity =
             switchboard_mcp::Identity::agent(org, user).with_initiator(self.initiator.into());
-        for role in self.roles.iter().map(|role| role.trim()) {
-            if !role.is_empty() {
-                identity = identity.with_role(role);
-            }
+        for role in self.principal.roles() {
+            identity = identity.with_role(role);
         }
         Ok(identity)
     }
@@ -170,17 +175,14 @@ impl IdentityArgs {
             .correlation(correlation_id.as_str())
             .initiator(self.initiator.into())
             .confirmed(self.confirm);
-        if let Some(org_id) = present(self.org) {
+        let (org, user) = self.principal.org_and_user();
+        if let Some(org_id) = org {
             builder = builder.org(org_id);
         }
-        if let Some(user_id) = present(self.user) {
+        if let Some(user_id) = user {
             builder = builder.user(user_id);
         }
-        for role in self.roles.iter().map(|role| role.trim()) {
-            if !role.is_empty() {
-                builder = builder.role(role);
-            }
-        }
+        builder = builder.roles(self.principal.roles());
         Identity {
             context: builder.build(),
             correlation_id,
@@ -206,9 +208,7 @@ mod tests {
 
     fn args() -> IdentityArgs {
         IdentityArgs {
-            org: None,
-            user: None,
-            roles: Vec::new(),
+            principal: PrincipalArgs::default(),
             initiator: InitiatorArg::Human,
             confirm: false,
             session: None,
@@ -229,9 +229,11 @@ mod tests {
     #[test]
     fn keeps_given_values_and_drops_blank_ones() {
         let identity = IdentityArgs {
-            org: Some("acme".to_owned()),
-            user: Some("  ".to_owned()),
-            roles: vec!["admin".to_owned(), " staff ".to_owned(), String::new()],
+            principal: PrincipalArgs {
+                org: Some("acme".to_owned()),
+                user: Some("  ".to_owned()),
+                roles: vec!["admin".to_owned(), " staff ".to_owned(), String::new()],
+            },
             initiator: InitiatorArg::Agent,
             confirm: true,
             session: Some("s1".to_owned()),
