@@ -1,32 +1,25 @@
 //! Cancellation seen from a real rmcp client: when the client cancels a `tools/call`
 //! (`notifications/cancelled`), the server drops the running call, and the registry's one audit
 //! record for it says `cancelled`. The tool used here is registered at run time and never
-//! finishes on its own. Every wait is bounded by [`LIMIT`].
+//! finishes on its own. Every wait is bounded by `common::LIMIT`.
 
-use std::{borrow::Cow, future::Future, sync::Arc, time::Duration};
+use std::{borrow::Cow, sync::Arc, time::Duration};
 
 use rmcp::{
-    ServiceExt as _,
     model::{CallToolRequest, CallToolRequestParams, ClientRequest},
     service::PeerRequestOptions,
 };
 use serde_json::{Value, json};
 use switchboard_audit::{AuditQuery, AuditStore as _};
 use switchboard_core::{BoxFuture, Category, ToolContext, ToolDescriptor, ToolError, ToolOrigin};
-use switchboard_mcp::{Identity, McpServer};
-use switchboard_registry::{RuntimeTool, RuntimeToolSpec, ToolRegistry};
+use switchboard_registry::{RuntimeTool, RuntimeToolSpec};
+
+mod common;
+
+use common::{admin, bounded, connect_in_memory, disconnect, registry};
 use tokio::sync::mpsc;
 
-/// The longest any single step may take.
-const LIMIT: Duration = Duration::from_secs(20);
-
 const TOOL: &str = "test_wait_forever";
-
-async fn bounded<T>(what: &str, future: impl Future<Output = T>) -> T {
-    tokio::time::timeout(LIMIT, future)
-        .await
-        .unwrap_or_else(|_| panic!("{what} took longer than {LIMIT:?}"))
-}
 
 /// Says it started, then waits until it is dropped.
 struct WaitForever {
@@ -70,9 +63,7 @@ fn wait_forever(started: mpsc::UnboundedSender<()>) -> RuntimeToolSpec {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_call_is_dropped_and_audited_as_cancelled() {
-    let registry = bounded("starting the registry", ToolRegistry::start())
-        .await
-        .expect("the registry starts");
+    let registry = registry().await;
     let (started_tx, mut started) = mpsc::unbounded_channel();
     bounded(
         "registering",
@@ -81,14 +72,7 @@ async fn a_cancelled_call_is_dropped_and_audited_as_cancelled() {
     .await
     .expect("the test tool registers");
 
-    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
-    let server = McpServer::new(
-        registry.clone(),
-        Identity::agent("acme", "alice").with_role("admin"),
-    );
-    let handshakes = Box::pin(async { tokio::join!(server.serve(server_io), ().serve(client_io)) });
-    let (server, client) = bounded("the handshake", handshakes).await;
-    let (server, client) = (server.expect("accepts"), client.expect("connects"));
+    let (client, server) = connect_in_memory(&registry, admin()).await;
 
     let request =
         ClientRequest::CallToolRequest(CallToolRequest::new(CallToolRequestParams::new(TOOL)));
@@ -122,11 +106,5 @@ async fn a_cancelled_call_is_dropped_and_audited_as_cancelled() {
     .await;
     assert_eq!(outcome, "cancelled");
 
-    bounded("closing the client", client.cancel())
-        .await
-        .expect("closes");
-    bounded("the server ending", server.waiting())
-        .await
-        .expect("ends");
-    registry.shutdown().await;
+    disconnect(client, server, registry).await;
 }

@@ -1,13 +1,11 @@
 //! The MCP server seen from a real rmcp client: over an in-memory duplex pipe and over
-//! streamable HTTP on `127.0.0.1` (port 0). Every wait is bounded by [`LIMIT`], and every
+//! streamable HTTP on `127.0.0.1` (port 0). Every wait is bounded by `common::LIMIT`, and every
 //! server and client started here is stopped before the test ends.
 
-use std::{future::Future, time::Duration};
-
 use rmcp::{
-    RoleClient, ServiceExt as _,
+    ServiceExt as _,
     model::{CallToolRequestParams, CallToolResult, ErrorCode, PaginatedRequestParams},
-    service::{RunningService, ServiceError},
+    service::ServiceError,
     transport::StreamableHttpClientTransport,
 };
 use serde_json::{Value, json};
@@ -16,45 +14,12 @@ use switchboard_audit::{AuditQuery, AuditRecord, AuditStore as _};
 // (rust-lang/rust#64731).
 use switchboard_domain_core as _;
 use switchboard_domain_roster as _;
-use switchboard_mcp::{Identity, McpServer, serve_http};
+use switchboard_mcp::{Identity, serve_http};
 use switchboard_registry::ToolRegistry;
 
-/// The longest any single step may take.
-const LIMIT: Duration = Duration::from_secs(20);
+mod common;
 
-type Client = RunningService<RoleClient, ()>;
-
-async fn bounded<T>(what: &str, future: impl Future<Output = T>) -> T {
-    tokio::time::timeout(LIMIT, future)
-        .await
-        .unwrap_or_else(|_| panic!("{what} took longer than {LIMIT:?}"))
-}
-
-async fn registry() -> ToolRegistry {
-    bounded("starting the registry", ToolRegistry::start())
-        .await
-        .expect("the registry starts")
-}
-
-fn admin() -> Identity {
-    Identity::agent("acme", "alice").with_role("admin")
-}
-
-/// A server on one end of an in-memory pipe, a client on the other.
-async fn connect_in_memory(
-    registry: &ToolRegistry,
-    identity: Identity,
-) -> (Client, RunningService<rmcp::RoleServer, McpServer>) {
-    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
-    let server = McpServer::new(registry.clone(), identity);
-    // Boxed: the two handshakes together are a large future (clippy::large_futures).
-    let handshakes = Box::pin(async { tokio::join!(server.serve(server_io), ().serve(client_io)) });
-    let (server, client) = bounded("the handshake", handshakes).await;
-    (
-        client.expect("the client connects"),
-        server.expect("the server accepts"),
-    )
-}
+use common::{Client, admin, bounded, connect_in_memory, disconnect, registry};
 
 async fn call(
     client: &Client,
@@ -146,13 +111,7 @@ async fn tools_list_shows_the_permitted_tools_sorted_in_the_mcp_shape() {
     .await;
     invalid_params(bad_cursor.map(|_| CallToolResult::success(Vec::new())));
 
-    bounded("closing the client", client.cancel())
-        .await
-        .expect("closes");
-    bounded("the server ending", server.waiting())
-        .await
-        .expect("ends");
-    registry.shutdown().await;
+    disconnect(client, server, registry).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -166,13 +125,7 @@ async fn a_staff_member_sees_only_the_tools_staff_may_call() {
     let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
     assert!(names.contains(&"roster_list_shifts"), "{names:?}");
     assert!(!names.contains(&"roster_clear_roster"), "{names:?}");
-    bounded("closing the client", client.cancel())
-        .await
-        .expect("closes");
-    bounded("the server ending", server.waiting())
-        .await
-        .expect("ends");
-    registry.shutdown().await;
+    disconnect(client, server, registry).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -216,13 +169,7 @@ async fn calls_answer_results_tool_errors_and_protocol_errors_each_audited_once(
         assert_eq!(recorded, Some(session_id.as_str()), "{record:?}");
     }
 
-    bounded("closing the client", client.cancel())
-        .await
-        .expect("closes");
-    bounded("the server ending", server.waiting())
-        .await
-        .expect("ends");
-    registry.shutdown().await;
+    disconnect(client, server, registry).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -257,13 +204,7 @@ async fn agents_may_not_execute_but_a_configured_human_may() {
         Some(json!("category_denied")),
         "a human passes the category check"
     );
-    bounded("closing the client", client.cancel())
-        .await
-        .expect("closes");
-    bounded("the server ending", server.waiting())
-        .await
-        .expect("ends");
-    registry.shutdown().await;
+    disconnect(client, server, registry).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,68 @@
+//! Helpers shared by the MCP test binaries: bounded waits, a registry, an in-memory
+//! client/server pair, and the teardown every test ends with.
+
+#![allow(
+    dead_code,
+    reason = "each test binary uses a subset of the shared helpers"
+)]
+
+use std::{future::Future, time::Duration};
+
+use rmcp::{RoleClient, RoleServer, ServiceExt as _, service::RunningService};
+use switchboard_mcp::{Identity, McpServer};
+use switchboard_registry::ToolRegistry;
+
+/// The longest any single step may take.
+pub(crate) const LIMIT: Duration = Duration::from_secs(20);
+
+/// An rmcp client with no handler of its own.
+pub(crate) type Client = RunningService<RoleClient, ()>;
+
+/// The server end of an in-memory connection.
+pub(crate) type Server = RunningService<RoleServer, McpServer>;
+
+/// Awaits `future`, failing the test if it takes longer than [`LIMIT`].
+pub(crate) async fn bounded<T>(what: &str, future: impl Future<Output = T>) -> T {
+    tokio::time::timeout(LIMIT, future)
+        .await
+        .unwrap_or_else(|_| panic!("{what} took longer than {LIMIT:?}"))
+}
+
+/// A registry with every linked tool.
+pub(crate) async fn registry() -> ToolRegistry {
+    bounded("starting the registry", ToolRegistry::start())
+        .await
+        .expect("the registry starts")
+}
+
+/// An agent of acme with the admin role.
+pub(crate) fn admin() -> Identity {
+    Identity::agent("acme", "alice").with_role("admin")
+}
+
+/// A server on one end of an in-memory pipe, a client on the other.
+pub(crate) async fn connect_in_memory(
+    registry: &ToolRegistry,
+    identity: Identity,
+) -> (Client, Server) {
+    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+    let server = McpServer::new(registry.clone(), identity);
+    // Boxed: the two handshakes together are a large future (clippy::large_futures).
+    let handshakes = Box::pin(async { tokio::join!(server.serve(server_io), ().serve(client_io)) });
+    let (server, client) = bounded("the handshake", handshakes).await;
+    (
+        client.expect("the client connects"),
+        server.expect("the server accepts"),
+    )
+}
+
+/// Closes the client, waits for the server to end, and stops the registry.
+pub(crate) async fn disconnect(client: Client, server: Server, registry: ToolRegistry) {
+    bounded("closing the client", client.cancel())
+        .await
+        .expect("closes");
+    bounded("the server ending", server.waiting())
+        .await
+        .expect("ends");
+    registry.shutdown().await;
+}
