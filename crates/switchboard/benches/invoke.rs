@@ -153,28 +153,9 @@ impl Variant {
                     .await;
                 black_box(user.expect("typed call works"));
             }
-            Variant::RegistryJson => {
-                let result = fixture
-                    .runtime
-                    .registry
-                    .invoke(
-                        "core_get_current_user",
-                        black_box(json!({})),
-                        &fixture.context,
-                    )
-                    .await;
-                black_box(result.expect("invoke works"));
-            }
+            Variant::RegistryJson => invoke_json(&fixture.runtime.registry, fixture).await,
             Variant::RegistryJsonNoAuditTable => {
-                let result = fixture
-                    .registry_without_audit_table
-                    .invoke(
-                        "core_get_current_user",
-                        black_box(json!({})),
-                        &fixture.context,
-                    )
-                    .await;
-                black_box(result.expect("invoke works"));
+                invoke_json(&fixture.registry_without_audit_table, fixture).await;
             }
             Variant::OrchestratorAsk => {
                 let answer = fixture
@@ -186,6 +167,18 @@ impl Variant {
             }
         }
     }
+}
+
+/// `registry.invoke` of the benchmarked tool with empty params.
+async fn invoke_json(registry: &ToolRegistry, fixture: &Fixture) {
+    let result = registry
+        .invoke(
+            "core_get_current_user",
+            black_box(json!({})),
+            &fixture.context,
+        )
+        .await;
+    black_box(result.expect("invoke works"));
 }
 
 fn runtime() -> Runtime {
