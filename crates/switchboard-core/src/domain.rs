@@ -170,11 +170,10 @@ impl DomainCell {
         R: Send + 'static,
     {
         let (reply, outcome) = futures_channel::oneshot::channel::<Result<R, ToolError>>();
-        let mismatch = self.state_mismatch::<S>();
         let op = WriteOp(Box::new(move |cell: &DomainCell| {
             let current = cell.state.load();
             let Some(current) = current.downcast_ref::<S>() else {
-                let _ = reply.send(Err(mismatch));
+                let _ = reply.send(Err(cell.state_mismatch::<S>()));
                 return;
             };
             // A panicking update (or a panicking `Clone` of the state) leaves the published

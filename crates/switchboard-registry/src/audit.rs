@@ -58,11 +58,6 @@ impl<'a> AuditDraft<'a> {
         }
     }
 
-    /// The tool name the record carries.
-    pub(crate) fn tool(&self) -> Option<Arc<str>> {
-        self.record.as_ref().map(|record| Arc::clone(&record.tool))
-    }
-
     /// Writes the record with its outcome and waits until the store acknowledges it.
     pub(crate) async fn close(
         mut self,

@@ -117,7 +117,7 @@ impl ToolRegistry {
         }
         .await;
         let output_hash = result.as_ref().ok().map(digest_json);
-        finish(draft, result, output_hash).await
+        finish(draft, name, result, output_hash).await
     }
 
     /// Calls a linked tool with its typed input, as Rust services do. No JSON is parsed or
@@ -156,7 +156,7 @@ impl ToolRegistry {
         }
         .await;
         let output_hash = result.as_ref().ok().map(digest_of);
-        finish(draft, result, output_hash).await
+        finish(draft, name, result, output_hash).await
     }
 
     /// The checks before the input is looked at: tool, context, `org_id`, category, permission.
@@ -297,6 +297,7 @@ async fn dispatch<J: Job>(
 
 async fn finish<O>(
     draft: AuditDraft<'_>,
+    tool: &str,
     result: Result<O, InvokeError>,
     output_hash: Option<Digest>,
 ) -> Result<O, InvokeError> {
@@ -304,11 +305,10 @@ async fn finish<O>(
         Ok(_) => Outcome::Ok,
         Err(error) => Outcome::Error(error.kind()),
     };
-    let tool = draft.tool();
     if let Err(error) = draft.close(outcome, output_hash).await {
         tracing::error!(%error, "audit record not written; the call is not acknowledged");
         return Err(InvokeError::AuditFailed {
-            tool: tool.map(|name| name.to_string()).unwrap_or_default(),
+            tool: switchboard_audit::clamp_tool_name(tool).to_owned(),
             reason: error.to_string(),
         });
     }
