@@ -127,7 +127,7 @@ pub async fn audit_records_of(
     correlation_id: &str,
 ) -> anyhow::Result<Vec<AuditRecord>> {
     registry
-        .audit_store()
+        .audit()
         .query(&AuditQuery::correlation(correlation_id))
         .await
         .with_context(|| format!("querying the audit store for `{correlation_id}` failed"))

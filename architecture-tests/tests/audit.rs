@@ -162,7 +162,7 @@ async fn every_attempt_on_every_tool_leaves_exactly_one_record() {
     let registry = start_registry().await.expect("the registry boots");
     let mut offenders = Vec::new();
     let mut attempts_made = 0_u64;
-    let appended_before = registry.audit_store().stats().appended;
+    let appended_before = registry.audit().settled_stats().await.store.appended;
     for descriptor in registry.list() {
         for attempt in attempts_for(&descriptor.name, descriptor.category) {
             attempts_made += 1;
@@ -194,7 +194,7 @@ async fn every_attempt_on_every_tool_leaves_exactly_one_record() {
             }
         }
     }
-    let appended = registry.audit_store().stats().appended - appended_before;
+    let appended = registry.audit().settled_stats().await.store.appended - appended_before;
     if appended != attempts_made {
         offenders.push(format!(
             "{attempts_made} attempts appended {appended} audit records in total"
@@ -341,9 +341,9 @@ async fn call_and_check(
 ) -> Result<(), String> {
     let correlation_id = fresh_correlation_id("audit-prop");
     let context = case.build(&correlation_id);
-    let appended_before = registry.audit_store().stats().appended;
+    let appended_before = registry.audit().settled_stats().await.store.appended;
     let result = registry.invoke(tool, params.clone(), &context).await;
-    let appended = registry.audit_store().stats().appended - appended_before;
+    let appended = registry.audit().settled_stats().await.store.appended - appended_before;
     let what = format!("`{tool}` with params {params} and context {context:?}");
     if appended != 1 {
         return Err(format!("{what}: appended {appended} audit records, not 1"));
@@ -352,7 +352,7 @@ async fn call_and_check(
     // Calls in this test run one at a time on a registry of its own, so the newest record is
     // this call's, whether or not the context has a correlation id to find it by.
     let newest = registry
-        .audit_store()
+        .audit()
         .query(&AuditQuery::all().limit(1))
         .await
         .map_err(|error| format!("{what}: the audit store failed: {error}"))?;

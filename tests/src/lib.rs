@@ -81,7 +81,7 @@ pub async fn audit_records(registry: &ToolRegistry, context: &CallContext) -> Ve
         .clone()
         .expect("the context has a correlation id");
     let mut records = registry
-        .audit_store()
+        .audit()
         .query(&AuditQuery::correlation(correlation_id))
         .await
         .expect("the in-memory audit store answers queries");

@@ -1,5 +1,6 @@
-//! The audit store as a dependency of every call: a call whose record cannot be written is not
-//! acknowledged, and the caller is told which tool's record was lost and why.
+//! The audit store as a dependency of every call under strict durability: a call whose record
+//! cannot be written is not acknowledged, and the caller is told which tool's record was lost
+//! and why.
 //!
 //! The store here refuses every append, standing in for a full disk or a closed database.
 
@@ -16,9 +17,8 @@ use std::sync::{
 use serde_json::json;
 use switchboard::{
     AuditQuery, AuditRecord, ErrorKind, Initiator, InvokeError, ToolRegistry,
-    audit::{Appended, AuditError, AuditStats, AuditStore},
+    audit::{AuditConfig, AuditError, AuditStats, AuditStore, Durability},
 };
-use switchboard_core::BoxFuture;
 use switchboard_integration_tests::{boot_with, ctx};
 
 /// Refuses every record, and counts the attempts.
@@ -28,13 +28,17 @@ struct FullDisk {
 }
 
 impl AuditStore for FullDisk {
-    fn append(&self, _: AuditRecord) -> Appended {
+    fn append_batch(&self, _: &mut [AuditRecord]) -> Result<(), AuditError> {
         self.attempts.fetch_add(1, Ordering::Relaxed);
-        Appended::Done(Err(AuditError::Unavailable("disk full".to_owned())))
+        Err(AuditError::Unavailable("disk full".to_owned()))
     }
 
-    fn query(&self, _: &AuditQuery) -> BoxFuture<'_, Result<Vec<AuditRecord>, AuditError>> {
-        Box::pin(async { Ok(Vec::new()) })
+    fn query(&self, _: &AuditQuery) -> Result<Vec<AuditRecord>, AuditError> {
+        Ok(Vec::new())
+    }
+
+    fn delete_before(&self, _: jiff::Timestamp, _: usize) -> Result<u64, AuditError> {
+        Ok(0)
     }
 
     fn stats(&self) -> AuditStats {
@@ -42,10 +46,21 @@ impl AuditStore for FullDisk {
     }
 }
 
+/// A registry that acknowledges a call only once its record is stored, trying once.
+fn strict(store: Arc<FullDisk>) -> switchboard::RegistryBuilder {
+    ToolRegistry::builder()
+        .audit_store(store)
+        .audit_config(
+            AuditConfig::default()
+                .durability(Durability::Strict)
+                .write_attempts(1),
+        )
+}
+
 #[tokio::test]
 async fn a_call_whose_record_cannot_be_written_fails_naming_the_tool() {
     let store = Arc::new(FullDisk::default());
-    let runtime = boot_with(ToolRegistry::builder().audit_store(store.clone())).await;
+    let runtime = boot_with(strict(store.clone())).await;
     let context = ctx("acme", "alice", &["admin"], Initiator::Human);
 
     let error = runtime
@@ -70,7 +85,7 @@ async fn a_call_whose_record_cannot_be_written_fails_naming_the_tool() {
 #[tokio::test]
 async fn a_refused_call_whose_record_cannot_be_written_also_fails_naming_the_tool() {
     let store = Arc::new(FullDisk::default());
-    let runtime = boot_with(ToolRegistry::builder().audit_store(store.clone())).await;
+    let runtime = boot_with(strict(store.clone())).await;
     // Staff may not assign: the refusal itself must be audited, and that fails too.
     let context = ctx("acme", "sam", &["staff"], Initiator::Human);
 

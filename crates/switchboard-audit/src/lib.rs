@@ -2,11 +2,18 @@
 
 mod canonical;
 mod hash;
+mod log;
 mod memory;
+mod pending;
 mod record;
 mod store;
+mod writer;
 
 pub use hash::{digest_json, digest_of};
 pub use memory::{DEFAULT_CAPACITY, MemoryAuditStore};
 pub use record::{AuditId, AuditRecord, Digest, MAX_TOOL_NAME_BYTES, Outcome, clamp_tool_name};
-pub use store::{Appended, AuditError, AuditQuery, AuditStats, AuditStore};
+pub use log::{
+    AuditConfig, AuditLog, AuditLogStats, Durability, Reservation, Submitted, WhenFull,
+};
+pub use pending::{Digestible, Payload, PendingRecord};
+pub use store::{AuditError, AuditQuery, AuditStats, AuditStore};

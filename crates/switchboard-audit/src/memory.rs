@@ -15,11 +15,12 @@ use std::sync::{
 };
 
 use std::sync::{PoisonError, RwLock};
-use switchboard_core::BoxFuture;
+
+use jiff::Timestamp;
 
 use crate::{
     record::{AuditId, AuditRecord},
-    store::{Appended, AuditError, AuditQuery, AuditStats, AuditStore},
+    store::{AuditError, AuditQuery, AuditStats, AuditStore},
 };
 
 /// How many records the in-memory table keeps by default.
@@ -31,6 +32,7 @@ pub struct MemoryAuditStore {
     /// The id the next record gets. Ids start at 1.
     next_id: AtomicU64,
     evicted: AtomicU64,
+    expired: AtomicU64,
 }
 
 impl MemoryAuditStore {
@@ -46,6 +48,7 @@ impl MemoryAuditStore {
             slots,
             next_id: AtomicU64::new(1),
             evicted: AtomicU64::new(0),
+            expired: AtomicU64::new(0),
         }
     }
 
@@ -85,10 +88,39 @@ impl MemoryAuditStore {
         id
     }
 
-    /// Records matching `query`, newest first.
-    pub fn select(&self, query: &AuditQuery) -> Vec<AuditRecord> {
+    /// The ids the ring may still hold, oldest to newest (empty when nothing was appended).
+    fn window(&self) -> std::ops::RangeInclusive<AuditId> {
         let newest = self.next_id.load(Ordering::Acquire).saturating_sub(1);
         let oldest = newest.saturating_sub(self.slots.len() as u64 - 1).max(1);
+        oldest..=newest
+    }
+
+    /// Removes up to `limit` records timestamped before `cutoff`, oldest first.
+    pub fn expire_before(&self, cutoff: Timestamp, limit: usize) -> u64 {
+        let mut expired = 0;
+        for id in self.window() {
+            if expired as usize >= limit {
+                break;
+            }
+            let mut slot = self
+                .slot(id)
+                .write()
+                .unwrap_or_else(PoisonError::into_inner);
+            if slot
+                .as_ref()
+                .is_some_and(|record| record.id == id && record.timestamp < cutoff)
+            {
+                *slot = None;
+                expired += 1;
+            }
+        }
+        self.expired.fetch_add(expired, Ordering::Relaxed);
+        expired
+    }
+
+    /// Records matching `query`, newest first.
+    pub fn select(&self, query: &AuditQuery) -> Vec<AuditRecord> {
+        let (oldest, newest) = self.window().into_inner();
         let newest = match query.before_id {
             Some(before) => newest.min(before.saturating_sub(1)),
             None => newest,
@@ -122,10 +154,12 @@ impl MemoryAuditStore {
     pub fn counters(&self) -> AuditStats {
         let appended = self.next_id.load(Ordering::Acquire).saturating_sub(1);
         let evicted = self.evicted.load(Ordering::Acquire);
+        let expired = self.expired.load(Ordering::Acquire);
         AuditStats {
             appended,
-            held: appended.saturating_sub(evicted),
+            held: appended.saturating_sub(evicted).saturating_sub(expired),
             evicted,
+            expired,
             capacity: Some(self.slots.len() as u64),
         }
     }
@@ -146,13 +180,19 @@ impl std::fmt::Debug for MemoryAuditStore {
 }
 
 impl AuditStore for MemoryAuditStore {
-    fn append(&self, record: AuditRecord) -> Appended {
-        Appended::Done(Ok(self.insert(record)))
+    fn append_batch(&self, records: &mut [AuditRecord]) -> Result<(), AuditError> {
+        for record in records {
+            record.id = self.insert(record.clone());
+        }
+        Ok(())
     }
 
-    fn query(&self, query: &AuditQuery) -> BoxFuture<'_, Result<Vec<AuditRecord>, AuditError>> {
-        let records = self.select(query);
-        Box::pin(async move { Ok(records) })
+    fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, AuditError> {
+        Ok(self.select(query))
+    }
+
+    fn delete_before(&self, cutoff: Timestamp, limit: usize) -> Result<u64, AuditError> {
+        Ok(self.expire_before(cutoff, limit))
     }
 
     fn stats(&self) -> AuditStats {

@@ -1,15 +1,15 @@
 //! The `AuditStore` trait: where records go, and how they are found again.
 //!
-//! The registry writes through this trait and nothing else, so a persistent store replaces
-//! the in-memory one at startup without the registry changing. Appending returns
-//! [`Appended::Done`] when the store finished synchronously (the in-memory table always does,
-//! at no allocation), or a future when it must wait (for a disk, a batch, a full queue).
+//! The registry never calls a store from a caller's task: records reach it through the
+//! [`AuditLog`](crate::AuditLog)'s writer thread, in batches. So the trait is synchronous and
+//! may block (a disk, a transaction), and a persistent store replaces the in-memory one at
+//! startup without the registry changing.
 
-use std::{fmt, sync::Arc};
+use std::sync::Arc;
 
 use jiff::Timestamp;
 use serde::Serialize;
-use switchboard_core::{BoxFuture, CorrelationId, OrgId, UserId};
+use switchboard_core::{CorrelationId, OrgId, UserId};
 
 use crate::record::{AuditId, AuditRecord, Outcome};
 
@@ -23,35 +23,6 @@ pub enum AuditError {
     /// A query was malformed.
     #[error("invalid audit query: {0}")]
     InvalidQuery(String),
-}
-
-/// The result of an append: finished now, or a future to await.
-pub enum Appended {
-    /// The store finished the append synchronously.
-    Done(Result<AuditId, AuditError>),
-    /// The store finishes the append later; the record is acknowledged when this resolves.
-    /// The future owns what it needs (`'static`), so whoever holds it can move it to a task
-    /// rather than drop it: dropping it may abandon the record.
-    Pending(BoxFuture<'static, Result<AuditId, AuditError>>),
-}
-
-impl Appended {
-    /// Waits for the append to be acknowledged.
-    pub async fn acknowledged(self) -> Result<AuditId, AuditError> {
-        match self {
-            Appended::Done(result) => result,
-            Appended::Pending(future) => future.await,
-        }
-    }
-}
-
-impl fmt::Debug for Appended {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Appended::Done(result) => f.debug_tuple("Done").field(result).finish(),
-            Appended::Pending(_) => f.write_str("Pending"),
-        }
-    }
 }
 
 /// Which records to return. Every filter that is set must match; results are newest first.
@@ -144,35 +115,53 @@ impl AuditQuery {
 /// Counters a store exposes, so that nothing it drops goes unseen.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct AuditStats {
-    /// Records appended since the store was created.
+    /// Records appended since the store was opened.
     pub appended: u64,
     /// Records held now.
     pub held: u64,
     /// Records evicted to respect a capacity bound (each counted, none silently).
     pub evicted: u64,
+    /// Records deleted by the retention sweep since the store was opened.
+    pub expired: u64,
     /// The capacity bound, if any.
     pub capacity: Option<u64>,
 }
 
 /// Where audit records go.
+///
+/// Implementations are called from the audit writer's thread (appends, retention) and from
+/// blocking tasks (queries), never on an async worker, so they may block. Every conforming store
+/// passes the shared suite in `switchboard_audit::conformance` (feature `conformance`).
 pub trait AuditStore: Send + Sync + 'static {
-    /// Appends a record; `record.id` is assigned by the store and returned.
-    fn append(&self, record: AuditRecord) -> Appended;
+    /// Appends `records` in order, assigning each its id (`record.id`, increasing in append
+    /// order). Returns once the store holds them as durably as it ever will: a persistent store
+    /// returns after its transaction commits. On error none of the records may be half-written:
+    /// the writer retries the whole batch.
+    fn append_batch(&self, records: &mut [AuditRecord]) -> Result<(), AuditError>;
 
     /// Records matching `query`, newest first.
-    fn query(&self, query: &AuditQuery) -> BoxFuture<'_, Result<Vec<AuditRecord>, AuditError>>;
+    fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, AuditError>;
+
+    /// Deletes at most `limit` records timestamped before `cutoff`, oldest first, and returns how
+    /// many it deleted. The retention sweep calls it in small steps between batches, so a
+    /// sweep never holds up appends for long.
+    fn delete_before(&self, cutoff: Timestamp, limit: usize) -> Result<u64, AuditError>;
 
     /// The store's counters.
     fn stats(&self) -> AuditStats;
 }
 
 impl<S: AuditStore + ?Sized> AuditStore for Arc<S> {
-    fn append(&self, record: AuditRecord) -> Appended {
-        (**self).append(record)
+    fn append_batch(&self, records: &mut [AuditRecord]) -> Result<(), AuditError> {
+        (**self).append_batch(records)
     }
 
-    fn query(&self, query: &AuditQuery) -> BoxFuture<'_, Result<Vec<AuditRecord>, AuditError>> {
+    fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, AuditError> {
         (**self).query(query)
+    }
+
+    fn delete_before(&self, cutoff: Timestamp, limit: usize) -> Result<u64, AuditError> {
+        (**self).delete_before(cutoff, limit)
     }
 
     fn stats(&self) -> AuditStats {

@@ -72,24 +72,29 @@ pub struct ToolSpec {
 
 /// A type that can be a tool's input. Derive it with `#[derive(ToolInput)]`, which also
 /// refuses a field named `org_id` at compile time. Inputs are `Serialize` so that a typed call
-/// can be audited (its input hashed) and stored (a proposal keeps its validated params).
+/// can be audited (its input hashed) and stored (a proposal keeps its validated params), and
+/// `Clone` so that the audit writer hashes a copy off the caller's path.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool input",
     label = "not a tool input",
-    note = "derive it: `#[derive(Serialize, Deserialize, JsonSchema, Validate, ToolInput)]`"
+    note = "derive it: `#[derive(Clone, Serialize, Deserialize, JsonSchema, Validate, ToolInput)]`"
 )]
-pub trait ToolInput: Serialize + DeserializeOwned + JsonSchema + Validate + Send + 'static {}
+pub trait ToolInput:
+    Clone + Serialize + DeserializeOwned + JsonSchema + Validate + Send + 'static
+{
+}
 
-/// A type that can be a tool's output: serializable and described by a JSON Schema.
+/// A type that can be a tool's output: serializable, described by a JSON Schema, and `Clone`
+/// (the audit writer hashes a copy off the caller's path).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool output",
     label = "not a tool output",
-    note = "tool outputs must implement `Serialize` and `JsonSchema`: `#[derive(Serialize, JsonSchema)]`"
+    note = "tool outputs must implement `Clone`, `Serialize` and `JsonSchema`: `#[derive(Clone, Serialize, JsonSchema)]`"
 )]
-pub trait ToolOutput: Serialize + JsonSchema + Send + 'static {}
+pub trait ToolOutput: Clone + Serialize + JsonSchema + Send + 'static {}
 
 #[diagnostic::do_not_recommend]
-impl<T: Serialize + JsonSchema + Send + 'static> ToolOutput for T {}
+impl<T: Clone + Serialize + JsonSchema + Send + 'static> ToolOutput for T {}
 
 /// What a tool function may return: `Result<Output, E>` where `E` converts into [`ToolError`].
 #[diagnostic::on_unimplemented(
@@ -138,7 +143,7 @@ pub struct ToolEntry {
     /// JSON Schema (2020-12) of the output.
     pub output_schema: fn() -> Schema,
     /// Deserializes and validates params into the tool's input type.
-    pub decode: fn(Value) -> Result<ErasedInput, Vec<FieldError>>,
+    pub decode: fn(&Value) -> Result<ErasedInput, Vec<FieldError>>,
     /// Runs the tool on a decoded input and serializes its output.
     pub run: for<'a> fn(&'a ToolContext, ErasedInput) -> BoxFuture<'a, Result<Value, ToolError>>,
     /// The marker type, so a typed call can prove it reached the tool it named.
@@ -175,8 +180,8 @@ pub fn linked_tools() -> impl Iterator<Item = &'static ToolEntry> {
 }
 
 /// Deserializes params into `T::Input` and runs its `validator` rules, reporting every error.
-pub fn decode_typed<I: ToolInput>(params: Value) -> Result<I, Vec<FieldError>> {
-    let input: I = serde_json::from_value(params)
+pub fn decode_typed<I: ToolInput>(params: &Value) -> Result<I, Vec<FieldError>> {
+    let input = <I as serde::Deserialize>::deserialize(params)
         .map_err(|error| vec![FieldError::new("", error.to_string())])?;
     validate_typed(&input)?;
     Ok(input)
@@ -189,7 +194,7 @@ pub fn validate_typed<I: Validate>(input: &I) -> Result<(), Vec<FieldError>> {
         .map_err(|errors| schema::field_errors(&errors))
 }
 
-fn decode_input<T: Tool>(params: Value) -> Result<ErasedInput, Vec<FieldError>> {
+fn decode_input<T: Tool>(params: &Value) -> Result<ErasedInput, Vec<FieldError>> {
     decode_typed::<T::Input>(params).map(|input| Box::new(input) as ErasedInput)
 }
 

@@ -34,7 +34,7 @@ pub struct Shift {
 }
 
 /// A range of days.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, Validate)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, Validate)]
 pub struct Window {
     /// First day, `YYYY-MM-DD`.
     #[validate(length(min = 10, max = 10))]
@@ -45,7 +45,7 @@ pub struct Window {
 }
 
 /// What to list.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, Validate, ToolInput)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, Validate, ToolInput)]
 pub struct ListShiftsInput {
     /// The team whose shifts to list.
     #[validate(length(min = 1, max = 64))]
@@ -61,7 +61,7 @@ pub struct ListShiftsInput {
 }
 
 /// The shifts found.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ShiftList {
     /// Matching shifts, oldest first.
     pub shifts: Vec<Shift>,

@@ -10,7 +10,7 @@ use rmcp::{
     service::PeerRequestOptions,
 };
 use serde_json::{Value, json};
-use switchboard_audit::{AuditQuery, AuditStore as _};
+use switchboard_audit::{AuditQuery};
 use switchboard_core::{BoxFuture, Category, ToolContext, ToolDescriptor, ToolError, ToolOrigin};
 use switchboard_registry::{RuntimeTool, RuntimeToolSpec};
 
@@ -92,7 +92,7 @@ async fn a_cancelled_call_is_dropped_and_audited_as_cancelled() {
     let outcome = bounded("the cancelled record", async {
         loop {
             let records = registry
-                .audit_store()
+                .audit()
                 .query(&AuditQuery::all())
                 .await
                 .expect("the audit store answers");

@@ -9,7 +9,7 @@ use rmcp::{
     transport::StreamableHttpClientTransport,
 };
 use serde_json::{Value, json};
-use switchboard_audit::{AuditQuery, AuditRecord, AuditStore as _};
+use switchboard_audit::{AuditQuery, AuditRecord};
 // A domain's `#[tool]`s are registered only if the binary references its crate
 // (rust-lang/rust#64731).
 use switchboard_domain_core as _;
@@ -37,7 +37,7 @@ async fn call(
 async fn audit(registry: &ToolRegistry) -> Vec<AuditRecord> {
     bounded(
         "an audit query",
-        registry.audit_store().query(&AuditQuery::all()),
+        registry.audit().query(&AuditQuery::all()),
     )
     .await
     .expect("the audit store answers")

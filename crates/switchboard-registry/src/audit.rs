@@ -1,31 +1,39 @@
 //! The audit record of one call, from its first check to its outcome.
 //!
-//! An [`AuditDraft`] is opened before any check runs and closed with the outcome, so every
-//! attempt — refused at any step, failed, panicked, timed out, or successful — is written
-//! exactly once. If the caller stops waiting (the invoke future is dropped), the draft's `Drop`
-//! writes the record with the outcome `cancelled`: exactly once still holds.
+//! An [`AuditDraft`] is opened before any check runs, with room for its record already reserved
+//! in the [`AuditLog`], and closed with the outcome, so every attempt — refused at any step,
+//! failed, panicked, timed out, or successful — is written exactly once. If the caller stops
+//! waiting (the invoke future is dropped), the draft's `Drop` hands the record over with the
+//! outcome `cancelled`: the reserved room means that never has to wait, so exactly once still
+//! holds. The digests of input and output are computed by the log's writer, not here.
 
 use std::{sync::Arc, time::Instant};
 
 use jiff::Timestamp;
-use switchboard_audit::{Appended, AuditRecord, AuditStore, Digest, Outcome, clamp_tool_name};
+use switchboard_audit::{
+    AuditError, AuditLog, AuditRecord, Digest, Outcome, Payload, PendingRecord, Reservation,
+    clamp_tool_name,
+};
 use switchboard_core::{CallContext, ErrorKind};
 
 use crate::table::RegisteredTool;
 
-pub(crate) struct AuditDraft<'a> {
-    store: &'a Arc<dyn AuditStore>,
-    record: Option<AuditRecord>,
+pub(crate) struct AuditDraft {
+    open: Option<(Reservation, PendingRecord)>,
     started: Instant,
 }
 
-impl<'a> AuditDraft<'a> {
-    pub(crate) fn open(
-        store: &'a Arc<dyn AuditStore>,
+impl AuditDraft {
+    /// Reserves room for the record of a call of `tool` and starts its clock. Fails when the
+    /// log refuses (shut down, or full under the fail policy): the call must not run then.
+    pub(crate) async fn open(
+        log: &AuditLog,
         tool: &str,
         context: &CallContext,
-        input_hash: Digest,
-    ) -> Self {
+        input: Payload,
+    ) -> Result<Self, AuditError> {
+        let started = Instant::now();
+        let reservation = log.reserve().await?;
         let record = AuditRecord {
             id: 0,
             timestamp: Timestamp::now(),
@@ -37,71 +45,60 @@ impl<'a> AuditDraft<'a> {
             session_id: context.session_id.clone(),
             correlation_id: context.correlation_id.clone(),
             initiator: context.initiator,
-            input_hash,
+            // Computed by the writer from `input` and the output.
+            input_hash: Digest([0; 32]),
             output_hash: None,
             duration_us: 0,
             outcome: Outcome::Error(ErrorKind::Cancelled),
         };
-        Self {
-            store,
-            record: Some(record),
-            started: Instant::now(),
-        }
+        let pending = PendingRecord {
+            record,
+            input,
+            output: None,
+        };
+        Ok(Self {
+            open: Some((reservation, pending)),
+            started,
+        })
     }
 
     /// Records which tool the name resolved to.
     pub(crate) fn resolved(&mut self, tool: &RegisteredTool) {
-        if let Some(record) = &mut self.record {
+        if let Some((_, pending)) = &mut self.open {
+            let record = &mut pending.record;
             record.tool = Arc::clone(&tool.name);
             record.domain = Some(Arc::clone(&tool.domain.name));
             record.category = Some(tool.category());
         }
     }
 
-    /// Writes the record with its outcome and waits until the store acknowledges it.
+    /// Hands the record over with its outcome and waits for the acknowledgement the log's
+    /// durability asks for.
     pub(crate) async fn close(
         mut self,
         outcome: Outcome,
-        output_hash: Option<Digest>,
-    ) -> Result<(), switchboard_audit::AuditError> {
-        let Some(mut record) = self.record.take() else {
+        output: Option<Payload>,
+    ) -> Result<(), AuditError> {
+        let Some((reservation, mut pending)) = self.open.take() else {
             return Ok(());
         };
-        record.outcome = outcome;
-        record.output_hash = output_hash;
-        record.duration_us = elapsed_us(self.started);
-        self.store.append(record).acknowledged().await.map(drop)
+        pending.record.outcome = outcome;
+        pending.record.duration_us = elapsed_us(self.started);
+        pending.output = output;
+        reservation.submit(pending).acknowledged().await
     }
 }
 
-impl Drop for AuditDraft<'_> {
+impl Drop for AuditDraft {
     fn drop(&mut self) {
-        let Some(mut record) = self.record.take() else {
+        let Some((reservation, mut pending)) = self.open.take() else {
             return;
         };
-        record.duration_us = elapsed_us(self.started);
-        tracing::debug!(tool = %record.tool, "call cancelled by its caller");
-        match self.store.append(record) {
-            Appended::Done(Ok(_)) => {}
-            Appended::Done(Err(error)) => {
-                tracing::error!(%error, "audit record of a cancelled call was not written");
-            }
-            // The store needs to wait; the caller is gone, so the wait moves to a task.
-            Appended::Pending(pending) => match tokio::runtime::Handle::try_current() {
-                Ok(runtime) => {
-                    runtime.spawn(async move {
-                        if let Err(error) = pending.await {
-                            tracing::error!(%error, "audit record of a cancelled call was not written");
-                        }
-                    });
-                }
-                Err(_) => {
-                    tracing::error!(
-                        "audit record of a cancelled call may be lost: no runtime to finish it on"
-                    );
-                }
-            },
-        }
+        pending.record.duration_us = elapsed_us(self.started);
+        tracing::debug!(tool = %pending.record.tool, "call cancelled by its caller");
+        // Nobody waits for the acknowledgement: the caller is gone. The record is queued either
+        // way; a strict store's failure is logged and counted by the writer.
+        drop(reservation.submit(pending));
     }
 }
 

@@ -10,7 +10,7 @@ use std::{any::TypeId, future::Future, panic::AssertUnwindSafe, pin::pin, sync::
 
 use futures::FutureExt;
 use serde_json::Value;
-use switchboard_audit::{Digest, Outcome, digest_json, digest_of};
+use switchboard_audit::{Outcome, Payload};
 use switchboard_core::{
     CallContext, Caller, Category, ErasedInput, Initiator, InvokeError, Tool, ToolContext,
     ToolEntry, ToolError, schema::find_org_id, validate_typed,
@@ -40,6 +40,7 @@ trait Job: Send + 'static {
 
 enum JsonJob {
     Linked(&'static ToolEntry, ErasedInput),
+    /// Run-time tools take their params by value; the audit draft keeps the caller's copy.
     Runtime(Arc<dyn RuntimeTool>, Value),
 }
 
@@ -100,7 +101,15 @@ impl ToolRegistry {
             other => other,
         };
         let shared = self.shared();
-        let mut draft = AuditDraft::open(&shared.audit, name, context, digest_json(&params));
+        let params = Arc::new(params);
+        let mut draft = AuditDraft::open(
+            &shared.audit,
+            name,
+            context,
+            Payload::Json(Arc::clone(&params)),
+        )
+        .await
+        .map_err(|error| audit_failed(name, &error))?;
         let table = shared.table.load();
         let result = async {
             let (tool, caller) = self.admit(&table, name, context, Some(&params), &mut draft)?;
@@ -108,16 +117,21 @@ impl ToolRegistry {
                 .map_err(|errors| invalid(tool, errors))?;
             let job = match &tool.handler {
                 Handler::Linked(entry) => {
-                    let input = (entry.decode)(params).map_err(|errors| invalid(tool, errors))?;
+                    let input = (entry.decode)(&params).map_err(|errors| invalid(tool, errors))?;
                     JsonJob::Linked(entry, input)
                 }
-                Handler::Runtime(runtime) => JsonJob::Runtime(Arc::clone(runtime), params),
+                Handler::Runtime(runtime) => {
+                    JsonJob::Runtime(Arc::clone(runtime), Value::clone(&params))
+                }
             };
             dispatch(tool, caller, job).await
         }
         .await;
-        let output_hash = result.as_ref().ok().map(digest_json);
-        finish(draft, name, result, output_hash).await
+        let output = result
+            .as_ref()
+            .ok()
+            .map(|output| Payload::Json(Arc::new(output.clone())));
+        finish(draft, name, result, output).await
     }
 
     /// Calls a linked tool with its typed input, as Rust services do. No JSON is parsed or
@@ -144,7 +158,10 @@ impl ToolRegistry {
     ) -> Result<T::Output, InvokeError> {
         let shared = self.shared();
         let name = T::SPEC.name;
-        let mut draft = AuditDraft::open(&shared.audit, name, context, digest_of(&input));
+        let mut draft =
+            AuditDraft::open(&shared.audit, name, context, Payload::typed(input.clone()))
+                .await
+                .map_err(|error| audit_failed(name, &error))?;
         let table = shared.table.load();
         let result = async {
             let (tool, caller) = self.admit(&table, name, context, None, &mut draft)?;
@@ -155,8 +172,11 @@ impl ToolRegistry {
             dispatch(tool, caller, TypedJob::<T>(input)).await
         }
         .await;
-        let output_hash = result.as_ref().ok().map(digest_of);
-        finish(draft, name, result, output_hash).await
+        let output = result
+            .as_ref()
+            .ok()
+            .map(|output| Payload::typed(output.clone()));
+        finish(draft, name, result, output).await
     }
 
     /// The checks before the input is looked at: tool, context, `org_id`, category, permission.
@@ -166,7 +186,7 @@ impl ToolRegistry {
         name: &str,
         context: &CallContext,
         params: Option<&Value>,
-        draft: &mut AuditDraft<'_>,
+        draft: &mut AuditDraft,
     ) -> Result<(&'t RegisteredTool, Caller), InvokeError> {
         let tool = table
             .get(name)
@@ -296,26 +316,30 @@ async fn dispatch<J: Job>(
 }
 
 async fn finish<O>(
-    draft: AuditDraft<'_>,
+    draft: AuditDraft,
     tool: &str,
     result: Result<O, InvokeError>,
-    output_hash: Option<Digest>,
+    output: Option<Payload>,
 ) -> Result<O, InvokeError> {
     let outcome = match &result {
         Ok(_) => Outcome::Ok,
         Err(error) => Outcome::Error(error.kind()),
     };
-    if let Err(error) = draft.close(outcome, output_hash).await {
+    if let Err(error) = draft.close(outcome, output).await {
         tracing::error!(%error, "audit record not written; the call is not acknowledged");
-        return Err(InvokeError::AuditFailed {
-            tool: switchboard_audit::clamp_tool_name(tool).to_owned(),
-            reason: error.to_string(),
-        });
+        return Err(audit_failed(tool, &error));
     }
     if let Err(error) = &result {
         tracing::info!(kind = %error.kind(), "call refused or failed");
     }
     result
+}
+
+fn audit_failed(tool: &str, error: &switchboard_audit::AuditError) -> InvokeError {
+    InvokeError::AuditFailed {
+        tool: switchboard_audit::clamp_tool_name(tool).to_owned(),
+        reason: error.to_string(),
+    }
 }
 
 fn not_found(name: &str, suggestions: Vec<String>) -> InvokeError {

@@ -9,7 +9,7 @@ use std::{collections::BTreeMap, sync::Arc};
 
 use arc_swap::ArcSwap;
 use ractor::{Actor, ActorRef};
-use switchboard_audit::{AuditStore, MemoryAuditStore};
+use switchboard_audit::{AuditConfig, AuditLog, AuditStore, MemoryAuditStore};
 use switchboard_core::{Category, ToolDescriptor, ToolEntry, linked_domains, linked_tools};
 use tokio::sync::watch;
 
@@ -25,7 +25,7 @@ use crate::{
 /// State shared by every handle and the registry actor.
 pub(crate) struct Shared {
     pub(crate) table: ArcSwap<ToolTable>,
-    pub(crate) audit: Arc<dyn AuditStore>,
+    pub(crate) audit: AuditLog,
     pub(crate) permissions: PermissionMatrix,
     pub(crate) config: RegistryConfig,
     pub(crate) domains: ArcSwap<BTreeMap<Arc<str>, Arc<DomainRuntime>>>,
@@ -74,7 +74,7 @@ impl std::fmt::Debug for RuntimeToolSpec {
 /// Configures and boots a registry.
 #[must_use]
 pub struct RegistryBuilder {
-    audit: Arc<dyn AuditStore>,
+    audit: AuditSource,
     permissions: PermissionMatrix,
     config: RegistryConfig,
     excluded_domains: Vec<String>,
@@ -89,10 +89,18 @@ impl std::fmt::Debug for RegistryBuilder {
     }
 }
 
+/// Where the registry's audit log comes from.
+enum AuditSource {
+    /// A log the registry starts at boot over this store.
+    Store(Arc<dyn AuditStore>, AuditConfig),
+    /// A log started by the caller (shared with something else, or configured elsewhere).
+    Log(AuditLog),
+}
+
 impl Default for RegistryBuilder {
     fn default() -> Self {
         Self {
-            audit: Arc::new(MemoryAuditStore::new()),
+            audit: AuditSource::Store(Arc::new(MemoryAuditStore::new()), AuditConfig::default()),
             permissions: PermissionMatrix::default(),
             config: RegistryConfig::default(),
             excluded_domains: Vec::new(),
@@ -101,9 +109,29 @@ impl Default for RegistryBuilder {
 }
 
 impl RegistryBuilder {
-    /// Writes audit records to `store` (default: a [`MemoryAuditStore`]).
+    /// Writes audit records to `store` (default: a [`MemoryAuditStore`]) through an audit log
+    /// started at boot with the configuration given to [`audit_config`](Self::audit_config).
     pub fn audit_store(mut self, store: Arc<dyn AuditStore>) -> Self {
-        self.audit = store;
+        self.audit = match self.audit {
+            AuditSource::Store(_, config) => AuditSource::Store(store, config),
+            AuditSource::Log(_) => AuditSource::Store(store, AuditConfig::default()),
+        };
+        self
+    }
+
+    /// Queues, batches and acknowledges audit records as `config` says (default: relaxed
+    /// durability, block when the queue is full).
+    pub fn audit_config(mut self, config: AuditConfig) -> Self {
+        self.audit = match self.audit {
+            AuditSource::Store(store, _) => AuditSource::Store(store, config),
+            AuditSource::Log(log) => AuditSource::Store(Arc::clone(log.store()), config),
+        };
+        self
+    }
+
+    /// Writes audit records through `log`, already started.
+    pub fn audit_log(mut self, log: AuditLog) -> Self {
+        self.audit = AuditSource::Log(log);
         self
     }
 
@@ -156,9 +184,18 @@ impl RegistryBuilder {
             )?));
         }
         let table = ToolTable::build(tools)?;
+        let audit = match self.audit {
+            AuditSource::Log(log) => log,
+            AuditSource::Store(store, config) => {
+                AuditLog::start(store, config).map_err(|error| RegistryError::Spawn {
+                    what: "audit writer".to_owned(),
+                    reason: error.to_string(),
+                })?
+            }
+        };
         let shared = Arc::new(Shared {
             table: ArcSwap::from_pointee(table),
-            audit: self.audit,
+            audit,
             permissions: self.permissions,
             config: self.config,
             domains: ArcSwap::from_pointee(domains),
@@ -272,8 +309,8 @@ impl ToolRegistry {
             .collect()
     }
 
-    /// The audit store this registry writes to.
-    pub fn audit_store(&self) -> &Arc<dyn AuditStore> {
+    /// The audit log this registry writes to: query it, read its counters, flush it.
+    pub fn audit(&self) -> &AuditLog {
         &self.shared.audit
     }
 
@@ -325,12 +362,14 @@ impl ToolRegistry {
             .map_err(|_| RegistryError::Stopped)
     }
 
-    /// Stops the registry and every domain actor. Calls made afterwards fail with
-    /// `domain_unavailable`.
+    /// Stops the registry and every domain actor, and waits until the audit log has written
+    /// every record so far. Calls made afterwards fail with `domain_unavailable` (and are still
+    /// audited); the log's writer stops when the last handle to it is dropped.
     pub async fn shutdown(&self) {
         let _ = self
             .actor
             .stop_and_wait(Some("shutdown".to_owned()), None)
             .await;
+        self.shared.audit.flush().await;
     }
 }

@@ -41,7 +41,7 @@ switchboard_core::domain! {
 }
 
 /// What to look up.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, Validate, ToolInput)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, Validate, ToolInput)]
 struct LookupInput {
     /// The key.
     #[validate(length(min = 1))]

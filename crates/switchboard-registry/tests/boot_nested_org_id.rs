@@ -26,7 +26,7 @@ switchboard_core::domain! {
 }
 
 /// A filter, nested in the input.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, Validate)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, Validate)]
 struct Scope {
     /// The organisation, which params may never carry.
     org_id: String,
@@ -35,7 +35,7 @@ struct Scope {
 }
 
 /// The top level has no `org_id`, so the derive accepts it.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, Validate, ToolInput)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, Validate, ToolInput)]
 struct SearchInput {
     /// What to search for.
     query: String,

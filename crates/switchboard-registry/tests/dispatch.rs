@@ -24,7 +24,7 @@ use common::{
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use switchboard_audit::{AuditQuery, AuditStore, Outcome};
+use switchboard_audit::{AuditQuery, Outcome};
 use switchboard_core::{
     ErrorKind, FieldError, InvokeError, NoInput, ToolContext, ToolError, ToolInput, tool,
 };
@@ -405,7 +405,7 @@ async fn a_bulkhead_of_two_runs_two_calls_at_once_and_queues_the_rest() {
     assert_eq!(gate.most_inside(), 2, "at most two calls ran at once");
     assert_eq!(domain_status(&registry, "pair").in_flight, 0);
     let audited = registry
-        .audit_store()
+        .audit()
         .query(&AuditQuery::all().tool("pair_squeeze"))
         .await
         .expect("the in-memory store answers every query");

@@ -18,7 +18,7 @@ use proptest::{
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
-use switchboard_audit::{AuditQuery, AuditStore, Outcome, clamp_tool_name};
+use switchboard_audit::{AuditQuery, Outcome, clamp_tool_name};
 use switchboard_core::{
     CallContext, Category, ErrorKind, Initiator, InvokeError, NoInput, Role, ToolContext,
     ToolError, ToolInput, schema::find_org_id, tool,
@@ -302,19 +302,19 @@ async fn check_one_call(
     params: Value,
     context: &CallContext,
 ) -> Result<&'static str, TestCaseError> {
-    let store = registry.audit_store();
-    let appended_before = store.stats().appended;
+    let log = registry.audit();
+    let appended_before = log.settled_stats().await.store.appended;
     let expected = expected_refusal(matrix, name, &params, context);
     let result = tokio::time::timeout(PATIENCE, registry.invoke(name, params, context))
         .await
         .map_err(|_| TestCaseError::fail(format!("`{name}` hung for {PATIENCE:?}")))?;
 
     prop_assert_eq!(
-        store.stats().appended,
+        log.settled_stats().await.store.appended,
         appended_before + 1,
         "exactly one audit record per call"
     );
-    let newest = store
+    let newest = log
         .query(&AuditQuery::all().limit(1))
         .await
         .map_err(|error| TestCaseError::fail(error.to_string()))?;
@@ -466,11 +466,11 @@ fn typed_calls_are_audited_exactly_once_whatever_the_input() {
         });
     let outcome = runner(256).run(&(input, call_context()), |(input, context)| {
         runtime.block_on(async {
-            let store = registry.audit_store();
-            let before = store.stats().appended;
+            let log = registry.audit();
+            let before = log.settled_stats().await.store.appended;
             let valid = input.validate().is_ok();
             let result = registry.call::<Echo>(input, &context).await;
-            prop_assert_eq!(store.stats().appended, before + 1);
+            prop_assert_eq!(log.settled_stats().await.store.appended, before + 1);
             let expected = if !context.missing_fields().is_empty() {
                 Some(ErrorKind::MissingContext)
             } else if !context

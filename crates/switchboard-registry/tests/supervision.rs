@@ -85,7 +85,7 @@ switchboard_core::domain! {
 }
 
 /// How many of the next drops of the state panic.
-#[derive(Debug, Serialize, Deserialize, JsonSchema, Validate, ToolInput)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, Validate, ToolInput)]
 struct ArmInput {
     /// How many.
     #[validate(range(min = 1, max = 100))]

@@ -25,9 +25,9 @@ use criterion::Criterion;
 use serde_json::{Value, json};
 use switchboard::{
     CallContext, Category, Initiator, NoInput, Switchboard, ToolContext, ToolRegistry,
-    audit::{Appended, AuditError, AuditQuery, AuditRecord, AuditStats, AuditStore},
+    audit::{AuditError, AuditQuery, AuditRecord, AuditStats, AuditStore},
 };
-use switchboard_core::{BoxFuture, DomainCell};
+use switchboard_core::DomainCell;
 use switchboard_domain_core::{Directory, GetCurrentUser, get_current_user};
 use tokio::runtime::Runtime;
 
@@ -39,12 +39,19 @@ const CALLERS: usize = 64;
 struct CountingStore(AtomicU64);
 
 impl AuditStore for CountingStore {
-    fn append(&self, _record: AuditRecord) -> Appended {
-        Appended::Done(Ok(self.0.fetch_add(1, Ordering::Relaxed)))
+    fn append_batch(&self, records: &mut [AuditRecord]) -> Result<(), AuditError> {
+        for record in records {
+            record.id = self.0.fetch_add(1, Ordering::Relaxed) + 1;
+        }
+        Ok(())
     }
 
-    fn query(&self, _query: &AuditQuery) -> BoxFuture<'_, Result<Vec<AuditRecord>, AuditError>> {
-        Box::pin(async { Ok(Vec::new()) })
+    fn query(&self, _query: &AuditQuery) -> Result<Vec<AuditRecord>, AuditError> {
+        Ok(Vec::new())
+    }
+
+    fn delete_before(&self, _cutoff: jiff::Timestamp, _limit: usize) -> Result<u64, AuditError> {
+        Ok(0)
     }
 
     fn stats(&self) -> AuditStats {

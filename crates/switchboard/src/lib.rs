@@ -4,7 +4,10 @@ pub use switchboard_audit as audit;
 pub use switchboard_orchestrator as orchestrator;
 pub use switchboard_registry as registry;
 
-pub use switchboard_audit::{AuditQuery, AuditRecord, AuditStore, MemoryAuditStore};
+pub use switchboard_audit::{
+    AuditConfig, AuditLog, AuditQuery, AuditRecord, AuditStore, Durability, MemoryAuditStore,
+    WhenFull,
+};
 pub use switchboard_core::{
     BoxFuture, CallContext, Caller, Category, CorrelationId, DomainCell, ErrorKind, FieldError,
     Initiator, InvokeError, NoInput, OrgId, Role, SessionId, Tool, ToolContext, ToolDescriptor,

@@ -75,7 +75,7 @@ async fn audit_of(
     correlation_id: &str,
 ) -> anyhow::Result<Vec<AuditRecord>> {
     let mut records = registry
-        .audit_store()
+        .audit()
         .query(&AuditQuery::correlation(correlation_id))
         .await
         .with_context(|| {

@@ -17,7 +17,7 @@ use std::{sync::Arc, time::Duration};
 
 use ractor::ActorId;
 use serde_json::{Value, json};
-use switchboard_audit::{AuditQuery, AuditRecord, AuditStore};
+use switchboard_audit::{AuditQuery, AuditRecord};
 use switchboard_core::{CallContext, Initiator, InvokeError, ToolDescriptor};
 use switchboard_registry::{
     DomainStatus, PermissionMatrix, RegistryConfig, RegistryError, ToolRegistry,
@@ -132,7 +132,7 @@ pub(crate) async fn join_calls(calls: Vec<CallTask>) -> Vec<Value> {
 /// Every audit record of a correlation id, newest first.
 pub(crate) async fn records_of(registry: &ToolRegistry, correlation: &str) -> Vec<AuditRecord> {
     registry
-        .audit_store()
+        .audit()
         .query(&AuditQuery::correlation(correlation))
         .await
         .expect("the in-memory store answers every query")

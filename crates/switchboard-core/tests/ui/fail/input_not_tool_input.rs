@@ -3,7 +3,7 @@ use serde::{Deserialize, Serialize};
 use switchboard_core::{ToolContext, ToolError, tool};
 use validator::Validate;
 
-#[derive(Serialize, Deserialize, JsonSchema, Validate)]
+#[derive(Clone, Serialize, Deserialize, JsonSchema, Validate)]
 pub struct HelloInput {
     pub name: String,
 }

@@ -3,12 +3,12 @@ use serde::{Deserialize, Serialize};
 use switchboard_core::{ToolContext, ToolError, ToolInput, tool};
 use validator::Validate;
 
-#[derive(Serialize, Deserialize, Validate, ToolInput)]
+#[derive(Clone, Serialize, Deserialize, Validate, ToolInput)]
 pub struct HelloInput {
     pub name: String,
 }
 
-#[derive(Serialize, JsonSchema)]
+#[derive(Clone, Serialize, JsonSchema)]
 pub struct Greeting {
     pub text: String,
 }

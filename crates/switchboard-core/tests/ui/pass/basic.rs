@@ -16,14 +16,14 @@ switchboard_core::domain! {
     state: Greetings = Greetings::default,
 }
 
-#[derive(Serialize, Deserialize, JsonSchema, Validate, ToolInput)]
+#[derive(Clone, Serialize, Deserialize, JsonSchema, Validate, ToolInput)]
 pub struct HelloInput {
     /// Who to greet.
     #[validate(length(min = 1, max = 64))]
     pub name: String,
 }
 
-#[derive(Serialize, JsonSchema)]
+#[derive(Clone, Serialize, JsonSchema)]
 pub struct Greeting {
     /// The greeting.
     pub text: String,

@@ -1,0 +1,216 @@
+//! The audit writer: one thread that moves records from the queue into the store.
+//!
+//! Each round takes what is queued, in batches of at most `max_batch`, computes the digests,
+//! and appends each batch in one `append_batch` (one transaction in a persistent store, which
+//! is where batching pays). Between rounds it naps briefly, so records that arrive one by one
+//! still meet the store in batches; after a long idle spell it parks until a producer wakes it.
+//! A flush ticket is completed only by a round that started after the ticket was taken, so it
+//! covers every record handed over before the flush.
+//!
+//! A batch the store refuses is tried again with a growing pause, then reported lost: every
+//! record counted in `lost` and logged, strict callers told. The retention sweep runs here too,
+//! in small steps between rounds, so it never competes with appends for the store.
+
+use std::{
+    sync::{Arc, atomic::Ordering},
+    time::{Duration, Instant},
+};
+
+use futures_channel::oneshot;
+use jiff::Timestamp;
+
+use crate::{
+    log::{Queued, Shared},
+    record::{AuditId, AuditRecord},
+    store::AuditError,
+};
+
+/// The pause between rounds while records keep coming.
+const NAP: Duration = Duration::from_millis(1);
+/// Empty rounds after which the writer parks until woken.
+const NAPS_BEFORE_SLEEP: u32 = 100;
+/// How many records one retention step deletes.
+const SWEEP_STEP: usize = 10_000;
+/// How long a shutting-down writer waits for calls that reserved room to hand their records.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+type Ack = oneshot::Sender<Result<AuditId, AuditError>>;
+
+pub(crate) fn run(shared: &Arc<Shared>) {
+    let _span = tracing::info_span!("audit_writer").entered();
+    let mut records: Vec<AuditRecord> = Vec::with_capacity(shared.config.max_batch);
+    let mut acks: Vec<Option<Ack>> = Vec::with_capacity(shared.config.max_batch);
+    let mut empty_rounds = 0;
+    let mut next_sweep = Instant::now();
+    let mut closing_since: Option<Instant> = None;
+    loop {
+        let ticket = shared.flush_requested.load(Ordering::SeqCst);
+        let wrote = round(shared, &mut records, &mut acks);
+        shared.flush_completed.fetch_max(ticket, Ordering::AcqRel);
+        shared.flushed.notify(usize::MAX);
+
+        if shared.config.retention.is_some() && Instant::now() >= next_sweep {
+            if sweep_step(shared) < SWEEP_STEP as u64 {
+                next_sweep = Instant::now() + shared.config.sweep_interval;
+            }
+            continue;
+        }
+        if shared.closed.load(Ordering::SeqCst) {
+            let outstanding = shared.reserved.load(Ordering::Acquire);
+            if outstanding == 0 && shared.queue.is_empty() {
+                break;
+            }
+            let since = *closing_since.get_or_insert_with(Instant::now);
+            if since.elapsed() > SHUTDOWN_GRACE && shared.queue.is_empty() {
+                tracing::error!(
+                    outstanding,
+                    "audit writer stopping with calls that reserved room but never handed \
+                     their records over"
+                );
+                break;
+            }
+        }
+        if wrote >= shared.config.max_batch {
+            continue;
+        }
+        if wrote == 0 {
+            empty_rounds += 1;
+        } else {
+            empty_rounds = 0;
+        }
+        if empty_rounds < NAPS_BEFORE_SLEEP || shared.closed.load(Ordering::SeqCst) {
+            std::thread::park_timeout(NAP);
+            continue;
+        }
+        // Nothing for a while: sleep until a producer, a flush or shutdown wakes us. The flag is
+        // set before the last look at the queue, and producers read it after pushing, so one
+        // of the two always sees the other.
+        shared.sleeping.store(true, Ordering::SeqCst);
+        if shared.queue.is_empty()
+            && shared.flush_requested.load(Ordering::SeqCst)
+                == shared.flush_completed.load(Ordering::SeqCst)
+            && !shared.closed.load(Ordering::SeqCst)
+            && next_sweep_wait(shared, next_sweep).is_none()
+        {
+            std::thread::park();
+        } else if let Some(wait) = next_sweep_wait(shared, next_sweep) {
+            std::thread::park_timeout(wait);
+        }
+        shared.sleeping.store(false, Ordering::SeqCst);
+        empty_rounds = 0;
+    }
+    shared.stopped.store(true, Ordering::Release);
+    shared.flushed.notify(usize::MAX);
+    shared.room.notify(usize::MAX);
+    tracing::debug!("audit writer stopped");
+}
+
+/// How long until the next sweep, when retention is on.
+fn next_sweep_wait(shared: &Shared, next_sweep: Instant) -> Option<Duration> {
+    shared
+        .config
+        .retention
+        .map(|_| next_sweep.saturating_duration_since(Instant::now()))
+}
+
+/// Writes every record queued when the round began (and whatever joins them in the last
+/// batch); returns how many.
+fn round(shared: &Shared, records: &mut Vec<AuditRecord>, acks: &mut Vec<Option<Ack>>) -> usize {
+    let mut owed = shared.queue.len();
+    let mut wrote = 0;
+    loop {
+        while records.len() < shared.config.max_batch {
+            let Some(Queued { pending, ack }) = shared.queue.pop() else {
+                break;
+            };
+            records.push(pending.into_record());
+            acks.push(ack);
+        }
+        if records.is_empty() {
+            return wrote;
+        }
+        let taken = records.len();
+        // The queue has room again; writing may take a while.
+        shared.reserved.fetch_sub(taken, Ordering::AcqRel);
+        shared.room.notify(taken);
+        write(shared, records, acks);
+        wrote += taken;
+        owed = owed.saturating_sub(taken);
+        if owed == 0 {
+            return wrote;
+        }
+    }
+}
+
+/// Appends one batch, retrying with a growing pause, and tells strict callers how it went.
+fn write(shared: &Shared, records: &mut Vec<AuditRecord>, acks: &mut Vec<Option<Ack>>) {
+    let count = records.len() as u64;
+    let span = tracing::debug_span!("audit_batch", records = count);
+    let _entered = span.enter();
+    let mut pause = Duration::from_millis(10);
+    let mut attempt = 1;
+    let result = loop {
+        let started = Instant::now();
+        let result = shared.store.append_batch(records);
+        let took = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let counters = &shared.counters;
+        counters.write_time_us.fetch_add(took, Ordering::Relaxed);
+        counters.max_write_us.fetch_max(took, Ordering::Relaxed);
+        match result {
+            Ok(()) => {
+                counters.written.fetch_add(count, Ordering::Relaxed);
+                counters.batches.fetch_add(1, Ordering::Relaxed);
+                counters.largest_batch.fetch_max(count, Ordering::Relaxed);
+                tracing::trace!(took_us = took, "audit batch written");
+                break Ok(());
+            }
+            Err(error) if attempt < shared.config.write_attempts => {
+                tracing::warn!(%error, attempt, "audit batch not written; trying again");
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_secs(1));
+                attempt += 1;
+            }
+            Err(error) => {
+                counters.lost.fetch_add(count, Ordering::Relaxed);
+                tracing::error!(
+                    %error,
+                    attempts = attempt,
+                    lost = count,
+                    "audit records lost: the store refused every attempt"
+                );
+                break Err(error);
+            }
+        }
+    };
+    for (record, ack) in records.drain(..).zip(acks.drain(..)) {
+        if let Some(ack) = ack {
+            // A strict caller that stopped waiting does not need the answer.
+            let _ = ack.send(result.clone().map(|()| record.id));
+        }
+    }
+}
+
+/// Deletes one step's worth of expired records; returns how many.
+fn sweep_step(shared: &Shared) -> u64 {
+    let Some(age) = shared.config.retention else {
+        return 0;
+    };
+    let Ok(age) = jiff::SignedDuration::try_from(age) else {
+        return 0;
+    };
+    let Ok(cutoff) = Timestamp::now().checked_sub(age) else {
+        return 0;
+    };
+    match shared.store.delete_before(cutoff, SWEEP_STEP) {
+        Ok(deleted) => {
+            if deleted > 0 {
+                tracing::debug!(deleted, %cutoff, "retention sweep deleted expired audit records");
+            }
+            deleted
+        }
+        Err(error) => {
+            tracing::warn!(%error, "retention sweep failed; will try again");
+            0
+        }
+    }
+}
