@@ -48,13 +48,11 @@ impl AuditStore for FullDisk {
 
 /// A registry that acknowledges a call only once its record is stored, trying once.
 fn strict(store: Arc<FullDisk>) -> switchboard::RegistryBuilder {
-    ToolRegistry::builder()
-        .audit_store(store)
-        .audit_config(
-            AuditConfig::default()
-                .durability(Durability::Strict)
-                .write_attempts(1),
-        )
+    ToolRegistry::builder().audit_store(store).audit_config(
+        AuditConfig::default()
+            .durability(Durability::Strict)
+            .write_attempts(1),
+    )
 }
 
 #[tokio::test]

@@ -211,7 +211,16 @@ async fn an_unroutable_utterance_names_the_closest_intents_and_calls_nothing() {
 
     // Nothing was invoked, so nothing was audited, for this caller or at all.
     assert!(audit_records(&runtime.registry, &context).await.is_empty());
-    assert_eq!(runtime.registry.audit().settled_stats().await.store.appended, 0);
+    assert_eq!(
+        runtime
+            .registry
+            .audit()
+            .settled_stats()
+            .await
+            .store
+            .appended,
+        0
+    );
     runtime.shutdown().await;
 }
 

@@ -10,10 +10,8 @@ mod store;
 mod writer;
 
 pub use hash::{digest_json, digest_of};
+pub use log::{AuditConfig, AuditLog, AuditLogStats, Durability, Reservation, Submitted, WhenFull};
 pub use memory::{DEFAULT_CAPACITY, MemoryAuditStore};
-pub use record::{AuditId, AuditRecord, Digest, MAX_TOOL_NAME_BYTES, Outcome, clamp_tool_name};
-pub use log::{
-    AuditConfig, AuditLog, AuditLogStats, Durability, Reservation, Submitted, WhenFull,
-};
 pub use pending::{Digestible, Payload, PendingRecord};
+pub use record::{AuditId, AuditRecord, Digest, MAX_TOOL_NAME_BYTES, Outcome, clamp_tool_name};
 pub use store::{AuditError, AuditQuery, AuditStats, AuditStore};

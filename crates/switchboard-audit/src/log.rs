@@ -329,21 +329,10 @@ impl AuditLog {
     /// Promises room for one record, before the call it records runs. Waits for room or
     /// refuses, as [`AuditConfig::when_full`] says; refuses once the log is shut down.
     pub async fn reserve(&self) -> Result<Reservation, AuditError> {
+        if let Some(reservation) = self.try_reserve()? {
+            return Ok(reservation);
+        }
         let shared = &self.shared;
-        if shared.closed.load(Ordering::Acquire) {
-            return Err(Shared::closed_error());
-        }
-        if shared.try_reserve() {
-            return Ok(Reservation::new(self));
-        }
-        if shared.config.when_full == WhenFull::Fail {
-            shared.counters.rejected.fetch_add(1, Ordering::Relaxed);
-            return Err(AuditError::Unavailable(format!(
-                "the audit queue is full ({} records waiting for the store) and the policy is \
-                 to refuse calls; the store is slower than the calls, or stuck",
-                shared.queue.capacity()
-            )));
-        }
         shared.counters.blocked.fetch_add(1, Ordering::Relaxed);
         tracing::debug!("audit queue full: waiting for room");
         loop {
@@ -356,6 +345,29 @@ impl AuditLog {
                 return Ok(Reservation::new(self));
             }
             listener.await;
+        }
+    }
+
+    /// [`reserve`](Self::reserve) without waiting: `Ok(None)` when the queue is full and the
+    /// policy is to wait (then call `reserve`).
+    pub fn try_reserve(&self) -> Result<Option<Reservation>, AuditError> {
+        let shared = &self.shared;
+        if shared.closed.load(Ordering::Acquire) {
+            return Err(Shared::closed_error());
+        }
+        if shared.try_reserve() {
+            return Ok(Some(Reservation::new(self)));
+        }
+        match shared.config.when_full {
+            WhenFull::Block => Ok(None),
+            WhenFull::Fail => {
+                shared.counters.rejected.fetch_add(1, Ordering::Relaxed);
+                Err(AuditError::Unavailable(format!(
+                    "the audit queue is full ({} records waiting for the store) and the policy \
+                     is to refuse calls; the store is slower than the calls, or stuck",
+                    shared.queue.capacity()
+                )))
+            }
         }
     }
 

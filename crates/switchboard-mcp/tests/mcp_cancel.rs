@@ -10,7 +10,7 @@ use rmcp::{
     service::PeerRequestOptions,
 };
 use serde_json::{Value, json};
-use switchboard_audit::{AuditQuery};
+use switchboard_audit::AuditQuery;
 use switchboard_core::{BoxFuture, Category, ToolContext, ToolDescriptor, ToolError, ToolOrigin};
 use switchboard_registry::{RuntimeTool, RuntimeToolSpec};
 

@@ -35,12 +35,9 @@ async fn call(
 }
 
 async fn audit(registry: &ToolRegistry) -> Vec<AuditRecord> {
-    bounded(
-        "an audit query",
-        registry.audit().query(&AuditQuery::all()),
-    )
-    .await
-    .expect("the audit store answers")
+    bounded("an audit query", registry.audit().query(&AuditQuery::all()))
+        .await
+        .expect("the audit store answers")
 }
 
 fn invalid_params(outcome: Result<CallToolResult, ServiceError>) -> String {

@@ -12,7 +12,7 @@ use std::{sync::Arc, time::Instant};
 use jiff::Timestamp;
 use switchboard_audit::{
     AuditError, AuditLog, AuditRecord, Digest, Outcome, Payload, PendingRecord, Reservation,
-    clamp_tool_name,
+    Submitted, clamp_tool_name,
 };
 use switchboard_core::{CallContext, ErrorKind};
 
@@ -26,20 +26,30 @@ pub(crate) struct AuditDraft {
 impl AuditDraft {
     /// Reserves room for the record of a call of `tool` and starts its clock. Fails when the
     /// log refuses (shut down, or full under the fail policy): the call must not run then.
+    /// `found` is the tool `name` resolved to, if any.
     pub(crate) async fn open(
         log: &AuditLog,
-        tool: &str,
+        name: &str,
+        found: Option<&Arc<RegisteredTool>>,
         context: &CallContext,
         input: Payload,
     ) -> Result<Self, AuditError> {
         let started = Instant::now();
-        let reservation = log.reserve().await?;
+        let reservation = match log.try_reserve()? {
+            Some(reservation) => reservation,
+            // Boxed: the wait for room is rare, and its future would bloat every call's.
+            None => Box::pin(log.reserve()).await?,
+        };
         let record = AuditRecord {
             id: 0,
             timestamp: Timestamp::now(),
-            tool: clamp_tool_name(tool).into(),
-            domain: None,
-            category: None,
+            // A found tool's name is shared; only an unknown name is copied.
+            tool: found.map_or_else(
+                || clamp_tool_name(name).into(),
+                |tool| Arc::clone(&tool.name),
+            ),
+            domain: found.map(|tool| Arc::clone(&tool.domain.name)),
+            category: found.map(|tool| tool.category()),
             org_id: context.org_id.clone(),
             user_id: context.user_id.clone(),
             session_id: context.session_id.clone(),
@@ -62,30 +72,16 @@ impl AuditDraft {
         })
     }
 
-    /// Records which tool the name resolved to.
-    pub(crate) fn resolved(&mut self, tool: &RegisteredTool) {
-        if let Some((_, pending)) = &mut self.open {
-            let record = &mut pending.record;
-            record.tool = Arc::clone(&tool.name);
-            record.domain = Some(Arc::clone(&tool.domain.name));
-            record.category = Some(tool.category());
-        }
-    }
-
-    /// Hands the record over with its outcome and waits for the acknowledgement the log's
-    /// durability asks for.
-    pub(crate) async fn close(
-        mut self,
-        outcome: Outcome,
-        output: Option<Payload>,
-    ) -> Result<(), AuditError> {
+    /// Hands the record over with its outcome; await the result's
+    /// [`acknowledged`](Submitted::acknowledged) as the log's durability asks.
+    pub(crate) fn close(mut self, outcome: Outcome, output: Option<Payload>) -> Submitted {
         let Some((reservation, mut pending)) = self.open.take() else {
-            return Ok(());
+            return Submitted::Queued;
         };
         pending.record.outcome = outcome;
         pending.record.duration_us = elapsed_us(self.started);
         pending.output = output;
-        reservation.submit(pending).acknowledged().await
+        reservation.submit(pending)
     }
 }
 

@@ -102,17 +102,19 @@ impl ToolRegistry {
         };
         let shared = self.shared();
         let params = Arc::new(params);
-        let mut draft = AuditDraft::open(
+        let table = shared.table.load();
+        let found = table.get(name);
+        let draft = AuditDraft::open(
             &shared.audit,
             name,
+            found,
             context,
             Payload::Json(Arc::clone(&params)),
         )
         .await
         .map_err(|error| audit_failed(name, &error))?;
-        let table = shared.table.load();
         let result = async {
-            let (tool, caller) = self.admit(&table, name, context, Some(&params), &mut draft)?;
+            let (tool, caller) = admit(&table, found, name, context, Some(&params))?;
             tool.schema_errors(&params)
                 .map_err(|errors| invalid(tool, errors))?;
             let job = match &tool.handler {
@@ -158,13 +160,19 @@ impl ToolRegistry {
     ) -> Result<T::Output, InvokeError> {
         let shared = self.shared();
         let name = T::SPEC.name;
-        let mut draft =
-            AuditDraft::open(&shared.audit, name, context, Payload::typed(input.clone()))
-                .await
-                .map_err(|error| audit_failed(name, &error))?;
         let table = shared.table.load();
+        let found = table.get(name);
+        let draft = AuditDraft::open(
+            &shared.audit,
+            name,
+            found,
+            context,
+            Payload::typed(input.clone()),
+        )
+        .await
+        .map_err(|error| audit_failed(name, &error))?;
         let result = async {
-            let (tool, caller) = self.admit(&table, name, context, None, &mut draft)?;
+            let (tool, caller) = admit(&table, found, name, context, None)?;
             if tool.type_id() != Some(TypeId::of::<T>()) {
                 return Err(not_found(name, Vec::new()));
             }
@@ -178,36 +186,32 @@ impl ToolRegistry {
             .map(|output| Payload::typed(output.clone()));
         finish(draft, name, result, output).await
     }
+}
 
-    /// The checks before the input is looked at: tool, context, `org_id`, category, permission.
-    fn admit<'t>(
-        &self,
-        table: &'t crate::table::ToolTable,
-        name: &str,
-        context: &CallContext,
-        params: Option<&Value>,
-        draft: &mut AuditDraft,
-    ) -> Result<(&'t RegisteredTool, Caller), InvokeError> {
-        let tool = table
-            .get(name)
-            .ok_or_else(|| not_found(name, table.similar_names(name)))?;
-        draft.resolved(tool);
-        let caller = context
-            .verify()
-            .map_err(|fields| InvokeError::MissingContext { fields })?;
-        if let Some(path) = params.and_then(find_org_id) {
-            return Err(InvokeError::OrgIdNotAllowed { path });
-        }
-        check_category(tool, &caller)?;
-        if !tool.granted_to(&caller.roles) {
-            return Err(InvokeError::PermissionDenied {
-                tool: tool.name.to_string(),
-                permission: tool.descriptor.permission.to_string(),
-                roles: caller.roles.to_vec(),
-            });
-        }
-        Ok((tool, caller))
+/// The checks before the input is looked at: tool, context, `org_id`, category, permission.
+fn admit<'t>(
+    table: &crate::table::ToolTable,
+    found: Option<&'t Arc<RegisteredTool>>,
+    name: &str,
+    context: &CallContext,
+    params: Option<&Value>,
+) -> Result<(&'t RegisteredTool, Caller), InvokeError> {
+    let tool = found.ok_or_else(|| not_found(name, table.similar_names(name)))?;
+    let caller = context
+        .verify()
+        .map_err(|fields| InvokeError::MissingContext { fields })?;
+    if let Some(path) = params.and_then(find_org_id) {
+        return Err(InvokeError::OrgIdNotAllowed { path });
     }
+    check_category(tool, &caller)?;
+    if !tool.granted_to(&caller.roles) {
+        return Err(InvokeError::PermissionDenied {
+            tool: tool.name.to_string(),
+            permission: tool.descriptor.permission.to_string(),
+            roles: caller.roles.to_vec(),
+        });
+    }
+    Ok((tool, caller))
 }
 
 /// Who may start a call of each category.
@@ -268,7 +272,8 @@ async fn dispatch<J: Job>(
         Err(TryAcquireError::NoPermits) => {
             let until = Instant::now() + tool.timeout;
             deadline = Some(until);
-            match tokio::time::timeout_at(until, domain.bulkhead.acquire()).await {
+            // Boxed: the slow path's timer would otherwise bloat every call's future.
+            match Box::pin(tokio::time::timeout_at(until, domain.bulkhead.acquire())).await {
                 Err(_) => return Err(timed_out()),
                 Ok(Err(_)) => return Err(domain_unavailable(tool, "its bulkhead is closed")),
                 Ok(Ok(permit)) => permit,
@@ -286,7 +291,7 @@ async fn dispatch<J: Job>(
         Poll::Ready(outcome) => outcome,
         Poll::Pending => {
             let until = deadline.unwrap_or_else(|| Instant::now() + tool.timeout);
-            match tokio::time::timeout_at(until, running).await {
+            match Box::pin(tokio::time::timeout_at(until, running)).await {
                 Err(_) => return Err(timed_out()),
                 Ok(outcome) => outcome,
             }
@@ -325,7 +330,7 @@ async fn finish<O>(
         Ok(_) => Outcome::Ok,
         Err(error) => Outcome::Error(error.kind()),
     };
-    if let Err(error) = draft.close(outcome, output).await {
+    if let Err(error) = draft.close(outcome, output).acknowledged().await {
         tracing::error!(%error, "audit record not written; the call is not acknowledged");
         return Err(audit_failed(tool, &error));
     }

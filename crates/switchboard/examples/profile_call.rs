@@ -53,6 +53,21 @@ fn main() -> ExitCode {
             .role("admin")
             .initiator(Initiator::Human)
             .build();
+        if std::env::var_os("PROFILE_CALL_SIZES").is_some() {
+            let typed = switchboard
+                .registry
+                .call::<GetCurrentUser>(NoInput {}, &context);
+            let json = switchboard.registry.invoke(
+                "core_get_current_user",
+                serde_json::json!({}),
+                &context,
+            );
+            eprintln!(
+                "future sizes: typed call {} bytes, JSON invoke {} bytes",
+                std::mem::size_of_val(&typed),
+                std::mem::size_of_val(&json)
+            );
+        }
         for _ in 0..calls {
             if json {
                 let params = serde_json::json!({});
