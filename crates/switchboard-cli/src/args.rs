@@ -20,7 +20,8 @@ correlation ids are minted (`cli-<uuid>`) unless given. `serve` defaults to --in
 
 Exit codes: 0 success; 1 the call was refused or failed (or `schema` named no tool);
 2 usage error (bad flags, PARAMS_JSON that is not JSON, an unreadable permission file,
-`serve` without --org or --user);
+`serve` without --org or --user, an unreadable or invalid --tokens file, `serve --http` on a
+non-loopback address without --tokens);
 3 the runtime itself failed.";
 
 /// Switchboard: list, describe and call the audited tools linked into this binary, or ask for
@@ -132,8 +133,8 @@ pub(crate) struct ServeArgs {
     #[arg(long)]
     pub(crate) stdio: bool,
 
-    /// Serve MCP over streamable HTTP at `http://ADDR/mcp` until interrupted (Ctrl-C). There
-    /// is no authentication yet: keep ADDR on loopback.
+    /// Serve MCP over streamable HTTP at `http://ADDR/mcp` until interrupted (Ctrl-C). Without
+    /// --tokens every client acts as the identity flags, so ADDR must be a loopback address.
     #[arg(
         long,
         value_name = "ADDR",
@@ -142,10 +143,60 @@ pub(crate) struct ServeArgs {
     )]
     pub(crate) http: Option<SocketAddr>,
 
-    /// Who every MCP call acts as.
+    /// Who every MCP call acts as (on stdio, and on HTTP without --tokens).
     #[command(flatten)]
     pub(crate) identity: ServeIdentityArgs,
+
+    /// Authentication, DNS-rebinding protection, limits and sessions of `--http`.
+    #[command(flatten)]
+    pub(crate) http_options: ServeHttpArgs,
 }
+
+/// The flags of `serve --http` only (see `docs/mcp.md`).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "HTTP")]
+pub(crate) struct ServeHttpArgs {
+    /// Require `Authorization: Bearer <token>`: FILE (TOML) maps the SHA-256 of each token to
+    /// the identity it acts as (org, user, roles, initiator). The identity flags are then not
+    /// used. Hash a token with `printf %s "$TOKEN" | sha256sum`.
+    #[arg(long, value_name = "FILE", conflicts_with = "stdio")]
+    pub(crate) tokens: Option<PathBuf>,
+
+    /// Also accept requests from web pages at this origin (`scheme://host[:port]`); repeatable.
+    /// By default only the loopback origins of the bound port are accepted.
+    #[arg(long = "allow-origin", value_name = "URL", conflicts_with = "stdio")]
+    pub(crate) allow_origins: Vec<switchboard_mcp::AllowedOrigin>,
+
+    /// Also answer to this `Host` header (host or host:port), for a server reached by a name or
+    /// through a proxy; repeatable. By default: localhost, 127.0.0.1, ::1 and the bound address.
+    #[arg(long = "allow-host", value_name = "HOST", conflicts_with = "stdio")]
+    pub(crate) allow_hosts: Vec<switchboard_mcp::AllowedHost>,
+
+    /// Refuse request bodies larger than this with 413 (at least 1024).
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value_t = DEFAULT_MAX_BODY_BYTES,
+        value_parser = clap::value_parser!(u64).range(1024..)
+    )]
+    pub(crate) max_body_bytes: u64,
+
+    /// Keep an MCP session this many seconds after its last request ended, so a client can
+    /// reconnect to it; idle sessions are then swept.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = DEFAULT_SESSION_GRACE_SECS,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub(crate) session_grace: u64,
+}
+
+/// `--max-body-bytes` when not given: 4 MiB.
+const DEFAULT_MAX_BODY_BYTES: u64 = 4 * 1024 * 1024;
+
+/// `--session-grace` when not given: 10 minutes.
+const DEFAULT_SESSION_GRACE_SECS: u64 = 600;
 
 #[cfg(test)]
 mod tests {
@@ -156,5 +207,38 @@ mod tests {
     #[test]
     fn the_command_line_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn http_only_flags_need_http_and_their_defaults_do_not() {
+        let parse = |args: &[&str]| Cli::try_parse_from(args.iter().copied());
+        let stdio = parse(&["switchboard", "serve", "--stdio"]).expect("defaults are fine");
+        let Command::Serve(serve) = stdio.command else {
+            panic!("a serve command");
+        };
+        assert_eq!(serve.http_options.max_body_bytes, DEFAULT_MAX_BODY_BYTES);
+        assert_eq!(serve.http_options.session_grace, DEFAULT_SESSION_GRACE_SECS);
+        for flags in [
+            &["--tokens", "t.toml"][..],
+            &["--allow-origin", "http://localhost:6274"],
+            &["--allow-host", "mcp.example.com"],
+        ] {
+            let mut args = vec!["switchboard", "serve", "--stdio"];
+            args.extend_from_slice(flags);
+            assert!(parse(&args).is_err(), "{flags:?} without --http");
+        }
+        assert!(
+            parse(&[
+                "switchboard",
+                "serve",
+                "--http",
+                "--allow-origin",
+                "localhost:6274"
+            ])
+            .is_err(),
+            "an origin needs a scheme"
+        );
+        assert!(parse(&["switchboard", "serve", "--http", "--max-body-bytes", "10"]).is_err());
+        assert!(parse(&["switchboard", "serve", "--http", "--session-grace", "0"]).is_err());
     }
 }

@@ -16,12 +16,12 @@ use crate::app::UsageError;
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct PrincipalArgs {
     /// The organisation (tenant) to act for. Never guessed: a call without it is refused with
-    /// `missing_context`, and `serve` refuses to start.
+    /// `missing_context`, and `serve` (without --tokens) refuses to start.
     #[arg(long, env = "SWITCHBOARD_ORG", value_name = "ORG")]
     pub(crate) org: Option<String>,
 
     /// The user to act as. Never guessed: a call without it is refused with `missing_context`,
-    /// and `serve` refuses to start.
+    /// and `serve` (without --tokens) refuses to start.
     #[arg(long, env = "SWITCHBOARD_USER", value_name = "USER")]
     pub(crate) user: Option<String>,
 
@@ -86,9 +86,10 @@ pub(crate) struct IdentityArgs {
     pub(crate) correlation: Option<String>,
 }
 
-/// The identity flags of `serve`: one fixed caller for every MCP call. Same flags and
-/// environment variables as `call`, but an MCP client is a program, so the initiator defaults
-/// to `agent`; session and correlation ids come from the MCP session and request.
+/// The identity flags of `serve`: one fixed caller for every MCP call on stdio, and on HTTP
+/// without `--tokens` (with it, each token's identity is used and these are ignored). Same
+/// flags and environment variables as `call`, but an MCP client is a program, so the initiator
+/// defaults to `agent`; session and correlation ids come from the MCP session and request.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Identity")]
 pub(crate) struct ServeIdentityArgs {

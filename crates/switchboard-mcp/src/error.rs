@@ -9,6 +9,12 @@ use std::{io, net::SocketAddr};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum McpError {
+    /// The HTTP endpoint's configuration is refused (see [`HttpConfig::new`]).
+    ///
+    /// [`HttpConfig::new`]: crate::HttpConfig::new
+    #[error(transparent)]
+    Config(#[from] crate::http::HttpConfigError),
+
     /// The HTTP listener could not bind its address.
     #[error("could not listen on {addr} for MCP over HTTP: {source} (is the port in use?)")]
     Bind {

@@ -1,10 +1,11 @@
-//! Who every MCP call acts as, fixed when the server starts.
+//! Who an MCP call acts as: the organisation, user, roles and initiator behind a connection.
 //!
-//! This increment has no authentication: the operator who starts the server says which
-//! organisation, user and roles the connected client acts for. An MCP client is a program, so
-//! the initiator defaults to [`Initiator::Agent`]: such a caller may run `read` and `propose`
-//! tools but never `execute` or `restricted` ones, unless the operator deliberately says that a
-//! human drives the client.
+//! The identity always comes from the transport, never from a call's arguments: on stdio (and
+//! on an HTTP endpoint without tokens, loopback only) it is fixed by the operator who starts the
+//! server; on an HTTP endpoint with `--tokens` it is the identity the bearer token maps to (see
+//! `http::auth`). An MCP client is a program, so the initiator defaults to
+//! [`Initiator::Agent`]: such a caller may run `read` and `propose` tools but never `execute` or
+//! `restricted` ones, unless the operator deliberately says that a human drives the client.
 
 use switchboard_core::{CallContext, Initiator, Role};
 
@@ -46,6 +47,15 @@ impl Identity {
         self
     }
 
+    /// `org/user`, for log lines (`?` for a missing part). Never a secret.
+    pub(crate) fn describe(&self) -> String {
+        format!(
+            "{}/{}",
+            self.org.as_deref().unwrap_or("?"),
+            self.user.as_deref().unwrap_or("?")
+        )
+    }
+
     /// The context of one call made by this identity in `session_id`, tied together by
     /// `correlation_id`.
     pub(crate) fn call_context(&self, session_id: &str, correlation_id: &str) -> CallContext {
@@ -61,5 +71,23 @@ impl Identity {
             builder = builder.user(user.as_str());
         }
         builder.build()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_context_carries_the_identity_and_the_given_ids() {
+        let identity = Identity::agent("acme", "alice").with_role("admin");
+        let context = identity.call_context("s1", "c1");
+        assert!(context.missing_fields().is_empty());
+        assert_eq!(context.initiator, Initiator::Agent);
+        assert_eq!(
+            context.session_id.as_ref().map(|id| id.as_str()),
+            Some("s1")
+        );
+        assert_eq!(identity.describe(), "acme/alice");
     }
 }

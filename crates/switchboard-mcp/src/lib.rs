@@ -1,13 +1,19 @@
 #![doc = include_str!("../README.md")]
 
 mod error;
+mod http;
 mod identity;
 mod result;
 mod server;
+mod stdio;
 mod tools;
-mod transport;
 
 pub use error::McpError;
+pub use http::{
+    AllowListError, AllowedHost, AllowedOrigin, DEFAULT_MAX_BODY_BYTES, DEFAULT_SESSION_GRACE,
+    HttpAuth, HttpConfig, HttpConfigError, HttpServer, MCP_PATH, TokenFileError, TokenTable,
+    serve_http, serve_http_with, token_sha256_hex,
+};
 pub use identity::Identity;
 pub use server::McpServer;
-pub use transport::{HttpServer, MCP_PATH, serve_http, serve_stdio};
+pub use stdio::{STDIO_MAX_MESSAGE_BYTES, serve_io, serve_stdio};

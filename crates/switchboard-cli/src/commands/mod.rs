@@ -32,13 +32,14 @@ pub(crate) enum Ready {
     Call(CallArgs, Value),
     /// `ask`.
     Ask(AskArgs),
-    /// `serve`, with its identity complete.
-    Serve(Transport, switchboard_mcp::Identity),
+    /// `serve`, with its transport configured (identity or token file, HTTP options).
+    Serve(Transport),
 }
 
 impl Ready {
     /// Checks what can be checked without the runtime: that `PARAMS_JSON` is JSON, and that
-    /// `serve` knows who its client acts as.
+    /// `serve` knows who its clients act as (identity flags or a valid token file) and may
+    /// listen where it was asked to.
     pub(crate) fn prepare(command: Command) -> Result<Self, UsageError> {
         Ok(match command {
             Command::Tools(args) => Ready::Tools(args),
@@ -48,10 +49,7 @@ impl Ready {
                 Ready::Call(args, params)
             }
             Command::Ask(args) => Ready::Ask(args),
-            Command::Serve(args) => {
-                let transport = Transport::of(&args);
-                Ready::Serve(transport, args.identity.into_mcp_identity()?)
-            }
+            Command::Serve(args) => Ready::Serve(Transport::prepare(args)?),
         })
     }
 
@@ -62,9 +60,7 @@ impl Ready {
             Ready::Schema(args) => schema::run(&switchboard.registry, &args),
             Ready::Call(args, params) => call::run(&switchboard.registry, args, params).await,
             Ready::Ask(args) => ask::run(switchboard, args).await,
-            Ready::Serve(transport, identity) => {
-                serve::run(&switchboard.registry, transport, identity).await
-            }
+            Ready::Serve(transport) => serve::run(&switchboard.registry, transport).await,
         }
     }
 }

@@ -1,53 +1,90 @@
 //! `switchboard serve`: hand the registry to an MCP client, over stdio or streamable HTTP.
 //!
-//! The protocol lives in `switchboard-mcp`; this module only picks the transport, says where
-//! the HTTP endpoint is (on standard error, as standard output may be the protocol channel) and
-//! stops the HTTP server on Ctrl-C.
+//! The protocol, authentication and HTTP rules live in `switchboard-mcp`; this module turns the
+//! flags into its configuration before the runtime boots (so an unreadable token file or a
+//! refused address is a usage error, exit 2), says where the HTTP endpoint is (on standard
+//! error, as standard output may be the protocol channel) and stops the HTTP server on Ctrl-C.
 
-use std::net::SocketAddr;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use switchboard::ToolRegistry;
+use switchboard_mcp::{HttpAuth, HttpConfig, Identity, TokenTable};
 
-use crate::{app::Exit, args::ServeArgs, output};
+use crate::{
+    app::{Exit, UsageError},
+    args::ServeArgs,
+    output,
+};
 
-/// The transport `serve` was asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The transport `serve` was asked for, configured.
+#[derive(Debug, Clone)]
 pub(crate) enum Transport {
-    /// `--stdio`.
-    Stdio,
-    /// `--http ADDR`.
-    Http(SocketAddr),
+    /// `--stdio`, acting as the identity flags.
+    Stdio(Identity),
+    /// `--http ADDR`, with how it authenticates (for the start-up line).
+    Http(HttpConfig, String),
 }
 
 impl Transport {
-    /// The transport of the parsed flags (clap requires exactly one of them).
-    pub(crate) fn of(args: &ServeArgs) -> Self {
-        match args.http {
-            Some(addr) if !args.stdio => Transport::Http(addr),
-            _ => Transport::Stdio,
+    /// Checks the flags and builds the transport's configuration (clap already requires
+    /// exactly one of `--stdio` and `--http`).
+    pub(crate) fn prepare(args: ServeArgs) -> Result<Self, UsageError> {
+        let addr = match args.http {
+            Some(addr) if !args.stdio => addr,
+            _ => return Ok(Transport::Stdio(args.identity.into_mcp_identity()?)),
+        };
+        let options = args.http_options;
+        let (auth, summary) = match &options.tokens {
+            Some(path) => {
+                let table = TokenTable::from_file(path)
+                    .map_err(|error| UsageError::new(format!("{error} (given with --tokens)")))?;
+                let summary = format!(
+                    "bearer tokens from {} ({} tokens)",
+                    path.display(),
+                    table.len()
+                );
+                (HttpAuth::Tokens(table), summary)
+            }
+            None => {
+                let identity = args.identity.into_mcp_identity()?;
+                let summary = format!(
+                    "no authentication, every client acts as {}/{}",
+                    identity.org.as_deref().unwrap_or("?"),
+                    identity.user.as_deref().unwrap_or("?")
+                );
+                (HttpAuth::Operator(identity), summary)
+            }
+        };
+        let mut config =
+            HttpConfig::new(addr, auth).map_err(|error| UsageError::new(error.to_string()))?;
+        for origin in options.allow_origins {
+            config = config.allow_origin(origin);
         }
+        for host in options.allow_hosts {
+            config = config.allow_host(host);
+        }
+        let config = config
+            .max_body_bytes(usize::try_from(options.max_body_bytes).unwrap_or(usize::MAX))
+            .session_grace(Duration::from_secs(options.session_grace));
+        Ok(Transport::Http(config, summary))
     }
 }
 
 /// Serves until the client closes stdin (stdio) or the process is interrupted (HTTP).
-pub(crate) async fn run(
-    registry: &ToolRegistry,
-    transport: Transport,
-    identity: switchboard_mcp::Identity,
-) -> anyhow::Result<Exit> {
+pub(crate) async fn run(registry: &ToolRegistry, transport: Transport) -> anyhow::Result<Exit> {
     match transport {
-        Transport::Stdio => {
+        Transport::Stdio(identity) => {
             switchboard_mcp::serve_stdio(registry.clone(), identity)
                 .await
                 .context("serving MCP on stdio failed")?;
         }
-        Transport::Http(addr) => {
-            let server = switchboard_mcp::serve_http(registry.clone(), identity, addr)
+        Transport::Http(config, summary) => {
+            let server = switchboard_mcp::serve_http_with(registry.clone(), config)
                 .await
                 .context("could not start the MCP HTTP server")?;
             output::write_stderr(&format!(
-                "switchboard: serving MCP at {} (Ctrl-C to stop)\n",
+                "switchboard: serving MCP at {} ({summary}; Ctrl-C to stop)\n",
                 server.url()
             ));
             tokio::signal::ctrl_c()

@@ -1,0 +1,204 @@
+//! MCP over streamable HTTP at [`MCP_PATH`], for clients that connect to a running server.
+//!
+//! rmcp's `StreamableHttpService` speaks the protocol; everything in front of it is ours, in
+//! one middleware (`guard`): DNS-rebinding protection (`origin`), bearer tokens (`auth`), the
+//! body limit (`limit`), and session ownership, grace window and expiry (`session`). The
+//! listener binds exactly the address given; [`HttpConfig::new`] refuses a non-loopback
+//! address unless bearer tokens are required.
+//!
+//! rmcp builds one handler per session (protocol revisions up to 2025-11-25) and one per
+//! request (2026-07-28, stateless). Its factory cannot see the request, so the middleware runs
+//! rmcp with the request's principal in a task-local, and the factory builds the handler with
+//! that principal's identity. A session's handler therefore acts as the token that created the
+//! session, and `session` makes sure only that token may use it.
+
+mod auth;
+mod config;
+mod guard;
+mod limit;
+mod origin;
+mod reject;
+mod session;
+
+use std::{net::SocketAddr, sync::Arc};
+
+use axum::{extract::connect_info::Connected, serve::IncomingStream};
+use rmcp::transport::{
+    StreamableHttpServerConfig, StreamableHttpService,
+    streamable_http_server::session::local::LocalSessionManager,
+};
+use switchboard_registry::ToolRegistry;
+use tokio::{net::TcpListener, task::JoinHandle};
+use tokio_util::sync::CancellationToken;
+
+pub use auth::{TokenFileError, TokenTable, token_sha256_hex};
+pub use config::{
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_SESSION_GRACE, HttpAuth, HttpConfig, HttpConfigError,
+};
+pub use origin::{AllowListError, AllowedHost, AllowedOrigin};
+
+use crate::{error::McpError, identity::Identity, server::McpServer};
+use auth::{Authenticator, Principal};
+use guard::{Guard, REQUEST_PRINCIPAL};
+use origin::RebindingGuard;
+use session::SessionTracker;
+
+/// Where the streamable HTTP endpoint is mounted.
+pub const MCP_PATH: &str = "/mcp";
+
+/// One accepted TCP connection: where it comes from, and the session handle of its
+/// 2026-07-28 (stateless) requests.
+#[derive(Debug, Clone)]
+pub(crate) struct Connection {
+    /// `mcp-conn-<uuid>`, minted when the connection is accepted.
+    handle: Arc<str>,
+    /// The client's address, for logs.
+    remote: SocketAddr,
+}
+
+impl Connected<IncomingStream<'_, TcpListener>> for Connection {
+    fn connect_info(stream: IncomingStream<'_, TcpListener>) -> Self {
+        Self {
+            handle: Arc::from(format!("mcp-conn-{}", uuid::Uuid::new_v4())),
+            remote: *stream.remote_addr(),
+        }
+    }
+}
+
+/// A running streamable-HTTP MCP server; stop it with [`HttpServer::shutdown`].
+#[derive(Debug)]
+pub struct HttpServer {
+    local_addr: SocketAddr,
+    cancel: CancellationToken,
+    task: JoinHandle<std::io::Result<()>>,
+    sessions: Arc<SessionTracker>,
+}
+
+impl HttpServer {
+    /// The address the server listens on (with the real port when 0 was asked for).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The endpoint's URL, `http://<addr>/mcp`.
+    pub fn url(&self) -> String {
+        format!("http://{}{MCP_PATH}", self.local_addr)
+    }
+
+    /// How many MCP sessions are alive (open, or idle within their grace window).
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// Waits until the server stops (after [`HttpServer::shutdown`] or an I/O failure).
+    pub async fn wait(self) -> Result<(), McpError> {
+        self.task
+            .await
+            .map_err(McpError::Task)?
+            .map_err(McpError::Http)
+    }
+
+    /// Closes every session, stops accepting connections and waits for the server to end.
+    pub async fn shutdown(self) -> Result<(), McpError> {
+        self.cancel.cancel();
+        self.wait().await
+    }
+}
+
+/// Binds `addr` (a loopback address) and serves MCP over streamable HTTP at [`MCP_PATH`] in a
+/// background task, every request acting as `identity`, with the default limits.
+///
+/// Returns once the listener is bound. For bearer tokens, allow-lists and limits, use
+/// [`serve_http_with`].
+pub async fn serve_http(
+    registry: ToolRegistry,
+    identity: Identity,
+    addr: SocketAddr,
+) -> Result<HttpServer, McpError> {
+    let config = HttpConfig::new(addr, HttpAuth::Operator(identity))?;
+    serve_http_with(registry, config).await
+}
+
+/// Binds the configured address and serves MCP over streamable HTTP at [`MCP_PATH`] in a
+/// background task. Returns once the listener is bound.
+pub async fn serve_http_with(
+    registry: ToolRegistry,
+    config: HttpConfig,
+) -> Result<HttpServer, McpError> {
+    let addr = config.addr;
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| McpError::Bind { addr, source })?;
+    let local_addr = listener.local_addr().map_err(McpError::LocalAddr)?;
+    let cancel = CancellationToken::new();
+
+    let rebinding = RebindingGuard::new(local_addr, &config.extra_hosts, &config.extra_origins);
+    let (authenticator, operator) = match config.auth {
+        HttpAuth::Operator(identity) => {
+            let principal = Arc::new(Principal::operator(identity));
+            (
+                Authenticator::Operator(Arc::clone(&principal)),
+                Some(principal),
+            )
+        }
+        HttpAuth::Tokens(table) => (Authenticator::Tokens(table), None),
+    };
+
+    let mut manager = LocalSessionManager::default();
+    // Sessions end through the tracker's grace window, not rmcp's idle timer (see `session`).
+    manager.session_config.keep_alive = None;
+    let manager = Arc::new(manager);
+    let sessions = Arc::new(SessionTracker::new(
+        Arc::clone(&manager),
+        config.session_grace,
+    ));
+
+    let rmcp_config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(rebinding.hosts().iter().map(ToString::to_string))
+        .with_max_request_body_bytes(config.max_body_bytes)
+        .with_cancellation_token(cancel.child_token());
+    let service = StreamableHttpService::new(
+        move || {
+            let principal = REQUEST_PRINCIPAL
+                .try_with(Arc::clone)
+                .ok()
+                .or_else(|| operator.clone())
+                .ok_or_else(|| {
+                    std::io::Error::other(
+                        "an MCP handler was requested outside an authenticated request",
+                    )
+                })?;
+            Ok(McpServer::new(registry.clone(), principal.identity.clone()))
+        },
+        manager,
+        rmcp_config,
+    );
+
+    let guard = Arc::new(Guard {
+        rebinding,
+        authenticator,
+        max_body_bytes: config.max_body_bytes,
+        sessions: Arc::clone(&sessions),
+    });
+    let app = axum::Router::new()
+        .nest_service(MCP_PATH, service)
+        .layer(axum::middleware::from_fn_with_state(guard, guard::check));
+
+    tokio::spawn(Arc::clone(&sessions).sweep_until(cancel.clone()));
+    let stop = cancel.clone();
+    let task = tokio::spawn(async move {
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<Connection>(),
+        )
+        .with_graceful_shutdown(async move { stop.cancelled().await })
+        .await
+    });
+    tracing::info!(%local_addr, path = MCP_PATH, "serving MCP over streamable HTTP");
+    Ok(HttpServer {
+        local_addr,
+        cancel,
+        task,
+        sessions,
+    })
+}

@@ -1,0 +1,53 @@
+//! MCP over stdio, for a client that spawns this process: one JSON-RPC message per line on
+//! stdin, answers on stdout, nothing else on stdout (logs go to stderr).
+//!
+//! The identity is fixed by the operator for the life of the process, and so is the session:
+//! the handler mints one `mcp-session-<uuid>` when it starts. Input goes through
+//! [`guarded::GuardedStdio`], so malformed lines are answered with JSON-RPC errors instead of
+//! being dropped or ending the server. [`serve_io`] runs the same server over any reader and
+//! writer (a `tokio::io::duplex` pipe in tests).
+
+mod guarded;
+
+use rmcp::{ServiceExt as _, service::ServerInitializeError};
+use switchboard_registry::ToolRegistry;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use crate::{error::McpError, identity::Identity, server::McpServer};
+
+/// The longest message (one line) accepted on stdin, in bytes: 4 MiB, like the HTTP
+/// endpoint's default body limit. A longer line is answered with `-32600` and skipped.
+pub const STDIO_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+
+/// Serves MCP on this process's stdin and stdout until the client closes stdin.
+pub async fn serve_stdio(registry: ToolRegistry, identity: Identity) -> Result<(), McpError> {
+    serve_io(registry, identity, tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+/// Serves MCP with messages read from `read` and answers written to `write`, until `read`
+/// ends. Malformed input is answered with JSON-RPC errors (`-32700`, `-32600`) and never ends
+/// the server. A client that leaves before `initialize` is not an error.
+pub async fn serve_io<R, W>(
+    registry: ToolRegistry,
+    identity: Identity,
+    read: R,
+    write: W,
+) -> Result<(), McpError>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let server = McpServer::new(registry, identity);
+    let transport = guarded::GuardedStdio::new(read, write, STDIO_MAX_MESSAGE_BYTES);
+    let running = match server.serve(transport).await {
+        Ok(running) => running,
+        Err(ServerInitializeError::ConnectionClosed(_)) => {
+            tracing::info!("the MCP client on stdio left before initialize");
+            return Ok(());
+        }
+        Err(error) => return Err(McpError::StdioInitialize(error.to_string())),
+    };
+    let reason = running.waiting().await.map_err(McpError::StdioSession)?;
+    tracing::info!(?reason, "the MCP session on stdio ended");
+    Ok(())
+}

@@ -1,0 +1,298 @@
+//! Bad input on the stdio transport, in process ([`serve_io`] over a `tokio::io::duplex`
+//! pipe): malformed JSON, wrong JSON-RPC shapes, random bytes and over-long lines never end the
+//! server, each gets the JSON-RPC error it deserves, and a valid request afterwards is still
+//! answered. A proptest feeds random lines before and after `initialize`; fixed cases pin the
+//! exact replies.
+
+use std::{sync::OnceLock, time::Duration};
+
+use proptest::prelude::*;
+use serde_json::{Value, json};
+// A domain's `#[tool]`s are registered only if the binary references its crate
+// (rust-lang/rust#64731).
+use switchboard_domain_core as _;
+use switchboard_domain_roster as _;
+use switchboard_mcp::{Identity, STDIO_MAX_MESSAGE_BYTES, serve_io};
+use switchboard_registry::ToolRegistry;
+use tokio::{
+    io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, DuplexStream, ReadHalf, WriteHalf},
+    task::JoinHandle,
+};
+
+/// The longest any single step may take.
+const LIMIT: Duration = Duration::from_secs(20);
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":"probe-init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"garbage-test","version":"1"}}}"#;
+const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+const WHOAMI: &str = r#"{"jsonrpc":"2.0","id":"probe-call","method":"tools/call","params":{"name":"core_get_current_user","arguments":{}}}"#;
+
+/// One runtime and one registry for every case (starting a registry per case would dominate).
+fn runtime_and_registry() -> &'static (tokio::runtime::Runtime, ToolRegistry) {
+    static SHARED: OnceLock<(tokio::runtime::Runtime, ToolRegistry)> = OnceLock::new();
+    SHARED.get_or_init(|| {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let registry = runtime
+            .block_on(ToolRegistry::start())
+            .expect("the registry starts");
+        (runtime, registry)
+    })
+}
+
+/// A server on one end of a pipe; the client's reader and writer on the other.
+struct Connection {
+    server: JoinHandle<Result<(), switchboard_mcp::McpError>>,
+    lines: tokio::io::Lines<BufReader<ReadHalf<DuplexStream>>>,
+    writer: WriteHalf<DuplexStream>,
+}
+
+fn connect(registry: &ToolRegistry) -> Connection {
+    let (client, server) = tokio::io::duplex(64 * 1024);
+    let (server_read, server_write) = tokio::io::split(server);
+    let identity = Identity::agent("acme", "alice").with_role("admin");
+    let server = tokio::spawn(serve_io(
+        registry.clone(),
+        identity,
+        server_read,
+        server_write,
+    ));
+    let (client_read, writer) = tokio::io::split(client);
+    Connection {
+        server,
+        lines: BufReader::new(client_read).lines(),
+        writer,
+    }
+}
+
+async fn bounded<T>(what: &str, future: impl Future<Output = T>) -> T {
+    tokio::time::timeout(LIMIT, future)
+        .await
+        .unwrap_or_else(|_| panic!("{what} took longer than {LIMIT:?}"))
+}
+
+impl Connection {
+    async fn send(&mut self, bytes: &[u8]) {
+        bounded("writing", self.writer.write_all(bytes))
+            .await
+            .expect("the server reads");
+    }
+
+    async fn send_line(&mut self, line: &str) {
+        self.send(format!("{line}\n").as_bytes()).await;
+    }
+
+    /// The next line the server wrote, as JSON (every line must be one JSON-RPC message).
+    async fn next(&mut self) -> Value {
+        let line = bounded("reading a reply", self.lines.next_line())
+            .await
+            .expect("the pipe is readable")
+            .expect("the server is still writing");
+        let value: Value = serde_json::from_str(&line).unwrap_or_else(|error| {
+            panic!("the server wrote a line that is not JSON ({error}): {line:?}")
+        });
+        assert_eq!(value["jsonrpc"], json!("2.0"), "{value}");
+        value
+    }
+
+    /// Replies until the one with `id`, returned with the ones before it.
+    async fn until(&mut self, id: &str) -> (Value, Vec<Value>) {
+        let mut before = Vec::new();
+        loop {
+            let message = self.next().await;
+            if message["id"] == json!(id) {
+                return (message, before);
+            }
+            before.push(message);
+        }
+    }
+
+    /// Closes the client's side and checks that the server ends cleanly.
+    async fn finish(mut self) {
+        // Dropping one half of a split duplex does not close it: shut the direction down.
+        bounded("closing the input", self.writer.shutdown())
+            .await
+            .expect("the pipe closes");
+        bounded("the server ending", self.server)
+            .await
+            .expect("the server task did not panic")
+            .expect("the server ends without an error");
+    }
+}
+
+fn error_code(message: &Value) -> Option<i64> {
+    message["error"]["code"].as_i64()
+}
+
+#[test]
+fn fixed_bad_lines_get_their_json_rpc_errors_and_the_server_keeps_serving() {
+    let (runtime, registry) = runtime_and_registry();
+    runtime.block_on(async {
+        let mut connection = connect(registry);
+        // Before initialize: garbage, a notification and a response (rmcp alone would end the
+        // session on those two).
+        connection.send(b"{not json\n").await;
+        let parse_error = connection.next().await;
+        assert_eq!(parse_error["id"], Value::Null, "{parse_error}");
+        assert_eq!(error_code(&parse_error), Some(-32700), "{parse_error}");
+        let message = parse_error["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with("Parse error"), "{parse_error}");
+        connection.send_line(INITIALIZED).await;
+        connection
+            .send_line(r#"{"jsonrpc":"2.0","id":9,"result":{}}"#)
+            .await;
+        connection.send_line(INITIALIZE).await;
+        let (initialized, before) = connection.until("probe-init").await;
+        assert!(before.is_empty(), "{before:?}");
+        assert!(
+            initialized["result"]["serverInfo"].is_object(),
+            "{initialized}"
+        );
+        connection.send_line(INITIALIZED).await;
+
+        // After initialize: every kind of bad line, then a valid call.
+        connection.send(b"\xff\xfe\x00random bytes\r\n").await;
+        connection.send_line(r#"{"foo": 1}"#).await;
+        connection
+            .send_line(r#"{"jsonrpc": "2.0", "id": 7, "method": 12}"#)
+            .await;
+        connection.send_line("[1, 2]").await;
+        connection.send_line("   ").await;
+        connection
+            .send_line(r#"{"jsonrpc":"2.0","id":8,"method":"no/such/method"}"#)
+            .await;
+        let mut too_long = vec![b'x'; STDIO_MAX_MESSAGE_BYTES + 10];
+        too_long.push(b'\n');
+        connection.send(&too_long).await;
+        connection.send_line(WHOAMI).await;
+
+        let (answer, before) = connection.until("probe-call").await;
+        // rmcp answers the unknown method from its own task: compare without order.
+        let mut summary: Vec<String> = before
+            .iter()
+            .map(|message| format!("{} {:?}", message["id"], error_code(message)))
+            .collect();
+        summary.sort();
+        let mut expected = [
+            "null Some(-32700)",
+            "null Some(-32600)",
+            "7 Some(-32600)",
+            "null Some(-32600)",
+            "8 Some(-32601)",
+            "null Some(-32600)",
+        ];
+        expected.sort_unstable();
+        assert_eq!(summary, expected, "{before:#?}");
+        assert_eq!(
+            answer["result"]["structuredContent"]["user_id"],
+            json!("alice"),
+            "{answer}"
+        );
+        connection.finish().await;
+    });
+}
+
+#[test]
+fn a_client_that_leaves_before_initialize_is_not_an_error() {
+    let (runtime, registry) = runtime_and_registry();
+    runtime.block_on(async {
+        let mut connection = connect(registry);
+        connection.send(b"garbage\n").await;
+        assert_eq!(error_code(&connection.next().await), Some(-32700));
+        connection.finish().await;
+    });
+}
+
+/// One line of input: random bytes, printable noise, or JSON that is not quite JSON-RPC.
+fn garbage_line() -> impl Strategy<Value = Vec<u8>> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        "[a-z/]{0,12}".prop_map(Value::from),
+    ];
+    let shape = prop_oneof![
+        leaf.clone(),
+        (leaf.clone(), leaf.clone())
+            .prop_map(|(id, method)| json!({"jsonrpc": "2.0", "id": id, "method": method})),
+        (leaf.clone(), leaf.clone()).prop_map(|(id, params)| {
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+        }),
+        leaf.clone()
+            .prop_map(|id| json!({"jsonrpc": "1.0", "id": id, "method": "ping"})),
+        (leaf.clone(), leaf.clone())
+            .prop_map(|(id, result)| json!({"jsonrpc": "2.0", "id": id, "result": result})),
+        prop::collection::vec(leaf, 0..4).prop_map(Value::from),
+    ];
+    prop_oneof![
+        prop::collection::vec(any::<u8>(), 0..200),
+        "[ -~]{0,80}".prop_map(String::into_bytes),
+        shape.prop_map(|value| value.to_string().into_bytes()),
+    ]
+}
+
+/// How many `-32700` replies `lines` must get: one per non-blank line that is not JSON (lines
+/// are cut at every `\n`, as the server reads them).
+fn expected_parse_errors(lines: &[Vec<u8>]) -> usize {
+    lines
+        .iter()
+        .flat_map(|line| line.split(|byte| *byte == b'\n'))
+        .filter(|segment| !segment.iter().all(u8::is_ascii_whitespace))
+        .filter(|segment| {
+            let segment = segment.strip_suffix(b"\r").unwrap_or(segment);
+            serde_json::from_slice::<Value>(segment).is_err()
+        })
+        .count()
+}
+
+async fn send_all(connection: &mut Connection, lines: &[Vec<u8>]) {
+    for line in lines {
+        connection.send(line).await;
+        connection.send(b"\n").await;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn random_lines_never_end_the_server_and_a_valid_call_is_still_answered(
+        before_init in prop::collection::vec(garbage_line(), 0..12),
+        after_init in prop::collection::vec(garbage_line(), 0..12),
+    ) {
+        let (runtime, registry) = runtime_and_registry();
+        runtime.block_on(async {
+            let mut connection = connect(registry);
+            send_all(&mut connection, &before_init).await;
+            connection.send_line(INITIALIZE).await;
+            let (initialized, replies_before) = connection.until("probe-init").await;
+            assert!(initialized["result"].is_object(), "{initialized}");
+            connection.send_line(INITIALIZED).await;
+            send_all(&mut connection, &after_init).await;
+            connection.send_line(WHOAMI).await;
+            let (answer, replies_after) = connection.until("probe-call").await;
+            assert_eq!(
+                answer["result"]["structuredContent"]["user_id"],
+                json!("alice"),
+                "{answer}"
+            );
+
+            let replies: Vec<&Value> = replies_before.iter().chain(&replies_after).collect();
+            for reply in &replies {
+                assert!(
+                    reply["error"]["code"].is_i64() || reply.get("result").is_some(),
+                    "every line is a JSON-RPC response: {reply}"
+                );
+            }
+            let parse_errors = replies
+                .iter()
+                .filter(|reply| error_code(reply) == Some(-32700))
+                .count();
+            let expected = expected_parse_errors(&before_init) + expected_parse_errors(&after_init);
+            assert_eq!(parse_errors, expected, "{replies:#?}");
+            connection.finish().await;
+        });
+    }
+}
