@@ -14,7 +14,7 @@ use rmcp::{
     },
 };
 use serde_json::{Value, json};
-use switchboard_audit::{AuditQuery, AuditRecord, AuditStore as _};
+use switchboard_audit::{AuditQuery, AuditRecord};
 // A domain's `#[tool]`s are registered only if the binary references its crate
 // (rust-lang/rust#64731).
 use switchboard_domain_core as _;
@@ -61,7 +61,7 @@ async fn whoami(client: &Client) -> Value {
 async fn audit(registry: &ToolRegistry) -> Vec<AuditRecord> {
     bounded(
         "an audit query",
-        registry.audit_store().query(&AuditQuery::all()),
+        registry.audit().query(&AuditQuery::all()),
     )
     .await
     .expect("the audit store answers")
@@ -186,7 +186,7 @@ async fn a_missing_or_unknown_token_is_401_with_a_bearer_challenge() {
     // The real client fails to connect, and nothing was called or audited.
     assert!(connect(&server, Some("not-a-token")).await.is_err());
     assert!(connect(&server, None).await.is_err());
-    assert_eq!(audit_count(&registry), 0);
+    assert_eq!(audit_count(&registry).await, 0);
     assert_eq!(server.session_count(), 0);
 
     stop(server, registry).await;

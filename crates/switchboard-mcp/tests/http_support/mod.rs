@@ -262,15 +262,15 @@ pub(crate) async fn post_chunked(addr: SocketAddr, token: &str, size: usize) -> 
 
 /// How many audit records the registry's store has taken: the one place that knows how to
 /// count them (adapt it when the audit API changes).
-pub(crate) fn audit_count(registry: &ToolRegistry) -> u64 {
-    registry.audit_store().stats().appended
+pub(crate) async fn audit_count(registry: &ToolRegistry) -> u64 {
+    registry.audit().settled_stats().await.store.appended
 }
 
 /// Waits (bounded) until the audit count reaches `expected`, then returns the count.
 pub(crate) async fn audit_count_reaching(registry: &ToolRegistry, expected: u64) -> u64 {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
-        let count = audit_count(registry);
+        let count = audit_count(registry).await;
         if count >= expected || tokio::time::Instant::now() >= deadline {
             return count;
         }
