@@ -59,12 +59,9 @@ async fn whoami(client: &Client) -> Value {
 }
 
 async fn audit(registry: &ToolRegistry) -> Vec<AuditRecord> {
-    bounded(
-        "an audit query",
-        registry.audit().query(&AuditQuery::all()),
-    )
-    .await
-    .expect("the audit store answers")
+    bounded("an audit query", registry.audit().query(&AuditQuery::all()))
+        .await
+        .expect("the audit store answers")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
