@@ -32,8 +32,8 @@ pub(crate) enum Ready {
     Call(CallArgs, Value),
     /// `ask`.
     Ask(AskArgs),
-    /// `serve`, with its identity complete.
-    Serve(Transport, switchboard_mcp::Identity),
+    /// `serve`, with its identity complete, and whether `--conformance` was given.
+    Serve(Transport, switchboard_mcp::Identity, bool),
 }
 
 impl Ready {
@@ -50,7 +50,11 @@ impl Ready {
             Command::Ask(args) => Ready::Ask(args),
             Command::Serve(args) => {
                 let transport = Transport::of(&args);
-                Ready::Serve(transport, args.identity.into_mcp_identity()?)
+                Ready::Serve(
+                    transport,
+                    args.identity.into_mcp_identity()?,
+                    args.conformance,
+                )
             }
         })
     }
@@ -62,10 +66,16 @@ impl Ready {
             Ready::Schema(args) => schema::run(&switchboard.registry, &args),
             Ready::Call(args, params) => call::run(&switchboard.registry, args, params).await,
             Ready::Ask(args) => ask::run(switchboard, args).await,
-            Ready::Serve(transport, identity) => {
+            Ready::Serve(transport, identity, _) => {
                 serve::run(&switchboard.registry, transport, identity).await
             }
         }
+    }
+
+    /// Whether the registry keeps the MCP conformance suite's tools: only for
+    /// `serve --conformance`.
+    pub(crate) fn wants_conformance_tools(&self) -> bool {
+        matches!(self, Ready::Serve(_, _, true))
     }
 }
 
