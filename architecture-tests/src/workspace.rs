@@ -15,6 +15,11 @@ use cargo_metadata::{Metadata, MetadataCommand, Package};
 /// Every domain crate's package name starts with this; tests discover domains by it.
 pub const DOMAIN_CRATE_PREFIX: &str = "switchboard-domain-";
 
+/// Domains linked into the `switchboard` binary but left out of its registry by default: only
+/// `switchboard serve --conformance` serves the MCP conformance suite's tools. The tool catalog
+/// (`docs/reference/tools.json`) does not list them; every other invariant covers them.
+pub const OPT_IN_DOMAINS: [&str; 1] = ["conformance"];
+
 /// The top-level folders that hold the workspace's own code.
 pub const SOURCE_ROOTS: [&str; 4] = ["crates", "xtask", "tests", "architecture-tests"];
 

@@ -84,8 +84,13 @@ fn try_run(cli: Cli) -> anyhow::Result<Exit> {
         .enable_all()
         .build()
         .context("could not start the async runtime")?;
+    let mut builder = ToolRegistry::builder().permissions(permissions);
+    if !command.wants_conformance_tools() {
+        // Linked into the binary, but only `serve --conformance` may see these test tools.
+        builder = builder.exclude_domain(switchboard_domain_conformance::DOMAIN);
+    }
     runtime.block_on(async move {
-        let switchboard = Switchboard::start(ToolRegistry::builder().permissions(permissions))
+        let switchboard = Switchboard::start(builder)
             .await
             .context("the switchboard runtime did not start")?;
         let exit = command.run(&switchboard).await;

@@ -143,6 +143,12 @@ pub(crate) struct ServeArgs {
     )]
     pub(crate) http: Option<SocketAddr>,
 
+    /// Also serve the reference tools of the official MCP conformance suite (`test_*`, domain
+    /// `conformance`), for running that suite. Never for real clients; no other command has
+    /// them.
+    #[arg(long)]
+    pub(crate) conformance: bool,
+
     /// Who every MCP call acts as (on stdio, and on HTTP without --tokens).
     #[command(flatten)]
     pub(crate) identity: ServeIdentityArgs,

@@ -22,11 +22,13 @@ use clap::Parser as _;
 
 // A domain's `#[tool]`s are registered only if the binary references its crate: a dependency
 // alone does not link it (rust-lang/rust#64731). One line per domain.
+// `switchboard_domain_conformance` is left out of the registry unless `serve --conformance`.
+use switchboard_domain_conformance as _;
 use switchboard_domain_core as _;
 use switchboard_domain_roster as _;
 
 fn main() -> ExitCode {
     let cli = args::Cli::parse();
-    logging::init();
+    logging::init(matches!(cli.command, args::Command::Serve(_)));
     app::run(cli).into()
 }

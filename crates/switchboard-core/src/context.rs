@@ -5,12 +5,18 @@
 //! [`CallContext::verify`] turns it into a [`Caller`], in which every required field is present.
 //! Tools only ever see a [`Caller`] (through `ToolContext`), so a tool cannot observe a call
 //! without an organisation.
+//!
+//! A context may also carry a [`ProgressNotifier`]: where the tool's progress reports go. It is
+//! not part of who is calling, so it is neither serialised nor compared.
 
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::ids::{CorrelationId, OrgId, Role, SessionId, UserId};
+use crate::{
+    ids::{CorrelationId, OrgId, Role, SessionId, UserId},
+    progress::ProgressNotifier,
+};
 
 /// Who started a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -77,6 +83,10 @@ pub struct CallContext {
     /// Set when a human explicitly confirmed this action in the session (a button press, a
     /// typed confirmation). Required by `restricted` tools.
     pub confirmed: bool,
+    /// Where the tool's progress reports go (default: nowhere). Not serialised, and ignored by
+    /// equality.
+    #[serde(skip)]
+    pub progress: ProgressNotifier,
 }
 
 impl CallContext {
@@ -116,6 +126,7 @@ impl CallContext {
                 roles: Arc::clone(&self.roles),
                 initiator: self.initiator,
                 confirmed: self.confirmed,
+                progress: self.progress.clone(),
             }),
             _ => Err(self.missing_fields()),
         }
@@ -179,6 +190,12 @@ impl CallContextBuilder {
         self
     }
 
+    /// Sends the tool's progress reports to `notifier`.
+    pub fn progress(mut self, notifier: ProgressNotifier) -> Self {
+        self.context.progress = notifier;
+        self
+    }
+
     /// Finishes the context. Missing fields are reported when the context is used.
     pub fn build(mut self) -> CallContext {
         if !self.roles.is_empty() {
@@ -207,6 +224,10 @@ pub struct Caller {
     pub initiator: Initiator,
     /// Whether a human explicitly confirmed it.
     pub confirmed: bool,
+    /// Where its progress reports go; use [`ToolContext::progress`](crate::ToolContext::progress)
+    /// to report. Not serialised, and ignored by equality.
+    #[serde(skip)]
+    pub progress: ProgressNotifier,
 }
 
 impl Caller {
@@ -248,6 +269,38 @@ mod tests {
     fn reports_only_the_missing_fields() {
         let context = CallContext::builder().org("acme").session("s1").build();
         assert_eq!(context.missing_fields(), ["user_id", "correlation_id"]);
+    }
+
+    #[test]
+    fn the_progress_notifier_reaches_the_caller_but_not_equality_or_json() {
+        let seen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = Arc::clone(&seen);
+        let notifier = ProgressNotifier::new(move |_: crate::Progress<'_>| {
+            counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        });
+        let plain = CallContext::builder()
+            .org("acme")
+            .user("u1")
+            .session("s1")
+            .correlation("c1")
+            .build();
+        let reporting = CallContext::builder()
+            .org("acme")
+            .user("u1")
+            .session("s1")
+            .correlation("c1")
+            .progress(notifier)
+            .build();
+        assert_eq!(plain, reporting, "a notifier is not part of who calls");
+        assert_eq!(
+            serde_json::to_value(&plain).expect("serialises"),
+            serde_json::to_value(&reporting).expect("serialises")
+        );
+        let caller = reporting.verify().expect("complete");
+        assert!(caller.progress.is_active());
+        caller.progress.report(1.0, None, None);
+        assert_eq!(seen.load(std::sync::atomic::Ordering::Relaxed), 1);
+        assert!(!plain.verify().expect("complete").progress.is_active());
     }
 
     #[test]

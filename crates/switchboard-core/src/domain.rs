@@ -388,6 +388,32 @@ impl ToolContext {
         self.category
     }
 
+    /// Reports progress to whoever started the call: `done` out of `total` (if known), with an
+    /// optional message. MCP clients that asked for progress get `notifications/progress`;
+    /// when nobody listens this does nothing and costs nothing, so report freely. `done`
+    /// should increase with every report.
+    ///
+    /// ```
+    /// # use switchboard_core::ToolContext;
+    /// # fn work(ctx: &ToolContext, items: &[&str]) {
+    /// let total = items.len() as f64;
+    /// for (index, item) in items.iter().enumerate() {
+    ///     // ... handle `item` ...
+    ///     ctx.progress(index as f64 + 1.0, Some(total), None);
+    /// }
+    /// # }
+    /// ```
+    #[inline]
+    pub fn progress(&self, done: f64, total: Option<f64>, message: Option<&str>) {
+        self.caller.progress.report(done, total, message);
+    }
+
+    /// Whether anyone receives [`ToolContext::progress`] reports: check it before building an
+    /// expensive message.
+    pub fn reports_progress(&self) -> bool {
+        self.caller.progress.is_active()
+    }
+
     /// A snapshot of the domain's state. Never waits for writes.
     pub fn state<S: Any + Send + Sync>(&self) -> Result<StateRef<S>, ToolError> {
         self.domain.read::<S>()

@@ -1,14 +1,17 @@
 #![doc = include_str!("../README.md")]
 
 mod category;
+mod content;
 mod context;
 mod domain;
 mod error;
 mod ids;
+mod progress;
 pub mod schema;
 mod tool;
 
 pub use category::{Category, UnknownCategory};
+pub use content::{CONTENT_SCHEMA_MARKER, ContentBlock, EmbeddedResource, ToolContent};
 pub use context::{CallContext, CallContextBuilder, Caller, Initiator, REQUIRED_CONTEXT_FIELDS};
 pub use domain::{
     DomainCell, DomainEntry, DomainState, DomainWriter, StateRef, ToolContext, WriteOp,
@@ -16,6 +19,7 @@ pub use domain::{
 };
 pub use error::{ErrorKind, FieldError, InvokeError, ToolError};
 pub use ids::{CorrelationId, OrgId, Role, SessionId, UserId};
+pub use progress::{Progress, ProgressNotifier, ProgressSink};
 pub use schema::{ToolDescriptor, ToolOrigin};
 pub use switchboard_macros::{ToolInput, tool};
 pub use tool::{

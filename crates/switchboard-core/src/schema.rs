@@ -262,7 +262,13 @@ impl ToolDescriptor {
             map.entry("properties").or_insert_with(|| json!({}));
         }
         tool.insert("inputSchema".into(), input_schema);
-        if let Some(output) = &self.output_schema {
+        // A content tool answers with content blocks and no `structuredContent`; clients
+        // reject a result without it when an `outputSchema` is declared.
+        if let Some(output) = self
+            .output_schema
+            .as_ref()
+            .filter(|_| !self.returns_content())
+        {
             tool.insert("outputSchema".into(), (**output).clone());
         }
         tool.insert("annotations".into(), self.annotations());
@@ -275,6 +281,17 @@ impl ToolDescriptor {
             }),
         );
         Value::Object(tool)
+    }
+
+    /// Whether the tool returns [`ToolContent`](crate::ToolContent) (content blocks) rather than
+    /// JSON for a program: its output schema carries
+    /// [`CONTENT_SCHEMA_MARKER`](crate::CONTENT_SCHEMA_MARKER).
+    pub fn returns_content(&self) -> bool {
+        self.output_schema
+            .as_deref()
+            .and_then(|schema| schema.get(crate::content::CONTENT_SCHEMA_MARKER))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
     }
 
     /// MCP tool annotations implied by the category.
@@ -326,6 +343,32 @@ mod tests {
             find_org_id_property(&json!({"properties": {"org": {}}})),
             None
         );
+    }
+
+    #[test]
+    fn content_tools_declare_no_output_schema_to_mcp() {
+        let mut descriptor = ToolDescriptor {
+            name: Cow::Borrowed("pictures_show"),
+            title: None,
+            domain: Cow::Borrowed("pictures"),
+            category: Category::Read,
+            permission: Cow::Borrowed("pictures.read"),
+            description: Cow::Borrowed("Shows a picture."),
+            intents: Vec::new(),
+            timeout: None,
+            input_schema: Arc::new(json!({"type": "object"})),
+            output_schema: Some(Arc::new(json!({"type": "object"}))),
+            origin: ToolOrigin::Runtime {
+                source: "test".to_owned(),
+            },
+        };
+        assert!(!descriptor.returns_content());
+        assert!(descriptor.mcp().get("outputSchema").is_some());
+        descriptor.output_schema = Some(Arc::new(
+            schema_of::<crate::content::ToolContent>().to_value(),
+        ));
+        assert!(descriptor.returns_content());
+        assert!(descriptor.mcp().get("outputSchema").is_none());
     }
 
     #[test]

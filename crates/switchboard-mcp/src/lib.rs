@@ -3,6 +3,9 @@
 mod error;
 mod http;
 mod identity;
+mod list_changed;
+mod logging;
+mod notices;
 mod result;
 mod server;
 mod stdio;
@@ -15,5 +18,6 @@ pub use http::{
     serve_http, serve_http_with, token_sha256_hex,
 };
 pub use identity::Identity;
+pub use logging::log_layer;
 pub use server::McpServer;
 pub use stdio::{STDIO_MAX_MESSAGE_BYTES, serve_io, serve_stdio};

@@ -6,19 +6,29 @@
 //! or failure is a tool result with `isError: true`, so the model can read why and adjust: the
 //! message as text, and the error's stable JSON (`{"kind", "message", ...}`) as
 //! `structuredContent`.
+//!
+//! A tool that returns [`ToolContent`](switchboard_core::ToolContent) (its descriptor says so:
+//! [`ToolDescriptor::returns_content`](switchboard_core::ToolDescriptor::returns_content)) is
+//! answered with its content blocks as they are (images, audio, embedded resources, text) and
+//! no `structuredContent`: its `tools/list` entry declares no `outputSchema` either. If such a
+//! tool's output is not valid content, the JSON is sent as an ordinary result rather than lost.
 
 use rmcp::{
     ErrorData,
     model::{CallToolResult, ContentBlock},
 };
+use serde::Deserialize as _;
 use serde_json::{Value, json};
 use switchboard_core::InvokeError;
 
-/// The MCP answer to one `tools/call`.
+/// The MCP answer to one `tools/call`. `returns_content` says whether the tool answers with
+/// content blocks; it is asked only for a successful output that has a `content` field.
 pub(crate) fn call_result(
     outcome: Result<Value, InvokeError>,
+    returns_content: impl FnOnce() -> bool,
 ) -> Result<CallToolResult, ErrorData> {
     match outcome {
+        Ok(value) if value.get("content").is_some() && returns_content() => Ok(content(value)),
         Ok(value) => Ok(success(value)),
         Err(error @ InvokeError::ToolNotFound { .. }) => Err(ErrorData::invalid_params(
             error.to_string(),
@@ -34,6 +44,22 @@ fn success(value: Value) -> CallToolResult {
         other => json!({ "result": other }),
     };
     CallToolResult::structured(structured)
+}
+
+/// The blocks of a content tool's output, or the output as an ordinary result if they are
+/// not valid MCP content blocks.
+fn content(value: Value) -> CallToolResult {
+    match Vec::<ContentBlock>::deserialize(&value["content"]) {
+        Ok(blocks) => CallToolResult::success(blocks),
+        Err(error) => {
+            tracing::error!(
+                %error,
+                "a content tool returned something that is not MCP content blocks; it is sent \
+                 as structured content instead"
+            );
+            success(value)
+        }
+    }
 }
 
 fn failure(error: &InvokeError) -> CallToolResult {
@@ -53,7 +79,7 @@ mod tests {
 
     #[test]
     fn non_object_results_are_wrapped() {
-        let result = call_result(Ok(json!([1, 2]))).expect("a result");
+        let result = call_result(Ok(json!([1, 2])), || false).expect("a result");
         assert_eq!(result.structured_content, Some(json!({"result": [1, 2]})));
         assert_ne!(result.is_error, Some(true));
     }
@@ -63,10 +89,41 @@ mod tests {
         let error = InvokeError::OrgIdNotAllowed {
             path: "/org_id".to_owned(),
         };
-        let result = call_result(Err(error)).expect("a tool error, not a protocol error");
+        let result = call_result(Err(error), || false).expect("a tool error, not a protocol error");
         assert_eq!(result.is_error, Some(true));
         let structured = result.structured_content.expect("the error's JSON");
         assert_eq!(structured["kind"], "org_id_not_allowed");
+    }
+
+    #[test]
+    fn content_tools_answer_their_blocks_and_others_their_json() {
+        let output = json!({"content": [
+            {"type": "text", "text": "hello"},
+            {"type": "image", "data": "iVBO", "mimeType": "image/png"},
+        ]});
+        let result = call_result(Ok(output.clone()), || true).expect("a result");
+        assert_eq!(result.structured_content, None);
+        assert_eq!(result.content.len(), 2);
+        let blocks = serde_json::to_value(&result.content).expect("serialises");
+        assert_eq!(blocks, output["content"]);
+
+        // The same JSON from an ordinary tool is its structured result.
+        let result = call_result(Ok(output.clone()), || false).expect("a result");
+        assert_eq!(result.structured_content, Some(output));
+
+        // A content tool whose output is not content still answers, with its JSON.
+        let broken = json!({"content": [{"type": "hologram"}]});
+        let result = call_result(Ok(broken.clone()), || true).expect("a result");
+        assert_eq!(result.structured_content, Some(broken));
+        assert_ne!(result.is_error, Some(true));
+    }
+
+    #[test]
+    fn the_content_question_is_asked_only_for_outputs_with_content() {
+        let result = call_result(Ok(json!({"rows": []})), || {
+            panic!("no `content` field: no descriptor lookup")
+        });
+        assert!(result.is_ok());
     }
 
     #[test]
@@ -75,7 +132,7 @@ mod tests {
             name: "nope".to_owned(),
             suggestions: Vec::new(),
         };
-        let refused = call_result(Err(error)).expect_err("a protocol error");
+        let refused = call_result(Err(error), || false).expect_err("a protocol error");
         assert_eq!(refused.code, rmcp::model::ErrorCode::INVALID_PARAMS);
     }
 }

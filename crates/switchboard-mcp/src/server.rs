@@ -9,34 +9,79 @@
 //! rmcp does not abort a handler when the client cancels: it only fires the request's
 //! cancellation token. The call races that token and drops the `invoke` future when it fires,
 //! which is how the registry's audit record ends as `cancelled`.
+//!
+//! While a call runs it may notify the client (see [`crate::notices`]): progress when the
+//! request carries `_meta.progressToken` (a [`ProgressNotifier`] in the call context, which the
+//! tool reaches through `ToolContext::progress`), and log messages when the session set a level
+//! (the call runs in a span the [`crate::log_layer`] recognises). Calls that ask for neither
+//! run exactly as before. Each session (one handler instance) also watches the registry and
+//! sends `notifications/tools/list_changed` when the tools it may call change
+//! ([`crate::list_changed`]).
+
+#![allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).
+
+use std::sync::Arc;
 
 use serde_json::Value;
+use switchboard_core::ProgressNotifier;
 use switchboard_registry::ToolRegistry;
 
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
         CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-        PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+        PaginatedRequestParams, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+        SubscriptionFilter, Tool,
     },
-    service::RequestContext,
+    service::{NotificationContext, RequestContext, SubscriptionContext},
 };
+use tokio_util::sync::{CancellationToken, DropGuard};
+use tracing::Instrument as _;
 
-use crate::{identity::Identity, result, tools};
+use crate::{
+    identity::Identity,
+    list_changed,
+    logging::{self, CallLog, SessionLogLevel},
+    notices, result, tools,
+};
 
 /// The name the server gives in `initialize`.
 const SERVER_NAME: &str = "switchboard";
 
 /// An MCP server handler for one connection (stdio) or one HTTP session.
 ///
-/// Cloning is cheap; use [`McpServer::fresh_instance`] for a new session, so it mints its own
-/// session id.
+/// Cloning is cheap, and clones share the session (its id and log level); use
+/// [`McpServer::fresh_instance`] for a new session.
 #[derive(Debug, Clone)]
 pub struct McpServer {
     registry: ToolRegistry,
     identity: Identity,
     /// The session id used when the transport supplies none.
     minted_session_id: String,
+    /// What this handler instance (one session) keeps between requests.
+    session: Arc<SessionState>,
+}
+
+/// The state of one session: its log level, and the end of its background work.
+#[derive(Debug)]
+struct SessionState {
+    /// The level set with `logging/setLevel`; nothing is sent before.
+    log_level: Arc<SessionLogLevel>,
+    /// Cancelled when the session's handler is dropped (the session ended), which stops its
+    /// `tools/list_changed` watcher.
+    ended: CancellationToken,
+    _end_on_drop: DropGuard,
+}
+
+impl SessionState {
+    fn new() -> Self {
+        let ended = CancellationToken::new();
+        Self {
+            log_level: Arc::new(SessionLogLevel::silent()),
+            _end_on_drop: ended.clone().drop_guard(),
+            ended,
+        }
+    }
 }
 
 impl McpServer {
@@ -46,6 +91,7 @@ impl McpServer {
             registry,
             identity,
             minted_session_id: mint_id("mcp-session"),
+            session: Arc::new(SessionState::new()),
         }
     }
 
@@ -70,12 +116,71 @@ impl McpServer {
             .filter(|value| !value.is_empty())
             .map_or_else(|| self.minted_session_id.clone(), str::to_owned)
     }
+
+    /// The log level that applies to a request: its own `_meta` level (2026-07-28), else the
+    /// session's. `None` when it admits nothing.
+    fn log_level(&self, context: &RequestContext<RoleServer>) -> Option<Arc<SessionLogLevel>> {
+        match context.meta.log_level() {
+            Some(level) => {
+                let level = SessionLogLevel::fixed(level);
+                level.admits_anything().then(|| Arc::new(level))
+            }
+            None => {
+                let level = &self.session.log_level;
+                level.admits_anything().then(|| Arc::clone(level))
+            }
+        }
+    }
+
+    /// Runs one call through the registry, with its notifications if the request asked for
+    /// any. `Err` if the client cancelled it (the `invoke` future is then dropped).
+    async fn invoke(
+        &self,
+        name: &str,
+        params: Value,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Result<Value, switchboard_core::InvokeError>, ErrorData> {
+        let session_id = self.session_id(context);
+        // rmcp moves the request's `_meta` into the context.
+        let correlation_id = context
+            .meta
+            .get_traceparent()
+            .map_or_else(|| mint_id("mcp"), str::to_owned);
+        let mut call_context = self.identity.call_context(&session_id, &correlation_id);
+        let progress_token = context.meta.get_progress_token();
+        let log_level = self.log_level(context);
+        let mut span = tracing::Span::none();
+        let mut pump = None;
+        if progress_token.is_some() || log_level.is_some() {
+            let wants_progress = progress_token.is_some();
+            let (sender, receiver) = notices::queue(context.peer.clone(), progress_token);
+            if wants_progress {
+                call_context.progress = ProgressNotifier::new(sender.clone());
+            }
+            if let Some(level) = log_level {
+                span = logging::call_span(CallLog::new(level, sender));
+            }
+            pump = Some(receiver);
+        }
+        let call = self
+            .registry
+            .invoke(name, params, &call_context)
+            .instrument(span);
+        tokio::select! {
+            outcome = notices::forward_while(call, pump) => Ok(outcome),
+            () = context.ct.cancelled() => {
+                tracing::info!(tool = %name, %correlation_id, "MCP call cancelled by the client");
+                Err(ErrorData::internal_error("the request was cancelled", None))
+            }
+        }
+    }
 }
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
+                .enable_logging()
                 .enable_tools()
                 .enable_tool_list_changed()
                 .build(),
@@ -112,22 +217,66 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let session_id = self.session_id(&context);
-        // rmcp moves the request's `_meta` into the context.
-        let correlation_id = context
-            .meta
-            .get_traceparent()
-            .map_or_else(|| mint_id("mcp"), str::to_owned);
-        let call_context = self.identity.call_context(&session_id, &correlation_id);
         let params = Value::Object(request.arguments.unwrap_or_default());
-        let outcome = tokio::select! {
-            outcome = self.registry.invoke(&request.name, params, &call_context) => outcome,
-            () = context.ct.cancelled() => {
-                tracing::info!(tool = %request.name, %correlation_id, "MCP call cancelled by the client");
-                return Err(ErrorData::internal_error("the request was cancelled", None));
-            }
+        let outcome = self.invoke(&request.name, params, &context).await?;
+        let returns_content = || {
+            self.registry
+                .find(&request.name)
+                .is_some_and(|descriptor| descriptor.returns_content())
         };
-        result::call_result(outcome).map(Into::into)
+        result::call_result(outcome, returns_content).map(Into::into)
+    }
+
+    /// `logging/setLevel`: from now on, this session's calls send their `tracing` events at
+    /// this level and above as `notifications/message`.
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.session.log_level.set(request.level);
+        Ok(())
+    }
+
+    /// A 2025 session started: watch the registry for this session's `tools/list_changed`.
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let peer = context.peer;
+        tokio::spawn(list_changed::watch_visible_tools(
+            self.registry.clone(),
+            self.identity.roles.clone(),
+            self.session.ended.clone().cancelled_owned(),
+            move || {
+                let peer = peer.clone();
+                async move { peer.notify_tool_list_changed().await.is_ok() }
+            },
+        ));
+    }
+
+    /// 2026-07-28 has no sessions: a client subscribes to `tools/list_changed` instead.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(requested.supported_by(&self.get_info().capabilities))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        if context.accepted().tools_list_changed == Some(true) {
+            let sink = context.sink().clone();
+            list_changed::watch_visible_tools(
+                self.registry.clone(),
+                self.identity.roles.clone(),
+                context.cancelled(),
+                move || {
+                    let sink = sink.clone();
+                    async move { sink.notify_tool_list_changed().await.is_ok() }
+                },
+            )
+            .await;
+        } else {
+            context.cancelled().await;
+        }
+        Ok(())
     }
 }
 

@@ -32,8 +32,9 @@ pub(crate) enum Ready {
     Call(CallArgs, Value),
     /// `ask`.
     Ask(AskArgs),
-    /// `serve`, with its transport configured (identity or token file, HTTP options).
-    Serve(Transport),
+    /// `serve`, with its transport configured (identity or token file, HTTP options), and
+    /// whether `--conformance` was given.
+    Serve(Transport, bool),
 }
 
 impl Ready {
@@ -49,7 +50,10 @@ impl Ready {
                 Ready::Call(args, params)
             }
             Command::Ask(args) => Ready::Ask(args),
-            Command::Serve(args) => Ready::Serve(Transport::prepare(args)?),
+            Command::Serve(args) => {
+                let conformance = args.conformance;
+                Ready::Serve(Transport::prepare(args)?, conformance)
+            }
         })
     }
 
@@ -60,8 +64,14 @@ impl Ready {
             Ready::Schema(args) => schema::run(&switchboard.registry, &args),
             Ready::Call(args, params) => call::run(&switchboard.registry, args, params).await,
             Ready::Ask(args) => ask::run(switchboard, args).await,
-            Ready::Serve(transport) => serve::run(&switchboard.registry, transport).await,
+            Ready::Serve(transport, _) => serve::run(&switchboard.registry, transport).await,
         }
+    }
+
+    /// Whether the registry keeps the MCP conformance suite's tools: only for
+    /// `serve --conformance`.
+    pub(crate) fn wants_conformance_tools(&self) -> bool {
+        matches!(self, Ready::Serve(_, true))
     }
 }
 

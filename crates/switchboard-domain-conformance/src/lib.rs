@@ -1,0 +1,34 @@
+#![doc = include_str!("../README.md")]
+
+mod behaviour_tools;
+mod content_tools;
+mod media;
+#[cfg(test)]
+mod tests;
+
+pub use behaviour_tools::{
+    ContactMethod, ErrorHandling, JsonSchemaFeatures, JsonSchemaFeaturesInput,
+    JsonSchemaFeaturesOutput, LoggingTool, PostalAddress, Reconnection, ToolWithLogging,
+    ToolWithProgress, error_handling, json_schema_features, logging_tool, reconnection,
+    tool_with_logging, tool_with_progress,
+};
+pub use content_tools::{
+    AudioContent, EmbeddedResourceContent, ImageContent, MultipleContentTypes, SimpleText,
+    audio_content, embedded_resource_content, image_content, multiple_content_types, simple_text,
+};
+
+/// The domain's name: what `RegistryBuilder::exclude_domain` takes to leave these tools out.
+pub const DOMAIN: &str = "conformance";
+
+/// The permission every conformance tool requires (the built-in `admin` role has it).
+pub const PERMISSION: &str = "conformance.test";
+
+/// The domain has no state of its own.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoState;
+
+switchboard_core::domain! {
+    /// The MCP conformance suite's reference tools. For `switchboard serve --conformance` only.
+    name: "conformance",
+    state: NoState = NoState::default,
+}

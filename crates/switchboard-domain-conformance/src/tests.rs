@@ -1,0 +1,173 @@
+//! The conformance tools run directly, without a registry: each answers what its scenario
+//! expects, in the shape the MCP server turns into content blocks.
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use switchboard_core::{
+    CallContext, Category, DomainCell, NoInput, Progress, ProgressNotifier, Tool, ToolContext,
+    ToolDescriptor, linked_tools,
+};
+
+use crate::{
+    DOMAIN, ErrorHandling, ImageContent, JsonSchemaFeatures, MultipleContentTypes, NoState,
+    PERMISSION, SimpleText, ToolWithProgress,
+};
+
+fn context(progress: ProgressNotifier) -> ToolContext {
+    let caller = CallContext::builder()
+        .org("acme")
+        .user("alice")
+        .session("test-session")
+        .correlation("test-correlation")
+        .progress(progress)
+        .build()
+        .verify()
+        .expect("the test context is complete");
+    ToolContext::new(
+        caller,
+        Arc::from("test"),
+        Category::Read,
+        DomainCell::standalone(DOMAIN, Box::new(NoState)),
+    )
+}
+
+fn json_of(value: &impl serde::Serialize) -> Value {
+    serde_json::to_value(value).expect("serialises")
+}
+
+#[tokio::test]
+async fn content_tools_answer_the_blocks_their_scenarios_expect() {
+    let ctx = context(ProgressNotifier::none());
+    let text = SimpleText::call(&ctx, NoInput {}).await.expect("answers");
+    assert_eq!(
+        json_of(&text),
+        json!({"content": [{"type": "text", "text": "This is a simple text response for testing."}]})
+    );
+    let image = json_of(&ImageContent::call(&ctx, NoInput {}).await.expect("answers"));
+    assert_eq!(image["content"][0]["type"], "image");
+    assert_eq!(image["content"][0]["mimeType"], "image/png");
+    let mixed = json_of(
+        &MultipleContentTypes::call(&ctx, NoInput {})
+            .await
+            .expect("answers"),
+    );
+    let kinds: Vec<&str> = mixed["content"]
+        .as_array()
+        .expect("blocks")
+        .iter()
+        .filter_map(|block| block["type"].as_str())
+        .collect();
+    assert_eq!(kinds, ["text", "image", "resource"]);
+    assert_eq!(
+        mixed["content"][2]["resource"]["uri"],
+        "test://mixed-content-resource"
+    );
+}
+
+#[tokio::test]
+async fn the_progress_tool_reports_0_50_100_of_100() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let ctx = context(ProgressNotifier::new(move |progress: Progress<'_>| {
+        sink.lock()
+            .expect("not poisoned")
+            .push((progress.done, progress.total));
+    }));
+    ToolWithProgress::call(&ctx, NoInput {})
+        .await
+        .expect("answers");
+    assert_eq!(
+        *seen.lock().expect("not poisoned"),
+        [
+            (0.0, Some(100.0)),
+            (50.0, Some(100.0)),
+            (100.0, Some(100.0))
+        ]
+    );
+    // Without a listener the same tool runs the same way.
+    ToolWithProgress::call(&context(ProgressNotifier::none()), NoInput {})
+        .await
+        .expect("answers");
+}
+
+#[tokio::test]
+async fn the_error_tool_fails_with_the_suites_message() {
+    let error = ErrorHandling::call(&context(ProgressNotifier::none()), NoInput {})
+        .await
+        .expect_err("always fails");
+    assert_eq!(
+        error.message(),
+        "This tool intentionally returns an error for testing"
+    );
+}
+
+#[test]
+fn every_tool_is_a_read_tool_of_the_domain_and_content_tools_declare_no_output_schema() {
+    let tools: Vec<ToolDescriptor> = linked_tools()
+        .filter(|entry| entry.spec.domain == DOMAIN)
+        .map(ToolDescriptor::from_entry)
+        .collect();
+    let mut names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "json_schema_2020_12_tool",
+            "test_audio_content",
+            "test_embedded_resource",
+            "test_error_handling",
+            "test_image_content",
+            "test_logging_tool",
+            "test_multiple_content_types",
+            "test_reconnection",
+            "test_simple_text",
+            "test_tool_with_logging",
+            "test_tool_with_progress",
+        ]
+    );
+    for tool in &tools {
+        assert_eq!(tool.category, Category::Read, "{}", tool.name);
+        assert_eq!(tool.permission, PERMISSION, "{}", tool.name);
+        let mcp = tool.mcp();
+        let json_tool = tool.name == JsonSchemaFeatures::SPEC.name;
+        assert_eq!(tool.returns_content(), !json_tool, "{}", tool.name);
+        assert_eq!(mcp.get("outputSchema").is_some(), json_tool, "{mcp}");
+    }
+}
+
+#[test]
+fn the_json_schema_tool_keeps_its_2020_12_keywords() {
+    let entry = linked_tools()
+        .find(|entry| entry.spec.name == "json_schema_2020_12_tool")
+        .expect("linked");
+    let schema = &ToolDescriptor::from_entry(entry).mcp()["inputSchema"];
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    assert_eq!(schema["additionalProperties"], false, "{schema}");
+    assert_eq!(schema["$defs"]["address"]["type"], "object", "{schema}");
+    assert!(
+        schema["properties"]["address"]
+            .to_string()
+            .contains("#/$defs/address"),
+        "{schema}"
+    );
+    assert_eq!(
+        schema["$defs"]["address"]["$anchor"], "addressDef",
+        "{schema}"
+    );
+    assert_eq!(
+        schema["allOf"][0]["anyOf"],
+        json!([{"required": ["phone"]}, {"required": ["email"]}]),
+        "{schema}"
+    );
+    for keyword in ["if", "then", "else"] {
+        assert!(schema.get(keyword).is_some(), "{keyword} in {schema}");
+    }
+    assert!(
+        schema["properties"].get("contactMethod").is_some(),
+        "{schema}"
+    );
+}
