@@ -29,9 +29,9 @@ use switchboard_registry::ToolRegistry;
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
-        CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-        PaginatedRequestParams, ServerCapabilities, ServerConfig, SetLevelRequestParams,
-        SubscriptionFilter, Tool,
+        CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
+        Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+        SetLevelRequestParams, SubscriptionFilter, Tool,
     },
     service::{NotificationContext, RequestContext, SubscriptionContext},
 };
@@ -225,6 +225,34 @@ impl ServerHandler for McpServer {
                 .is_some_and(|descriptor| descriptor.returns_content())
         };
         result::call_result(outcome, returns_content).map(Into::into)
+    }
+
+    /// rmcp parses a method it knows but whose params do not fit (a `tools/call` without a
+    /// `name`, `arguments` that are not an object) as a custom request, whose default answer is
+    /// -32601 "method not found". The method exists: the params are wrong, which is -32602.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let expected = match request.method.as_str() {
+            "tools/call" => "`name` (a string) and optionally `arguments` (an object) and `_meta`",
+            "tools/list" => "optionally `cursor` (a string from a previous page)",
+            _ => {
+                return Err(ErrorData::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    format!("no method `{}` on this server", request.method),
+                    None,
+                ));
+            }
+        };
+        Err(ErrorData::invalid_params(
+            format!(
+                "invalid params for `{}`: expected {expected}",
+                request.method
+            ),
+            None,
+        ))
     }
 
     /// `logging/setLevel`: from now on, this session's calls send their `tracing` events at

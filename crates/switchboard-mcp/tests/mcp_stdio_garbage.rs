@@ -163,6 +163,13 @@ fn fixed_bad_lines_get_their_json_rpc_errors_and_the_server_keeps_serving() {
         connection
             .send_line(r#"{"jsonrpc":"2.0","id":8,"method":"no/such/method"}"#)
             .await;
+        // Known methods with params that do not fit: invalid params, not "no such method".
+        connection
+            .send_line(r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"arguments":{}}}"#)
+            .await;
+        connection
+            .send_line(r#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"core_get_current_user","arguments":[1]}}"#)
+            .await;
         let mut too_long = vec![b'x'; STDIO_MAX_MESSAGE_BYTES + 10];
         too_long.push(b'\n');
         connection.send(&too_long).await;
@@ -181,6 +188,8 @@ fn fixed_bad_lines_get_their_json_rpc_errors_and_the_server_keeps_serving() {
             "7 Some(-32600)",
             "null Some(-32600)",
             "8 Some(-32601)",
+            "10 Some(-32602)",
+            "11 Some(-32602)",
             "null Some(-32600)",
         ];
         expected.sort_unstable();

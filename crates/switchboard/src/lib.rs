@@ -9,9 +9,10 @@ pub use switchboard_audit::{
     WhenFull,
 };
 pub use switchboard_core::{
-    BoxFuture, CallContext, Caller, Category, CorrelationId, DomainCell, ErrorKind, FieldError,
-    Initiator, InvokeError, NoInput, OrgId, Role, SessionId, Tool, ToolContext, ToolDescriptor,
-    ToolError, ToolInput, ToolOrigin, UserId, domain, tool,
+    BoxFuture, CallContext, Caller, Category, ContentBlock, CorrelationId, DomainCell,
+    EmbeddedResource, ErrorKind, FieldError, Initiator, InvokeError, NoInput, OrgId, Progress,
+    ProgressNotifier, ProgressSink, Role, SessionId, Tool, ToolContent, ToolContext,
+    ToolDescriptor, ToolError, ToolInput, ToolOrigin, UserId, domain, tool,
 };
 pub use switchboard_orchestrator::{Answer, AskError, Orchestrator, Route};
 pub use switchboard_registry::{
