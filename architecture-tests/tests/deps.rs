@@ -36,6 +36,9 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
         "switchboard-macros" => Allowed::Only(&[]),
         "switchboard-core" => Allowed::Only(&["switchboard-macros"]),
         "switchboard-audit" => Allowed::Only(&["switchboard-core"]),
+        // A persistent store: it implements the audit crate's trait and nothing more (never the
+        // registry, the orchestrator or MCP); the binary picks it at startup.
+        "switchboard-audit-sqlite" => Allowed::Only(&["switchboard-core", "switchboard-audit"]),
         "switchboard-registry" => Allowed::Only(&["switchboard-core", "switchboard-audit"]),
         "switchboard-orchestrator" => Allowed::Only(&["switchboard-core", "switchboard-registry"]),
         "switchboard" => Allowed::Only(&[

@@ -1,6 +1,8 @@
 #![doc = include_str!("../README.md")]
 
 mod canonical;
+#[cfg(feature = "conformance")]
+pub mod conformance;
 mod hash;
 mod log;
 mod memory;
@@ -13,5 +15,7 @@ pub use hash::{digest_json, digest_of};
 pub use log::{AuditConfig, AuditLog, AuditLogStats, Durability, Reservation, Submitted, WhenFull};
 pub use memory::{DEFAULT_CAPACITY, MemoryAuditStore};
 pub use pending::{Digestible, Payload, PendingRecord};
-pub use record::{AuditId, AuditRecord, Digest, MAX_TOOL_NAME_BYTES, Outcome, clamp_tool_name};
+pub use record::{
+    AuditId, AuditRecord, Digest, MAX_TOOL_NAME_BYTES, Outcome, UnknownOutcome, clamp_tool_name,
+};
 pub use store::{AuditError, AuditQuery, AuditStats, AuditStore};

@@ -79,12 +79,34 @@ pub struct PendingRecord {
 
 impl PendingRecord {
     /// The finished record, digests computed.
+    ///
+    /// A typed value's `Serialize` impl is user code, run here on the audit writer's thread: if
+    /// it panics, the panic is caught and the value digests as JSON `null` (as a value that
+    /// cannot become JSON does), with an error logged. The record is still written, and the
+    /// writer thread lives on for every other call.
     pub fn into_record(self) -> AuditRecord {
         let mut record = self.record;
-        record.input_hash = self.input.digest();
-        record.output_hash = self.output.as_ref().map(Payload::digest);
+        record.input_hash = guarded_digest(&self.input, &record);
+        record.output_hash = self
+            .output
+            .as_ref()
+            .map(|output| guarded_digest(output, &record));
         record
     }
+}
+
+/// [`Payload::digest`], with a panic turned into the digest of JSON `null`.
+fn guarded_digest(payload: &Payload, record: &AuditRecord) -> Digest {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| payload.digest())).unwrap_or_else(
+        |_| {
+            tracing::error!(
+                tool = %record.tool,
+                "serializing a call's input or output for its audit digest panicked; the \
+                 record is written with the digest of JSON null"
+            );
+            digest_json(&serde_json::Value::Null)
+        },
+    )
 }
 
 #[cfg(test)]
@@ -98,6 +120,46 @@ mod tests {
         to: &'static str,
         from: &'static str,
         note: Option<&'static str>,
+    }
+
+    /// A value whose `Serialize` impl panics, as user code may.
+    struct Explodes;
+
+    impl Serialize for Explodes {
+        fn serialize<S: serde::Serializer>(&self, _serializer: S) -> Result<S::Ok, S::Error> {
+            panic!("a user's Serialize impl panicked");
+        }
+    }
+
+    #[test]
+    fn a_panicking_serialize_impl_digests_as_null() {
+        let record = crate::AuditRecord {
+            id: 0,
+            timestamp: jiff::Timestamp::UNIX_EPOCH,
+            tool: "t".into(),
+            domain: None,
+            category: None,
+            org_id: None,
+            user_id: None,
+            session_id: None,
+            correlation_id: None,
+            initiator: switchboard_core::Initiator::Agent,
+            input_hash: Digest([0; 32]),
+            output_hash: None,
+            duration_us: 0,
+            outcome: crate::Outcome::Ok,
+        };
+        let pending = PendingRecord {
+            record,
+            input: Payload::typed(Explodes),
+            output: Some(Payload::Json(Arc::new(json!({"ok": true})))),
+        };
+        let finished = pending.into_record();
+        assert_eq!(finished.input_hash, digest_json(&serde_json::Value::Null));
+        assert_eq!(
+            finished.output_hash,
+            Some(digest_json(&json!({"ok": true})))
+        );
     }
 
     #[test]

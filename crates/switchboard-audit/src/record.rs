@@ -65,6 +65,26 @@ impl Outcome {
     }
 }
 
+/// A string that names no outcome.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown audit outcome `{0}`: expected `ok` or an error kind such as `timeout`")]
+pub struct UnknownOutcome(pub String);
+
+/// Parses [`Outcome::as_str`] back: how a persistent store reads the outcomes it wrote.
+impl std::str::FromStr for Outcome {
+    type Err = UnknownOutcome;
+
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        if value == "ok" {
+            return Ok(Outcome::Ok);
+        }
+        value
+            .parse::<ErrorKind>()
+            .map(Outcome::Error)
+            .map_err(|_| UnknownOutcome(value.to_owned()))
+    }
+}
+
 impl fmt::Display for Outcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -148,5 +168,17 @@ mod tests {
     fn outcome_names_are_the_error_kinds() {
         assert_eq!(Outcome::Ok.as_str(), "ok");
         assert_eq!(Outcome::Error(ErrorKind::Timeout).as_str(), "timeout");
+    }
+
+    #[test]
+    fn outcomes_parse_back_from_their_names() {
+        let every = std::iter::once(Outcome::Ok).chain(ErrorKind::ALL.map(Outcome::Error));
+        for outcome in every {
+            assert_eq!(outcome.as_str().parse::<Outcome>(), Ok(outcome));
+        }
+        assert_eq!(
+            "OK".parse::<Outcome>(),
+            Err(UnknownOutcome("OK".to_owned()))
+        );
     }
 }

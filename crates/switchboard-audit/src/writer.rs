@@ -7,8 +7,8 @@
 //! A flush ticket is completed only by a round that started after the ticket was taken, so it
 //! covers every record handed over before the flush.
 //!
-//! A batch the store refuses is tried again with a growing pause, then reported lost: every
-//! record counted in `lost` and logged, strict callers told. The retention sweep runs here too,
+//! A batch the store refuses (or panics on) is tried again with a growing pause, then reported
+//! lost: every record counted in `lost` and logged, strict callers told. The retention sweep runs here too,
 //! in small steps between rounds, so it never competes with appends for the store.
 
 use std::{
@@ -38,6 +38,7 @@ type Ack = oneshot::Sender<Result<AuditId, AuditError>>;
 
 pub(crate) fn run(shared: &Arc<Shared>) {
     let _span = tracing::info_span!("audit_writer").entered();
+    let _stopped_if_panicking = StopOnPanic(shared);
     let mut records: Vec<AuditRecord> = Vec::with_capacity(shared.config.max_batch);
     let mut acks: Vec<Option<Ack>> = Vec::with_capacity(shared.config.max_batch);
     let mut empty_rounds = 0;
@@ -105,6 +106,31 @@ pub(crate) fn run(shared: &Arc<Shared>) {
     tracing::debug!("audit writer stopped");
 }
 
+/// Should the writer itself panic (a bug: stores and digests are guarded), closes the log and
+/// fails what it holds, so that no caller waits forever: new reservations are refused, flushes
+/// and shutdowns return, and strict callers of the records still queued get an error.
+struct StopOnPanic<'a>(&'a Shared);
+
+impl Drop for StopOnPanic<'_> {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            return;
+        }
+        let shared = self.0;
+        shared.closed.store(true, Ordering::SeqCst);
+        let mut lost = 0;
+        // Dropping a record's acknowledgement sender tells its strict caller the writer stopped.
+        while shared.queue.pop().is_some() {
+            lost += 1;
+        }
+        shared.counters.lost.fetch_add(lost, Ordering::Relaxed);
+        tracing::error!(lost, "the audit writer panicked; the audit log is closed");
+        shared.stopped.store(true, Ordering::Release);
+        shared.flushed.notify(usize::MAX);
+        shared.room.notify(usize::MAX);
+    }
+}
+
 /// How long until the next sweep, when retention is on.
 fn next_sweep_wait(shared: &Shared, next_sweep: Instant) -> Option<Duration> {
     shared
@@ -151,7 +177,17 @@ fn write(shared: &Shared, records: &mut Vec<AuditRecord>, acks: &mut Vec<Option<
     let mut attempt = 1;
     let result = loop {
         let started = Instant::now();
-        let result = shared.store.append_batch(records);
+        // A store that panics is a store that failed: retried, then reported lost. Left to
+        // unwind, the panic would end this thread, and every caller would wait for room in a
+        // queue nobody empties any more.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            shared.store.append_batch(records)
+        }))
+        .unwrap_or_else(|_| {
+            Err(AuditError::Unavailable(
+                "the audit store panicked while appending a batch".to_owned(),
+            ))
+        });
         let took = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
         let counters = &shared.counters;
         counters.write_time_us.fetch_add(took, Ordering::Relaxed);

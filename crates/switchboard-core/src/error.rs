@@ -46,6 +46,23 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind, in the order of the steps of a call that produce them.
+    pub const ALL: [ErrorKind; 13] = [
+        ErrorKind::ToolNotFound,
+        ErrorKind::MissingContext,
+        ErrorKind::OrgIdNotAllowed,
+        ErrorKind::CategoryDenied,
+        ErrorKind::PermissionDenied,
+        ErrorKind::InvalidInput,
+        ErrorKind::ToolFailed,
+        ErrorKind::ToolPanicked,
+        ErrorKind::Timeout,
+        ErrorKind::DomainUnavailable,
+        ErrorKind::AuditFailed,
+        ErrorKind::NoRoute,
+        ErrorKind::Cancelled,
+    ];
+
     /// The stable snake_case name.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -69,6 +86,23 @@ impl ErrorKind {
 impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// A string that names no error kind.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown error kind `{0}`: expected a stable snake_case kind such as `timeout`")]
+pub struct UnknownErrorKind(pub String);
+
+/// Parses the stable name back, so that stores and transports can round-trip a kind.
+impl std::str::FromStr for ErrorKind {
+    type Err = UnknownErrorKind;
+
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        ErrorKind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == value)
+            .ok_or_else(|| UnknownErrorKind(value.to_owned()))
     }
 }
 
@@ -367,6 +401,38 @@ impl Serialize for InvokeError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_kind_parses_back_from_its_name() {
+        // An exhaustive match: a new kind does not compile until it is placed in `ALL`.
+        let position = |kind: ErrorKind| match kind {
+            ErrorKind::ToolNotFound => 0,
+            ErrorKind::MissingContext => 1,
+            ErrorKind::OrgIdNotAllowed => 2,
+            ErrorKind::CategoryDenied => 3,
+            ErrorKind::PermissionDenied => 4,
+            ErrorKind::InvalidInput => 5,
+            ErrorKind::ToolFailed => 6,
+            ErrorKind::ToolPanicked => 7,
+            ErrorKind::Timeout => 8,
+            ErrorKind::DomainUnavailable => 9,
+            ErrorKind::AuditFailed => 10,
+            ErrorKind::NoRoute => 11,
+            ErrorKind::Cancelled => 12,
+        };
+        for (index, kind) in ErrorKind::ALL.into_iter().enumerate() {
+            assert_eq!(
+                position(kind),
+                index,
+                "`ErrorKind::ALL` is out of order at {kind}"
+            );
+            assert_eq!(kind.as_str().parse::<ErrorKind>(), Ok(kind));
+        }
+        assert_eq!(
+            "Timeout".parse::<ErrorKind>(),
+            Err(UnknownErrorKind("Timeout".to_owned()))
+        );
+    }
 
     #[test]
     fn serializes_kind_message_and_details() {

@@ -17,7 +17,7 @@ pub use domain::{
     DomainCell, DomainEntry, DomainState, DomainWriter, StateRef, ToolContext, WriteOp,
     linked_domains,
 };
-pub use error::{ErrorKind, FieldError, InvokeError, ToolError};
+pub use error::{ErrorKind, FieldError, InvokeError, ToolError, UnknownErrorKind};
 pub use ids::{CorrelationId, OrgId, Role, SessionId, UserId};
 pub use progress::{Progress, ProgressNotifier, ProgressSink};
 pub use schema::{ToolDescriptor, ToolOrigin};

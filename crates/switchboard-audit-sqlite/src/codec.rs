@@ -1,0 +1,115 @@
+//! How an [`AuditRecord`] becomes a row and back, column by column.
+//!
+//! The encodings are chosen so that a record reads back exactly as it was appended, and so that
+//! the columns mean something to anyone opening the file with `sqlite3`:
+//!
+//! - `timestamp_ns`: integer nanoseconds since the Unix epoch (UTC). Exact for every instant
+//!   from 1677 to 2262; an instant outside that range (never produced by a clock) is clamped to
+//!   it rather than failing the whole batch it arrived in.
+//! - `input_hash`, `output_hash`: the 32 raw bytes of the BLAKE3 digest (`hex(input_hash)` in
+//!   SQL gives the hex form the CLI prints).
+//! - `outcome`: `ok` or the error kind's stable snake_case name; `category` and `initiator`:
+//!   their stable names too. All three parse back through `FromStr`, and an unknown name reads
+//!   as a corrupt record, never as a default.
+//! - `duration_us`: the microseconds, stored as SQLite's signed 64-bit integer (durations past
+//!   2^63 µs, some 292,000 years, would read back unchanged but show as negative in SQL).
+
+use std::{str::FromStr, sync::Arc};
+
+use jiff::Timestamp;
+use rusqlite::{Row, Statement, types::Type};
+use switchboard_audit::{AuditRecord, Digest, Outcome};
+use switchboard_core::{Category, CorrelationId, Initiator, OrgId, SessionId, UserId};
+
+/// The columns, in the order [`insert`] binds them and [`read`] reads them (after `id`).
+pub(crate) const COLUMNS: &str = "timestamp_ns, tool, domain, category, org_id, user_id, \
+     session_id, correlation_id, initiator, input_hash, output_hash, duration_us, outcome";
+
+/// Inserts one record, returning nothing: the id is the new rowid.
+pub(crate) const INSERT: &str = "INSERT INTO audit_records (timestamp_ns, tool, domain, \
+     category, org_id, user_id, session_id, correlation_id, initiator, input_hash, output_hash, \
+     duration_us, outcome) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+
+/// A timestamp as integer nanoseconds, clamped to what an `INTEGER` holds.
+pub(crate) fn timestamp_to_sql(timestamp: Timestamp) -> i64 {
+    let nanoseconds = timestamp.as_nanosecond();
+    i64::try_from(nanoseconds).unwrap_or(if nanoseconds < 0 { i64::MIN } else { i64::MAX })
+}
+
+/// An id as SQLite's signed rowid (ids never exceed `i64::MAX`).
+pub(crate) fn id_to_sql(id: u64) -> i64 {
+    i64::try_from(id).unwrap_or(i64::MAX)
+}
+
+/// Inserts `record` with the prepared [`INSERT`] and returns its id (the new rowid).
+pub(crate) fn insert(insert: &mut Statement<'_>, record: &AuditRecord) -> rusqlite::Result<u64> {
+    let rowid = insert.insert(rusqlite::params![
+        timestamp_to_sql(record.timestamp),
+        &*record.tool,
+        record.domain.as_deref(),
+        record.category.map(Category::as_str),
+        record.org_id.as_ref().map(OrgId::as_str),
+        record.user_id.as_ref().map(UserId::as_str),
+        record.session_id.as_ref().map(SessionId::as_str),
+        record.correlation_id.as_ref().map(CorrelationId::as_str),
+        record.initiator.as_str(),
+        record.input_hash.0,
+        record.output_hash.map(|digest| digest.0),
+        // A bit-for-bit cast: see the module docs.
+        record.duration_us as i64,
+        record.outcome.as_str(),
+    ])?;
+    // Rowids of this table start at 1 and only grow (AUTOINCREMENT).
+    Ok(rowid.unsigned_abs())
+}
+
+/// Reads a row of `SELECT id, {COLUMNS}` back into a record.
+pub(crate) fn read(row: &Row<'_>) -> rusqlite::Result<AuditRecord> {
+    let id: i64 = row.get(0)?;
+    let timestamp_ns: i64 = row.get(1)?;
+    let timestamp = Timestamp::from_nanosecond(i128::from(timestamp_ns))
+        .map_err(|error| invalid(1, Type::Integer, error))?;
+    let duration: i64 = row.get(12)?;
+    Ok(AuditRecord {
+        id: id.unsigned_abs(),
+        timestamp,
+        tool: Arc::from(row.get_ref(2)?.as_str()?),
+        domain: row.get_ref(3)?.as_str_or_null()?.map(Arc::from),
+        category: parsed::<Category>(row, 4)?,
+        org_id: row.get_ref(5)?.as_str_or_null()?.map(OrgId::from),
+        user_id: row.get_ref(6)?.as_str_or_null()?.map(UserId::from),
+        session_id: row.get_ref(7)?.as_str_or_null()?.map(SessionId::from),
+        correlation_id: row.get_ref(8)?.as_str_or_null()?.map(CorrelationId::from),
+        initiator: parsed::<Initiator>(row, 9)?
+            .ok_or_else(|| invalid(9, Type::Null, "the initiator is missing"))?,
+        input_hash: Digest(row.get(10)?),
+        output_hash: row.get::<_, Option<[u8; 32]>>(11)?.map(Digest),
+        duration_us: duration as u64,
+        outcome: parsed::<Outcome>(row, 13)?
+            .ok_or_else(|| invalid(13, Type::Null, "the outcome is missing"))?,
+    })
+}
+
+/// A nullable text column parsed with `FromStr`; an unknown name is an error, never a default.
+fn parsed<T>(row: &Row<'_>, index: usize) -> rusqlite::Result<Option<T>>
+where
+    T: FromStr,
+    T::Err: std::fmt::Display,
+{
+    row.get_ref(index)?
+        .as_str_or_null()?
+        .map(|text| {
+            text.parse::<T>()
+                .map_err(|error| invalid(index, Type::Text, error.to_string()))
+        })
+        .transpose()
+}
+
+/// A column whose value this build cannot read back.
+fn invalid(
+    index: usize,
+    kind: Type,
+    error: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(index, kind, error.into())
+}

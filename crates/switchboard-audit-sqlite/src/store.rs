@@ -1,0 +1,381 @@
+//! [`SqliteAuditStore`]: the [`AuditStore`] trait on one SQLite file in write-ahead-log mode.
+//!
+//! Two kinds of connection, because WAL lets readers and one writer work at the same time:
+//!
+//! - one writer connection, behind a mutex, used by `append_batch` and `delete_before`. The
+//!   audit log calls both from its single writer thread, so the mutex is never contended in
+//!   practice; it only makes the store safe to share. A batch is one immediate transaction:
+//!   every record or none, ids assigned in order, and `append_batch` returns after the commit.
+//! - reader connections, `query_only`, taken from a small pool by each query and given back.
+//!   A query reads a snapshot of the last commit and never waits for the writer, and the
+//!   writer never waits for a query.
+//!
+//! Counters: `appended` and `expired` count since this store was opened; `held` starts from
+//! `count(*)` at open and follows this store's appends and deletions (another process writing
+//! the same file would make it drift; the records themselves stay right).
+
+use std::{
+    path::{Path, PathBuf},
+    sync::{
+        Mutex, PoisonError,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
+
+use jiff::Timestamp;
+use rusqlite::{Connection, OpenFlags, TransactionBehavior, params_from_iter};
+use switchboard_audit::{AuditError, AuditQuery, AuditRecord, AuditStats, AuditStore};
+
+use crate::{
+    codec,
+    error::OpenError,
+    schema::{self, SCHEMA_VERSION},
+    select::select,
+};
+
+/// When a commit counts as done (`PRAGMA synchronous` in WAL mode).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Synchronous {
+    /// Every commit is flushed to stable storage (`fsync` of the WAL) before `append_batch`
+    /// returns: an acknowledged record survives a process kill, an OS crash and a power cut.
+    /// The default: an audit trail's acknowledgement should mean "on disk".
+    #[default]
+    Full,
+    /// Commits reach the OS (a `write` to the WAL) but are flushed only at checkpoints: an
+    /// acknowledged record survives the process being killed (`SIGKILL`), but the last commits
+    /// may be lost if the machine itself crashes or loses power. Faster when each batch is
+    /// small, as under strict durability with few callers.
+    Normal,
+}
+
+impl Synchronous {
+    fn pragma_value(self) -> &'static str {
+        match self {
+            Synchronous::Full => "FULL",
+            Synchronous::Normal => "NORMAL",
+        }
+    }
+}
+
+/// How a [`SqliteAuditStore`] uses its file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SqliteOptions {
+    /// When a commit counts as done (default [`Synchronous::Full`]).
+    pub synchronous: Synchronous,
+    /// How long a statement waits for a lock another process holds before failing (default
+    /// 5 s). Within one process readers never wait for the writer.
+    pub busy_timeout: Duration,
+    /// How many idle reader connections are kept for the next queries (default 4).
+    pub idle_readers: usize,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        Self {
+            synchronous: Synchronous::Full,
+            busy_timeout: Duration::from_secs(5),
+            idle_readers: 4,
+        }
+    }
+}
+
+impl SqliteOptions {
+    /// These options with `synchronous`.
+    #[must_use]
+    pub fn synchronous(mut self, synchronous: Synchronous) -> Self {
+        self.synchronous = synchronous;
+        self
+    }
+
+    /// These options keeping at most `idle_readers` reader connections between queries.
+    #[must_use]
+    pub fn idle_readers(mut self, idle_readers: usize) -> Self {
+        self.idle_readers = idle_readers;
+        self
+    }
+
+    /// These options with `busy_timeout`.
+    #[must_use]
+    pub fn busy_timeout(mut self, busy_timeout: Duration) -> Self {
+        self.busy_timeout = busy_timeout;
+        self
+    }
+}
+
+/// Audit records in a SQLite database file: persistent, queryable, shared safely between the
+/// audit log's writer thread and any number of querying threads.
+pub struct SqliteAuditStore {
+    path: PathBuf,
+    options: SqliteOptions,
+    writer: Mutex<Connection>,
+    readers: Mutex<Vec<Connection>>,
+    appended: AtomicU64,
+    held: AtomicU64,
+    expired: AtomicU64,
+}
+
+impl std::fmt::Debug for SqliteAuditStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteAuditStore")
+            .field("path", &self.path)
+            .field("options", &self.options)
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SqliteAuditStore {
+    /// Opens the audit database at `path` with the default [`SqliteOptions`], creating the file
+    /// if it does not exist and migrating its schema to [`SCHEMA_VERSION`].
+    ///
+    /// Fails, without changing the file, when it is not a database, is damaged, belongs to
+    /// another application, was written by a newer build, or cannot be written.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, OpenError> {
+        Self::open_with(path, SqliteOptions::default())
+    }
+
+    /// [`open`](Self::open) with these options.
+    pub fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, OpenError> {
+        let path = path.as_ref().to_path_buf();
+        check_directory(&path)?;
+        let mut writer = open_writer(&path, &options)?;
+        schema::migrate(&mut writer, &path)?;
+        writer.set_prepared_statement_cache_capacity(8);
+        let held: i64 = writer
+            .query_row("SELECT count(*) FROM audit_records", [], |row| row.get(0))
+            .map_err(|error| OpenError::classify(&path, "counting its records", error))?;
+        let reader = open_reader(&path, &options)
+            .map_err(|error| OpenError::classify(&path, "opening a reader connection", error))?;
+        tracing::debug!(path = %path.display(), held, "audit database open");
+        Ok(Self {
+            path,
+            options,
+            writer: Mutex::new(writer),
+            readers: Mutex::new(vec![reader]),
+            appended: AtomicU64::new(0),
+            held: AtomicU64::new(held.unsigned_abs()),
+            expired: AtomicU64::new(0),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The options in force.
+    pub fn options(&self) -> &SqliteOptions {
+        &self.options
+    }
+
+    /// The schema version of the file (always [`SCHEMA_VERSION`] once open).
+    pub fn schema_version(&self) -> i64 {
+        SCHEMA_VERSION
+    }
+
+    fn unavailable(&self, action: &str, error: &rusqlite::Error) -> AuditError {
+        AuditError::Unavailable(format!(
+            "the audit database {} failed while {action}: {error}",
+            self.path.display()
+        ))
+    }
+
+    fn writer(&self) -> std::sync::MutexGuard<'_, Connection> {
+        // A panic while the lock was held cannot leave a transaction open: `Transaction` rolls
+        // back when dropped. So a poisoned lock still guards a usable connection.
+        self.writer.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `read` on an idle reader connection (opening one if none is idle), then keeps the
+    /// connection for the next query if the pool has room.
+    fn with_reader<T>(
+        &self,
+        read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, AuditError> {
+        let idle = self
+            .readers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        let connection = match idle {
+            Some(connection) => connection,
+            None => open_reader(&self.path, &self.options)
+                .map_err(|error| self.unavailable("opening a reader connection", &error))?,
+        };
+        let result = read(&connection).map_err(|error| self.unavailable("querying", &error));
+        let mut readers = self.readers.lock().unwrap_or_else(PoisonError::into_inner);
+        if readers.len() < self.options.idle_readers {
+            readers.push(connection);
+        }
+        result
+    }
+}
+
+impl AuditStore for SqliteAuditStore {
+    fn append_batch(&self, records: &mut [AuditRecord]) -> Result<(), AuditError> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let ids = {
+            let mut connection = self.writer();
+            insert_batch(&mut connection, records)
+                .map_err(|error| self.unavailable("appending a batch", &error))?
+        };
+        // Only once committed: on error the records keep their ids untouched.
+        for (record, id) in records.iter_mut().zip(ids) {
+            record.id = id;
+        }
+        let count = records.len() as u64;
+        self.appended.fetch_add(count, Ordering::Relaxed);
+        self.held.fetch_add(count, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, AuditError> {
+        if query.limit == Some(0) {
+            return Ok(Vec::new());
+        }
+        let statement = select(query);
+        self.with_reader(|connection| {
+            connection
+                .prepare_cached(&statement.sql)?
+                .query_map(params_from_iter(&statement.parameters), codec::read)?
+                .collect()
+        })
+    }
+
+    fn delete_before(&self, cutoff: Timestamp, limit: usize) -> Result<u64, AuditError> {
+        if limit == 0 {
+            return Ok(0);
+        }
+        // One statement, so one short transaction; the time index yields the oldest first.
+        let deleted = self
+            .writer()
+            .prepare_cached(
+                "DELETE FROM audit_records WHERE id IN (SELECT id FROM audit_records \
+                 WHERE timestamp_ns < ?1 ORDER BY timestamp_ns, id LIMIT ?2)",
+            )
+            .and_then(|mut statement| {
+                statement.execute((
+                    codec::timestamp_to_sql(cutoff),
+                    i64::try_from(limit).unwrap_or(i64::MAX),
+                ))
+            })
+            .map_err(|error| self.unavailable("deleting expired records", &error))?
+            as u64;
+        self.expired.fetch_add(deleted, Ordering::Relaxed);
+        // `fetch_update` cannot fail with a closure that always returns `Some`.
+        let _ = self
+            .held
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+                Some(held.saturating_sub(deleted))
+            });
+        Ok(deleted)
+    }
+
+    fn stats(&self) -> AuditStats {
+        AuditStats {
+            appended: self.appended.load(Ordering::Relaxed),
+            held: self.held.load(Ordering::Relaxed),
+            evicted: 0,
+            expired: self.expired.load(Ordering::Relaxed),
+            capacity: None,
+        }
+    }
+}
+
+/// Inserts every record in one immediate transaction and returns their ids once committed.
+fn insert_batch(
+    connection: &mut Connection,
+    records: &[AuditRecord],
+) -> rusqlite::Result<Vec<u64>> {
+    let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let mut ids = Vec::with_capacity(records.len());
+    {
+        let mut insert = transaction.prepare_cached(codec::INSERT)?;
+        for record in records {
+            ids.push(codec::insert(&mut insert, record)?);
+        }
+    }
+    transaction.commit()?;
+    Ok(ids)
+}
+
+/// Fails early, with a message naming the directory, when the file's directory is missing.
+fn check_directory(path: &Path) -> Result<(), OpenError> {
+    let Some(directory) = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+    else {
+        return Ok(());
+    };
+    if directory.is_dir() {
+        return Ok(());
+    }
+    Err(OpenError::MissingDirectory {
+        path: path.to_path_buf(),
+        directory: directory.to_path_buf(),
+    })
+}
+
+/// Opens the writer connection: checks the file is a writable database that is ours (or
+/// empty) before changing anything, then switches it to WAL and sets `synchronous`.
+fn open_writer(path: &Path, options: &SqliteOptions) -> Result<Connection, OpenError> {
+    if path.is_dir() {
+        return Err(OpenError::CannotOpen {
+            path: path.to_path_buf(),
+            reason: "it is a directory".to_owned(),
+        });
+    }
+    // No URI flag: the path is taken literally, never as `file:` options.
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let connection = Connection::open_with_flags(path, flags)
+        .map_err(|error| OpenError::classify(path, "opening it", error))?;
+    connection
+        .busy_timeout(options.busy_timeout)
+        .map_err(|error| OpenError::classify(path, "setting its busy timeout", error))?;
+    // Reading the header is what reveals a file that is not a database at all.
+    let found = schema::inspect(&connection)
+        .map_err(|error| OpenError::classify(path, "reading its header", error))?;
+    if connection.is_readonly("main").unwrap_or(false) {
+        return Err(OpenError::ReadOnly {
+            path: path.to_path_buf(),
+            reason: "the file is not writable".to_owned(),
+        });
+    }
+    schema::ensure_usable(path, found)?;
+    let mode: String = connection
+        .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+        .map_err(|error| OpenError::classify(path, "switching it to write-ahead logging", error))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(OpenError::NoWriteAheadLog {
+            path: path.to_path_buf(),
+            mode,
+        });
+    }
+    connection
+        .pragma_update(None, "synchronous", options.synchronous.pragma_value())
+        .map_err(|error| OpenError::classify(path, "setting `synchronous`", error))?;
+    // A 64 MiB page cache keeps the hot index pages of a growing database in memory, and a
+    // checkpoint every 16,384 pages (64 MiB of WAL with 4 KiB pages) instead of SQLite's 1,000
+    // lets batches of thousands of records commit without a checkpoint (and its `fsync` of the
+    // database file) every few batches: together about twice the sustained insert rate.
+    connection
+        .execute_batch("PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = 16384;")
+        .map_err(|error| OpenError::classify(path, "sizing its cache and checkpoints", error))?;
+    Ok(connection)
+}
+
+/// Opens a reader connection on an existing database: it only ever reads.
+fn open_reader(path: &Path, options: &SqliteOptions) -> rusqlite::Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let connection = Connection::open_with_flags(path, flags)?;
+    connection.busy_timeout(options.busy_timeout)?;
+    connection.pragma_update(None, "query_only", true)?;
+    connection.set_prepared_statement_cache_capacity(32);
+    Ok(connection)
+}

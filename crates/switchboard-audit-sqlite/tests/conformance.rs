@@ -1,0 +1,25 @@
+//! The store conformance suite (`switchboard_audit::conformance`) against the SQLite store, on
+//! a new file per check: the same checks the in-memory table passes, unchanged. Run once with
+//! the default `synchronous = FULL` and once with `NORMAL`, which changes only when commits are
+//! flushed, never what a query sees.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::TempStore;
+use switchboard_audit_sqlite::{SqliteOptions, Synchronous};
+
+switchboard_audit::audit_store_conformance!(TempStore::fresh);
+
+mod synchronous_normal {
+    use super::*;
+
+    fn fresh() -> Arc<TempStore> {
+        Arc::new(TempStore::new(
+            SqliteOptions::default().synchronous(Synchronous::Normal),
+        ))
+    }
+
+    switchboard_audit::audit_store_conformance!(fresh);
+}
