@@ -11,7 +11,12 @@ use std::{fmt, path::Path, process::ExitCode};
 use anyhow::Context as _;
 use switchboard::{PermissionMatrix, Switchboard, ToolRegistry, registry::PermissionsError};
 
-use crate::{args::Cli, commands::Ready, output};
+use crate::{
+    args::Cli,
+    audit_setup::AuditSetup,
+    commands::{self, Prepared, Ready},
+    output,
+};
 
 /// How a run ended, as the process exit code tells scripts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,18 +83,25 @@ pub(crate) fn run(cli: Cli) -> Exit {
 
 fn try_run(cli: Cli) -> anyhow::Result<Exit> {
     let permissions = load_permissions(cli.permissions.as_deref())?;
+    let audit = AuditSetup::resolve(&cli.audit)?;
     // Params are read before the runtime boots: a typo should cost nothing.
-    let command = Ready::prepare(cli.command)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("could not start the async runtime")?;
-    let mut builder = ToolRegistry::builder().permissions(permissions);
+    let command = match Ready::prepare(cli.command, &audit)? {
+        Prepared::Runtime(command) => command,
+        Prepared::Audit(args, store) => {
+            return async_runtime()?.block_on(commands::audit::run(args, store));
+        }
+    };
+    // A store that cannot be opened stops here, naming the file: never a silent fallback.
+    let store = audit.open()?;
+    let mut builder = ToolRegistry::builder()
+        .permissions(permissions)
+        .audit_store(store)
+        .audit_config(audit.config);
     if !command.wants_conformance_tools() {
         // Linked into the binary, but only `serve --conformance` may see these test tools.
         builder = builder.exclude_domain(switchboard_domain_conformance::DOMAIN);
     }
-    runtime.block_on(async move {
+    async_runtime()?.block_on(async move {
         let switchboard = Switchboard::start(builder)
             .await
             .context("the switchboard runtime did not start")?;
@@ -97,6 +109,13 @@ fn try_run(cli: Cli) -> anyhow::Result<Exit> {
         switchboard.shutdown().await;
         exit
     })
+}
+
+fn async_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("could not start the async runtime")
 }
 
 /// The matrix from `--permissions FILE`, else the built-in one.

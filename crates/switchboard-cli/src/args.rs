@@ -8,7 +8,11 @@ use std::{net::SocketAddr, path::PathBuf};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::identity::{IdentityArgs, ServeIdentityArgs};
+use crate::{
+    audit_setup::AuditStoreArgs,
+    commands::audit::AuditArgs,
+    identity::{IdentityArgs, ServeIdentityArgs},
+};
 
 /// Text shown after `--help`: where identity comes from, and the exit codes.
 const AFTER_HELP: &str = "\
@@ -34,6 +38,10 @@ pub(crate) struct Cli {
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) permissions: Option<PathBuf>,
 
+    /// Where audit records go, and how they are acknowledged.
+    #[command(flatten)]
+    pub(crate) audit: AuditStoreArgs,
+
     /// What to do.
     #[command(subcommand)]
     pub(crate) command: Command,
@@ -53,6 +61,8 @@ pub(crate) enum Command {
     Ask(AskArgs),
     /// Serve every tool the identity may call to an MCP client, over stdio or streamable HTTP.
     Serve(ServeArgs),
+    /// List the records of a persistent audit store (`--audit sqlite:PATH`), or export them.
+    Audit(AuditArgs),
 }
 
 /// `switchboard tools [--json]`.

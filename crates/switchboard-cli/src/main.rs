@@ -7,6 +7,7 @@
 
 mod app;
 mod args;
+mod audit_setup;
 mod commands;
 mod hints;
 mod identity;

@@ -263,6 +263,41 @@ fn audit_section(audit: &[AuditRecord], correlation_id: &str, stream: Stream) ->
     text
 }
 
+/// `switchboard audit`: the records as given (newest first), with their correlation ids.
+pub(crate) fn audit_list(records: &[AuditRecord]) -> String {
+    let stream = Stream::Stdout;
+    if records.is_empty() {
+        return "no audit record matches\n".to_owned();
+    }
+    let rows: Vec<Vec<Cell>> = records
+        .iter()
+        .map(|record| {
+            let mut row = audit_row(record);
+            row.push(Cell::toned(
+                record.correlation_id.as_ref().map_or("-", |id| id.as_str()),
+                Tone::Dim,
+            ));
+            row
+        })
+        .collect();
+    table::render(
+        &[
+            "ID",
+            "TIME",
+            "TOOL",
+            "OUTCOME",
+            "ORG",
+            "USER",
+            "INITIATOR",
+            "DURATION",
+            "CORRELATION",
+        ],
+        &rows,
+        "",
+        stream,
+    )
+}
+
 fn audit_row(record: &AuditRecord) -> Vec<Cell> {
     let outcome_tone = if record.outcome.is_ok() {
         Tone::Good

@@ -5,6 +5,7 @@
 //! it has to say, and returns how the run ended; none of them exits the process.
 
 mod ask;
+pub(crate) mod audit;
 mod call;
 mod schema;
 mod serve;
@@ -12,11 +13,14 @@ mod tools;
 
 use anyhow::Context as _;
 use serde_json::Value;
-use switchboard::{AuditQuery, AuditRecord, Switchboard, ToolRegistry};
+use std::sync::Arc;
+
+use switchboard::{AuditQuery, AuditRecord, AuditStore, Switchboard, ToolRegistry};
 
 use crate::{
     app::{Exit, UsageError},
     args::{AskArgs, CallArgs, Command, SchemaArgs, ToolsArgs},
+    audit_setup::AuditSetup,
     commands::serve::Transport,
     params,
 };
@@ -37,12 +41,20 @@ pub(crate) enum Ready {
     Serve(Transport, bool),
 }
 
+/// What a checked command line runs against.
+pub(crate) enum Prepared {
+    /// A command that needs the runtime.
+    Runtime(Ready),
+    /// `audit`: reads a store, no runtime.
+    Audit(audit::AuditArgs, Arc<dyn AuditStore>),
+}
+
 impl Ready {
     /// Checks what can be checked without the runtime: that `PARAMS_JSON` is JSON, and that
     /// `serve` knows who its clients act as (identity flags or a valid token file) and may
     /// listen where it was asked to.
-    pub(crate) fn prepare(command: Command) -> Result<Self, UsageError> {
-        Ok(match command {
+    pub(crate) fn prepare(command: Command, setup: &AuditSetup) -> Result<Prepared, UsageError> {
+        Ok(Prepared::Runtime(match command {
             Command::Tools(args) => Ready::Tools(args),
             Command::Schema(args) => Ready::Schema(args),
             Command::Call(args) => {
@@ -54,7 +66,11 @@ impl Ready {
                 let conformance = args.conformance;
                 Ready::Serve(Transport::prepare(args)?, conformance)
             }
-        })
+            Command::Audit(args) => {
+                let (args, store) = audit::prepare(args, setup)?;
+                return Ok(Prepared::Audit(args, store));
+            }
+        }))
     }
 
     /// Runs the command.

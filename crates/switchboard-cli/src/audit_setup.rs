@@ -1,0 +1,322 @@
+//! Which audit store the binary writes to, and how: from the config file, then the flags.
+//!
+//! The store is chosen once, at startup, before the runtime boots: `--audit memory` (the
+//! default) or `--audit sqlite:PATH`, with the durability, the full-queue policy, the queue size
+//! and the retention age beside it. The same keys live under `[audit]` in the config file
+//! (`--config FILE` or `SWITCHBOARD_CONFIG`); a flag wins over the file. A store that cannot be
+//! opened — a corrupt file, a directory that cannot be written — stops the binary with a usage
+//! error naming the path: it never falls back to memory, which would lose the records silently.
+
+use std::{path::PathBuf, str::FromStr, sync::Arc, time::Duration};
+
+use clap::{Args, ValueEnum};
+use serde::Deserialize;
+use switchboard::{AuditConfig, AuditStore, Durability, MemoryAuditStore, WhenFull};
+use switchboard_audit_sqlite::SqliteAuditStore;
+
+use crate::app::UsageError;
+
+/// Where records go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StoreChoice {
+    /// The in-memory ring: gone when the process exits.
+    Memory,
+    /// A SQLite database file (created if missing).
+    Sqlite(PathBuf),
+}
+
+impl FromStr for StoreChoice {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "memory" => Ok(StoreChoice::Memory),
+            _ => match text.strip_prefix("sqlite:") {
+                Some("") => Err("`sqlite:` needs a file path, e.g. `sqlite:audit.db`".to_owned()),
+                Some(path) => Ok(StoreChoice::Sqlite(PathBuf::from(path))),
+                None => Err(format!(
+                    "unknown audit store `{text}`: use `memory` or `sqlite:PATH`"
+                )),
+            },
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for StoreChoice {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// `--audit-durability`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum DurabilityChoice {
+    /// A call returns once its record is stored (committed, for SQLite). The default for
+    /// SQLite.
+    Strict,
+    /// A call returns once its record is queued; a crash may lose the queue. The default for
+    /// memory.
+    Relaxed,
+}
+
+/// `--audit-when-full`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum WhenFullChoice {
+    /// Wait for room (the default).
+    Block,
+    /// Refuse the call with `audit_failed` before it runs.
+    Fail,
+}
+
+/// The audit flags, global to every command.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Audit")]
+pub(crate) struct AuditStoreArgs {
+    /// Read settings from this TOML file (`[audit]` keys: store, durability, when_full,
+    /// queue_capacity, retention). Flags win over the file.
+    #[arg(long, global = true, value_name = "FILE", env = "SWITCHBOARD_CONFIG")]
+    pub(crate) config: Option<PathBuf>,
+
+    /// Where audit records go: `memory` (default; gone at exit) or `sqlite:PATH` (created if
+    /// missing).
+    #[arg(long, global = true, value_name = "STORE", env = "SWITCHBOARD_AUDIT")]
+    pub(crate) audit: Option<StoreChoice>,
+
+    /// When a call counts as acknowledged: once its record is stored (`strict`, the default for
+    /// SQLite) or once it is queued (`relaxed`, faster; a crash may lose the queue).
+    #[arg(long, global = true, value_enum, value_name = "MODE")]
+    pub(crate) audit_durability: Option<DurabilityChoice>,
+
+    /// What a call meets when the audit queue is full: wait (`block`, default) or be refused
+    /// (`fail`).
+    #[arg(long, global = true, value_enum, value_name = "POLICY")]
+    pub(crate) audit_when_full: Option<WhenFullChoice>,
+
+    /// Delete records older than this (e.g. `720h`, `90 days`); default: keep everything.
+    #[arg(long, global = true, value_name = "AGE", value_parser = parse_age)]
+    pub(crate) audit_retention: Option<Duration>,
+}
+
+/// The `[audit]` table of the config file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AuditFile {
+    store: Option<StoreChoice>,
+    durability: Option<DurabilityChoice>,
+    when_full: Option<WhenFullChoice>,
+    queue_capacity: Option<usize>,
+    retention: Option<String>,
+}
+
+/// The config file: only `[audit]` for now.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    #[serde(default)]
+    audit: AuditFile,
+}
+
+/// The resolved choice, before anything is opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct AuditSetup {
+    /// Where records go.
+    pub(crate) store: StoreChoice,
+    /// How they are queued and acknowledged.
+    pub(crate) config: AuditConfig,
+}
+
+impl AuditSetup {
+    /// Merges the config file (if any) and the flags; flags win.
+    pub(crate) fn resolve(args: &AuditStoreArgs) -> Result<Self, UsageError> {
+        let file = match &args.config {
+            None => ConfigFile::default(),
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|error| {
+                    UsageError::new(format!(
+                        "cannot read the config file {} (given with --config or \
+                         SWITCHBOARD_CONFIG): {error}",
+                        path.display()
+                    ))
+                })?;
+                toml::from_str(&text).map_err(|error| {
+                    UsageError::new(format!(
+                        "the config file {} is not valid: {error}",
+                        path.display()
+                    ))
+                })?
+            }
+        };
+        let store = args
+            .audit
+            .clone()
+            .or(file.audit.store)
+            .unwrap_or(StoreChoice::Memory);
+        let durability = args
+            .audit_durability
+            .or(file.audit.durability)
+            .unwrap_or(match store {
+                StoreChoice::Memory => DurabilityChoice::Relaxed,
+                StoreChoice::Sqlite(_) => DurabilityChoice::Strict,
+            });
+        let when_full = args
+            .audit_when_full
+            .or(file.audit.when_full)
+            .unwrap_or(WhenFullChoice::Block);
+        let retention = match (args.audit_retention, &file.audit.retention) {
+            (Some(age), _) => Some(age),
+            (None, Some(text)) => Some(parse_age(text).map_err(|error| {
+                UsageError::new(format!("`[audit] retention` in the config file: {error}"))
+            })?),
+            (None, None) => None,
+        };
+        let mut config = AuditConfig::default()
+            .durability(match durability {
+                DurabilityChoice::Strict => Durability::Strict,
+                DurabilityChoice::Relaxed => Durability::Relaxed,
+            })
+            .when_full(match when_full {
+                WhenFullChoice::Block => WhenFull::Block,
+                WhenFullChoice::Fail => WhenFull::Fail,
+            });
+        if let Some(capacity) = file.audit.queue_capacity {
+            config = config.queue_capacity(capacity);
+        }
+        if let Some(age) = retention {
+            config = config.retention(age, Duration::from_secs(60).min(age));
+        }
+        Ok(Self { store, config })
+    }
+
+    /// Opens the chosen store. A file that is not a usable audit database is a usage error
+    /// naming it; there is no fallback.
+    pub(crate) fn open(&self) -> Result<Arc<dyn AuditStore>, UsageError> {
+        match &self.store {
+            StoreChoice::Memory => Ok(Arc::new(MemoryAuditStore::new())),
+            StoreChoice::Sqlite(path) => match SqliteAuditStore::open(path) {
+                Ok(store) => Ok(Arc::new(store)),
+                Err(error) => Err(UsageError::new(format!(
+                    "the audit store `sqlite:{}` cannot be used: {error}",
+                    path.display()
+                ))),
+            },
+        }
+    }
+}
+
+/// An age such as `720h`, `90 days` or `P30D`.
+fn parse_age(text: &str) -> Result<Duration, String> {
+    let span: jiff::Span = text
+        .trim()
+        .parse()
+        .map_err(|error| format!("`{text}` is not an age like `720h` or `90 days`: {error}"))?;
+    let age = span
+        .to_duration(jiff::SpanRelativeTo::days_are_24_hours())
+        .map_err(|error| format!("`{text}` is not a fixed length of time: {error}"))?;
+    Duration::try_from(age).map_err(|_| format!("`{text}` is negative"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(args: AuditStoreArgs) -> AuditSetup {
+        AuditSetup::resolve(&args).expect("resolves")
+    }
+
+    #[test]
+    fn defaults_to_memory_with_relaxed_durability_and_sqlite_to_strict() {
+        let memory = resolve(AuditStoreArgs::default());
+        assert_eq!(memory.store, StoreChoice::Memory);
+        assert_eq!(memory.config.durability, Durability::Relaxed);
+
+        let sqlite = resolve(AuditStoreArgs {
+            audit: Some("sqlite:audit.db".parse().expect("parses")),
+            ..AuditStoreArgs::default()
+        });
+        assert_eq!(sqlite.store, StoreChoice::Sqlite("audit.db".into()));
+        assert_eq!(sqlite.config.durability, Durability::Strict);
+        assert_eq!(sqlite.config.when_full, WhenFull::Block);
+    }
+
+    #[test]
+    fn store_names_are_checked() {
+        assert!(
+            "sqlite:"
+                .parse::<StoreChoice>()
+                .expect_err("no path")
+                .contains("needs a file path")
+        );
+        assert!(
+            "postgres://x"
+                .parse::<StoreChoice>()
+                .expect_err("unknown")
+                .contains("use `memory` or `sqlite:PATH`")
+        );
+    }
+
+    #[test]
+    fn flags_win_over_the_config_file() {
+        let dir = std::env::temp_dir().join(format!("switchboard-cfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("switchboard.toml");
+        std::fs::write(
+            &path,
+            "[audit]\nstore = \"sqlite:from-file.db\"\ndurability = \"relaxed\"\nwhen_full = \"fail\"\nqueue_capacity = 128\nretention = \"48h\"\n",
+        )
+        .expect("write config");
+        let from_file = resolve(AuditStoreArgs {
+            config: Some(path.clone()),
+            ..AuditStoreArgs::default()
+        });
+        assert_eq!(from_file.store, StoreChoice::Sqlite("from-file.db".into()));
+        assert_eq!(from_file.config.durability, Durability::Relaxed);
+        assert_eq!(from_file.config.when_full, WhenFull::Fail);
+        assert_eq!(from_file.config.queue_capacity, 128);
+        assert_eq!(
+            from_file.config.retention,
+            Some(Duration::from_secs(48 * 3600))
+        );
+
+        let flags = resolve(AuditStoreArgs {
+            config: Some(path),
+            audit: Some(StoreChoice::Memory),
+            audit_durability: Some(DurabilityChoice::Strict),
+            ..AuditStoreArgs::default()
+        });
+        assert_eq!(flags.store, StoreChoice::Memory);
+        assert_eq!(flags.config.durability, Durability::Strict);
+        assert_eq!(
+            flags.config.when_full,
+            WhenFull::Fail,
+            "unset flags keep the file's"
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_bad_config_file_is_a_usage_error_naming_it() {
+        let dir = std::env::temp_dir().join(format!("switchboard-bad-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("bad.toml");
+        std::fs::write(&path, "[audit]\nstroe = \"memory\"\n").expect("write config");
+        let error = AuditSetup::resolve(&AuditStoreArgs {
+            config: Some(path.clone()),
+            ..AuditStoreArgs::default()
+        })
+        .expect_err("unknown key");
+        assert!(error.to_string().contains("bad.toml"), "{error}");
+        assert!(error.to_string().contains("stroe"), "{error}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn ages_parse_in_friendly_and_iso_forms() {
+        assert_eq!(parse_age("720h"), Ok(Duration::from_secs(720 * 3600)));
+        assert_eq!(parse_age("90 days"), Ok(Duration::from_secs(90 * 86_400)));
+        assert_eq!(parse_age("P1D"), Ok(Duration::from_secs(86_400)));
+        assert!(parse_age("soon").is_err());
+    }
+}
