@@ -308,7 +308,8 @@ impl ServerHandler for McpServer {
     }
 }
 
-/// A fresh id: `<prefix>-<uuid v4>`.
+/// A fresh id: `<prefix>-<uuid v7>`. Version 7 ids grow with time, so a persistent audit
+/// store's correlation index takes them at its end instead of on a random page.
 fn mint_id(prefix: &str) -> String {
-    format!("{prefix}-{}", uuid::Uuid::new_v4())
+    format!("{prefix}-{}", uuid::Uuid::now_v7())
 }
