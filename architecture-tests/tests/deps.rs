@@ -36,7 +36,12 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
         "switchboard-macros" => Allowed::Only(&[]),
         "switchboard-core" => Allowed::Only(&["switchboard-macros"]),
         "switchboard-audit" => Allowed::Only(&["switchboard-core"]),
-        "switchboard-registry" => Allowed::Only(&["switchboard-core", "switchboard-audit"]),
+        "switchboard-approvals" => Allowed::Only(&["switchboard-core", "switchboard-audit"]),
+        "switchboard-registry" => Allowed::Only(&[
+            "switchboard-core",
+            "switchboard-audit",
+            "switchboard-approvals",
+        ]),
         "switchboard-orchestrator" => Allowed::Only(&["switchboard-core", "switchboard-registry"]),
         "switchboard" => Allowed::Only(&[
             "switchboard-core",
@@ -311,7 +316,11 @@ fn the_graph_is_read_correctly() {
     let registry = package_named(metadata, "switchboard-registry");
     assert_eq!(
         internal_normal_dependencies(metadata, registry),
-        BTreeSet::from(["switchboard-audit", "switchboard-core"]),
+        BTreeSet::from([
+            "switchboard-approvals",
+            "switchboard-audit",
+            "switchboard-core",
+        ]),
         "the registry's internal dependencies as read from `cargo metadata`"
     );
     let reachable = transitive_normal_dependencies(metadata, &registry.id);

@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod action;
 mod canonical;
 mod hash;
 mod log;
@@ -9,6 +10,7 @@ mod record;
 mod store;
 mod writer;
 
+pub use action::{ActionEvent, AuditAction};
 pub use hash::{digest_json, digest_of};
 pub use log::{AuditConfig, AuditLog, AuditLogStats, Durability, Reservation, Submitted, WhenFull};
 pub use memory::{DEFAULT_CAPACITY, MemoryAuditStore};

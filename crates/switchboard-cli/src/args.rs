@@ -8,7 +8,10 @@ use std::{net::SocketAddr, path::PathBuf};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::identity::{IdentityArgs, ServeIdentityArgs};
+use crate::{
+    commands::proposals::{ApproveArgs, ProposalsArgs, RejectArgs},
+    identity::{IdentityArgs, ServeIdentityArgs},
+};
 
 /// Text shown after `--help`: where identity comes from, and the exit codes.
 const AFTER_HELP: &str = "\
@@ -53,6 +56,12 @@ pub(crate) enum Command {
     Ask(AskArgs),
     /// Serve every tool the identity may call to an MCP client, over stdio or streamable HTTP.
     Serve(ServeArgs),
+    /// List the proposals of your organisation (in-memory store: empty in a new process).
+    Proposals(ProposalsArgs),
+    /// Approve a pending proposal: its tool runs once, as you.
+    Approve(ApproveArgs),
+    /// Reject a pending proposal, with feedback for its proposer.
+    Reject(RejectArgs),
 }
 
 /// `switchboard tools [--json]`.

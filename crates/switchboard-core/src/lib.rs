@@ -5,6 +5,7 @@ mod context;
 mod domain;
 mod error;
 mod ids;
+mod policy;
 pub mod schema;
 mod tool;
 
@@ -15,7 +16,11 @@ pub use domain::{
     linked_domains,
 };
 pub use error::{ErrorKind, FieldError, InvokeError, ToolError};
-pub use ids::{CorrelationId, OrgId, Role, SessionId, UserId};
+pub use ids::{
+    ActionId, AgentType, CorrelationId, IdempotencyKey, OrgId, ProjectId, ProposalId, Role,
+    SessionId, ThreadId, UserId,
+};
+pub use policy::{GateFn, ScopeField, ToolPolicyEntry, linked_policies};
 pub use schema::{ToolDescriptor, ToolOrigin};
 pub use switchboard_macros::{ToolInput, tool};
 pub use tool::{

@@ -259,6 +259,7 @@ fn call_context() -> impl Strategy<Value = CallContext> {
                     Initiator::Agent
                 },
                 confirmed,
+                ..CallContext::default()
             },
         )
 }

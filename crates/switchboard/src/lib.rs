@@ -9,14 +9,18 @@ pub use switchboard_audit::{
     WhenFull,
 };
 pub use switchboard_core::{
-    BoxFuture, CallContext, Caller, Category, CorrelationId, DomainCell, ErrorKind, FieldError,
-    Initiator, InvokeError, NoInput, OrgId, Role, SessionId, Tool, ToolContext, ToolDescriptor,
-    ToolError, ToolInput, ToolOrigin, UserId, domain, tool,
+    ActionId, AgentType, BoxFuture, CallContext, Caller, Category, CorrelationId, DomainCell,
+    ErrorKind, FieldError, IdempotencyKey, Initiator, InvokeError, NoInput, OrgId, ProjectId,
+    ProposalId, Role, ScopeField, SessionId, ThreadId, Tool, ToolContext, ToolDescriptor,
+    ToolError, ToolInput, ToolOrigin, UserId, domain, tool, tool_policy,
 };
-pub use switchboard_orchestrator::{Answer, AskError, Orchestrator, Route};
+pub use switchboard_orchestrator::{
+    Answer, AskError, Orchestrator, ResumeDecision, Resumed, Route,
+};
 pub use switchboard_registry::{
-    DomainStatus, PermissionMatrix, PermissionsError, RegistryBuilder, RegistryConfig,
-    RegistryError, RuntimeTool, RuntimeToolSpec, ToolRegistry,
+    AgentMutations, AgentScopes, Approved, DomainStatus, MemoryThreads, PermissionMatrix,
+    PermissionsError, Proposal, ProposalStatus, RegistryBuilder, RegistryConfig, RegistryError,
+    RuntimeTool, RuntimeToolSpec, ThreadDirectory, ToolRegistry,
 };
 
 /// The paths `#[tool]` expands to when a crate depends on this facade rather than on

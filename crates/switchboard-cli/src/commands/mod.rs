@@ -1,4 +1,4 @@
-//! The four commands, and what they share: preparing the inputs before the runtime boots, and
+//! The commands, and what they share: preparing the inputs before the runtime boots, and
 //! fetching a call's audit records after it ran.
 //!
 //! Each command module takes the running [`Switchboard`] and its parsed arguments, prints what
@@ -6,6 +6,7 @@
 
 mod ask;
 mod call;
+pub(crate) mod proposals;
 mod schema;
 mod serve;
 mod tools;
@@ -34,6 +35,8 @@ pub(crate) enum Ready {
     Ask(AskArgs),
     /// `serve`, with its transport configured (identity or token file, HTTP options).
     Serve(Transport),
+    /// `proposals`, `approve` or `reject`.
+    Decide(proposals::Decision),
 }
 
 impl Ready {
@@ -50,6 +53,9 @@ impl Ready {
             }
             Command::Ask(args) => Ready::Ask(args),
             Command::Serve(args) => Ready::Serve(Transport::prepare(args)?),
+            Command::Proposals(args) => Ready::Decide(proposals::Decision::List(args)),
+            Command::Approve(args) => Ready::Decide(proposals::Decision::Approve(args)),
+            Command::Reject(args) => Ready::Decide(proposals::Decision::Reject(args)),
         })
     }
 
@@ -61,6 +67,7 @@ impl Ready {
             Ready::Call(args, params) => call::run(&switchboard.registry, args, params).await,
             Ready::Ask(args) => ask::run(switchboard, args).await,
             Ready::Serve(transport) => serve::run(&switchboard.registry, transport).await,
+            Ready::Decide(decision) => proposals::run(&switchboard.registry, decision).await,
         }
     }
 }
