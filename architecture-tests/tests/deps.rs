@@ -39,7 +39,12 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
         // A persistent store: it implements the audit crate's trait and nothing more (never the
         // registry, the orchestrator or MCP); the binary picks it at startup.
         "switchboard-audit-sqlite" => Allowed::Only(&["switchboard-core", "switchboard-audit"]),
-        "switchboard-registry" => Allowed::Only(&["switchboard-core", "switchboard-audit"]),
+        "switchboard-approvals" => Allowed::Only(&["switchboard-core", "switchboard-audit"]),
+        "switchboard-registry" => Allowed::Only(&[
+            "switchboard-core",
+            "switchboard-audit",
+            "switchboard-approvals",
+        ]),
         "switchboard-orchestrator" => Allowed::Only(&["switchboard-core", "switchboard-registry"]),
         "switchboard" => Allowed::Only(&[
             "switchboard-core",
@@ -314,7 +319,11 @@ fn the_graph_is_read_correctly() {
     let registry = package_named(metadata, "switchboard-registry");
     assert_eq!(
         internal_normal_dependencies(metadata, registry),
-        BTreeSet::from(["switchboard-audit", "switchboard-core"]),
+        BTreeSet::from([
+            "switchboard-approvals",
+            "switchboard-audit",
+            "switchboard-core",
+        ]),
         "the registry's internal dependencies as read from `cargo metadata`"
     );
     let reachable = transitive_normal_dependencies(metadata, &registry.id);

@@ -132,6 +132,7 @@ fn pool(ordered_ids: bool) -> Vec<AuditRecord> {
                 input_hash,
                 output_hash: (!failed).then_some(output_hash),
                 duration_us: 40 + n % 100,
+                action: None,
                 outcome: if failed {
                     Outcome::Error(ErrorKind::PermissionDenied)
                 } else {

@@ -18,17 +18,19 @@ use std::{str::FromStr, sync::Arc};
 
 use jiff::Timestamp;
 use rusqlite::{Row, Statement, types::Type};
-use switchboard_audit::{AuditRecord, Digest, Outcome};
-use switchboard_core::{Category, CorrelationId, Initiator, OrgId, SessionId, UserId};
+use switchboard_audit::{ActionEvent, AuditAction, AuditRecord, Digest, Outcome};
+use switchboard_core::{ActionId, Category, CorrelationId, Initiator, OrgId, SessionId, UserId};
 
 /// The columns, in the order [`insert`] binds them and [`read`] reads them (after `id`).
 pub(crate) const COLUMNS: &str = "timestamp_ns, tool, domain, category, org_id, user_id, \
-     session_id, correlation_id, initiator, input_hash, output_hash, duration_us, outcome";
+     session_id, correlation_id, initiator, input_hash, output_hash, duration_us, outcome, \
+     action_id, action_event";
 
 /// Inserts one record, returning nothing: the id is the new rowid.
 pub(crate) const INSERT: &str = "INSERT INTO audit_records (timestamp_ns, tool, domain, \
      category, org_id, user_id, session_id, correlation_id, initiator, input_hash, output_hash, \
-     duration_us, outcome) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+     duration_us, outcome, action_id, action_event) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
 
 /// A timestamp as integer nanoseconds, clamped to what an `INTEGER` holds.
 pub(crate) fn timestamp_to_sql(timestamp: Timestamp) -> i64 {
@@ -58,6 +60,8 @@ pub(crate) fn insert(insert: &mut Statement<'_>, record: &AuditRecord) -> rusqli
         // A bit-for-bit cast: see the module docs.
         record.duration_us as i64,
         record.outcome.as_str(),
+        record.action.as_ref().map(|action| action.id.as_str()),
+        record.action.as_ref().map(|action| action.event.as_str()),
     ])?;
     // Rowids of this table start at 1 and only grow (AUTOINCREMENT).
     Ok(rowid.unsigned_abs())
@@ -87,6 +91,20 @@ pub(crate) fn read(row: &Row<'_>) -> rusqlite::Result<AuditRecord> {
         duration_us: duration as u64,
         outcome: parsed::<Outcome>(row, 13)?
             .ok_or_else(|| invalid(13, Type::Null, "the outcome is missing"))?,
+        action: match (
+            row.get_ref(14)?.as_str_or_null()?,
+            parsed::<ActionEvent>(row, 15)?,
+        ) {
+            (Some(id), Some(event)) => Some(AuditAction::new(ActionId::from(id), event)),
+            (None, None) => None,
+            _ => {
+                return Err(invalid(
+                    14,
+                    Type::Text,
+                    "an action needs both its id and its event",
+                ));
+            }
+        },
     })
 }
 

@@ -29,13 +29,14 @@ pub(crate) struct Migration {
 }
 
 /// Every migration, oldest first. Version `n` means the first `n` have run.
-pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
-    description: "the audit_records table and its query indexes",
-    // `id` is the rowid. AUTOINCREMENT keeps ids from being reused even after retention has
-    // deleted every record, so a cursor never lands on a different record. Secondary indexes
-    // end with the rowid implicitly, so `(org_id)` orders by `(org_id, id)`: a query filtered
-    // on one of them walks its index backwards, newest first, with no sort.
-    sql: "
+pub(crate) const MIGRATIONS: &[Migration] = &[
+    Migration {
+        description: "the audit_records table and its query indexes",
+        // `id` is the rowid. AUTOINCREMENT keeps ids from being reused even after retention has
+        // deleted every record, so a cursor never lands on a different record. Secondary indexes
+        // end with the rowid implicitly, so `(org_id)` orders by `(org_id, id)`: a query filtered
+        // on one of them walks its index backwards, newest first, with no sort.
+        sql: "
         CREATE TABLE audit_records (
             id             INTEGER PRIMARY KEY AUTOINCREMENT,
             timestamp_ns   INTEGER NOT NULL,
@@ -57,7 +58,15 @@ pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
         CREATE INDEX audit_records_by_tool ON audit_records (tool);
         CREATE INDEX audit_records_by_time ON audit_records (timestamp_ns);
     ",
-}];
+    },
+    Migration {
+        description: "the action a record belongs to (idempotent mutations and proposals)",
+        sql: "
+            ALTER TABLE audit_records ADD COLUMN action_id TEXT;
+            ALTER TABLE audit_records ADD COLUMN action_event TEXT;
+        ",
+    },
+];
 
 /// The schema version this build writes and reads.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

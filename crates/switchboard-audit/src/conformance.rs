@@ -251,6 +251,21 @@ fn sample(n: usize) -> AuditRecord {
         output_hash: outcome.is_ok().then(|| digest_json(&json!({ "out": n }))),
         duration_us: n as u64 * 3,
         outcome,
+        // Every fifth record belongs to an action, so stores round-trip that too.
+        action: n.is_multiple_of(5).then(|| {
+            let events = [
+                crate::ActionEvent::Executed,
+                crate::ActionEvent::Replayed,
+                crate::ActionEvent::Proposed,
+                crate::ActionEvent::Approved,
+                crate::ActionEvent::Rejected,
+                crate::ActionEvent::Expired,
+            ];
+            crate::AuditAction::new(
+                switchboard_core::ActionId::from(format!("action-{}", n / 10)),
+                events[(n / 5) % events.len()],
+            )
+        }),
     }
 }
 

@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod action;
 mod canonical;
 #[cfg(feature = "conformance")]
 pub mod conformance;
@@ -11,6 +12,7 @@ mod record;
 mod store;
 mod writer;
 
+pub use action::{ActionEvent, AuditAction, UnknownActionEvent};
 pub use hash::{digest_json, digest_of};
 pub use log::{AuditConfig, AuditLog, AuditLogStats, Durability, Reservation, Submitted, WhenFull};
 pub use memory::{DEFAULT_CAPACITY, MemoryAuditStore};

@@ -148,6 +148,7 @@ mod tests {
             output_hash: None,
             duration_us: 0,
             outcome: crate::Outcome::Ok,
+            action: None,
         };
         let pending = PendingRecord {
             record,

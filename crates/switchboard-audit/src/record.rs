@@ -131,6 +131,10 @@ pub struct AuditRecord {
     pub duration_us: u64,
     /// How it ended.
     pub outcome: Outcome,
+    /// The mutation this record belongs to (mutating calls, replays, proposals); absent for
+    /// reads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<crate::action::AuditAction>,
 }
 
 /// Longest tool name kept in a record; names come from callers and may be garbage.

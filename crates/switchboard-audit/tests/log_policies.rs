@@ -43,6 +43,7 @@ fn pending_at(correlation: &str, timestamp: Timestamp) -> PendingRecord {
             output_hash: None,
             duration_us: 1,
             outcome: Outcome::Ok,
+            action: None,
         },
         input: Payload::Json(Arc::new(serde_json::json!({"n": 1}))),
         output: Some(Payload::typed(vec!["alice"])),

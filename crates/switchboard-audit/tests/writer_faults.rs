@@ -64,6 +64,7 @@ fn pending(correlation_id: &str, input: Payload) -> PendingRecord {
             output_hash: None,
             duration_us: 1,
             outcome: Outcome::Ok,
+            action: None,
         },
         input,
         output: None,

@@ -11,6 +11,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::{
     audit_setup::AuditStoreArgs,
     commands::audit::AuditArgs,
+    commands::proposals::{ApproveArgs, ProposalsArgs, RejectArgs},
     identity::{IdentityArgs, ServeIdentityArgs},
 };
 
@@ -63,6 +64,12 @@ pub(crate) enum Command {
     Serve(ServeArgs),
     /// List the records of a persistent audit store (`--audit sqlite:PATH`), or export them.
     Audit(AuditArgs),
+    /// List the proposals of your organisation (in-memory store: empty in a new process).
+    Proposals(ProposalsArgs),
+    /// Approve a pending proposal: its tool runs once, as you.
+    Approve(ApproveArgs),
+    /// Reject a pending proposal, with feedback for its proposer.
+    Reject(RejectArgs),
 }
 
 /// `switchboard tools [--json]`.

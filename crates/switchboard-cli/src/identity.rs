@@ -84,6 +84,32 @@ pub(crate) struct IdentityArgs {
     /// `cli-<uuid>`).
     #[arg(long, value_name = "ID")]
     pub(crate) correlation: Option<String>,
+
+    #[command(flatten)]
+    pub(crate) scope: ScopeArgs,
+}
+
+/// The execution context beyond the principal: the agent type, thread and project, and the
+/// idempotency key of a mutation. Set by whoever runs the CLI, never read from params.
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct ScopeArgs {
+    /// The kind of agent making the call; the agent scope table decides which tools it may use.
+    #[arg(long, env = "SWITCHBOARD_AGENT_TYPE", value_name = "TYPE")]
+    pub(crate) agent_type: Option<String>,
+
+    /// The conversation thread of the call; the user must own it (the CLI's in-memory thread
+    /// directory is empty, so a thread is refused with `thread_not_owned`).
+    #[arg(long, value_name = "ID")]
+    pub(crate) thread: Option<String>,
+
+    /// The project the call works in.
+    #[arg(long, value_name = "ID")]
+    pub(crate) project: Option<String>,
+
+    /// The idempotency key of a mutating call (default: derived from tool, org, thread or
+    /// correlation id, and params).
+    #[arg(long, value_name = "KEY")]
+    pub(crate) idempotency_key: Option<String>,
 }
 
 /// The identity flags of `serve`: one fixed caller for every MCP call on stdio, and on HTTP
@@ -184,6 +210,18 @@ impl IdentityArgs {
             builder = builder.user(user_id);
         }
         builder = builder.roles(self.principal.roles());
+        if let Some(agent_type) = present(self.scope.agent_type) {
+            builder = builder.agent_type(agent_type);
+        }
+        if let Some(thread) = present(self.scope.thread) {
+            builder = builder.thread(thread);
+        }
+        if let Some(project) = present(self.scope.project) {
+            builder = builder.project(project);
+        }
+        if let Some(key) = present(self.scope.idempotency_key) {
+            builder = builder.idempotency_key(key);
+        }
         Identity {
             context: builder.build(),
             correlation_id,
@@ -216,6 +254,7 @@ mod tests {
             confirm: false,
             session: None,
             correlation: None,
+            scope: ScopeArgs::default(),
         }
     }
 
@@ -241,6 +280,12 @@ mod tests {
             confirm: true,
             session: Some("s1".to_owned()),
             correlation: Some("c1".to_owned()),
+            scope: ScopeArgs {
+                agent_type: Some("planner".to_owned()),
+                thread: Some(" ".to_owned()),
+                project: Some("p1".to_owned()),
+                idempotency_key: Some("k1".to_owned()),
+            },
         }
         .into_identity();
         let context = identity.context;
@@ -250,5 +295,15 @@ mod tests {
         assert_eq!(roles, ["admin", "staff"]);
         assert_eq!(context.initiator, Initiator::Agent);
         assert!(context.confirmed);
+        assert_eq!(
+            context.agent_type.as_ref().map(|t| t.as_str()),
+            Some("planner")
+        );
+        assert_eq!(context.thread_id, None, "a blank thread is absent");
+        assert_eq!(context.project_id.as_ref().map(|p| p.as_str()), Some("p1"));
+        assert_eq!(
+            context.idempotency_key.as_ref().map(|k| k.as_str()),
+            Some("k1")
+        );
     }
 }

@@ -14,7 +14,10 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    ids::{CorrelationId, OrgId, Role, SessionId, UserId},
+    ids::{
+        AgentType, CorrelationId, IdempotencyKey, OrgId, ProjectId, Role, SessionId, ThreadId,
+        UserId,
+    },
     progress::ProgressNotifier,
 };
 
@@ -87,6 +90,16 @@ pub struct CallContext {
     /// equality.
     #[serde(skip)]
     pub progress: ProgressNotifier,
+    /// The kind of agent making the call, filled by the runtime, the CLI or the MCP identity
+    /// (never from params). Checked against the agent scope table.
+    pub agent_type: Option<AgentType>,
+    /// The conversation thread the call belongs to; when present, the user must own it.
+    pub thread_id: Option<ThreadId>,
+    /// The project the call works in, for tools that declare they need one.
+    pub project_id: Option<ProjectId>,
+    /// The caller's name for this mutation: a retry with the same key returns the first
+    /// result. Absent: the runtime derives one (tool, org, thread or session, params).
+    pub idempotency_key: Option<IdempotencyKey>,
 }
 
 impl CallContext {
@@ -127,6 +140,9 @@ impl CallContext {
                 initiator: self.initiator,
                 confirmed: self.confirmed,
                 progress: self.progress.clone(),
+                agent_type: self.agent_type.clone(),
+                thread_id: self.thread_id.clone(),
+                project_id: self.project_id.clone(),
             }),
             _ => Err(self.missing_fields()),
         }
@@ -196,6 +212,30 @@ impl CallContextBuilder {
         self
     }
 
+    /// Sets the kind of agent making the call.
+    pub fn agent_type(mut self, agent_type: impl Into<AgentType>) -> Self {
+        self.context.agent_type = Some(agent_type.into());
+        self
+    }
+
+    /// Sets the conversation thread.
+    pub fn thread(mut self, thread_id: impl Into<ThreadId>) -> Self {
+        self.context.thread_id = Some(thread_id.into());
+        self
+    }
+
+    /// Sets the project.
+    pub fn project(mut self, project_id: impl Into<ProjectId>) -> Self {
+        self.context.project_id = Some(project_id.into());
+        self
+    }
+
+    /// Sets the idempotency key of a mutating call.
+    pub fn idempotency_key(mut self, key: impl Into<IdempotencyKey>) -> Self {
+        self.context.idempotency_key = Some(key.into());
+        self
+    }
+
     /// Finishes the context. Missing fields are reported when the context is used.
     pub fn build(mut self) -> CallContext {
         if !self.roles.is_empty() {
@@ -228,6 +268,12 @@ pub struct Caller {
     /// to report. Not serialised, and ignored by equality.
     #[serde(skip)]
     pub progress: ProgressNotifier,
+    /// The kind of agent making the call, if one is.
+    pub agent_type: Option<AgentType>,
+    /// The conversation thread, owned by `user_id` (checked before the tool runs).
+    pub thread_id: Option<ThreadId>,
+    /// The project the call works in.
+    pub project_id: Option<ProjectId>,
 }
 
 impl Caller {

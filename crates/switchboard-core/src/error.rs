@@ -9,7 +9,11 @@ use std::{borrow::Cow, fmt, time::Duration};
 
 use serde::{Serialize, Serializer, ser::SerializeMap};
 
-use crate::{category::Category, context::Initiator, ids::Role};
+use crate::{
+    category::Category,
+    context::Initiator,
+    ids::{AgentType, IdempotencyKey, ProposalId, Role, ThreadId},
+};
 
 /// The stable name of an error, as scripts and transports see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -43,11 +47,31 @@ pub enum ErrorKind {
     /// The caller stopped waiting before the call finished (recorded in the audit trail; the
     /// caller itself is gone and sees nothing).
     Cancelled,
+    /// The call names a thread the user does not own (or that does not exist).
+    ThreadNotOwned,
+    /// The agent type making the call may not use this tool (agent scope table).
+    ToolScopeDenied,
+    /// A check the tool's domain declared (a gate) refused the call.
+    GateRefused,
+    /// A mutating tool needs scope ids (thread, project) the context lacks.
+    MutationScopeMissing,
+    /// A mutating call carries no idempotency key and the runtime is set to require one.
+    IdempotencyKeyRequired,
+    /// The idempotency key was used before for another tool or other params.
+    IdempotencyConflict,
+    /// The mutation was stored as a proposal; a human must approve it.
+    ApprovalRequired,
+    /// No proposal with that id exists in the caller's organisation.
+    ProposalNotFound,
+    /// The proposal was already approved, rejected or has expired.
+    ProposalClosed,
+    /// The caller may not decide on proposals (an agent, never a human principal).
+    ApprovalDenied,
 }
 
 impl ErrorKind {
     /// Every kind, in the order of the steps of a call that produce them.
-    pub const ALL: [ErrorKind; 13] = [
+    pub const ALL: [ErrorKind; 23] = [
         ErrorKind::ToolNotFound,
         ErrorKind::MissingContext,
         ErrorKind::OrgIdNotAllowed,
@@ -61,6 +85,16 @@ impl ErrorKind {
         ErrorKind::AuditFailed,
         ErrorKind::NoRoute,
         ErrorKind::Cancelled,
+        ErrorKind::ThreadNotOwned,
+        ErrorKind::ToolScopeDenied,
+        ErrorKind::GateRefused,
+        ErrorKind::MutationScopeMissing,
+        ErrorKind::IdempotencyKeyRequired,
+        ErrorKind::IdempotencyConflict,
+        ErrorKind::ApprovalRequired,
+        ErrorKind::ProposalNotFound,
+        ErrorKind::ProposalClosed,
+        ErrorKind::ApprovalDenied,
     ];
 
     /// The stable snake_case name.
@@ -79,6 +113,16 @@ impl ErrorKind {
             ErrorKind::AuditFailed => "audit_failed",
             ErrorKind::NoRoute => "no_route",
             ErrorKind::Cancelled => "cancelled",
+            ErrorKind::ThreadNotOwned => "thread_not_owned",
+            ErrorKind::ToolScopeDenied => "tool_scope_denied",
+            ErrorKind::GateRefused => "gate_refused",
+            ErrorKind::MutationScopeMissing => "mutation_scope_missing",
+            ErrorKind::IdempotencyKeyRequired => "idempotency_key_required",
+            ErrorKind::IdempotencyConflict => "idempotency_conflict",
+            ErrorKind::ApprovalRequired => "approval_required",
+            ErrorKind::ProposalNotFound => "proposal_not_found",
+            ErrorKind::ProposalClosed => "proposal_closed",
+            ErrorKind::ApprovalDenied => "approval_denied",
         }
     }
 }
@@ -299,6 +343,119 @@ pub enum InvokeError {
         /// The store's error.
         reason: String,
     },
+
+    /// The call names a thread its user does not own.
+    #[error(
+        "`{tool}` was called in thread `{thread_id}`, which is not yours (or does not exist); \
+         call it from one of your own threads"
+    )]
+    ThreadNotOwned {
+        /// The tool.
+        tool: String,
+        /// The thread named by the context.
+        thread_id: ThreadId,
+    },
+
+    /// The agent type may not use this tool.
+    #[error(
+        "agent type `{}` may not use `{tool}` (agent scope table); ask an administrator to add \
+         it to the agent's scope, or let a human make the call",
+        .agent_type.as_ref().map_or("(none)", AgentType::as_str)
+    )]
+    ToolScopeDenied {
+        /// The tool.
+        tool: String,
+        /// The agent type of the caller; absent for an agent that did not say.
+        agent_type: Option<AgentType>,
+    },
+
+    /// A gate the tool's domain declared refused the call.
+    #[error("`{tool}` cannot run now: {error}")]
+    GateRefused {
+        /// The tool.
+        tool: String,
+        /// What the gate reported (a stable code and a message).
+        #[source]
+        error: ToolError,
+    },
+
+    /// A mutating tool needs scope ids the context lacks.
+    #[error(
+        "`{tool}` changes data and needs {} in the call context; the runtime takes them from the \
+         session, never from params",
+        .fields.join(", ")
+    )]
+    MutationScopeMissing {
+        /// The tool.
+        tool: String,
+        /// The missing fields (`thread_id`, `project_id`).
+        fields: Vec<&'static str>,
+    },
+
+    /// A mutating call has no idempotency key and the runtime requires one.
+    #[error(
+        "`{tool}` changes data and this runtime requires an idempotency key; set one in the call \
+         context (the same key on every retry of the same action)"
+    )]
+    IdempotencyKeyRequired {
+        /// The tool.
+        tool: String,
+    },
+
+    /// The key was used before for another tool or other params.
+    #[error(
+        "the idempotency key `{key}` was already used for another call (another tool or other \
+         params); use a new key for a new action"
+    )]
+    IdempotencyConflict {
+        /// The tool.
+        tool: String,
+        /// The key.
+        key: IdempotencyKey,
+    },
+
+    /// The mutation was stored as a proposal instead of running.
+    #[error(
+        "`{tool}` needs a human's approval: stored as proposal `{proposal_id}` (expires \
+         {expires_at}): {summary}"
+    )]
+    ApprovalRequired {
+        /// The tool.
+        tool: String,
+        /// The stored proposal.
+        proposal_id: ProposalId,
+        /// When it expires (RFC 3339).
+        expires_at: String,
+        /// What it would do.
+        summary: String,
+    },
+
+    /// No such proposal in the caller's organisation.
+    #[error("no proposal `{proposal_id}` exists in your organisation; list the pending proposals")]
+    ProposalNotFound {
+        /// The id asked for.
+        proposal_id: ProposalId,
+    },
+
+    /// The proposal was already decided, or has expired.
+    #[error("proposal `{proposal_id}` is {status}; a decision is final, propose again if needed")]
+    ProposalClosed {
+        /// The proposal.
+        proposal_id: ProposalId,
+        /// `approved`, `rejected` or `expired`.
+        status: &'static str,
+    },
+
+    /// The caller may not decide on proposals.
+    #[error("`{tool}` proposal `{proposal_id}` cannot be decided by this caller: {reason}")]
+    ApprovalDenied {
+        /// The proposal's target tool.
+        tool: String,
+        /// The proposal.
+        proposal_id: ProposalId,
+        /// Why, and who could.
+        reason: String,
+    },
 }
 
 fn article(category: Category) -> &'static str {
@@ -339,6 +496,16 @@ impl InvokeError {
             InvokeError::Timeout { .. } => ErrorKind::Timeout,
             InvokeError::DomainUnavailable { .. } => ErrorKind::DomainUnavailable,
             InvokeError::AuditFailed { .. } => ErrorKind::AuditFailed,
+            InvokeError::ThreadNotOwned { .. } => ErrorKind::ThreadNotOwned,
+            InvokeError::ToolScopeDenied { .. } => ErrorKind::ToolScopeDenied,
+            InvokeError::GateRefused { .. } => ErrorKind::GateRefused,
+            InvokeError::MutationScopeMissing { .. } => ErrorKind::MutationScopeMissing,
+            InvokeError::IdempotencyKeyRequired { .. } => ErrorKind::IdempotencyKeyRequired,
+            InvokeError::IdempotencyConflict { .. } => ErrorKind::IdempotencyConflict,
+            InvokeError::ApprovalRequired { .. } => ErrorKind::ApprovalRequired,
+            InvokeError::ProposalNotFound { .. } => ErrorKind::ProposalNotFound,
+            InvokeError::ProposalClosed { .. } => ErrorKind::ProposalClosed,
+            InvokeError::ApprovalDenied { .. } => ErrorKind::ApprovalDenied,
         }
     }
 
@@ -375,7 +542,40 @@ impl InvokeError {
             InvokeError::DomainUnavailable { tool, domain, .. } => {
                 json!({ "tool": tool, "domain": domain })
             }
-            InvokeError::AuditFailed { tool, .. } => json!({ "tool": tool }),
+            InvokeError::AuditFailed { tool, .. }
+            | InvokeError::IdempotencyKeyRequired { tool } => json!({ "tool": tool }),
+            InvokeError::ThreadNotOwned { tool, thread_id } => {
+                json!({ "tool": tool, "thread_id": thread_id })
+            }
+            InvokeError::ToolScopeDenied { tool, agent_type } => {
+                json!({ "tool": tool, "agent_type": agent_type })
+            }
+            InvokeError::GateRefused { tool, error } => {
+                json!({ "tool": tool, "code": error.code() })
+            }
+            InvokeError::MutationScopeMissing { tool, fields } => {
+                json!({ "tool": tool, "fields": fields })
+            }
+            InvokeError::IdempotencyConflict { tool, key } => json!({ "tool": tool, "key": key }),
+            InvokeError::ApprovalRequired {
+                tool,
+                proposal_id,
+                expires_at,
+                summary,
+            } => json!({
+                "tool": tool,
+                "proposal_id": proposal_id,
+                "expires_at": expires_at,
+                "summary": summary,
+            }),
+            InvokeError::ProposalNotFound { proposal_id } => json!({ "proposal_id": proposal_id }),
+            InvokeError::ProposalClosed {
+                proposal_id,
+                status,
+            } => json!({ "proposal_id": proposal_id, "status": status }),
+            InvokeError::ApprovalDenied {
+                tool, proposal_id, ..
+            } => json!({ "tool": tool, "proposal_id": proposal_id }),
         };
         match value {
             Value::Object(map) => map,
@@ -419,6 +619,16 @@ mod tests {
             ErrorKind::AuditFailed => 10,
             ErrorKind::NoRoute => 11,
             ErrorKind::Cancelled => 12,
+            ErrorKind::ThreadNotOwned => 13,
+            ErrorKind::ToolScopeDenied => 14,
+            ErrorKind::GateRefused => 15,
+            ErrorKind::MutationScopeMissing => 16,
+            ErrorKind::IdempotencyKeyRequired => 17,
+            ErrorKind::IdempotencyConflict => 18,
+            ErrorKind::ApprovalRequired => 19,
+            ErrorKind::ProposalNotFound => 20,
+            ErrorKind::ProposalClosed => 21,
+            ErrorKind::ApprovalDenied => 22,
         };
         for (index, kind) in ErrorKind::ALL.into_iter().enumerate() {
             assert_eq!(

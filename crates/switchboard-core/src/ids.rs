@@ -111,3 +111,31 @@ id_type!(
     /// A role the caller holds; the permission matrix maps roles to permissions.
     Role
 );
+id_type!(
+    /// A conversation thread (a chat, an agent run). Owned by one user; the runtime checks
+    /// that the caller owns the thread a call names.
+    ThreadId
+);
+id_type!(
+    /// The project a call works in, when the caller's product has projects.
+    ProjectId
+);
+id_type!(
+    /// The kind of agent making a call (`planner`, `scheduler`, …), as the runtime, the CLI or
+    /// the MCP identity knows it. The agent scope table maps it to the tools it may use.
+    AgentType
+);
+id_type!(
+    /// Names one intended mutation: a retry with the same key is the same action. Given by
+    /// the caller, or derived by the runtime from tool, org, thread and params.
+    IdempotencyKey
+);
+id_type!(
+    /// Names one executed (or proposed) mutation in the audit trail: the first run, its
+    /// replays, and the proposal it came from share it.
+    ActionId
+);
+id_type!(
+    /// Names one stored proposal, awaiting a human's decision.
+    ProposalId
+);

@@ -6,6 +6,7 @@ mod context;
 mod domain;
 mod error;
 mod ids;
+mod policy;
 mod progress;
 pub mod schema;
 mod tool;
@@ -18,7 +19,11 @@ pub use domain::{
     linked_domains,
 };
 pub use error::{ErrorKind, FieldError, InvokeError, ToolError, UnknownErrorKind};
-pub use ids::{CorrelationId, OrgId, Role, SessionId, UserId};
+pub use ids::{
+    ActionId, AgentType, CorrelationId, IdempotencyKey, OrgId, ProjectId, ProposalId, Role,
+    SessionId, ThreadId, UserId,
+};
+pub use policy::{GateFn, ScopeField, ToolPolicyEntry, linked_policies};
 pub use progress::{Progress, ProgressNotifier, ProgressSink};
 pub use schema::{ToolDescriptor, ToolOrigin};
 pub use switchboard_macros::{ToolInput, tool};

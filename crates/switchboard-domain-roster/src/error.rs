@@ -43,6 +43,16 @@ pub enum RosterError {
         user_id: String,
     },
 
+    /// The shift's week is locked (its payroll is closed): its shifts may not change.
+    #[error(
+        "the week of {week_start} is locked (its payroll is closed); its shifts can no longer \
+         change: ask an administrator, or change a shift of an open week"
+    )]
+    WeekLocked {
+        /// The Monday of the locked week.
+        week_start: Date,
+    },
+
     /// A week was named by a day that is not its Monday.
     #[error("{date} is a {weekday:?}, not a Monday; name a week by its Monday")]
     NotAMonday {
@@ -61,6 +71,7 @@ impl RosterError {
             RosterError::UnknownMember { .. } => "unknown_member",
             RosterError::AlreadyAssigned { .. } => "already_assigned",
             RosterError::NotAMonday { .. } => "week_start_not_monday",
+            RosterError::WeekLocked { .. } => "week_locked",
         }
     }
 }

@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 mod error;
+mod gates;
 mod input;
 mod model;
 mod output;
@@ -11,12 +12,13 @@ mod testing;
 mod tools;
 
 pub use error::RosterError;
+pub use gates::{assign_week_not_locked, clear_week_not_locked};
 pub use input::{
     AssignShiftInput, ClearRosterInput, ListShiftsInput, MAX_LIST_DAYS, ProposeShiftSwapInput,
 };
 pub use model::{Member, Shift};
 pub use output::{ClearedRoster, ShiftList, SwapProposal, SwapStatus};
-pub use seed::SEED_WEEK_START;
+pub use seed::{LOCKED_WEEK_START, SEED_WEEK_START};
 pub use state::Roster;
 pub use tools::{
     AssignShift, ClearRoster, ListShifts, ProposeShiftSwap, assign_shift, clear_roster,

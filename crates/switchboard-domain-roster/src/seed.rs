@@ -4,6 +4,8 @@
 //! and a morning and an evening shift on every day of the week starting Monday 2026-11-23.
 //! Weekday mornings go to the staff member, Monday/Wednesday/Friday evenings to the manager,
 //! and the rest are open. Shift ids start with the organisation, so they are unique across orgs.
+//! The week before, starting [`LOCKED_WEEK_START`], is locked (its payroll is closed); it holds
+//! one open shift per organisation (Friday evening), which the tools' gates keep unchanged.
 
 use jiff::{
     ToSpan,
@@ -18,6 +20,12 @@ use crate::{
 
 /// The Monday of the seeded week.
 pub const SEED_WEEK_START: Date = date(2026, 11, 23);
+
+/// The Monday of the seeded locked week (the week before [`SEED_WEEK_START`]).
+pub const LOCKED_WEEK_START: Date = date(2026, 11, 16);
+
+/// The Friday of the locked week, whose evening shift is seeded open in each organisation.
+const LOCKED_SHIFT_DAY: Date = date(2026, 11, 20);
 
 /// One seeded organisation.
 struct SeedOrg {
@@ -92,6 +100,19 @@ pub(crate) fn seed(roster: &mut Roster) {
                     assignee: assignee.map(str::to_owned),
                 });
             }
+        }
+        let (slot, start, end) = SLOTS[1];
+        roster.insert_shift(Shift {
+            id: format!("{}-{LOCKED_SHIFT_DAY}-{slot}", org.org_id),
+            org_id: org.org_id.to_owned(),
+            date: LOCKED_SHIFT_DAY,
+            start,
+            end,
+            position: org.position.to_owned(),
+            assignee: None,
+        });
+        if let Err(error) = roster.lock_week(&org_id, LOCKED_WEEK_START) {
+            unreachable!("the locked week starts on a Monday: {error}");
         }
     }
 }

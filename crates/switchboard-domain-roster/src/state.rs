@@ -5,7 +5,7 @@
 //! one, and nothing in one organisation is reachable through another. This module is pure data
 //! and logic (no I/O, no context), so the tools stay thin and the rules are tested here.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::civil::{Date, Weekday};
 use switchboard_core::OrgId;
@@ -23,6 +23,8 @@ struct OrgRoster {
     members: BTreeMap<String, Member>,
     /// By shift id.
     shifts: BTreeMap<String, Shift>,
+    /// Mondays of the weeks whose shifts may no longer change (payroll closed).
+    locked_weeks: BTreeSet<Date>,
 }
 
 /// Every organisation's members and shifts. Cloned whole on each write, so keep it small.
@@ -108,7 +110,9 @@ impl Roster {
         shift_id: &str,
         user_id: &str,
     ) -> Result<Shift, RosterError> {
-        let OrgRoster { members, shifts } = self
+        let OrgRoster {
+            members, shifts, ..
+        } = self
             .orgs
             .get_mut(org_id.as_str())
             .ok_or_else(|| shift_not_found(shift_id))?;
@@ -144,6 +148,33 @@ impl Roster {
             .filter_map(|shift| shift.assignee.take())
             .count();
         Ok(cleared)
+    }
+
+    /// Locks the week starting Monday `week_start` of `org_id`: its shifts may no longer be
+    /// assigned or cleared through the tools (their gates refuse).
+    pub fn lock_week(&mut self, org_id: &OrgId, week_start: Date) -> Result<(), RosterError> {
+        let weekday = week_start.weekday();
+        if weekday != Weekday::Monday {
+            return Err(RosterError::NotAMonday {
+                date: week_start,
+                weekday,
+            });
+        }
+        self.orgs
+            .entry(org_id.to_string())
+            .or_default()
+            .locked_weeks
+            .insert(week_start);
+        Ok(())
+    }
+
+    /// The Monday of the locked week that `date` falls in, if that week is locked in `org_id`.
+    pub fn locked_week_of(&self, org_id: &OrgId, date: Date) -> Option<Date> {
+        self.org(org_id)?
+            .locked_weeks
+            .iter()
+            .copied()
+            .find(|monday| same_iso_week(*monday, date))
     }
 
     fn org(&self, org_id: &OrgId) -> Option<&OrgRoster> {
@@ -328,6 +359,20 @@ mod tests {
             Err("week_start_not_monday")
         );
         assert_eq!(roster, Roster::seeded());
+    }
+
+    #[test]
+    fn locked_weeks_are_per_org_and_named_by_their_monday() {
+        let mut roster = Roster::new();
+        let monday = date(2026, 11, 23);
+        roster.lock_week(&acme(), monday).expect("a Monday");
+        assert_eq!(
+            roster.locked_week_of(&acme(), date(2026, 11, 29)),
+            Some(monday)
+        );
+        assert_eq!(roster.locked_week_of(&acme(), date(2026, 11, 30)), None);
+        assert_eq!(roster.locked_week_of(&globex(), date(2026, 11, 25)), None);
+        assert!(roster.lock_week(&acme(), date(2026, 11, 24)).is_err());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use serde::{Serialize, Serializer, ser::SerializeMap};
 use switchboard_core::{ErrorKind, InvokeError};
+use switchboard_registry::Proposal;
 
 use crate::{intent::ClosestIntent, route::Route};
 
@@ -62,6 +63,19 @@ pub enum AskError {
         /// How the call failed.
         error: InvokeError,
     },
+    /// The utterance was routed to a mutation an agent may not make alone: it is stored as a
+    /// proposal; once a human decides, `Orchestrator::resume` continues it.
+    #[error(
+        "awaiting approval: `{}` is stored as proposal `{}` ({}); a human with its permission \
+         approves or rejects it, then resume with the proposal id",
+        .route.tool, .proposal.id, .proposal.summary
+    )]
+    AwaitingApproval {
+        /// Where it was routed.
+        route: Route,
+        /// The stored proposal.
+        proposal: Box<Proposal>,
+    },
 }
 
 fn closest_hint(closest: &[ClosestIntent]) -> String {
@@ -82,6 +96,7 @@ impl AskError {
         match self {
             AskError::NoRoute { .. } => ErrorKind::NoRoute,
             AskError::Invoke { error, .. } => error.kind(),
+            AskError::AwaitingApproval { .. } => ErrorKind::ApprovalRequired,
         }
     }
 
@@ -89,7 +104,9 @@ impl AskError {
     pub fn route(&self) -> Option<&Route> {
         match self {
             AskError::NoRoute { .. } => None,
-            AskError::Invoke { route, .. } => Some(route),
+            AskError::Invoke { route, .. } | AskError::AwaitingApproval { route, .. } => {
+                Some(route)
+            }
         }
     }
 }
@@ -105,6 +122,16 @@ impl Serialize for AskError {
                 map.serialize_entry("message", &self.to_string())?;
                 map.serialize_entry("utterance", utterance)?;
                 map.serialize_entry("closest", closest)?;
+                map.end()
+            }
+            AskError::AwaitingApproval { route, proposal } => {
+                let mut map = serializer.serialize_map(Some(6))?;
+                map.serialize_entry("kind", &self.kind())?;
+                map.serialize_entry("message", &self.to_string())?;
+                map.serialize_entry("tool", &route.tool)?;
+                map.serialize_entry("proposal_id", &proposal.id)?;
+                map.serialize_entry("summary", &proposal.summary)?;
+                map.serialize_entry("expires_at", &proposal.expires_at)?;
                 map.end()
             }
         }

@@ -36,6 +36,7 @@
 mod error;
 mod intent;
 mod orchestrator;
+mod resume;
 mod route;
 
 pub use error::{AskError, OrchestratorError};
@@ -44,4 +45,5 @@ pub use intent::{
     normalize,
 };
 pub use orchestrator::{Answer, Orchestrator, OrchestratorMsg};
+pub use resume::{ResumeDecision, Resumed};
 pub use route::{Route, RouteFallback};

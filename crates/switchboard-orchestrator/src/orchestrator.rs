@@ -5,6 +5,9 @@
 //! the registry's tool table changes, publishing each table whole. `ask` reads the published
 //! table and calls the registry directly, so a tier-1 route costs a pattern match, not a
 //! message round trip.
+//!
+//! A route to an execute or restricted tool asked for by an agent does not run: `ask` stores it
+//! as a proposal and answers [`AskError::AwaitingApproval`] (see `resume.rs` for the way back).
 
 use std::sync::Arc;
 
@@ -90,6 +93,9 @@ impl Orchestrator {
         async {
             let route = self.route(utterance).await?;
             tracing::debug!(tool = %route.tool, tier = route.tier, "routed");
+            if self.needs_approval(&route, context) {
+                return self.interrupt(route, context).await;
+            }
             match self
                 .shared
                 .registry
@@ -102,6 +108,11 @@ impl Orchestrator {
         }
         .instrument(span)
         .await
+    }
+
+    /// The registry this orchestrator calls, for the resume path.
+    pub(crate) fn shared_registry(&self) -> &ToolRegistry {
+        &self.shared.registry
     }
 
     /// Where `utterance` would go, without calling anything.

@@ -11,8 +11,8 @@ use std::{sync::Arc, time::Instant};
 
 use jiff::Timestamp;
 use switchboard_audit::{
-    AuditError, AuditLog, AuditRecord, Digest, Outcome, Payload, PendingRecord, Reservation,
-    Submitted, clamp_tool_name,
+    AuditAction, AuditError, AuditLog, AuditRecord, Digest, Outcome, Payload, PendingRecord,
+    Reservation, Submitted, clamp_tool_name,
 };
 use switchboard_core::{CallContext, ErrorKind};
 
@@ -60,6 +60,7 @@ impl AuditDraft {
             output_hash: None,
             duration_us: 0,
             outcome: Outcome::Error(ErrorKind::Cancelled),
+            action: None,
         };
         let pending = PendingRecord {
             record,
@@ -70,6 +71,13 @@ impl AuditDraft {
             open: Some((reservation, pending)),
             started,
         })
+    }
+
+    /// Links the record to a mutation (its action id and what this call did to it).
+    pub(crate) fn set_action(&mut self, action: AuditAction) {
+        if let Some((_, pending)) = &mut self.open {
+            pending.record.action = Some(action);
+        }
     }
 
     /// Hands the record over with its outcome; await the result's

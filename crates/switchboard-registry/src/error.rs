@@ -74,4 +74,26 @@ pub enum RegistryError {
     /// The registry actor has stopped.
     #[error("the registry has stopped")]
     Stopped,
+    /// A `tool_policy!` names a tool that is not linked.
+    #[error(
+        "the tool policy at {location} names `{tool}`, which no linked crate defines; fix the name or remove the policy"
+    )]
+    PolicyForUnknownTool {
+        /// The name it gives.
+        tool: String,
+        /// Where the policy is declared.
+        location: String,
+    },
+    /// Two `tool_policy!`s name the same tool.
+    #[error(
+        "two tool policies name `{tool}`: one at {first}, one at {second}; a tool has at most one policy, merge them"
+    )]
+    DuplicatePolicy {
+        /// The tool.
+        tool: String,
+        /// Where the first is declared.
+        first: String,
+        /// Where the second is declared.
+        second: String,
+    },
 }

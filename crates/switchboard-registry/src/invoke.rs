@@ -1,26 +1,39 @@
 //! The per-call path. It runs in the caller's task: no mailbox, no actor hop.
 //!
 //! The order of the checks is part of the contract (ARCHITECTURE.md): tool exists → context
-//! complete → no `org_id` in the params → category → permission → input valid → run (in the
+//! complete → no `org_id` in the params → thread owned → agent scope → category → permission →
+//! input valid → gate → (mutating tools) scope ids → idempotency key → run once (in the
 //! domain's bulkhead, under a timeout, catching panics) → audit. A caller refused at one step
 //! learns nothing the later steps would have told it: a caller without the permission never
-//! sees the input's validation errors.
+//! sees the input's validation errors. Mutations (idempotency, proposals) live in
+//! `mutation.rs` and `approvals.rs`; this file keeps the order.
 
-use std::{any::TypeId, future::Future, panic::AssertUnwindSafe, pin::pin, sync::Arc, task::Poll};
+use std::{
+    any::{Any, TypeId},
+    future::Future,
+    panic::AssertUnwindSafe,
+    pin::pin,
+    sync::{Arc, Mutex},
+    task::Poll,
+};
 
 use futures::FutureExt;
 use serde_json::Value;
+use switchboard_approvals::{Proposal, StoredOutcome};
 use switchboard_audit::{Outcome, Payload};
 use switchboard_core::{
-    CallContext, Caller, Category, ErasedInput, Initiator, InvokeError, Tool, ToolContext,
-    ToolEntry, ToolError, schema::find_org_id, validate_typed,
+    ActionId, CallContext, Caller, Category, ErasedInput, Initiator, InvokeError, ProposalId, Tool,
+    ToolContext, ToolEntry, ToolError, schema::find_org_id, validate_typed,
 };
 use tokio::{sync::TryAcquireError, time::Instant};
 use tracing::Instrument;
 
 use crate::{
+    access::AgentScopes,
     audit::AuditDraft,
-    registry::ToolRegistry,
+    config::AgentMutations,
+    mutation,
+    registry::{Shared, ToolRegistry},
     table::{Handler, RegisteredTool, RuntimeTool},
 };
 
@@ -29,16 +42,26 @@ use crate::{
 /// Jobs own what they carry (`'static`), so the future `run` returns borrows only the context:
 /// that keeps `invoke` and `call` futures `Send` for every lifetime (a `Self: 'a` bound here
 /// would not be provable, rust-lang/rust#100013) without boxing the typed path.
-trait Job: Send + 'static {
-    type Output: Send;
+pub(crate) trait Job: Send + 'static {
+    type Output: Send + 'static;
 
     fn run(
         self,
         ctx: &ToolContext,
     ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send + '_;
+
+    /// The validated input, as a gate sees it.
+    fn gate_input(&self) -> &(dyn Any + Send);
+
+    /// The first result of a mutation, as retries will get it back.
+    fn stored(action_id: ActionId, result: &Result<Self::Output, InvokeError>) -> StoredOutcome;
+
+    /// A retry's answer, from the first result; `None` if this face cannot rebuild it (a
+    /// typed retry of an action first run through JSON).
+    fn replayed(stored: &StoredOutcome) -> Option<Result<Self::Output, InvokeError>>;
 }
 
-enum JsonJob {
+pub(crate) enum JsonJob {
     Linked(&'static ToolEntry, ErasedInput),
     /// Run-time tools take their params by value; the audit draft keeps the caller's copy.
     Runtime(Arc<dyn RuntimeTool>, Value),
@@ -53,9 +76,28 @@ impl Job for JsonJob {
             JsonJob::Runtime(tool, params) => tool.call(ctx, params).await,
         }
     }
+
+    fn gate_input(&self) -> &(dyn Any + Send) {
+        match self {
+            JsonJob::Linked(_, input) => &**input,
+            JsonJob::Runtime(_, params) => params,
+        }
+    }
+
+    fn stored(action_id: ActionId, result: &Result<Value, InvokeError>) -> StoredOutcome {
+        StoredOutcome {
+            action_id,
+            result: result.clone(),
+            typed: None,
+        }
+    }
+
+    fn replayed(stored: &StoredOutcome) -> Option<Result<Value, InvokeError>> {
+        Some(stored.result.clone())
+    }
 }
 
-struct TypedJob<T: Tool>(T::Input);
+pub(crate) struct TypedJob<T: Tool>(T::Input);
 
 impl<T: Tool> Job for TypedJob<T> {
     type Output = T::Output;
@@ -66,6 +108,64 @@ impl<T: Tool> Job for TypedJob<T> {
     ) -> impl Future<Output = Result<T::Output, ToolError>> + Send + '_ {
         T::call(ctx, self.0)
     }
+
+    fn gate_input(&self) -> &(dyn Any + Send) {
+        &self.0
+    }
+
+    fn stored(action_id: ActionId, result: &Result<T::Output, InvokeError>) -> StoredOutcome {
+        let (json, typed) = match result {
+            Ok(output) => {
+                // Outputs are `Serialize`; one that fails is kept as `null` (the typed copy
+                // still replays it in this process).
+                let json = serde_json::to_value(output).unwrap_or(Value::Null);
+                let typed: switchboard_approvals::TypedOutput =
+                    Arc::new(Mutex::new(output.clone()));
+                (Ok(json), Some(typed))
+            }
+            Err(error) => (Err(error.clone()), None),
+        };
+        StoredOutcome {
+            action_id,
+            result: json,
+            typed,
+        }
+    }
+
+    fn replayed(stored: &StoredOutcome) -> Option<Result<T::Output, InvokeError>> {
+        match &stored.result {
+            Err(error) => Some(Err(error.clone())),
+            Ok(_) => stored
+                .typed
+                .as_ref()
+                .and_then(|typed| typed.downcast_ref::<Mutex<T::Output>>())
+                .and_then(|output| output.lock().ok().map(|output| Ok(output.clone()))),
+        }
+    }
+}
+
+/// Why a call is being made.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Mode<'a> {
+    /// A caller called the tool.
+    Direct,
+    /// A caller asked for a proposal (`ToolRegistry::propose`), with this summary.
+    Propose { summary: Option<&'a str> },
+    /// A human approved this proposal; its id is the run's idempotency key and action id.
+    Approval { proposal: &'a ProposalId },
+}
+
+/// What a call produced: the tool's output, or a stored proposal.
+pub(crate) enum Step<O> {
+    Output(O),
+    Proposed(Box<Proposal>),
+}
+
+/// Whether the checks let the call run, or turn it into a proposal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Admission {
+    Run,
+    Propose,
 }
 
 impl ToolRegistry {
@@ -95,6 +195,21 @@ impl ToolRegistry {
         params: Value,
         context: &CallContext,
     ) -> Result<Value, InvokeError> {
+        match self.run_json(name, params, context, Mode::Direct).await? {
+            Step::Output(output) => Ok(output),
+            // A direct call's proposal is reported as `approval_required` (see `run_json`).
+            Step::Proposed(proposal) => Err(mutation::approval_required(&proposal)),
+        }
+    }
+
+    /// The JSON call path in every mode: direct, proposing, or running an approved proposal.
+    pub(crate) async fn run_json(
+        &self,
+        name: &str,
+        params: Value,
+        context: &CallContext,
+        mode: Mode<'_>,
+    ) -> Result<Step<Value>, InvokeError> {
         // A tool without parameters may be called with none at all.
         let params = match params {
             Value::Null => Value::Object(serde_json::Map::new()),
@@ -104,7 +219,7 @@ impl ToolRegistry {
         let params = Arc::new(params);
         let table = shared.table.load();
         let found = table.get(name);
-        let draft = AuditDraft::open(
+        let mut draft = AuditDraft::open(
             &shared.audit,
             name,
             found,
@@ -114,7 +229,8 @@ impl ToolRegistry {
         .await
         .map_err(|error| audit_failed(name, &error))?;
         let result = async {
-            let (tool, caller) = admit(&table, found, name, context, Some(&params))?;
+            let (tool, caller, admission) =
+                admit(shared, &table, found, name, context, Some(&params), mode)?;
             tool.schema_errors(&params)
                 .map_err(|errors| invalid(tool, errors))?;
             let job = match &tool.handler {
@@ -126,13 +242,38 @@ impl ToolRegistry {
                     JsonJob::Runtime(Arc::clone(runtime), Value::clone(&params))
                 }
             };
-            dispatch(tool, caller, job).await
+            if let Some(gate) = tool.gate() {
+                let ctx = read_only_context(tool, &caller);
+                let checking = gate(&ctx, job.gate_input());
+                await_gate(tool, checking).await?;
+            }
+            if !tool.category().mutates() {
+                return dispatch(tool, caller, job).await.map(Step::Output);
+            }
+            mutation::check_scope_ids(tool, &caller)?;
+            if admission == Admission::Propose {
+                let summary = mutation::summary_of(mode);
+                let proposal =
+                    mutation::store_proposal(shared, tool, &caller, params, summary, &mut draft);
+                return Ok(Step::Proposed(Box::new(proposal)));
+            }
+            let digest = switchboard_audit::digest_json(&params);
+            mutation::run_once(shared, tool, caller, context, job, digest, mode, &mut draft)
+                .await
+                .map(Step::Output)
         }
         .await;
-        let output = result
-            .as_ref()
-            .ok()
-            .map(|output| Payload::Json(Arc::new(output.clone())));
+        let result = match (mode, result) {
+            (Mode::Direct, Ok(Step::Proposed(proposal))) => {
+                Err(mutation::approval_required(&proposal))
+            }
+            (_, result) => result,
+        };
+        let output = match &result {
+            Ok(Step::Output(output)) => Some(Payload::Json(Arc::new(output.clone()))),
+            Ok(Step::Proposed(proposal)) => Some(Payload::typed(Proposal::clone(proposal))),
+            Err(_) => None,
+        };
         finish(draft, name, result, output).await
     }
 
@@ -162,7 +303,7 @@ impl ToolRegistry {
         let name = T::SPEC.name;
         let table = shared.table.load();
         let found = table.get(name);
-        let draft = AuditDraft::open(
+        let mut draft = AuditDraft::open(
             &shared.audit,
             name,
             found,
@@ -172,12 +313,40 @@ impl ToolRegistry {
         .await
         .map_err(|error| audit_failed(name, &error))?;
         let result = async {
-            let (tool, caller) = admit(&table, found, name, context, None)?;
-            if tool.type_id() != Some(TypeId::of::<T>()) {
+            let (tool, caller, admission) =
+                admit(shared, &table, found, name, context, None, Mode::Direct)?;
+            if RegisteredTool::type_id(tool) != Some(TypeId::of::<T>()) {
                 return Err(not_found(name, Vec::new()));
             }
             validate_typed(&input).map_err(|errors| invalid(tool, errors))?;
-            dispatch(tool, caller, TypedJob::<T>(input)).await
+            if let Some(gate) = tool.gate() {
+                let ctx = read_only_context(tool, &caller);
+                let checking = gate(&ctx, &input);
+                await_gate(tool, checking).await?;
+            }
+            if !tool.category().mutates() {
+                return dispatch(tool, caller, TypedJob::<T>(input)).await;
+            }
+            mutation::check_scope_ids(tool, &caller)?;
+            if admission == Admission::Propose {
+                let params = Arc::new(serde_json::to_value(&input).unwrap_or(Value::Null));
+                let proposal =
+                    mutation::store_proposal(shared, tool, &caller, params, None, &mut draft);
+                return Err(mutation::approval_required(&proposal));
+            }
+            let digest = switchboard_audit::digest_of(&input);
+            let job = TypedJob::<T>(input);
+            mutation::run_once(
+                shared,
+                tool,
+                caller,
+                context,
+                job,
+                digest,
+                Mode::Direct,
+                &mut draft,
+            )
+            .await
         }
         .await;
         let output = result
@@ -188,14 +357,17 @@ impl ToolRegistry {
     }
 }
 
-/// The checks before the input is looked at: tool, context, `org_id`, category, permission.
+/// The checks before the input is looked at: tool, context, `org_id`, thread, agent scope,
+/// category, permission. Says whether the call runs or becomes a proposal.
 fn admit<'t>(
+    shared: &Shared,
     table: &crate::table::ToolTable,
     found: Option<&'t Arc<RegisteredTool>>,
     name: &str,
     context: &CallContext,
     params: Option<&Value>,
-) -> Result<(&'t RegisteredTool, Caller), InvokeError> {
+    mode: Mode<'_>,
+) -> Result<(&'t Arc<RegisteredTool>, Caller, Admission), InvokeError> {
     let tool = found.ok_or_else(|| not_found(name, table.similar_names(name)))?;
     let caller = context
         .verify()
@@ -203,15 +375,95 @@ fn admit<'t>(
     if let Some(path) = params.and_then(find_org_id) {
         return Err(InvokeError::OrgIdNotAllowed { path });
     }
-    check_category(tool, &caller)?;
-    if !tool.granted_to(&caller.roles) {
+    // Authentication: the user must own the thread the call names. An approved proposal runs
+    // in its proposer's thread, which was checked when the proposal was made.
+    if let (Some(thread_id), false) = (&caller.thread_id, matches!(mode, Mode::Approval { .. }))
+        && shared.threads.owner(&caller.org_id, thread_id).as_ref() != Some(&caller.user_id)
+    {
+        return Err(InvokeError::ThreadNotOwned {
+            tool: tool.name.to_string(),
+            thread_id: thread_id.clone(),
+        });
+    }
+    // Tool access: the agent's scope.
+    if AgentScopes::applies_to(&caller)
+        && !shared.scopes.allows(caller.agent_type.as_ref(), &tool.name)
+    {
+        return Err(InvokeError::ToolScopeDenied {
+            tool: tool.name.to_string(),
+            agent_type: caller.agent_type.clone(),
+        });
+    }
+    let agent_proposes = shared.config.agent_mutations == AgentMutations::Propose
+        && caller.initiator == Initiator::Agent
+        && tool.category().mutates();
+    let admission = match mode {
+        Mode::Propose { .. } if !tool.category().mutates() => {
+            return Err(InvokeError::CategoryDenied {
+                tool: tool.name.to_string(),
+                category: tool.category(),
+                initiator: caller.initiator,
+                reason: "changes nothing, so there is nothing to approve: only execute and \
+                         restricted tools are proposed; call it directly"
+                    .to_owned(),
+            });
+        }
+        Mode::Propose { .. } => Admission::Propose,
+        Mode::Direct if agent_proposes => Admission::Propose,
+        Mode::Direct | Mode::Approval { .. } => {
+            check_category(tool, &caller)?;
+            Admission::Run
+        }
+    };
+    // A proposal needs no permission for its target: whoever approves it does.
+    if admission == Admission::Run && !tool.granted_to(&caller.roles) {
         return Err(InvokeError::PermissionDenied {
             tool: tool.name.to_string(),
             permission: tool.descriptor.permission.to_string(),
             roles: caller.roles.to_vec(),
         });
     }
-    Ok((tool, caller))
+    Ok((tool, caller, admission))
+}
+
+/// The context a gate runs with: the caller and the domain, as a `read` tool (a gate cannot
+/// write).
+fn read_only_context(tool: &RegisteredTool, caller: &Caller) -> ToolContext {
+    ToolContext::new(
+        caller.clone(),
+        Arc::clone(&tool.name),
+        Category::Read,
+        tool.domain.cell.clone(),
+    )
+}
+
+/// Waits for a gate under the tool's timeout, catching a panic. The gate's future was started
+/// by the caller, so it borrows the context but not the input (the wrapper `tool_policy!`
+/// generates clones it), which keeps the call's future `Send`.
+async fn await_gate(
+    tool: &RegisteredTool,
+    checking: switchboard_core::BoxFuture<'_, Result<(), ToolError>>,
+) -> Result<(), InvokeError> {
+    let checked = Box::pin(tokio::time::timeout(
+        tool.timeout,
+        AssertUnwindSafe(checking).catch_unwind(),
+    ))
+    .await;
+    match checked {
+        Err(_) => Err(InvokeError::Timeout {
+            tool: tool.name.to_string(),
+            after: tool.timeout,
+        }),
+        Ok(Err(panic)) => Err(InvokeError::ToolPanicked {
+            tool: tool.name.to_string(),
+            message: format!("its gate panicked: {}", panic_message(&*panic)),
+        }),
+        Ok(Ok(Err(error))) => Err(InvokeError::GateRefused {
+            tool: tool.name.to_string(),
+            error,
+        }),
+        Ok(Ok(Ok(()))) => Ok(()),
+    }
 }
 
 /// Who may start a call of each category.
@@ -232,7 +484,7 @@ pub(crate) fn category_refusal(category: Category, caller: &Caller) -> Option<&'
     }
 }
 
-fn check_category(tool: &RegisteredTool, caller: &Caller) -> Result<(), InvokeError> {
+pub(crate) fn check_category(tool: &RegisteredTool, caller: &Caller) -> Result<(), InvokeError> {
     match category_refusal(tool.category(), caller) {
         None => Ok(()),
         Some(reason) => Err(InvokeError::CategoryDenied {
@@ -250,7 +502,7 @@ fn check_category(tool: &RegisteredTool, caller: &Caller) -> Result<(), InvokeEr
 /// The common case costs no timer: a free permit is taken at once, and a tool that finishes on
 /// its first poll (most do: they read a snapshot and return) never registers one. Only a wait
 /// for a permit, or a tool that suspends, is put under `timeout_at`.
-async fn dispatch<J: Job>(
+pub(crate) async fn dispatch<J: Job>(
     tool: &RegisteredTool,
     caller: Caller,
     job: J,
@@ -320,7 +572,7 @@ async fn dispatch<J: Job>(
     }
 }
 
-async fn finish<O>(
+pub(crate) async fn finish<O>(
     draft: AuditDraft,
     tool: &str,
     result: Result<O, InvokeError>,
@@ -340,14 +592,14 @@ async fn finish<O>(
     result
 }
 
-fn audit_failed(tool: &str, error: &switchboard_audit::AuditError) -> InvokeError {
+pub(crate) fn audit_failed(tool: &str, error: &switchboard_audit::AuditError) -> InvokeError {
     InvokeError::AuditFailed {
         tool: switchboard_audit::clamp_tool_name(tool).to_owned(),
         reason: error.to_string(),
     }
 }
 
-fn not_found(name: &str, suggestions: Vec<String>) -> InvokeError {
+pub(crate) fn not_found(name: &str, suggestions: Vec<String>) -> InvokeError {
     InvokeError::ToolNotFound {
         name: switchboard_audit::clamp_tool_name(name).to_owned(),
         suggestions,

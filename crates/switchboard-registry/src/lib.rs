@@ -1,19 +1,30 @@
 #![doc = include_str!("../README.md")]
 
+mod access;
 mod actor;
+mod approvals;
 mod audit;
 mod config;
 mod domain;
 mod error;
 mod invoke;
+mod mutation;
 mod permissions;
 mod registry;
 mod table;
 
+pub use access::{
+    AgentScopes, AgentScopesError, DEFAULT_AGENT_SCOPES_TOML, MemoryThreads, ThreadDirectory,
+};
 pub use actor::RegistryMsg;
-pub use config::RegistryConfig;
+pub use approvals::Approved;
+pub use config::{AgentMutations, RegistryConfig};
 pub use domain::{DomainMsg, DomainStatus};
 pub use error::RegistryError;
 pub use permissions::{DEFAULT_PERMISSIONS_TOML, PermissionMatrix, PermissionsError};
 pub use registry::{RegistryBuilder, RuntimeToolSpec, ToolRegistry};
+pub use switchboard_approvals::{
+    IdempotencyStore, MemoryIdempotencyStore, MemoryProposalStore, Proposal, ProposalStatus,
+    ProposalStore, Proposer,
+};
 pub use table::RuntimeTool;

@@ -9,11 +9,18 @@ use std::{collections::BTreeMap, sync::Arc};
 
 use arc_swap::ArcSwap;
 use ractor::{Actor, ActorRef};
+use switchboard_approvals::{
+    IdempotencyStore, MemoryIdempotencyStore, MemoryProposalStore, ProposalStore,
+};
 use switchboard_audit::{AuditConfig, AuditLog, AuditStore, MemoryAuditStore};
-use switchboard_core::{Category, ToolDescriptor, ToolEntry, linked_domains, linked_tools};
+use switchboard_core::{
+    Category, ToolDescriptor, ToolEntry, ToolPolicyEntry, linked_domains, linked_policies,
+    linked_tools,
+};
 use tokio::sync::watch;
 
 use crate::{
+    access::{AgentScopes, MemoryThreads, ThreadDirectory},
     actor::{RegistryActor, RegistryArgs, RegistryMsg},
     config::RegistryConfig,
     domain::{DomainMsg, DomainRuntime, DomainStatus},
@@ -30,6 +37,10 @@ pub(crate) struct Shared {
     pub(crate) config: RegistryConfig,
     pub(crate) domains: ArcSwap<BTreeMap<Arc<str>, Arc<DomainRuntime>>>,
     pub(crate) version: watch::Sender<u64>,
+    pub(crate) scopes: AgentScopes,
+    pub(crate) threads: Arc<dyn ThreadDirectory>,
+    pub(crate) idempotency: Arc<dyn IdempotencyStore>,
+    pub(crate) proposals: Arc<dyn ProposalStore>,
 }
 
 impl Shared {
@@ -78,6 +89,10 @@ pub struct RegistryBuilder {
     permissions: PermissionMatrix,
     config: RegistryConfig,
     excluded_domains: Vec<String>,
+    scopes: AgentScopes,
+    threads: Option<Arc<dyn ThreadDirectory>>,
+    idempotency: Option<Arc<dyn IdempotencyStore>>,
+    proposals: Option<Arc<dyn ProposalStore>>,
 }
 
 impl std::fmt::Debug for RegistryBuilder {
@@ -104,6 +119,10 @@ impl Default for RegistryBuilder {
             permissions: PermissionMatrix::default(),
             config: RegistryConfig::default(),
             excluded_domains: Vec::new(),
+            scopes: AgentScopes::default(),
+            threads: None,
+            idempotency: None,
+            proposals: None,
         }
     }
 }
@@ -147,6 +166,33 @@ impl RegistryBuilder {
         self
     }
 
+    /// Uses this agent type → tools scope table (default: the built-in one, every agent type
+    /// may reach every tool).
+    pub fn agent_scopes(mut self, scopes: AgentScopes) -> Self {
+        self.scopes = scopes;
+        self
+    }
+
+    /// Asks `threads` who owns the thread a call names (default: an empty [`MemoryThreads`],
+    /// so a call naming any thread is refused until threads are registered).
+    pub fn threads(mut self, threads: Arc<dyn ThreadDirectory>) -> Self {
+        self.threads = Some(threads);
+        self
+    }
+
+    /// Keeps idempotency keys and first results in `store` (default: a
+    /// [`MemoryIdempotencyStore`] with the configured retention).
+    pub fn idempotency_store(mut self, store: Arc<dyn IdempotencyStore>) -> Self {
+        self.idempotency = Some(store);
+        self
+    }
+
+    /// Keeps proposals in `store` (default: a [`MemoryProposalStore`]).
+    pub fn proposal_store(mut self, store: Arc<dyn ProposalStore>) -> Self {
+        self.proposals = Some(store);
+        self
+    }
+
     /// Leaves a linked domain, and its tools, out of this registry.
     pub fn exclude_domain(mut self, domain: impl Into<String>) -> Self {
         self.excluded_domains.push(domain.into());
@@ -161,6 +207,7 @@ impl RegistryBuilder {
         let entries: Vec<&'static ToolEntry> = linked_tools()
             .filter(|entry| !excluded(entry.spec.domain))
             .collect();
+        let policies = scan_policies()?;
         let mut tools = Vec::with_capacity(entries.len());
         for entry in entries {
             let Some(domain) = domains.get(entry.spec.domain) else {
@@ -175,13 +222,15 @@ impl RegistryBuilder {
                         .join(", "),
                 });
             };
-            tools.push(Arc::new(RegisteredTool::new(
+            let mut tool = RegisteredTool::new(
                 ToolDescriptor::from_entry(entry),
                 Handler::Linked(entry),
                 Arc::clone(domain),
                 &self.permissions,
                 self.config.default_timeout,
-            )?));
+            )?;
+            tool.policy = policies.get(entry.spec.name).copied();
+            tools.push(Arc::new(tool));
         }
         let table = ToolTable::build(tools)?;
         let audit = match self.audit {
@@ -193,6 +242,11 @@ impl RegistryBuilder {
                 })?
             }
         };
+        let idempotency = self.idempotency.unwrap_or_else(|| {
+            Arc::new(MemoryIdempotencyStore::new(
+                self.config.idempotency_retention,
+            ))
+        });
         let shared = Arc::new(Shared {
             table: ArcSwap::from_pointee(table),
             audit,
@@ -200,6 +254,14 @@ impl RegistryBuilder {
             config: self.config,
             domains: ArcSwap::from_pointee(domains),
             version: watch::Sender::new(0),
+            idempotency,
+            scopes: self.scopes,
+            threads: self
+                .threads
+                .unwrap_or_else(|| Arc::new(MemoryThreads::new())),
+            proposals: self
+                .proposals
+                .unwrap_or_else(|| Arc::new(MemoryProposalStore::new())),
         });
         let (actor, _join) = Actor::spawn(
             None,
@@ -219,6 +281,29 @@ impl RegistryBuilder {
         );
         Ok(ToolRegistry { shared, actor })
     }
+}
+
+/// Every linked tool policy by tool name. A policy naming no linked tool, or a second policy
+/// for one tool, stops the boot: policies cannot drift from their tools. (A policy of a tool
+/// whose domain is excluded is simply unused.)
+fn scan_policies() -> Result<BTreeMap<&'static str, &'static ToolPolicyEntry>, RegistryError> {
+    let mut policies: BTreeMap<&'static str, &'static ToolPolicyEntry> = BTreeMap::new();
+    for policy in linked_policies() {
+        if !linked_tools().any(|entry| entry.spec.name == policy.tool) {
+            return Err(RegistryError::PolicyForUnknownTool {
+                tool: policy.tool.to_owned(),
+                location: policy.location.to_string(),
+            });
+        }
+        if let Some(first) = policies.insert(policy.tool, policy) {
+            return Err(RegistryError::DuplicatePolicy {
+                tool: policy.tool.to_owned(),
+                first: first.location.to_string(),
+                second: policy.location.to_string(),
+            });
+        }
+    }
+    Ok(policies)
 }
 
 fn scan_domains(
@@ -317,6 +402,21 @@ impl ToolRegistry {
     /// The permission matrix in force.
     pub fn permissions(&self) -> &PermissionMatrix {
         &self.shared.permissions
+    }
+
+    /// The agent scope table in force.
+    pub fn agent_scopes(&self) -> &AgentScopes {
+        &self.shared.scopes
+    }
+
+    /// The store of idempotency keys and first results.
+    pub fn idempotency_store(&self) -> &Arc<dyn IdempotencyStore> {
+        &self.shared.idempotency
+    }
+
+    /// The store of proposals.
+    pub fn proposal_store(&self) -> &Arc<dyn ProposalStore> {
+        &self.shared.proposals
     }
 
     /// The configuration in force.

@@ -10,6 +10,7 @@ use std::{any::TypeId, collections::HashMap, sync::Arc, time::Duration};
 use serde_json::Value;
 use switchboard_core::{
     BoxFuture, Category, FieldError, Role, ToolContext, ToolDescriptor, ToolEntry, ToolError,
+    ToolPolicyEntry,
 };
 
 use crate::{domain::DomainRuntime, error::RegistryError, permissions::PermissionMatrix};
@@ -41,6 +42,8 @@ pub(crate) struct RegisteredTool {
     pub(crate) granted_roles: Box<[Role]>,
     pub(crate) domain: Arc<DomainRuntime>,
     pub(crate) timeout: Duration,
+    /// The domain's declared policy (scope ids, gate); linked tools only.
+    pub(crate) policy: Option<&'static ToolPolicyEntry>,
 }
 
 impl RegisteredTool {
@@ -87,7 +90,13 @@ impl RegisteredTool {
             handler,
             validator,
             domain,
+            policy: None,
         })
+    }
+
+    /// The gate its domain declared, if any.
+    pub(crate) fn gate(&self) -> Option<switchboard_core::GateFn> {
+        self.policy.and_then(|policy| policy.gate)
     }
 
     pub(crate) fn category(&self) -> Category {

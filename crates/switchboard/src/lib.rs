@@ -9,15 +9,19 @@ pub use switchboard_audit::{
     WhenFull,
 };
 pub use switchboard_core::{
-    BoxFuture, CallContext, Caller, Category, ContentBlock, CorrelationId, DomainCell,
-    EmbeddedResource, ErrorKind, FieldError, Initiator, InvokeError, NoInput, OrgId, Progress,
-    ProgressNotifier, ProgressSink, Role, SessionId, Tool, ToolContent, ToolContext,
-    ToolDescriptor, ToolError, ToolInput, ToolOrigin, UserId, domain, tool,
+    ActionId, AgentType, BoxFuture, CallContext, Caller, Category, ContentBlock, CorrelationId,
+    DomainCell, EmbeddedResource, ErrorKind, FieldError, IdempotencyKey, Initiator, InvokeError,
+    NoInput, OrgId, Progress, ProgressNotifier, ProgressSink, ProjectId, ProposalId, Role,
+    ScopeField, SessionId, ThreadId, Tool, ToolContent, ToolContext, ToolDescriptor, ToolError,
+    ToolInput, ToolOrigin, UserId, domain, tool, tool_policy,
 };
-pub use switchboard_orchestrator::{Answer, AskError, Orchestrator, Route};
+pub use switchboard_orchestrator::{
+    Answer, AskError, Orchestrator, ResumeDecision, Resumed, Route,
+};
 pub use switchboard_registry::{
-    DomainStatus, PermissionMatrix, PermissionsError, RegistryBuilder, RegistryConfig,
-    RegistryError, RuntimeTool, RuntimeToolSpec, ToolRegistry,
+    AgentMutations, AgentScopes, Approved, DomainStatus, MemoryThreads, PermissionMatrix,
+    PermissionsError, Proposal, ProposalStatus, RegistryBuilder, RegistryConfig, RegistryError,
+    RuntimeTool, RuntimeToolSpec, ThreadDirectory, ToolRegistry,
 };
 
 /// The paths `#[tool]` expands to when a crate depends on this facade rather than on

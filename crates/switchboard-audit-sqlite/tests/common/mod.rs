@@ -76,6 +76,7 @@ pub(crate) fn record(correlation_id: &str) -> AuditRecord {
         output_hash: None,
         duration_us: 12,
         outcome: Outcome::Ok,
+        action: None,
     }
 }
 

@@ -97,6 +97,7 @@ pub fn records_round_trip_unchanged(make: &StoreFactory) -> Result<(), Failure> 
         initiator: Initiator::Agent,
         input_hash: Digest([0; 32]),
         output_hash: Some(Digest([0xff; 32])),
+        action: None,
         duration_us: u64::MAX >> 1,
         outcome: Outcome::Error(ErrorKind::MissingContext),
     });

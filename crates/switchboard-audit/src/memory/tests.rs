@@ -25,6 +25,7 @@ fn record(tool: &str, org: &str, correlation: &str, at: Timestamp) -> AuditRecor
         output_hash: None,
         duration_us: 7,
         outcome: Outcome::Ok,
+        action: None,
     }
 }
 

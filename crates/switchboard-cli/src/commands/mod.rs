@@ -1,4 +1,4 @@
-//! The four commands, and what they share: preparing the inputs before the runtime boots, and
+//! The commands, and what they share: preparing the inputs before the runtime boots, and
 //! fetching a call's audit records after it ran.
 //!
 //! Each command module takes the running [`Switchboard`] and its parsed arguments, prints what
@@ -7,6 +7,7 @@
 mod ask;
 pub(crate) mod audit;
 mod call;
+pub(crate) mod proposals;
 mod schema;
 mod serve;
 mod tools;
@@ -39,6 +40,8 @@ pub(crate) enum Ready {
     /// `serve`, with its transport configured (identity or token file, HTTP options), and
     /// whether `--conformance` was given.
     Serve(Transport, bool),
+    /// `proposals`, `approve` or `reject`.
+    Decide(proposals::Decision),
 }
 
 /// What a checked command line runs against.
@@ -66,6 +69,9 @@ impl Ready {
                 let conformance = args.conformance;
                 Ready::Serve(Transport::prepare(args)?, conformance)
             }
+            Command::Proposals(args) => Ready::Decide(proposals::Decision::List(args)),
+            Command::Approve(args) => Ready::Decide(proposals::Decision::Approve(args)),
+            Command::Reject(args) => Ready::Decide(proposals::Decision::Reject(args)),
             Command::Audit(args) => {
                 let (args, store) = audit::prepare(args, setup)?;
                 return Ok(Prepared::Audit(args, store));
@@ -81,6 +87,7 @@ impl Ready {
             Ready::Call(args, params) => call::run(&switchboard.registry, args, params).await,
             Ready::Ask(args) => ask::run(switchboard, args).await,
             Ready::Serve(transport, _) => serve::run(&switchboard.registry, transport).await,
+            Ready::Decide(decision) => proposals::run(&switchboard.registry, decision).await,
         }
     }
 

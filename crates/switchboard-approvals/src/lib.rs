@@ -1,0 +1,13 @@
+#![doc = include_str!("../README.md")]
+
+mod idempotency;
+mod memory_idempotency;
+mod memory_proposals;
+mod proposals;
+
+pub use idempotency::{
+    Claim, Fingerprint, IdempotencyScope, IdempotencyStore, StoredOutcome, TypedOutput, Waiter,
+};
+pub use memory_idempotency::MemoryIdempotencyStore;
+pub use memory_proposals::MemoryProposalStore;
+pub use proposals::{Decision, Proposal, ProposalStatus, ProposalStore, Proposer, TransitionError};

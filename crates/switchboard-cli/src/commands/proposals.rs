@@ -1,0 +1,157 @@
+//! `switchboard proposals`, `switchboard approve ID` and `switchboard reject ID --feedback TEXT`:
+//! the human side of approvals.
+//!
+//! Each runs as the identity given (a human, by default), through the registry's
+//! `proposals` / `approve` / `reject`, so the same rules hold as in process: only a human of
+//! the proposal's organisation holding the target tool's permission decides, an agent never,
+//! and a decision is final. The registry's proposal store is in memory for now, so a new
+//! process starts with none: these commands become useful across processes once a persistent
+//! `ProposalStore` is configured (docs/cli.md).
+
+use clap::Args;
+use serde_json::json;
+use switchboard::{InvokeError, Proposal, ProposalId, ToolRegistry};
+
+use crate::{app::Exit, identity::IdentityArgs, output};
+
+/// `proposals`.
+#[derive(Debug, Args)]
+pub(crate) struct ProposalsArgs {
+    /// Print JSON (`{"proposals": [...]}` or `{"error": ...}`) instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+
+    #[command(flatten)]
+    pub(crate) identity: IdentityArgs,
+}
+
+/// `approve`.
+#[derive(Debug, Args)]
+pub(crate) struct ApproveArgs {
+    /// The proposal to approve.
+    #[arg(value_name = "ID")]
+    pub(crate) id: String,
+
+    /// Print JSON (`{"approved": ...}` or `{"error": ...}`) instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+
+    #[command(flatten)]
+    pub(crate) identity: IdentityArgs,
+}
+
+/// `reject`.
+#[derive(Debug, Args)]
+pub(crate) struct RejectArgs {
+    /// The proposal to reject.
+    #[arg(value_name = "ID")]
+    pub(crate) id: String,
+
+    /// Why, for the proposer.
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) feedback: String,
+
+    /// Print JSON (`{"rejected": ...}` or `{"error": ...}`) instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+
+    #[command(flatten)]
+    pub(crate) identity: IdentityArgs,
+}
+
+/// Which of the three commands.
+#[derive(Debug)]
+pub(crate) enum Decision {
+    /// `proposals`.
+    List(ProposalsArgs),
+    /// `approve ID`.
+    Approve(ApproveArgs),
+    /// `reject ID --feedback TEXT`.
+    Reject(RejectArgs),
+}
+
+/// Runs the command and prints its result.
+pub(crate) async fn run(registry: &ToolRegistry, decision: Decision) -> anyhow::Result<Exit> {
+    match decision {
+        Decision::List(args) => {
+            let context = args.identity.into_identity().context;
+            let listed = registry.proposals(&context).await;
+            report(args.json, listed, |proposals| {
+                (json!({ "proposals": proposals }), list_text(proposals))
+            })
+        }
+        Decision::Approve(args) => {
+            let context = args.identity.into_identity().context;
+            let approved = registry
+                .approve(&ProposalId::from(args.id.trim()), &context)
+                .await;
+            report(args.json, approved, |approved| {
+                (
+                    json!({ "approved": approved }),
+                    format!(
+                        "approved {}: `{}` ran, result {}\n",
+                        approved.proposal.id, approved.proposal.tool, approved.output
+                    ),
+                )
+            })
+        }
+        Decision::Reject(args) => {
+            let context = args.identity.into_identity().context;
+            let rejected = registry
+                .reject(&ProposalId::from(args.id.trim()), &args.feedback, &context)
+                .await;
+            report(args.json, rejected, |proposal| {
+                (
+                    json!({ "rejected": proposal }),
+                    format!("rejected {}: nothing ran\n", proposal.id),
+                )
+            })
+        }
+    }
+}
+
+fn report<T>(
+    json: bool,
+    result: Result<T, InvokeError>,
+    render: impl FnOnce(&T) -> (serde_json::Value, String),
+) -> anyhow::Result<Exit> {
+    match result {
+        Ok(value) => {
+            let (as_json, as_text) = render(&value);
+            if json {
+                output::write_stdout(&output::to_json(&as_json)?);
+            } else {
+                output::write_stdout(&as_text);
+            }
+            Ok(Exit::Success)
+        }
+        Err(error) => {
+            if json {
+                output::write_stdout(&output::to_json(&json!({ "error": error }))?);
+            } else {
+                output::write_stderr(&format!("refused: {}: {error}\n", error.kind()));
+            }
+            Ok(Exit::Refused)
+        }
+    }
+}
+
+fn list_text(proposals: &[Proposal]) -> String {
+    if proposals.is_empty() {
+        return "no proposals (the proposal store is in memory: a new process starts empty)\n"
+            .to_owned();
+    }
+    let mut text = String::new();
+    for proposal in proposals {
+        text.push_str(&format!(
+            "{}  {}  {}  by {}  expires {}  {}\n",
+            proposal.id,
+            proposal.status.as_str(),
+            proposal.tool,
+            proposal.proposer.user_id,
+            proposal.expires_at,
+            proposal.summary
+        ));
+    }
+    text
+}

@@ -1,0 +1,343 @@
+//! Mutations happen once: the mutation-context checks, idempotency keys, and proposals.
+//!
+//! After a mutating call (execute, restricted) has passed every earlier check, it needs the
+//! scope ids its tool's policy declares ([`check_scope_ids`]) and an idempotency key: the
+//! caller's, or one derived from tool, org, thread (else the request's correlation id) and the
+//! params' canonical digest ([`derive_key`]). [`run_once`] then claims the key in the `IdempotencyStore`:
+//! the first caller runs the tool, racers wait for its result, later retries get it back
+//! (a `replayed` audit record, the same action id), and the same key with other params is
+//! `idempotency_conflict`. A run that does not finish on its first poll is detached from its
+//! caller (moved into a spawned task), so a caller that gives up cannot leave a key half-done:
+//! the tool finishes and its result is stored. A run that finishes at once costs no task.
+//!
+//! A call admitted as a proposal is stored by [`store_proposal`] instead of running.
+
+use std::{
+    sync::{
+        Arc, OnceLock,
+        atomic::{AtomicU64, Ordering},
+    },
+    task::Poll,
+};
+
+use jiff::{SignedDuration, Timestamp};
+use serde_json::Value;
+use switchboard_approvals::{
+    Claim, Fingerprint, IdempotencyScope, IdempotencyStore, Proposal, ProposalStatus, Proposer,
+};
+use switchboard_audit::{ActionEvent, AuditAction, Digest};
+use switchboard_core::{ActionId, CallContext, Caller, IdempotencyKey, InvokeError, ProposalId};
+use tracing::Instrument;
+
+use crate::{
+    audit::AuditDraft,
+    invoke::{Job, Mode, dispatch},
+    registry::Shared,
+    table::RegisteredTool,
+};
+
+/// Refuses a mutating call whose context lacks a scope id its tool's policy requires.
+pub(crate) fn check_scope_ids(tool: &RegisteredTool, caller: &Caller) -> Result<(), InvokeError> {
+    let Some(policy) = tool.policy else {
+        return Ok(());
+    };
+    let missing: Vec<&'static str> = policy
+        .requires
+        .iter()
+        .filter(|field| !field.present_in(caller))
+        .map(|field| field.as_str())
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(InvokeError::MutationScopeMissing {
+            tool: tool.name.to_string(),
+            fields: missing,
+        })
+    }
+}
+
+/// The key a mutation is known by when its caller gave none: a digest of the tool, the org,
+/// the thread and the params' canonical digest. The same call retried in the same thread gets
+/// the same key; the same params in another thread are another action. Without a thread (a
+/// direct API or CLI call) the request's correlation id stands in for it: a retry of the same
+/// request is recognised, a new request is a new action.
+pub(crate) fn derive_key(tool: &str, caller: &Caller, params: &Digest) -> IdempotencyKey {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(b"switchboard.idempotency.v1\0");
+    hasher.update(tool.as_bytes());
+    hasher.update(b"\0");
+    hasher.update(caller.org_id.as_str().as_bytes());
+    hasher.update(b"\0");
+    match &caller.thread_id {
+        Some(thread_id) => {
+            hasher.update(b"thread:");
+            hasher.update(thread_id.as_str().as_bytes());
+        }
+        None => {
+            hasher.update(b"request:");
+            hasher.update(caller.correlation_id.as_str().as_bytes());
+        }
+    }
+    hasher.update(b"\0");
+    hasher.update(&params.0);
+    let hex = hasher.finalize().to_hex();
+    IdempotencyKey::new(format!("derived-{}", &hex[..32]))
+}
+
+fn key_of(
+    shared: &Shared,
+    tool: &RegisteredTool,
+    caller: &Caller,
+    context: &CallContext,
+    params: &Digest,
+) -> Result<IdempotencyKey, InvokeError> {
+    if let Some(key) = &context.idempotency_key {
+        return Ok(key.clone());
+    }
+    if shared.config.require_idempotency_key {
+        return Err(InvokeError::IdempotencyKeyRequired {
+            tool: tool.name.to_string(),
+        });
+    }
+    Ok(derive_key(&tool.name, caller, params))
+}
+
+/// A fresh action id: a per-process random prefix and a counter (cheaper than a UUID per
+/// call, and still unique across processes).
+pub(crate) fn new_action_id() -> ActionId {
+    static PREFIX: OnceLock<String> = OnceLock::new();
+    static COUNTER: AtomicU64 = AtomicU64::new(1);
+    let prefix = PREFIX.get_or_init(|| uuid::Uuid::new_v4().simple().to_string()[..12].to_owned());
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    ActionId::new(format!("act-{prefix}-{n}"))
+}
+
+/// Gives a claimed key back if the run never got to store a result (its task was dropped:
+/// the runtime shut down), so waiters are not left waiting.
+struct ReleaseUnlessCompleted {
+    store: Arc<dyn IdempotencyStore>,
+    scope: Option<IdempotencyScope>,
+}
+
+impl Drop for ReleaseUnlessCompleted {
+    fn drop(&mut self) {
+        if let Some(scope) = self.scope.take() {
+            self.store.release(&scope);
+        }
+    }
+}
+
+/// Runs a mutation at most once per idempotency key (see the module docs).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the call path's state, passed down without an intermediate struct"
+)]
+pub(crate) async fn run_once<J: Job>(
+    shared: &Shared,
+    tool: &Arc<RegisteredTool>,
+    caller: Caller,
+    context: &CallContext,
+    job: J,
+    params: Digest,
+    mode: Mode<'_>,
+    draft: &mut AuditDraft,
+) -> Result<J::Output, InvokeError> {
+    let (key, preset_action) = match mode {
+        Mode::Approval { proposal } => (
+            IdempotencyKey::new(proposal.as_str()),
+            Some(ActionId::new(proposal.as_str())),
+        ),
+        Mode::Direct | Mode::Propose { .. } => {
+            (key_of(shared, tool, &caller, context, &params)?, None)
+        }
+    };
+    let scope = IdempotencyScope::new(caller.org_id.clone(), key);
+    let fingerprint = Fingerprint::new(Arc::clone(&tool.name), params);
+    loop {
+        let stored = match shared
+            .idempotency
+            .claim(&scope, &fingerprint, Timestamp::now())
+        {
+            Claim::Run => break,
+            Claim::Done(stored) => stored,
+            Claim::Running(waiter) => match waiter.wait().await {
+                Some(stored) => stored,
+                // The first caller gave the key back without a result: claim it again.
+                None => continue,
+            },
+            Claim::Conflict => {
+                return Err(InvokeError::IdempotencyConflict {
+                    tool: tool.name.to_string(),
+                    key: scope.key,
+                });
+            }
+        };
+        draft.set_action(AuditAction::new(
+            stored.action_id.clone(),
+            ActionEvent::Replayed,
+        ));
+        return J::replayed(&stored).unwrap_or_else(|| {
+            Err(InvokeError::IdempotencyConflict {
+                tool: tool.name.to_string(),
+                key: scope.key.clone(),
+            })
+        });
+    }
+    let action_id = preset_action.unwrap_or_else(new_action_id);
+    let event = match mode {
+        Mode::Approval { .. } => ActionEvent::Approved,
+        Mode::Direct | Mode::Propose { .. } => ActionEvent::Executed,
+    };
+    draft.set_action(AuditAction::new(action_id.clone(), event));
+    let tool = Arc::clone(tool);
+    let mut guard = ReleaseUnlessCompleted {
+        store: Arc::clone(&shared.idempotency),
+        scope: Some(scope),
+    };
+    let run = async move {
+        let result = dispatch(&tool, caller, job).await;
+        if let Some(scope) = guard.scope.take() {
+            match &result {
+                // Nothing ran (the domain was down): the key is free for a retry.
+                Err(InvokeError::DomainUnavailable { .. }) => guard.store.release(&scope),
+                _ => guard
+                    .store
+                    .complete(&scope, Arc::new(J::stored(action_id, &result))),
+            }
+        }
+        result
+    };
+    // Polled once here: most tools finish on their first poll, and then no task is spawned.
+    // One that suspends is moved, as it is, into a task of its own, which no caller can drop.
+    let mut run = Box::pin(run.instrument(tracing::Span::current()));
+    match futures::poll!(run.as_mut()) {
+        Poll::Ready(result) => result,
+        Poll::Pending => match tokio::spawn(run).await {
+            Ok(result) => result,
+            Err(error) => Err(InvokeError::ToolPanicked {
+                tool: fingerprint.tool.to_string(),
+                message: format!("the mutation's task ended abnormally: {error}"),
+            }),
+        },
+    }
+}
+
+/// The summary a proposing caller gave, if any.
+pub(crate) fn summary_of<'a>(mode: Mode<'a>) -> Option<&'a str> {
+    match mode {
+        Mode::Propose { summary } => summary,
+        Mode::Direct | Mode::Approval { .. } => None,
+    }
+}
+
+/// Stores a validated mutation as a pending proposal and links the call's record to it.
+pub(crate) fn store_proposal(
+    shared: &Shared,
+    tool: &RegisteredTool,
+    caller: &Caller,
+    params: Arc<Value>,
+    summary: Option<&str>,
+    draft: &mut AuditDraft,
+) -> Proposal {
+    let id = ProposalId::new(format!("prop-{}", uuid::Uuid::new_v4().simple()));
+    let now = Timestamp::now();
+    let ttl = SignedDuration::try_from(shared.config.proposal_ttl).unwrap_or(SignedDuration::MAX);
+    let summary = match summary.map(str::trim) {
+        Some(summary) if !summary.is_empty() => summary.to_owned(),
+        _ => default_summary(&tool.name, &params),
+    };
+    let proposal = Proposal {
+        id: id.clone(),
+        org_id: caller.org_id.clone(),
+        tool: Arc::clone(&tool.name),
+        params,
+        summary,
+        proposer: Proposer {
+            user_id: caller.user_id.clone(),
+            session_id: caller.session_id.clone(),
+            correlation_id: caller.correlation_id.clone(),
+            initiator: caller.initiator,
+            agent_type: caller.agent_type.clone(),
+            thread_id: caller.thread_id.clone(),
+            project_id: caller.project_id.clone(),
+        },
+        created_at: now,
+        expires_at: now.saturating_add(ttl).unwrap_or(Timestamp::MAX),
+        status: ProposalStatus::Pending,
+    };
+    shared.proposals.insert(proposal.clone());
+    draft.set_action(AuditAction::new(
+        ActionId::new(id.as_str()),
+        ActionEvent::Proposed,
+    ));
+    tracing::info!(proposal_id = %id, tool = %tool.name, "mutation stored as a proposal");
+    proposal
+}
+
+/// "`roster_assign_shift` with {"shift_id":"…","user_id":"…"}", cut at 200 characters.
+fn default_summary(tool: &str, params: &Value) -> String {
+    let mut text = format!("`{tool}` with {params}");
+    if text.chars().count() > 200 {
+        text = text.chars().take(199).collect::<String>() + "…";
+    }
+    text
+}
+
+/// The error a direct call gets when it was stored as a proposal.
+pub(crate) fn approval_required(proposal: &Proposal) -> InvokeError {
+    InvokeError::ApprovalRequired {
+        tool: proposal.tool.to_string(),
+        proposal_id: proposal.id.clone(),
+        expires_at: proposal.expires_at.to_string(),
+        summary: proposal.summary.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use switchboard_audit::digest_json;
+
+    use super::*;
+
+    fn caller(thread: Option<&str>, correlation: &str) -> Caller {
+        let mut builder = CallContext::builder()
+            .org("acme")
+            .user("mark")
+            .session("s")
+            .correlation(correlation);
+        if let Some(thread) = thread {
+            builder = builder.thread(thread);
+        }
+        builder.build().verify().expect("complete")
+    }
+
+    #[test]
+    fn derived_keys_depend_on_tool_org_thread_and_params_only() {
+        let params = digest_json(&serde_json::json!({ "a": 1, "b": 2 }));
+        let same_params = digest_json(&serde_json::json!({ "b": 2, "a": 1 }));
+        let key = derive_key("t", &caller(Some("th"), "s1"), &params);
+        // The request does not matter when there is a thread; key order in params neither.
+        assert_eq!(
+            key,
+            derive_key("t", &caller(Some("th"), "s2"), &same_params)
+        );
+        assert_ne!(key, derive_key("u", &caller(Some("th"), "s1"), &params));
+        assert_ne!(key, derive_key("t", &caller(Some("other"), "s1"), &params));
+        let other = digest_json(&serde_json::json!({ "a": 2, "b": 2 }));
+        assert_ne!(key, derive_key("t", &caller(Some("th"), "s1"), &other));
+        // Without a thread, the request (correlation id) scopes the key.
+        assert_ne!(
+            derive_key("t", &caller(None, "s1"), &params),
+            derive_key("t", &caller(None, "s2"), &params)
+        );
+    }
+
+    #[test]
+    fn action_ids_are_unique() {
+        let first = new_action_id();
+        let second = new_action_id();
+        assert_ne!(first, second);
+        assert!(first.as_str().starts_with("act-"));
+    }
+}
