@@ -7,6 +7,9 @@
 //! Each call carries its own `_meta.traceparent`, which the server uses as the call's
 //! correlation id, so an answer can be matched to its record.
 
+mod common;
+
+use common::{bounded, switchboard};
 use std::{
     collections::BTreeSet,
     path::{Path, PathBuf},
@@ -17,34 +20,9 @@ use std::{
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 
-/// The longest any single step may take.
-const LIMIT: Duration = Duration::from_secs(60);
 /// Calls sent in total; the kill comes after [`KILL_AFTER`] answers, well before the end.
 const CALLS: u64 = 3_000;
 const KILL_AFTER: usize = 400;
-
-async fn bounded<T>(what: &str, future: impl Future<Output = T>) -> T {
-    tokio::time::timeout(LIMIT, future)
-        .await
-        .unwrap_or_else(|_| panic!("{what} took longer than {LIMIT:?}"))
-}
-
-fn switchboard(args: &[&str]) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_switchboard"));
-    command.args(args).kill_on_drop(true);
-    for variable in [
-        "SWITCHBOARD_ORG",
-        "SWITCHBOARD_USER",
-        "SWITCHBOARD_ROLE",
-        "SWITCHBOARD_INITIATOR",
-        "SWITCHBOARD_AUDIT",
-        "SWITCHBOARD_CONFIG",
-        "RUST_LOG",
-    ] {
-        command.env_remove(variable);
-    }
-    command
-}
 
 /// A fresh directory for this test's database.
 fn scratch_dir() -> PathBuf {

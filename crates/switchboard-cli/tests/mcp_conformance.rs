@@ -2,12 +2,15 @@
 //! `switchboard serve --conformance`: `tools`, `call` and a plain `serve` never show them. With
 //! the flag, the spawned binary serves them over stdio, and its own `tracing` subscriber
 //! forwards a call's log events to the session (`notifications/message`) and its progress
-//! reports as `notifications/progress`. Every wait is bounded by [`LIMIT`].
+//! reports as `notifications/progress`. Every wait is bounded by `common::LIMIT`.
 
 #![allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).
 
+mod common;
+
+use common::{bounded, switchboard};
+
 use std::{
-    future::Future,
     process::Stdio,
     sync::{Arc, Mutex},
     time::Duration,
@@ -22,33 +25,8 @@ use rmcp::{
     service::NotificationContext,
 };
 
-/// The longest any single step may take.
-const LIMIT: Duration = Duration::from_secs(30);
-
-async fn bounded<T>(what: &str, future: impl Future<Output = T>) -> T {
-    tokio::time::timeout(LIMIT, future)
-        .await
-        .unwrap_or_else(|_| panic!("{what} took longer than {LIMIT:?}"))
-}
-
 /// The identity flags of `call` and `serve`: the acme admin.
 const ADMIN: [&str; 6] = ["--org", "acme", "--user", "alice", "--role", "admin"];
-
-/// `switchboard ARGS`, with nothing inherited from the environment.
-fn switchboard(args: &[&str]) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_switchboard"));
-    command.args(args).kill_on_drop(true);
-    for variable in [
-        "SWITCHBOARD_ORG",
-        "SWITCHBOARD_USER",
-        "SWITCHBOARD_ROLE",
-        "SWITCHBOARD_INITIATOR",
-        "RUST_LOG",
-    ] {
-        command.env_remove(variable);
-    }
-    command
-}
 
 /// A client that records progress and log notifications.
 #[derive(Debug, Clone, Default)]

@@ -1,9 +1,12 @@
 //! `switchboard serve --stdio` seen from a real MCP client (rmcp): the test spawns the built
 //! binary, speaks MCP over its stdin and stdout, and checks that the process ends by itself once
-//! the client closes stdin. Every wait is bounded by [`LIMIT`]; the child is killed on drop if
+//! the client closes stdin. Every wait is bounded by `common::LIMIT`; the child is killed on drop if
 //! anything goes wrong.
 
-use std::{future::Future, process::Stdio, time::Duration};
+mod common;
+
+use common::{bounded, switchboard};
+use std::process::Stdio;
 
 use rmcp::{
     ServiceExt as _,
@@ -11,31 +14,6 @@ use rmcp::{
     service::ServiceError,
 };
 use serde_json::json;
-
-/// The longest any single step may take.
-const LIMIT: Duration = Duration::from_secs(30);
-
-async fn bounded<T>(what: &str, future: impl Future<Output = T>) -> T {
-    tokio::time::timeout(LIMIT, future)
-        .await
-        .unwrap_or_else(|_| panic!("{what} took longer than {LIMIT:?}"))
-}
-
-/// `switchboard ARGS`, with no identity inherited from the environment.
-fn switchboard(args: &[&str]) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_switchboard"));
-    command.args(args).kill_on_drop(true);
-    for variable in [
-        "SWITCHBOARD_ORG",
-        "SWITCHBOARD_USER",
-        "SWITCHBOARD_ROLE",
-        "SWITCHBOARD_INITIATOR",
-        "RUST_LOG",
-    ] {
-        command.env_remove(variable);
-    }
-    command
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_stdio_lists_and_calls_tools_then_exits_when_stdin_closes() {

@@ -4,43 +4,19 @@
 //! `docs/mcp.md` says. HTTP is spoken by hand over TCP (the CLI has no HTTP client). Every wait
 //! is bounded; the server child is killed on drop.
 
+mod common;
+
+use common::{bounded, switchboard};
 use std::{
-    future::Future,
     path::PathBuf,
     process::{Output, Stdio},
-    time::Duration,
 };
 
 use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 
-/// The longest any single step may take.
-const LIMIT: Duration = Duration::from_secs(30);
-
 /// The token the test file maps to acme/alice, and its SHA-256 (`printf %s ... | sha256sum`).
 const TOKEN: &str = "test";
 const TOKEN_SHA256: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
-
-async fn bounded<T>(what: &str, future: impl Future<Output = T>) -> T {
-    tokio::time::timeout(LIMIT, future)
-        .await
-        .unwrap_or_else(|_| panic!("{what} took longer than {LIMIT:?}"))
-}
-
-/// `switchboard ARGS`, with no identity inherited from the environment.
-fn switchboard(args: &[&str]) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_switchboard"));
-    command.args(args).kill_on_drop(true).stdin(Stdio::null());
-    for variable in [
-        "SWITCHBOARD_ORG",
-        "SWITCHBOARD_USER",
-        "SWITCHBOARD_ROLE",
-        "SWITCHBOARD_INITIATOR",
-        "RUST_LOG",
-    ] {
-        command.env_remove(variable);
-    }
-    command
-}
 
 /// A file in the temp directory holding `text`, removed on drop.
 struct TempFile(PathBuf);
