@@ -9,12 +9,52 @@
 //! when the first caller finishes; [`Claim::Conflict`] is the same key with another tool or
 //! other params. A store must make `claim` atomic per key: two racers never both get `Run`.
 
-use std::{any::Any, fmt, future::Future, sync::Arc};
+use std::{
+    any::Any,
+    fmt,
+    future::Future,
+    sync::{
+        Arc, OnceLock,
+        atomic::{AtomicU64, Ordering},
+    },
+};
 
 use jiff::Timestamp;
 use serde_json::Value;
 use switchboard_audit::Digest;
 use switchboard_core::{ActionId, BoxFuture, IdempotencyKey, InvokeError, OrgId};
+
+/// A fresh action id, `act-<prefix>-<n>`: a random prefix drawn once per process and a counter.
+/// Unique across processes like a UUID, but one small allocation per call instead of a UUID's
+/// randomness and formatting.
+pub fn new_action_id() -> ActionId {
+    static PREFIX: OnceLock<Box<str>> = OnceLock::new();
+    static COUNTER: AtomicU64 = AtomicU64::new(1);
+    let prefix = PREFIX.get_or_init(|| {
+        let random = uuid::Uuid::new_v4().simple().to_string();
+        format!("act-{}-", &random[..12]).into_boxed_str()
+    });
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    // The id is assembled on the stack and copied once into its shared string.
+    let mut digits = [0_u8; 20];
+    let mut start = digits.len();
+    let mut rest = n;
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    let mut id = [0_u8; 64];
+    let (head, digits) = (prefix.as_bytes(), &digits[start..]);
+    id[..head.len()].copy_from_slice(head);
+    id[head.len()..head.len() + digits.len()].copy_from_slice(digits);
+    let id = &id[..head.len() + digits.len()];
+    // ASCII throughout: the prefix is "act-", hex and "-"; the rest are digits.
+    ActionId::new(std::str::from_utf8(id).unwrap_or("act-unknown"))
+}
 
 /// Keys are per organisation: the same key in two organisations names two actions.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -129,7 +169,7 @@ pub trait IdempotencyStore: Send + Sync + 'static {
     fn claim(&self, scope: &IdempotencyScope, fingerprint: &Fingerprint, now: Timestamp) -> Claim;
 
     /// Stores the first result of a claimed key and wakes its waiters. Kept until the
-    /// store's retention runs out.
+    /// store's retention runs out (counted from the claim or from this call: the store says).
     fn complete(&self, scope: &IdempotencyScope, outcome: Arc<StoredOutcome>);
 
     /// Gives a claimed key up without a result (nothing ran); a waiter then claims it anew.
@@ -144,5 +184,26 @@ pub trait IdempotencyStore: Send + Sync + 'static {
     /// Whether no key is held.
     fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn action_ids_are_unique_and_share_the_process_prefix() {
+        let first = new_action_id();
+        let second = new_action_id();
+        assert_ne!(first, second);
+        let prefix = |id: &ActionId| {
+            id.as_str()
+                .rsplit_once('-')
+                .map(|(head, _)| head.to_owned())
+        };
+        assert_eq!(prefix(&first), prefix(&second));
+        assert!(first.as_str().starts_with("act-"), "{first}");
+        let (_, counter) = second.as_str().rsplit_once('-').expect("act-<prefix>-<n>");
+        assert!(counter.parse::<u64>().is_ok(), "{second}");
     }
 }

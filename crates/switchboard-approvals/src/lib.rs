@@ -7,6 +7,7 @@ mod proposals;
 
 pub use idempotency::{
     Claim, Fingerprint, IdempotencyScope, IdempotencyStore, StoredOutcome, TypedOutput, Waiter,
+    new_action_id,
 };
 pub use memory_idempotency::MemoryIdempotencyStore;
 pub use memory_proposals::MemoryProposalStore;

@@ -5,8 +5,9 @@
 //! key's strings (docs/benchmarks.md has the figures).
 //!
 //! An in-flight entry gets a `watch` sender when the first racer arrives (most keys never see
-//! one, and pay nothing for it); racers subscribe and wait for the first caller's result. Done entries expire after the retention given at construction and are swept lazily:
-//! at most once per sweep interval, by whichever claim comes along.
+//! one, and pay nothing for it); racers subscribe and wait for the first caller's result. Done
+//! entries expire once the retention given at construction has passed since their claim, and
+//! are swept lazily: at most once per sweep interval, by whichever claim comes along.
 
 use std::{
     collections::HashMap,
@@ -43,13 +44,17 @@ enum SlotState {
 
 struct Slot {
     fingerprint: Fingerprint,
+    /// When the key was claimed: its result is kept for the retention from then, so
+    /// completing a key reads no clock.
+    claimed_at: Timestamp,
     state: SlotState,
 }
 
 impl Slot {
-    fn running(fingerprint: &Fingerprint) -> Self {
+    fn running(fingerprint: &Fingerprint, claimed_at: Timestamp) -> Self {
         Self {
             fingerprint: fingerprint.clone(),
+            claimed_at,
             state: SlotState::Running(None),
         }
     }
@@ -162,12 +167,12 @@ impl IdempotencyStore for MemoryIdempotencyStore {
         let (hash, mut shard) = self.shard(scope);
         match shard.get_mut(&hash) {
             None => {
-                shard.insert(hash, Slot::running(fingerprint));
+                shard.insert(hash, Slot::running(fingerprint, now));
                 Claim::Run
             }
             Some(slot) => {
                 if slot.expired(now) {
-                    *slot = Slot::running(fingerprint);
+                    *slot = Slot::running(fingerprint, now);
                     return Claim::Run;
                 }
                 let same = (Arc::ptr_eq(&slot.fingerprint.tool, &fingerprint.tool)
@@ -189,9 +194,9 @@ impl IdempotencyStore for MemoryIdempotencyStore {
     }
 
     fn complete(&self, scope: &IdempotencyScope, outcome: Arc<StoredOutcome>) {
-        let expires_at = self.expiry(Timestamp::now());
         let (hash, mut shard) = self.shard(scope);
         if let Some(slot) = shard.get_mut(&hash) {
+            let expires_at = self.expiry(slot.claimed_at);
             let previous = std::mem::replace(
                 &mut slot.state,
                 SlotState::Done {

@@ -12,18 +12,13 @@
 //!
 //! A call admitted as a proposal is stored by [`store_proposal`] instead of running.
 
-use std::{
-    sync::{
-        Arc, OnceLock,
-        atomic::{AtomicU64, Ordering},
-    },
-    task::Poll,
-};
+use std::{sync::Arc, task::Poll};
 
 use jiff::{SignedDuration, Timestamp};
 use serde_json::Value;
 use switchboard_approvals::{
     Claim, Fingerprint, IdempotencyScope, IdempotencyStore, Proposal, ProposalStatus, Proposer,
+    new_action_id,
 };
 use switchboard_audit::{ActionEvent, AuditAction, Digest};
 use switchboard_core::{ActionId, CallContext, Caller, IdempotencyKey, InvokeError, ProposalId};
@@ -101,16 +96,6 @@ fn key_of(
         });
     }
     Ok(derive_key(&tool.name, caller, params))
-}
-
-/// A fresh action id: a per-process random prefix and a counter (cheaper than a UUID per
-/// call, and still unique across processes).
-pub(crate) fn new_action_id() -> ActionId {
-    static PREFIX: OnceLock<String> = OnceLock::new();
-    static COUNTER: AtomicU64 = AtomicU64::new(1);
-    let prefix = PREFIX.get_or_init(|| uuid::Uuid::new_v4().simple().to_string()[..12].to_owned());
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    ActionId::new(format!("act-{prefix}-{n}"))
 }
 
 /// Gives a claimed key back if the run never got to store a result (its task was dropped:
@@ -331,13 +316,5 @@ mod tests {
             derive_key("t", &caller(None, "s1"), &params),
             derive_key("t", &caller(None, "s2"), &params)
         );
-    }
-
-    #[test]
-    fn action_ids_are_unique() {
-        let first = new_action_id();
-        let second = new_action_id();
-        assert_ne!(first, second);
-        assert!(first.as_str().starts_with("act-"));
     }
 }

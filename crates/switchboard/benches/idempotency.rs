@@ -23,16 +23,17 @@ use std::{
     time::{Duration, Instant},
 };
 
-use criterion::Criterion;
+use criterion::{BatchSize, Criterion};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use switchboard::{
-    ActionId, CallContext, IdempotencyKey, Initiator, RegistryConfig, ToolContext, ToolError,
-    ToolInput, ToolRegistry, audit::digest_json,
+    ActionId, CallContext, IdempotencyKey, Initiator, OrgId, RegistryConfig, ToolContext,
+    ToolError, ToolInput, ToolRegistry, audit::digest_json,
 };
 use switchboard_approvals::{
     Claim, Fingerprint, IdempotencyScope, IdempotencyStore, MemoryIdempotencyStore, StoredOutcome,
+    new_action_id,
 };
 use tokio::runtime::Runtime;
 use validator::Validate;
@@ -80,6 +81,7 @@ struct Fixture {
     human: CallContext,
     agent: CallContext,
     store: Arc<MemoryIdempotencyStore>,
+    org_id: OrgId,
     tool_name: Arc<str>,
     params: Value,
 }
@@ -111,6 +113,7 @@ impl Fixture {
             human,
             agent,
             store: Arc::new(MemoryIdempotencyStore::new(Duration::from_secs(2))),
+            org_id: OrgId::from("acme"),
             tool_name: Arc::from("bench_run"),
             params: json!({ "n": 7 }),
         }
@@ -141,20 +144,24 @@ impl Fixture {
             .expect("a replay")
     }
 
-    /// What an execute call adds for idempotency: the params' digest, a claim on a fresh key,
-    /// a fresh action id, and the completion with the result.
-    fn check(&self) {
+    /// A fresh key in the caller's organisation: the check's input, made before the clock
+    /// starts (a caller brings its key; the registry clones the context's org id).
+    fn fresh_scope(&self) -> IdempotencyScope {
+        IdempotencyScope::new(self.org_id.clone(), fresh_key())
+    }
+
+    /// What an execute call adds for idempotency, as the registry does it: the params'
+    /// digest, a claim on the key, a fresh action id, and the completion with the result.
+    fn check(&self, scope: &IdempotencyScope) {
         let digest = digest_json(&self.params);
-        let scope = IdempotencyScope::new("acme".into(), fresh_key());
         let fingerprint = Fingerprint::new(Arc::clone(&self.tool_name), digest);
         if let Claim::Run = self
             .store
-            .claim(&scope, &fingerprint, jiff::Timestamp::now())
+            .claim(scope, &fingerprint, jiff::Timestamp::now())
         {
-            let action_id = ActionId::new(format!("act-bench-{}", scope.key));
             self.store.complete(
-                &scope,
-                Arc::new(StoredOutcome::ok(action_id, Value::from(7))),
+                scope,
+                Arc::new(StoredOutcome::ok(new_action_id(), Value::from(7))),
             );
         }
     }
@@ -164,13 +171,17 @@ impl Fixture {
         black_box(digest_json(&self.params));
     }
 
-    fn store_only(&self, store: &MemoryIdempotencyStore, digest: switchboard::audit::Digest) {
-        let scope = IdempotencyScope::new("acme".into(), fresh_key());
+    fn store_only(
+        &self,
+        store: &MemoryIdempotencyStore,
+        scope: &IdempotencyScope,
+        digest: switchboard::audit::Digest,
+    ) {
         let fingerprint = Fingerprint::new(Arc::clone(&self.tool_name), digest);
-        if let Claim::Run = store.claim(&scope, &fingerprint, jiff::Timestamp::now()) {
+        if let Claim::Run = store.claim(scope, &fingerprint, jiff::Timestamp::now()) {
             let action_id = ActionId::new("act-bench");
             store.complete(
-                &scope,
+                scope,
                 Arc::new(StoredOutcome::ok(action_id, Value::from(7))),
             );
         }
@@ -242,9 +253,15 @@ fn summary(runtime: &Runtime, fixture: &Fixture) {
             }
             round_trip.push(per_call(started, ROUND_TRIPS));
         });
+        let scopes = || {
+            (0..CALLS)
+                .map(|_| fixture.fresh_scope())
+                .collect::<Vec<_>>()
+        };
+        let fresh = scopes();
         let started = Instant::now();
-        for _ in 0..CALLS {
-            fixture.check();
+        for scope in &fresh {
+            fixture.check(scope);
         }
         check.push(per_call(started, CALLS));
         let started = Instant::now();
@@ -252,16 +269,18 @@ fn summary(runtime: &Runtime, fixture: &Fixture) {
             fixture.digest_only();
         }
         digest.push(per_call(started, CALLS));
+        let fresh = scopes();
         let started = Instant::now();
-        for _ in 0..CALLS {
-            fixture.store_only(&fixture.store, params_digest);
+        for scope in &fresh {
+            fixture.store_only(&fixture.store, scope, params_digest);
         }
         store.push(per_call(started, CALLS));
         // The same on a store holding only this round's keys.
         let small = MemoryIdempotencyStore::new(Duration::from_secs(2));
+        let fresh = scopes();
         let started = Instant::now();
-        for _ in 0..CALLS {
-            fixture.store_only(&small, params_digest);
+        for scope in &fresh {
+            fixture.store_only(&small, scope, params_digest);
         }
         small_store.push(per_call(started, CALLS));
     }
@@ -310,7 +329,13 @@ fn main() {
     group.bench_function("execute", |b| {
         b.to_async(&runtime).iter(|| fixture.execute())
     });
-    group.bench_function("idempotency_check", |b| b.iter(|| fixture.check()));
+    group.bench_function("idempotency_check", |b| {
+        b.iter_batched(
+            || fixture.fresh_scope(),
+            |scope| fixture.check(&scope),
+            BatchSize::SmallInput,
+        )
+    });
     group.bench_function("replay", |b| b.to_async(&runtime).iter(|| fixture.replay()));
     group.bench_function("proposal_round_trip", |b| {
         b.to_async(&runtime).iter(|| fixture.proposal_round_trip())
