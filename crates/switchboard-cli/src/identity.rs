@@ -133,6 +133,18 @@ pub(crate) struct ServeIdentityArgs {
         default_value_t = InitiatorArg::Agent
     )]
     pub(crate) initiator: InitiatorArg,
+
+    /// The kind of agent behind the client (`claude-code`, `planner`, ...); the agent scope
+    /// table decides which tools it may use. Threads and projects come from each request's
+    /// `_meta` instead (see docs/mcp.md).
+    #[arg(long, env = "SWITCHBOARD_AGENT_TYPE", value_name = "TYPE")]
+    pub(crate) agent_type: Option<String>,
+
+    /// Let the human at the MCP client approve, through an elicitation form, the execute and
+    /// restricted calls the agent makes (each becomes a proposal, run once as you if you
+    /// approve). Only for clients that show elicitations to their user (docs/mcp.md).
+    #[arg(long)]
+    pub(crate) approve_by_elicitation: bool,
 }
 
 impl ServeIdentityArgs {
@@ -155,10 +167,14 @@ impl ServeIdentityArgs {
                 )));
             }
         };
-        let mut identity =
-            switchboard_mcp::Identity::agent(org, user).with_initiator(self.initiator.into());
+        let mut identity = switchboard_mcp::Identity::agent(org, user)
+            .with_initiator(self.initiator.into())
+            .with_approval_by_elicitation(self.approve_by_elicitation);
         for role in self.principal.roles() {
             identity = identity.with_role(role);
+        }
+        if let Some(agent_type) = present(self.agent_type) {
+            identity = identity.with_agent_type(agent_type);
         }
         Ok(identity)
     }
@@ -266,6 +282,33 @@ mod tests {
         let session = identity.context.session_id.expect("minted");
         assert!(session.as_str().starts_with("cli-"));
         assert_ne!(session.as_str(), identity.correlation_id);
+    }
+
+    #[test]
+    fn serve_names_the_agent_type_and_the_approval_opt_in() {
+        let serve = |agent_type: Option<&str>, approve_by_elicitation| ServeIdentityArgs {
+            principal: PrincipalArgs {
+                org: Some("acme".to_owned()),
+                user: Some("alice".to_owned()),
+                roles: vec!["admin".to_owned()],
+            },
+            initiator: InitiatorArg::Agent,
+            agent_type: agent_type.map(str::to_owned),
+            approve_by_elicitation,
+        };
+        let identity = serve(Some(" claude-code "), true)
+            .into_mcp_identity()
+            .expect("a complete identity");
+        assert_eq!(
+            identity.agent_type.as_ref().map(|t| t.as_str()),
+            Some("claude-code")
+        );
+        assert!(identity.approve_by_elicitation);
+        let identity = serve(Some(" "), false)
+            .into_mcp_identity()
+            .expect("a complete identity");
+        assert_eq!(identity.agent_type, None, "a blank agent type is absent");
+        assert!(!identity.approve_by_elicitation);
     }
 
     #[test]

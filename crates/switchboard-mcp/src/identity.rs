@@ -6,8 +6,14 @@
 //! `http::auth`). An MCP client is a program, so the initiator defaults to
 //! [`Initiator::Agent`]: such a caller may run `read` and `propose` tools but never `execute` or
 //! `restricted` ones, unless the operator deliberately says that a human drives the client.
+//!
+//! The operator may also name the kind of agent behind the connection (`agent_type`, checked
+//! against the agent scope table) and let the human at the client approve, through MCP
+//! elicitation, the mutations that agent asks for (`approve_by_elicitation`, off unless set:
+//! see `crate::approval`). The thread and project of a call come from the request's `_meta`
+//! instead (`crate::scope`): they change from call to call, who is calling does not.
 
-use switchboard_core::{CallContext, Initiator, Role};
+use switchboard_core::{AgentType, CallContext, Initiator, Role};
 
 /// The caller behind an MCP connection.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +26,14 @@ pub struct Identity {
     pub roles: Vec<Role>,
     /// Who starts the calls: [`Initiator::Agent`] unless set otherwise.
     pub initiator: Initiator,
+    /// The kind of agent behind the connection (`planner`, `claude-code`, ...), if the
+    /// operator named one; the agent scope table decides which tools it may call.
+    pub agent_type: Option<AgentType>,
+    /// Whether the human at the client may approve, by answering an MCP elicitation, the
+    /// execute and restricted calls this identity's agent makes (they become proposals). Off
+    /// unless the operator turns it on: the server cannot tell whether a client shows an
+    /// elicitation to its user or answers it by program (docs/mcp.md, "Approvals over MCP").
+    pub approve_by_elicitation: bool,
 }
 
 impl Identity {
@@ -30,6 +44,8 @@ impl Identity {
             user: Some(user.into()),
             roles: Vec::new(),
             initiator: Initiator::Agent,
+            agent_type: None,
+            approve_by_elicitation: false,
         }
     }
 
@@ -44,6 +60,21 @@ impl Identity {
     #[must_use]
     pub fn with_initiator(mut self, initiator: Initiator) -> Self {
         self.initiator = initiator;
+        self
+    }
+
+    /// Names the kind of agent behind the connection.
+    #[must_use]
+    pub fn with_agent_type(mut self, agent_type: impl Into<AgentType>) -> Self {
+        self.agent_type = Some(agent_type.into());
+        self
+    }
+
+    /// Lets (or stops) the human at the client approve this agent's mutations through MCP
+    /// elicitation.
+    #[must_use]
+    pub fn with_approval_by_elicitation(mut self, allowed: bool) -> Self {
+        self.approve_by_elicitation = allowed;
         self
     }
 
@@ -70,6 +101,9 @@ impl Identity {
         if let Some(user) = &self.user {
             builder = builder.user(user.as_str());
         }
+        if let Some(agent_type) = &self.agent_type {
+            builder = builder.agent_type(agent_type.clone());
+        }
         builder.build()
     }
 }
@@ -89,5 +123,22 @@ mod tests {
             Some("s1")
         );
         assert_eq!(identity.describe(), "acme/alice");
+        assert_eq!(context.agent_type, None);
+    }
+
+    #[test]
+    fn the_agent_type_is_the_identity_s() {
+        let identity = Identity::agent("acme", "alice").with_agent_type("planner");
+        let context = identity.call_context("s1", "c1");
+        assert_eq!(
+            context.agent_type.as_ref().map(|t| t.as_str()),
+            Some("planner")
+        );
+        assert!(!identity.approve_by_elicitation, "off unless turned on");
+        assert!(
+            identity
+                .with_approval_by_elicitation(true)
+                .approve_by_elicitation
+        );
     }
 }

@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod approval;
 mod error;
 mod http;
 mod identity;
@@ -7,6 +8,7 @@ mod list_changed;
 mod logging;
 mod notices;
 mod result;
+mod scope;
 mod server;
 mod stdio;
 mod tools;
@@ -19,5 +21,6 @@ pub use http::{
 };
 pub use identity::Identity;
 pub use logging::log_layer;
+pub use scope::{PROJECT_META_KEY, THREAD_META_KEY};
 pub use server::McpServer;
 pub use stdio::{STDIO_MAX_MESSAGE_BYTES, serve_io, serve_stdio};

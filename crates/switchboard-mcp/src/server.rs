@@ -17,6 +17,11 @@
 //! run exactly as before. Each session (one handler instance) also watches the registry and
 //! sends `notifications/tools/list_changed` when the tools it may call change
 //! ([`crate::list_changed`]).
+//!
+//! The thread and project of a call come from its `_meta` ([`crate::scope`]). An agent's
+//! mutation may instead become a proposal that the human at the client approves through
+//! elicitation ([`crate::approval`]); `call_tool` hands such calls, and the retries that carry
+//! the answer, to that module before the ordinary path.
 
 #![allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).
 
@@ -39,10 +44,13 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use tracing::Instrument as _;
 
 use crate::{
+    approval,
     identity::Identity,
     list_changed,
     logging::{self, CallLog, SessionLogLevel},
-    notices, result, tools,
+    notices, result,
+    scope::RequestScope,
+    tools,
 };
 
 /// The name the server gives in `initialize`.
@@ -132,14 +140,13 @@ impl McpServer {
         }
     }
 
-    /// Runs one call through the registry, with its notifications if the request asked for
-    /// any. `Err` if the client cancelled it (the `invoke` future is then dropped).
-    async fn invoke(
+    /// The context of one call: the identity, the session, the correlation id (the request's
+    /// `_meta.traceparent`, else a fresh one), and the thread and project its `_meta` names.
+    fn call_context(
         &self,
-        name: &str,
-        params: Value,
         context: &RequestContext<RoleServer>,
-    ) -> Result<Result<Value, switchboard_core::InvokeError>, ErrorData> {
+        scope: &RequestScope,
+    ) -> switchboard_core::CallContext {
         let session_id = self.session_id(context);
         // rmcp moves the request's `_meta` into the context.
         let correlation_id = context
@@ -147,6 +154,19 @@ impl McpServer {
             .get_traceparent()
             .map_or_else(|| mint_id("mcp"), str::to_owned);
         let mut call_context = self.identity.call_context(&session_id, &correlation_id);
+        scope.apply(&mut call_context, &self.registry);
+        call_context
+    }
+
+    /// Runs one call through the registry, with its notifications if the request asked for
+    /// any. `Err` if the client cancelled it (the `invoke` future is then dropped).
+    async fn invoke(
+        &self,
+        name: &str,
+        params: Value,
+        mut call_context: switchboard_core::CallContext,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Result<Value, switchboard_core::InvokeError>, ErrorData> {
         let progress_token = context.meta.get_progress_token();
         let log_level = self.log_level(context);
         let mut span = tracing::Span::none();
@@ -169,7 +189,11 @@ impl McpServer {
         tokio::select! {
             outcome = notices::forward_while(call, pump) => Ok(outcome),
             () = context.ct.cancelled() => {
-                tracing::info!(tool = %name, %correlation_id, "MCP call cancelled by the client");
+                tracing::info!(
+                    tool = %name,
+                    correlation_id = call_context.correlation_id.as_ref().map(|id| id.as_str()),
+                    "MCP call cancelled by the client"
+                );
                 Err(ErrorData::internal_error("the request was cancelled", None))
             }
         }
@@ -217,8 +241,24 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let scope = RequestScope::from_meta(&context.meta)?;
+        let call_context = self.call_context(&context, &scope);
+        if approval::concerns(&self.identity, &request)
+            && let Some(answer) = approval::handle(
+                &self.registry,
+                &self.identity,
+                &request,
+                &call_context,
+                &context,
+            )
+            .await
+        {
+            return answer;
+        }
         let params = Value::Object(request.arguments.unwrap_or_default());
-        let outcome = self.invoke(&request.name, params, &context).await?;
+        let outcome = self
+            .invoke(&request.name, params, call_context, &context)
+            .await?;
         let returns_content = || {
             self.registry
                 .find(&request.name)

@@ -150,6 +150,20 @@ impl Default for AgentScopes {
 pub trait ThreadDirectory: Send + Sync + 'static {
     /// The owner of `thread_id` in `org_id`, if the thread exists there.
     fn owner(&self, org_id: &OrgId, thread_id: &ThreadId) -> Option<UserId>;
+
+    /// Opens `thread_id` in `org_id` for `user_id` if it has no owner yet, and returns its
+    /// owner now (an existing owner is never replaced). Transports whose clients name their
+    /// own threads (MCP) call it before a call. The default opens nothing: a directory that
+    /// does not open threads on demand only reports the current owner.
+    fn open_if_absent(
+        &self,
+        org_id: &OrgId,
+        thread_id: &ThreadId,
+        user_id: &UserId,
+    ) -> Option<UserId> {
+        let _ = user_id;
+        self.owner(org_id, thread_id)
+    }
 }
 
 /// Threads in memory: the default directory, empty until threads are opened. An unknown
@@ -177,6 +191,21 @@ impl ThreadDirectory for MemoryThreads {
             .read_sync(&(org_id.clone(), thread_id.clone()), |_, owner| {
                 owner.clone()
             })
+    }
+
+    fn open_if_absent(
+        &self,
+        org_id: &OrgId,
+        thread_id: &ThreadId,
+        user_id: &UserId,
+    ) -> Option<UserId> {
+        match self
+            .owners
+            .insert_sync((org_id.clone(), thread_id.clone()), user_id.clone())
+        {
+            Ok(()) => Some(user_id.clone()),
+            Err(_) => self.owner(org_id, thread_id),
+        }
     }
 }
 
@@ -230,5 +259,25 @@ mod tests {
         );
         assert_eq!(threads.owner(&"globex".into(), &"t1".into()), None);
         assert_eq!(threads.owner(&"acme".into(), &"t2".into()), None);
+    }
+
+    #[test]
+    fn opening_if_absent_never_replaces_an_owner() {
+        let threads = MemoryThreads::new();
+        let (acme, t1) = (OrgId::from("acme"), ThreadId::from("t1"));
+        assert_eq!(
+            threads.open_if_absent(&acme, &t1, &"sam".into()),
+            Some("sam".into())
+        );
+        assert_eq!(
+            threads.open_if_absent(&acme, &t1, &"mark".into()),
+            Some("sam".into()),
+            "the first user keeps the thread"
+        );
+        assert_eq!(
+            threads.open_if_absent(&"globex".into(), &t1, &"gina".into()),
+            Some("gina".into()),
+            "threads are per organisation"
+        );
     }
 }

@@ -370,6 +370,11 @@ impl ToolRegistry {
         self.filtered(|tool| tool.granted_to(roles))
     }
 
+    /// The directory that says who owns each thread (see [`RegistryBuilder::threads`]).
+    pub fn threads(&self) -> &Arc<dyn ThreadDirectory> {
+        &self.shared.threads
+    }
+
     /// One tool by name.
     pub fn find(&self, name: &str) -> Option<Arc<ToolDescriptor>> {
         self.shared

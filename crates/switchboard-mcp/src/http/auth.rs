@@ -12,6 +12,8 @@
 //! user = "alice"
 //! roles = ["admin"]
 //! initiator = "agent"     # optional: agent (default) or human
+//! agent_type = "claude-code"      # optional: checked against the agent scope table
+//! approve_by_elicitation = false  # optional: let the client's user approve by elicitation
 //! ```
 //!
 //! Compute a hash with `printf %s "$TOKEN" | sha256sum` (`printf %s`, not `echo`: no newline).
@@ -63,7 +65,7 @@ pub enum TokenFileError {
     /// The file is not TOML of the expected shape (the message has the line and column).
     #[error(
         "the token file {} is not valid: {source}(expected [[token]] tables with sha256, org, \
-         user, and optionally name, roles, initiator)",
+         user, and optionally name, roles, initiator, agent_type, approve_by_elicitation)",
         path.display()
     )]
     Parse {
@@ -130,6 +132,10 @@ struct TokenTableEntry {
     roles: Vec<String>,
     #[serde(default)]
     initiator: Initiator,
+    #[serde(default)]
+    agent_type: Option<String>,
+    #[serde(default)]
+    approve_by_elicitation: bool,
 }
 
 /// Who a request acts as, once authenticated.
@@ -279,7 +285,19 @@ fn principal_of(entry: TokenTableEntry, hash: &[u8; 32]) -> Result<Principal, St
     if org.is_empty() || user.is_empty() {
         return Err("`org` and `user` must not be blank".to_owned());
     }
-    let mut identity = Identity::agent(org, user).with_initiator(entry.initiator);
+    let mut identity = Identity::agent(org, user)
+        .with_initiator(entry.initiator)
+        .with_approval_by_elicitation(entry.approve_by_elicitation);
+    if let Some(agent_type) = &entry.agent_type {
+        let agent_type = agent_type.trim();
+        if !crate::scope::is_id(agent_type) {
+            return Err(format!(
+                "`agent_type` must be an id: 1 to {} characters from A-Z a-z 0-9 . _ : -",
+                crate::scope::MAX_ID_LEN
+            ));
+        }
+        identity = identity.with_agent_type(agent_type);
+    }
     for role in &entry.roles {
         let role = role.trim();
         if role.is_empty() {
@@ -396,6 +414,8 @@ mod tests {
         org = "globex"
         user = "gina"
         initiator = "human"
+        agent_type = "claude-code"
+        approve_by_elicitation = true
     "#;
 
     fn headers(authorization: &[&str]) -> HeaderMap {
@@ -438,6 +458,15 @@ mod tests {
             .authenticate(&headers(&["bearer   test2 "]))
             .expect("gina's token, scheme in any case");
         assert_eq!(gina.identity.initiator, Initiator::Human);
+        assert_eq!(
+            gina.identity.agent_type.as_ref().map(|t| t.as_str()),
+            Some("claude-code")
+        );
+        assert!(gina.identity.approve_by_elicitation);
+        assert!(
+            !alice.identity.approve_by_elicitation && alice.identity.agent_type.is_none(),
+            "both are off unless set"
+        );
         assert_eq!(&*gina.label, "globex/gina");
         assert_ne!(alice.key, gina.key);
 
@@ -497,6 +526,10 @@ mod tests {
         assert!(error("").contains("defines no token"));
         let blank = format!("[[token]]\nsha256 = \"{hash}\"\norg = \" \"\nuser = \"b\"\n");
         assert!(error(&blank).contains("blank"));
+        let spaced = format!(
+            "[[token]]\nsha256 = \"{hash}\"\norg = \"a\"\nuser = \"b\"\nagent_type = \"my agent\"\n"
+        );
+        assert!(error(&spaced).contains("`agent_type` must be an id"));
         assert!(error("[[token]]\nsha256 = 1").contains("t.toml"));
     }
 }
