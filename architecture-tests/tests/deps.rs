@@ -36,10 +36,24 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
         "switchboard-macros" => Allowed::Only(&[]),
         "switchboard-core" => Allowed::Only(&["switchboard-macros"]),
         "switchboard-audit" => Allowed::Only(&["switchboard-core"]),
+        // Opening and migrating SQLite files for the persistent stores: knows no Switchboard type.
+        "switchboard-sqlite" => Allowed::Only(&[]),
         // A persistent store: it implements the audit crate's trait and nothing more (never the
         // registry, the orchestrator or MCP); the binary picks it at startup.
-        "switchboard-audit-sqlite" => Allowed::Only(&["switchboard-core", "switchboard-audit"]),
+        "switchboard-audit-sqlite" => Allowed::Only(&[
+            "switchboard-core",
+            "switchboard-audit",
+            "switchboard-sqlite",
+        ]),
         "switchboard-approvals" => Allowed::Only(&["switchboard-core", "switchboard-audit"]),
+        // The persistent proposal and idempotency stores: the approvals crate's traits, nothing
+        // more (never the registry); the binary picks them at startup.
+        "switchboard-approvals-sqlite" => Allowed::Only(&[
+            "switchboard-core",
+            "switchboard-audit",
+            "switchboard-approvals",
+            "switchboard-sqlite",
+        ]),
         "switchboard-registry" => Allowed::Only(&[
             "switchboard-core",
             "switchboard-audit",

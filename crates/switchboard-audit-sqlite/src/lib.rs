@@ -1,11 +1,12 @@
 #![doc = include_str!("../README.md")]
 
 mod codec;
-mod error;
 mod schema;
 mod select;
 mod store;
 
-pub use error::OpenError;
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
-pub use store::{SqliteAuditStore, SqliteOptions, Synchronous};
+pub use store::{SqliteAuditStore, SqliteOptions};
+/// Opening a database is `switchboard-sqlite`'s job, shared by every SQLite store; its error
+/// and `synchronous` setting are this crate's too.
+pub use switchboard_sqlite::{OpenError, Synchronous};

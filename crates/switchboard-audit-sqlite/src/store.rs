@@ -24,39 +24,15 @@ use std::{
 };
 
 use jiff::Timestamp;
-use rusqlite::{Connection, OpenFlags, TransactionBehavior, params_from_iter};
+use rusqlite::{Connection, TransactionBehavior, params_from_iter};
 use switchboard_audit::{AuditError, AuditQuery, AuditRecord, AuditStats, AuditStore};
+use switchboard_sqlite::{ConnectionSettings, OpenError, Synchronous, open_database};
 
 use crate::{
     codec,
-    error::OpenError,
-    schema::{self, SCHEMA_VERSION},
+    schema::{SCHEMA, SCHEMA_VERSION},
     select::select,
 };
-
-/// When a commit counts as done (`PRAGMA synchronous` in WAL mode).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Synchronous {
-    /// Every commit is flushed to stable storage (`fsync` of the WAL) before `append_batch`
-    /// returns: an acknowledged record survives a process kill, an OS crash and a power cut.
-    /// The default: an audit trail's acknowledgement should mean "on disk".
-    #[default]
-    Full,
-    /// Commits reach the OS (a `write` to the WAL) but are flushed only at checkpoints: an
-    /// acknowledged record survives the process being killed (`SIGKILL`), but the last commits
-    /// may be lost if the machine itself crashes or loses power. Faster when each batch is
-    /// small, as under strict durability with few callers.
-    Normal,
-}
-
-impl Synchronous {
-    fn pragma_value(self) -> &'static str {
-        match self {
-            Synchronous::Full => "FULL",
-            Synchronous::Normal => "NORMAL",
-        }
-    }
-}
 
 /// How a [`SqliteAuditStore`] uses its file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -139,15 +115,24 @@ impl SqliteAuditStore {
     /// [`open`](Self::open) with these options.
     pub fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, OpenError> {
         let path = path.as_ref().to_path_buf();
-        check_directory(&path)?;
-        let mut writer = open_writer(&path, &options)?;
-        schema::migrate(&mut writer, &path)?;
+        let settings = ConnectionSettings::new(options.synchronous, options.busy_timeout);
+        let writer = open_database(&path, &SCHEMA, settings)?;
+        let file = path.as_path();
+        let classify = |action| move |error| OpenError::classify(SCHEMA.store, file, action, error);
+        // A 64 MiB page cache keeps the hot index pages of a growing database in memory, and a
+        // checkpoint every 16,384 pages (64 MiB of WAL with 4 KiB pages) instead of SQLite's
+        // 1,000 lets batches of thousands of records commit without a checkpoint (and its
+        // `fsync` of the database file) every few batches: together about twice the sustained
+        // insert rate.
+        writer
+            .execute_batch("PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = 16384;")
+            .map_err(classify("sizing its cache and checkpoints"))?;
         writer.set_prepared_statement_cache_capacity(8);
         let held: i64 = writer
             .query_row("SELECT count(*) FROM audit_records", [], |row| row.get(0))
-            .map_err(|error| OpenError::classify(&path, "counting its records", error))?;
-        let reader = open_reader(&path, &options)
-            .map_err(|error| OpenError::classify(&path, "opening a reader connection", error))?;
+            .map_err(classify("counting its records"))?;
+        let reader =
+            open_reader(&path, &options).map_err(classify("opening a reader connection"))?;
         tracing::debug!(path = %path.display(), held, "audit database open");
         Ok(Self {
             path,
@@ -303,79 +288,9 @@ fn insert_batch(
     Ok(ids)
 }
 
-/// Fails early, with a message naming the directory, when the file's directory is missing.
-fn check_directory(path: &Path) -> Result<(), OpenError> {
-    let Some(directory) = path
-        .parent()
-        .filter(|parent| !parent.as_os_str().is_empty())
-    else {
-        return Ok(());
-    };
-    if directory.is_dir() {
-        return Ok(());
-    }
-    Err(OpenError::MissingDirectory {
-        path: path.to_path_buf(),
-        directory: directory.to_path_buf(),
-    })
-}
-
-/// Opens the writer connection: checks the file is a writable database that is ours (or
-/// empty) before changing anything, then switches it to WAL and sets `synchronous`.
-fn open_writer(path: &Path, options: &SqliteOptions) -> Result<Connection, OpenError> {
-    if path.is_dir() {
-        return Err(OpenError::CannotOpen {
-            path: path.to_path_buf(),
-            reason: "it is a directory".to_owned(),
-        });
-    }
-    // No URI flag: the path is taken literally, never as `file:` options.
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-        | OpenFlags::SQLITE_OPEN_CREATE
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let connection = Connection::open_with_flags(path, flags)
-        .map_err(|error| OpenError::classify(path, "opening it", error))?;
-    connection
-        .busy_timeout(options.busy_timeout)
-        .map_err(|error| OpenError::classify(path, "setting its busy timeout", error))?;
-    // Reading the header is what reveals a file that is not a database at all.
-    let found = schema::inspect(&connection)
-        .map_err(|error| OpenError::classify(path, "reading its header", error))?;
-    if connection.is_readonly("main").unwrap_or(false) {
-        return Err(OpenError::ReadOnly {
-            path: path.to_path_buf(),
-            reason: "the file is not writable".to_owned(),
-        });
-    }
-    schema::ensure_usable(path, found)?;
-    let mode: String = connection
-        .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
-        .map_err(|error| OpenError::classify(path, "switching it to write-ahead logging", error))?;
-    if !mode.eq_ignore_ascii_case("wal") {
-        return Err(OpenError::NoWriteAheadLog {
-            path: path.to_path_buf(),
-            mode,
-        });
-    }
-    connection
-        .pragma_update(None, "synchronous", options.synchronous.pragma_value())
-        .map_err(|error| OpenError::classify(path, "setting `synchronous`", error))?;
-    // A 64 MiB page cache keeps the hot index pages of a growing database in memory, and a
-    // checkpoint every 16,384 pages (64 MiB of WAL with 4 KiB pages) instead of SQLite's 1,000
-    // lets batches of thousands of records commit without a checkpoint (and its `fsync` of the
-    // database file) every few batches: together about twice the sustained insert rate.
-    connection
-        .execute_batch("PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = 16384;")
-        .map_err(|error| OpenError::classify(path, "sizing its cache and checkpoints", error))?;
-    Ok(connection)
-}
-
 /// Opens a reader connection on an existing database: it only ever reads.
 fn open_reader(path: &Path, options: &SqliteOptions) -> rusqlite::Result<Connection> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let connection = Connection::open_with_flags(path, flags)?;
-    connection.busy_timeout(options.busy_timeout)?;
-    connection.pragma_update(None, "query_only", true)?;
+    let connection = switchboard_sqlite::open_reader(path, options.busy_timeout)?;
     connection.set_prepared_statement_cache_capacity(32);
     Ok(connection)
 }

@@ -12,9 +12,11 @@ use anyhow::Context as _;
 use switchboard::{PermissionMatrix, Switchboard, ToolRegistry, registry::PermissionsError};
 
 use crate::{
+    approvals_setup::ApprovalsSetup,
     args::Cli,
     audit_setup::AuditSetup,
     commands::{self, Prepared, Ready},
+    config_file::ConfigFile,
     output,
 };
 
@@ -83,9 +85,11 @@ pub(crate) fn run(cli: Cli) -> Exit {
 
 fn try_run(cli: Cli) -> anyhow::Result<Exit> {
     let permissions = load_permissions(cli.permissions.as_deref())?;
-    let audit = AuditSetup::resolve(&cli.audit)?;
+    let file = ConfigFile::load(cli.audit.config.as_deref())?;
+    let audit = AuditSetup::resolve(&cli.audit, &file.audit)?;
+    let approvals = ApprovalsSetup::resolve(&cli.approvals, &file.approvals)?;
     // Params are read before the runtime boots: a typo should cost nothing.
-    let command = match Ready::prepare(cli.command, &audit)? {
+    let command = match Ready::prepare(cli.command, &audit, &approvals)? {
         Prepared::Runtime(command) => command,
         Prepared::Audit(args, store) => {
             return async_runtime()?.block_on(commands::audit::run(args, store));
@@ -93,10 +97,12 @@ fn try_run(cli: Cli) -> anyhow::Result<Exit> {
     };
     // A store that cannot be opened stops here, naming the file: never a silent fallback.
     let store = audit.open()?;
-    let mut builder = ToolRegistry::builder()
+    let approval_stores = approvals.open()?;
+    let builder = ToolRegistry::builder()
         .permissions(permissions)
         .audit_store(store)
         .audit_config(audit.config);
+    let mut builder = approval_stores.configure(builder, &approvals);
     if !command.wants_conformance_tools() {
         // Linked into the binary, but only `serve --conformance` may see these test tools.
         builder = builder.exclude_domain(switchboard_domain_conformance::DOMAIN);

@@ -9,6 +9,7 @@ use std::{net::SocketAddr, path::PathBuf};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::{
+    approvals_setup::ApprovalsArgs,
     audit_setup::AuditStoreArgs,
     commands::audit::AuditArgs,
     commands::proposals::{ApproveArgs, ProposalsArgs, RejectArgs},
@@ -26,7 +27,8 @@ correlation ids are minted (`cli-<uuid>`) unless given. `serve` defaults to --in
 Exit codes: 0 success; 1 the call was refused or failed (or `schema` named no tool);
 2 usage error (bad flags, PARAMS_JSON that is not JSON, an unreadable permission file,
 `serve` without --org or --user, an unreadable or invalid --tokens file, `serve --http` on a
-non-loopback address without --tokens);
+non-loopback address without --tokens, an invalid --config file, an --audit or --approvals
+store that cannot be opened);
 3 the runtime itself failed.";
 
 /// Switchboard: list, describe and call the audited tools linked into this binary, or ask for
@@ -42,6 +44,10 @@ pub(crate) struct Cli {
     /// Where audit records go, and how they are acknowledged.
     #[command(flatten)]
     pub(crate) audit: AuditStoreArgs,
+
+    /// Where proposals and idempotency keys are kept, and what an agent's mutation does.
+    #[command(flatten)]
+    pub(crate) approvals: ApprovalsArgs,
 
     /// What to do.
     #[command(subcommand)]
@@ -64,7 +70,8 @@ pub(crate) enum Command {
     Serve(ServeArgs),
     /// List the records of a persistent audit store (`--audit sqlite:PATH`), or export them.
     Audit(AuditArgs),
-    /// List the proposals of your organisation (in-memory store: empty in a new process).
+    /// List the proposals of your organisation (kept across processes with
+    /// `--approvals sqlite:PATH`; the in-memory store starts empty in each process).
     Proposals(ProposalsArgs),
     /// Approve a pending proposal: its tool runs once, as you.
     Approve(ApproveArgs),

@@ -7,47 +7,18 @@
 //! opened — a corrupt file, a directory that cannot be written — stops the binary with a usage
 //! error naming the path: it never falls back to memory, which would lose the records silently.
 
-use std::{path::PathBuf, str::FromStr, sync::Arc, time::Duration};
+use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use clap::{Args, ValueEnum};
 use serde::Deserialize;
 use switchboard::{AuditConfig, AuditStore, Durability, MemoryAuditStore, WhenFull};
 use switchboard_audit_sqlite::SqliteAuditStore;
 
-use crate::app::UsageError;
-
-/// Where records go.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum StoreChoice {
-    /// The in-memory ring: gone when the process exits.
-    Memory,
-    /// A SQLite database file (created if missing).
-    Sqlite(PathBuf),
-}
-
-impl FromStr for StoreChoice {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        match text {
-            "memory" => Ok(StoreChoice::Memory),
-            _ => match text.strip_prefix("sqlite:") {
-                Some("") => Err("`sqlite:` needs a file path, e.g. `sqlite:audit.db`".to_owned()),
-                Some(path) => Ok(StoreChoice::Sqlite(PathBuf::from(path))),
-                None => Err(format!(
-                    "unknown audit store `{text}`: use `memory` or `sqlite:PATH`"
-                )),
-            },
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for StoreChoice {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        text.parse().map_err(serde::de::Error::custom)
-    }
-}
+pub(crate) use crate::config_file::StoreChoice;
+use crate::{
+    app::UsageError,
+    config_file::{age_in_file, parse_age},
+};
 
 /// `--audit-durability`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
@@ -76,7 +47,8 @@ pub(crate) enum WhenFullChoice {
 #[command(next_help_heading = "Audit")]
 pub(crate) struct AuditStoreArgs {
     /// Read settings from this TOML file (`[audit]` keys: store, durability, when_full,
-    /// queue_capacity, retention). Flags win over the file.
+    /// queue_capacity, retention; `[approvals]` keys: store, agent_mutations, proposal_ttl,
+    /// idempotency_retention, synchronous). Flags win over the file.
     #[arg(long, global = true, value_name = "FILE", env = "SWITCHBOARD_CONFIG")]
     pub(crate) config: Option<PathBuf>,
 
@@ -103,20 +75,12 @@ pub(crate) struct AuditStoreArgs {
 /// The `[audit]` table of the config file.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct AuditFile {
+pub(crate) struct AuditFile {
     store: Option<StoreChoice>,
     durability: Option<DurabilityChoice>,
     when_full: Option<WhenFullChoice>,
     queue_capacity: Option<usize>,
     retention: Option<String>,
-}
-
-/// The config file: only `[audit]` for now.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ConfigFile {
-    #[serde(default)]
-    audit: AuditFile,
 }
 
 /// The resolved choice, before anything is opened.
@@ -129,48 +93,27 @@ pub(crate) struct AuditSetup {
 }
 
 impl AuditSetup {
-    /// Merges the config file (if any) and the flags; flags win.
-    pub(crate) fn resolve(args: &AuditStoreArgs) -> Result<Self, UsageError> {
-        let file = match &args.config {
-            None => ConfigFile::default(),
-            Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|error| {
-                    UsageError::new(format!(
-                        "cannot read the config file {} (given with --config or \
-                         SWITCHBOARD_CONFIG): {error}",
-                        path.display()
-                    ))
-                })?;
-                toml::from_str(&text).map_err(|error| {
-                    UsageError::new(format!(
-                        "the config file {} is not valid: {error}",
-                        path.display()
-                    ))
-                })?
-            }
-        };
+    /// Merges the config file's `[audit]` table and the flags; flags win.
+    pub(crate) fn resolve(args: &AuditStoreArgs, file: &AuditFile) -> Result<Self, UsageError> {
         let store = args
             .audit
             .clone()
-            .or(file.audit.store)
+            .or_else(|| file.store.clone())
             .unwrap_or(StoreChoice::Memory);
         let durability = args
             .audit_durability
-            .or(file.audit.durability)
+            .or(file.durability)
             .unwrap_or(match store {
                 StoreChoice::Memory => DurabilityChoice::Relaxed,
                 StoreChoice::Sqlite(_) => DurabilityChoice::Strict,
             });
         let when_full = args
             .audit_when_full
-            .or(file.audit.when_full)
+            .or(file.when_full)
             .unwrap_or(WhenFullChoice::Block);
-        let retention = match (args.audit_retention, &file.audit.retention) {
-            (Some(age), _) => Some(age),
-            (None, Some(text)) => Some(parse_age(text).map_err(|error| {
-                UsageError::new(format!("`[audit] retention` in the config file: {error}"))
-            })?),
-            (None, None) => None,
+        let retention = match args.audit_retention {
+            Some(age) => Some(age),
+            None => age_in_file("audit", "retention", file.retention.as_deref())?,
         };
         let mut config = AuditConfig::default()
             .durability(match durability {
@@ -181,7 +124,7 @@ impl AuditSetup {
                 WhenFullChoice::Block => WhenFull::Block,
                 WhenFullChoice::Fail => WhenFull::Fail,
             });
-        if let Some(capacity) = file.audit.queue_capacity {
+        if let Some(capacity) = file.queue_capacity {
             config = config.queue_capacity(capacity);
         }
         if let Some(age) = retention {
@@ -206,24 +149,14 @@ impl AuditSetup {
     }
 }
 
-/// An age such as `720h`, `90 days` or `P30D`.
-fn parse_age(text: &str) -> Result<Duration, String> {
-    let span: jiff::Span = text
-        .trim()
-        .parse()
-        .map_err(|error| format!("`{text}` is not an age like `720h` or `90 days`: {error}"))?;
-    let age = span
-        .to_duration(jiff::SpanRelativeTo::days_are_24_hours())
-        .map_err(|error| format!("`{text}` is not a fixed length of time: {error}"))?;
-    Duration::try_from(age).map_err(|_| format!("`{text}` is negative"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config_file::ConfigFile;
 
     fn resolve(args: AuditStoreArgs) -> AuditSetup {
-        AuditSetup::resolve(&args).expect("resolves")
+        let file = ConfigFile::load(args.config.as_deref()).expect("the config file loads");
+        AuditSetup::resolve(&args, &file.audit).expect("resolves")
     }
 
     #[test]
@@ -239,22 +172,6 @@ mod tests {
         assert_eq!(sqlite.store, StoreChoice::Sqlite("audit.db".into()));
         assert_eq!(sqlite.config.durability, Durability::Strict);
         assert_eq!(sqlite.config.when_full, WhenFull::Block);
-    }
-
-    #[test]
-    fn store_names_are_checked() {
-        assert!(
-            "sqlite:"
-                .parse::<StoreChoice>()
-                .expect_err("no path")
-                .contains("needs a file path")
-        );
-        assert!(
-            "postgres://x"
-                .parse::<StoreChoice>()
-                .expect_err("unknown")
-                .contains("use `memory` or `sqlite:PATH`")
-        );
     }
 
     #[test]
@@ -302,21 +219,9 @@ mod tests {
         std::fs::create_dir_all(&dir).expect("temp dir");
         let path = dir.join("bad.toml");
         std::fs::write(&path, "[audit]\nstroe = \"memory\"\n").expect("write config");
-        let error = AuditSetup::resolve(&AuditStoreArgs {
-            config: Some(path.clone()),
-            ..AuditStoreArgs::default()
-        })
-        .expect_err("unknown key");
+        let error = ConfigFile::load(Some(&path)).expect_err("unknown key");
         assert!(error.to_string().contains("bad.toml"), "{error}");
         assert!(error.to_string().contains("stroe"), "{error}");
         let _ = std::fs::remove_dir_all(dir);
-    }
-
-    #[test]
-    fn ages_parse_in_friendly_and_iso_forms() {
-        assert_eq!(parse_age("720h"), Ok(Duration::from_secs(720 * 3600)));
-        assert_eq!(parse_age("90 days"), Ok(Duration::from_secs(90 * 86_400)));
-        assert_eq!(parse_age("P1D"), Ok(Duration::from_secs(86_400)));
-        assert!(parse_age("soon").is_err());
     }
 }

@@ -6,9 +6,11 @@
 //! the commands, the identity flags, the `--json` shapes and the exit codes.
 
 mod app;
+mod approvals_setup;
 mod args;
 mod audit_setup;
 mod commands;
+mod config_file;
 mod hints;
 mod identity;
 mod logging;

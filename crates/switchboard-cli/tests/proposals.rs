@@ -1,6 +1,7 @@
 //! The approval commands of the `switchboard` binary (`proposals`, `approve`, `reject`) and the
 //! execution-context flags (`--agent-type`, `--thread`, `--project`, `--idempotency-key`), run
-//! as a script would. The proposal store is in memory, so a fresh process has no proposals.
+//! as a script would. The proposal store is in memory by default, so a fresh process has no
+//! proposals (`approvals_durability.rs` covers `--approvals sqlite:PATH`).
 
 use assert_cmd::{Command, cargo::cargo_bin_cmd};
 use serde_json::Value;
@@ -13,6 +14,9 @@ fn switchboard() -> Command {
         "SWITCHBOARD_ROLE",
         "SWITCHBOARD_INITIATOR",
         "SWITCHBOARD_AGENT_TYPE",
+        "SWITCHBOARD_APPROVALS",
+        "SWITCHBOARD_AGENT_MUTATIONS",
+        "SWITCHBOARD_CONFIG",
         "RUST_LOG",
     ] {
         command.env_remove(variable);

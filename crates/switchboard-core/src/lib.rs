@@ -5,6 +5,7 @@ mod content;
 mod context;
 mod domain;
 mod error;
+mod error_record;
 mod ids;
 mod policy;
 mod progress;
@@ -19,6 +20,7 @@ pub use domain::{
     linked_domains,
 };
 pub use error::{ErrorKind, FieldError, InvokeError, ToolError, UnknownErrorKind};
+pub use error_record::InvalidErrorRecord;
 pub use ids::{
     ActionId, AgentType, CorrelationId, IdempotencyKey, OrgId, ProjectId, ProposalId, Role,
     SessionId, ThreadId, UserId,

@@ -20,6 +20,7 @@ use switchboard::{AuditQuery, AuditRecord, AuditStore, Switchboard, ToolRegistry
 
 use crate::{
     app::{Exit, UsageError},
+    approvals_setup::ApprovalsSetup,
     args::{AskArgs, CallArgs, Command, SchemaArgs, ToolsArgs},
     audit_setup::AuditSetup,
     commands::serve::Transport,
@@ -40,8 +41,8 @@ pub(crate) enum Ready {
     /// `serve`, with its transport configured (identity or token file, HTTP options), and
     /// whether `--conformance` was given.
     Serve(Transport, bool),
-    /// `proposals`, `approve` or `reject`.
-    Decide(proposals::Decision),
+    /// `proposals`, `approve` or `reject`, and whether proposals outlive the process.
+    Decide(proposals::Decision, bool),
 }
 
 /// What a checked command line runs against.
@@ -56,7 +57,12 @@ impl Ready {
     /// Checks what can be checked without the runtime: that `PARAMS_JSON` is JSON, and that
     /// `serve` knows who its clients act as (identity flags or a valid token file) and may
     /// listen where it was asked to.
-    pub(crate) fn prepare(command: Command, setup: &AuditSetup) -> Result<Prepared, UsageError> {
+    pub(crate) fn prepare(
+        command: Command,
+        setup: &AuditSetup,
+        approvals: &ApprovalsSetup,
+    ) -> Result<Prepared, UsageError> {
+        let persistent = approvals.store.is_persistent();
         Ok(Prepared::Runtime(match command {
             Command::Tools(args) => Ready::Tools(args),
             Command::Schema(args) => Ready::Schema(args),
@@ -69,9 +75,9 @@ impl Ready {
                 let conformance = args.conformance;
                 Ready::Serve(Transport::prepare(args)?, conformance)
             }
-            Command::Proposals(args) => Ready::Decide(proposals::Decision::List(args)),
-            Command::Approve(args) => Ready::Decide(proposals::Decision::Approve(args)),
-            Command::Reject(args) => Ready::Decide(proposals::Decision::Reject(args)),
+            Command::Proposals(args) => Ready::Decide(proposals::Decision::List(args), persistent),
+            Command::Approve(args) => Ready::Decide(proposals::Decision::Approve(args), persistent),
+            Command::Reject(args) => Ready::Decide(proposals::Decision::Reject(args), persistent),
             Command::Audit(args) => {
                 let (args, store) = audit::prepare(args, setup)?;
                 return Ok(Prepared::Audit(args, store));
@@ -87,7 +93,9 @@ impl Ready {
             Ready::Call(args, params) => call::run(&switchboard.registry, args, params).await,
             Ready::Ask(args) => ask::run(switchboard, args).await,
             Ready::Serve(transport, _) => serve::run(&switchboard.registry, transport).await,
-            Ready::Decide(decision) => proposals::run(&switchboard.registry, decision).await,
+            Ready::Decide(decision, persistent) => {
+                proposals::run(&switchboard.registry, decision, persistent).await
+            }
         }
     }
 

@@ -4,9 +4,9 @@
 //! Each runs as the identity given (a human, by default), through the registry's
 //! `proposals` / `approve` / `reject`, so the same rules hold as in process: only a human of
 //! the proposal's organisation holding the target tool's permission decides, an agent never,
-//! and a decision is final. The registry's proposal store is in memory for now, so a new
-//! process starts with none: these commands become useful across processes once a persistent
-//! `ProposalStore` is configured (docs/cli.md).
+//! and a decision is final. With `--approvals sqlite:PATH` the proposals live in that file, so
+//! these commands decide what another process (a `serve`, an agent's `call`) proposed; with the
+//! default in-memory store a new process starts with none (docs/cli.md).
 
 use clap::Args;
 use serde_json::json;
@@ -70,14 +70,22 @@ pub(crate) enum Decision {
     Reject(RejectArgs),
 }
 
-/// Runs the command and prints its result.
-pub(crate) async fn run(registry: &ToolRegistry, decision: Decision) -> anyhow::Result<Exit> {
+/// Runs the command and prints its result; `persistent` says whether proposals outlive the
+/// process (it changes only what an empty list says).
+pub(crate) async fn run(
+    registry: &ToolRegistry,
+    decision: Decision,
+    persistent: bool,
+) -> anyhow::Result<Exit> {
     match decision {
         Decision::List(args) => {
             let context = args.identity.into_identity().context;
             let listed = registry.proposals(&context).await;
             report(args.json, listed, |proposals| {
-                (json!({ "proposals": proposals }), list_text(proposals))
+                (
+                    json!({ "proposals": proposals }),
+                    list_text(proposals, persistent),
+                )
             })
         }
         Decision::Approve(args) => {
@@ -136,9 +144,13 @@ fn report<T>(
     }
 }
 
-fn list_text(proposals: &[Proposal]) -> String {
+fn list_text(proposals: &[Proposal], persistent: bool) -> String {
+    if proposals.is_empty() && persistent {
+        return "no proposals\n".to_owned();
+    }
     if proposals.is_empty() {
-        return "no proposals (the proposal store is in memory: a new process starts empty)\n"
+        return "no proposals (the proposal store is in memory: a new process starts empty; \
+                keep them with --approvals sqlite:PATH)\n"
             .to_owned();
     }
     let mut text = String::new();

@@ -15,7 +15,7 @@ pub(crate) async fn bounded<T>(what: &str, future: impl Future<Output = T>) -> T
         .unwrap_or_else(|_| panic!("{what} took longer than {LIMIT:?}"))
 }
 
-/// `switchboard ARGS`: no identity, audit store, config or log filter inherited from the
+/// `switchboard ARGS`: no identity, audit or approvals store, config or log filter inherited from the
 /// environment, no standard input unless the test pipes one, killed if the test drops it.
 pub(crate) fn switchboard(args: &[&str]) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_switchboard"));
@@ -26,6 +26,8 @@ pub(crate) fn switchboard(args: &[&str]) -> tokio::process::Command {
         "SWITCHBOARD_ROLE",
         "SWITCHBOARD_INITIATOR",
         "SWITCHBOARD_AUDIT",
+        "SWITCHBOARD_APPROVALS",
+        "SWITCHBOARD_AGENT_MUTATIONS",
         "SWITCHBOARD_CONFIG",
         "RUST_LOG",
     ] {

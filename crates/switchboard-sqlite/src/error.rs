@@ -1,25 +1,28 @@
-//! Why an audit database could not be opened, in words that say what to do about it.
+//! Why a store's database could not be opened, in words that say what to do about it.
 //!
-//! Opening runs at startup, before any call is served, and the audit trail is not optional:
-//! every failure here is an error for the operator to fix, never a panic and never a quiet
-//! fallback to the in-memory store. Each message names the file.
+//! Opening runs at startup, before any call is served, and a store the operator chose is not
+//! optional: every failure here is an error for the operator to fix, never a panic and never a
+//! quiet fallback to an in-memory store. Each message names the file, and the store it was
+//! opened for (`audit`, `approvals`), so that a binary opening several databases says which.
 
 use std::path::{Path, PathBuf};
 
 use rusqlite::ErrorCode;
 
-/// Why [`SqliteAuditStore::open`](crate::SqliteAuditStore::open) failed.
+/// Why a store's database could not be opened (see [`open_database`](crate::open_database)).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum OpenError {
     /// The directory the file should be in does not exist.
     #[error(
-        "cannot open the audit database {}: its directory {} does not exist; create it, or \
-         point the audit store at another path",
+        "cannot open the {store} database {}: its directory {} does not exist; create it, or \
+         point the {store} store at another path",
         .path.display(),
         .directory.display()
     )]
     MissingDirectory {
+        /// The store the database is for (`audit`, `approvals`).
+        store: &'static str,
         /// The database file asked for.
         path: PathBuf,
         /// Its parent directory, which is missing.
@@ -27,11 +30,13 @@ pub enum OpenError {
     },
     /// SQLite could not open or create the file (a directory, a permission, a device).
     #[error(
-        "cannot open the audit database {}: {reason}; the path must name a file (existing or \
+        "cannot open the {store} database {}: {reason}; the path must name a file (existing or \
          not) in a directory this process can write to",
         .path.display()
     )]
     CannotOpen {
+        /// The store the database is for.
+        store: &'static str,
         /// The database file.
         path: PathBuf,
         /// What SQLite or the file system said.
@@ -39,12 +44,14 @@ pub enum OpenError {
     },
     /// The file or its directory is not writable by this process.
     #[error(
-        "the audit database {} is read-only for this process ({reason}); the audit store must \
-         write: fix the permissions of the file and of its directory (write-ahead logging \
+        "the {store} database {} is read-only for this process ({reason}); the {store} store \
+         must write: fix the permissions of the file and of its directory (write-ahead logging \
          creates `-wal` and `-shm` files next to it)",
         .path.display()
     )]
     ReadOnly {
+        /// The store the database is for.
+        store: &'static str,
         /// The database file.
         path: PathBuf,
         /// What SQLite said.
@@ -58,47 +65,57 @@ pub enum OpenError {
         .path.display()
     )]
     Corrupt {
+        /// The store the database is for.
+        store: &'static str,
         /// The database file.
         path: PathBuf,
         /// What SQLite said.
         reason: String,
     },
-    /// The file is a SQLite database of some other application.
+    /// The file is a SQLite database of some other application (or of another Switchboard
+    /// store).
     #[error(
         "{} is a SQLite database of something else (application id {application_id:#010x}, \
-         tables: {tables}), not a Switchboard audit store; point the audit store at a new file",
+         tables: {tables}), not a Switchboard {store} database; point the {store} store at a \
+         new file",
         .path.display()
     )]
     ForeignDatabase {
+        /// The store the database is for.
+        store: &'static str,
         /// The database file.
         path: PathBuf,
-        /// Its `PRAGMA application_id` (ours is [`APPLICATION_ID`](crate::APPLICATION_ID)).
+        /// Its `PRAGMA application_id`.
         application_id: i32,
         /// The tables it holds, comma-separated (empty if none).
         tables: String,
     },
     /// The database was written by a newer build, with a schema this build does not know.
     #[error(
-        "the audit database {} has schema version {found}, newer than this build knows \
-         ({supported}); run the newer Switchboard that wrote it, or point the audit store at \
+        "the {store} database {} has schema version {found}, newer than this build knows \
+         ({supported}); run the newer Switchboard that wrote it, or point the {store} store at \
          another file",
         .path.display()
     )]
     TooNew {
+        /// The store the database is for.
+        store: &'static str,
         /// The database file.
         path: PathBuf,
         /// The schema version in the file.
         found: i64,
-        /// The newest version this build knows ([`SCHEMA_VERSION`](crate::SCHEMA_VERSION)).
+        /// The newest version this build knows.
         supported: i64,
     },
     /// A schema migration failed; its transaction was rolled back.
     #[error(
-        "migrating the audit database {} from schema version {from} to {to} failed: {source}; \
+        "migrating the {store} database {} from schema version {from} to {to} failed: {source}; \
          the database is unchanged, still at version {from}",
         .path.display()
     )]
     Migration {
+        /// The store the database is for.
+        store: &'static str,
         /// The database file.
         path: PathBuf,
         /// The version before the migration.
@@ -107,51 +124,70 @@ pub enum OpenError {
         to: i64,
         /// What SQLite said.
         #[source]
-        source: rusqlite::Error,
+        source: Box<rusqlite::Error>,
     },
     /// SQLite refused write-ahead logging (some network or virtual file systems cannot share
     /// memory between connections).
     #[error(
-        "the audit database {} cannot use write-ahead logging (its journal mode stayed \
+        "the {store} database {} cannot use write-ahead logging (its journal mode stayed \
          `{mode}`); put it on a local file system",
         .path.display()
     )]
     NoWriteAheadLog {
+        /// The store the database is for.
+        store: &'static str,
         /// The database file.
         path: PathBuf,
         /// The journal mode SQLite kept.
         mode: String,
     },
     /// Another SQLite failure while setting the database up.
-    #[error("setting up the audit database {} failed while {action}: {source}", .path.display())]
+    #[error("setting up the {store} database {} failed while {action}: {source}", .path.display())]
     Sqlite {
+        /// The store the database is for.
+        store: &'static str,
         /// The database file.
         path: PathBuf,
         /// What the store was doing.
         action: &'static str,
         /// What SQLite said.
         #[source]
-        source: rusqlite::Error,
+        source: Box<rusqlite::Error>,
     },
 }
 
 impl OpenError {
-    /// Sorts a SQLite error met while `action` into the variant an operator can act on.
-    pub(crate) fn classify(path: &Path, action: &'static str, error: rusqlite::Error) -> Self {
+    /// Sorts a SQLite error met while `action` (opening the `store`'s database at `path`) into
+    /// the variant an operator can act on.
+    pub fn classify(
+        store: &'static str,
+        path: &Path,
+        action: &'static str,
+        error: rusqlite::Error,
+    ) -> Self {
         let path = path.to_path_buf();
         let reason = error.to_string();
         match error.sqlite_error_code() {
-            Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
-                OpenError::Corrupt { path, reason }
-            }
-            Some(ErrorCode::ReadOnly) => OpenError::ReadOnly { path, reason },
-            Some(ErrorCode::CannotOpen | ErrorCode::PermissionDenied) => {
-                OpenError::CannotOpen { path, reason }
-            }
+            Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => OpenError::Corrupt {
+                store,
+                path,
+                reason,
+            },
+            Some(ErrorCode::ReadOnly) => OpenError::ReadOnly {
+                store,
+                path,
+                reason,
+            },
+            Some(ErrorCode::CannotOpen | ErrorCode::PermissionDenied) => OpenError::CannotOpen {
+                store,
+                path,
+                reason,
+            },
             _ => OpenError::Sqlite {
+                store,
                 path,
                 action,
-                source: error,
+                source: Box::new(error),
             },
         }
     }
@@ -168,6 +204,21 @@ impl OpenError {
             | OpenError::Migration { path, .. }
             | OpenError::NoWriteAheadLog { path, .. }
             | OpenError::Sqlite { path, .. } => path,
+        }
+    }
+
+    /// The store the database was opened for (`audit`, `approvals`).
+    pub fn store(&self) -> &'static str {
+        match self {
+            OpenError::MissingDirectory { store, .. }
+            | OpenError::CannotOpen { store, .. }
+            | OpenError::ReadOnly { store, .. }
+            | OpenError::Corrupt { store, .. }
+            | OpenError::ForeignDatabase { store, .. }
+            | OpenError::TooNew { store, .. }
+            | OpenError::Migration { store, .. }
+            | OpenError::NoWriteAheadLog { store, .. }
+            | OpenError::Sqlite { store, .. } => store,
         }
     }
 }

@@ -1,0 +1,291 @@
+//! Where the binary keeps proposals and idempotency keys, and what an agent's mutation does:
+//! from the config file, then the flags.
+//!
+//! Chosen once, at startup, before the runtime boots: `--approvals memory` (the default: each
+//! process starts with no proposals and no keys) or `--approvals sqlite:PATH`, one database file
+//! for both stores, so that `switchboard approve` in one process decides a proposal another
+//! process stored, and a mutation retried with the same `--idempotency-key` in a new process
+//! replays its first result instead of running again. `--agent-mutations propose` stores an
+//! agent's call of an execute or restricted tool as a proposal (the default, `refuse`, answers
+//! `category_denied`). The same keys, plus the proposal lifetime, the key retention and the
+//! SQLite `synchronous` setting, live under `[approvals]` in the config file; a flag wins over
+//! the file. A database that cannot be opened stops the binary with a usage error naming the
+//! path: it never falls back to memory, which would forget approvals and replay nothing.
+
+use std::{sync::Arc, time::Duration};
+
+use clap::{Args, ValueEnum};
+use serde::Deserialize;
+use switchboard::{
+    AgentMutations, RegistryBuilder, RegistryConfig,
+    registry::{IdempotencyStore, MemoryIdempotencyStore, MemoryProposalStore, ProposalStore},
+};
+use switchboard_approvals_sqlite::{ApprovalsDatabase, SqliteOptions, Synchronous};
+
+use crate::{
+    app::UsageError,
+    config_file::{StoreChoice, age_in_file},
+};
+
+/// `--agent-mutations`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum AgentMutationsChoice {
+    /// Refuse an agent's call of an execute or restricted tool (`category_denied`).
+    Refuse,
+    /// Store it as a proposal for a human to approve (`approval_required`, with its id).
+    Propose,
+}
+
+/// `[approvals] synchronous`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum SynchronousChoice {
+    /// Every commit is on stable storage before the call goes on (the default).
+    Full,
+    /// Commits survive a process kill, but the last ones may be lost on power loss.
+    Normal,
+}
+
+/// The approvals flags, global to every command.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Approvals")]
+pub(crate) struct ApprovalsArgs {
+    /// Where proposals and idempotency keys are kept: `memory` (default; gone at exit) or
+    /// `sqlite:PATH` (created if missing; shared by every process that names it).
+    #[arg(
+        long,
+        global = true,
+        value_name = "STORE",
+        env = "SWITCHBOARD_APPROVALS"
+    )]
+    pub(crate) approvals: Option<StoreChoice>,
+
+    /// What an agent's call of an execute or restricted tool does: `refuse` it (default) or
+    /// `propose` it, for a human to `approve`.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "MODE",
+        env = "SWITCHBOARD_AGENT_MUTATIONS"
+    )]
+    pub(crate) agent_mutations: Option<AgentMutationsChoice>,
+}
+
+/// The `[approvals]` table of the config file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ApprovalsFile {
+    store: Option<StoreChoice>,
+    agent_mutations: Option<AgentMutationsChoice>,
+    proposal_ttl: Option<String>,
+    idempotency_retention: Option<String>,
+    synchronous: Option<SynchronousChoice>,
+}
+
+/// The resolved choice, before anything is opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ApprovalsSetup {
+    /// Where proposals and keys are kept.
+    pub(crate) store: StoreChoice,
+    /// The registry settings that go with them.
+    pub(crate) config: RegistryConfig,
+    /// When a SQLite commit counts as done.
+    pub(crate) synchronous: Synchronous,
+}
+
+/// The stores, opened.
+pub(crate) struct ApprovalsStores {
+    proposals: Arc<dyn ProposalStore>,
+    idempotency: Arc<dyn IdempotencyStore>,
+}
+
+impl ApprovalsSetup {
+    /// Merges the config file's `[approvals]` table and the flags; flags win.
+    pub(crate) fn resolve(args: &ApprovalsArgs, file: &ApprovalsFile) -> Result<Self, UsageError> {
+        let store = args
+            .approvals
+            .clone()
+            .or_else(|| file.store.clone())
+            .unwrap_or(StoreChoice::Memory);
+        let defaults = RegistryConfig::default();
+        let agent_mutations = match args.agent_mutations.or(file.agent_mutations) {
+            Some(AgentMutationsChoice::Propose) => AgentMutations::Propose,
+            Some(AgentMutationsChoice::Refuse) | None => AgentMutations::Refuse,
+        };
+        let proposal_ttl = age_in_file("approvals", "proposal_ttl", file.proposal_ttl.as_deref())?
+            .unwrap_or(defaults.proposal_ttl);
+        let idempotency_retention = age_in_file(
+            "approvals",
+            "idempotency_retention",
+            file.idempotency_retention.as_deref(),
+        )?
+        .unwrap_or(defaults.idempotency_retention);
+        if proposal_ttl.is_zero() || idempotency_retention.is_zero() {
+            return Err(UsageError::new(
+                "`[approvals] proposal_ttl` and `idempotency_retention` in the config file must \
+                 be longer than zero",
+            ));
+        }
+        Ok(Self {
+            store,
+            config: RegistryConfig {
+                agent_mutations,
+                proposal_ttl,
+                idempotency_retention,
+                ..defaults
+            },
+            synchronous: match file.synchronous {
+                Some(SynchronousChoice::Normal) => Synchronous::Normal,
+                Some(SynchronousChoice::Full) | None => Synchronous::Full,
+            },
+        })
+    }
+
+    /// Opens the chosen stores. A file that is not a usable approvals database is a usage
+    /// error naming it; there is no fallback.
+    pub(crate) fn open(&self) -> Result<ApprovalsStores, UsageError> {
+        let retention: Duration = self.config.idempotency_retention;
+        match &self.store {
+            StoreChoice::Memory => Ok(ApprovalsStores {
+                proposals: Arc::new(MemoryProposalStore::new()),
+                idempotency: Arc::new(MemoryIdempotencyStore::new(retention)),
+            }),
+            StoreChoice::Sqlite(path) => {
+                let options = SqliteOptions::default().synchronous(self.synchronous);
+                let database = ApprovalsDatabase::open_with(path, options).map_err(|error| {
+                    UsageError::new(format!(
+                        "the approvals store `sqlite:{}` cannot be used: {error}",
+                        path.display()
+                    ))
+                })?;
+                Ok(ApprovalsStores {
+                    proposals: Arc::new(database.proposal_store()),
+                    idempotency: Arc::new(database.idempotency_store(retention)),
+                })
+            }
+        }
+    }
+}
+
+impl ApprovalsStores {
+    /// Hands the stores and their settings to the registry.
+    pub(crate) fn configure(
+        self,
+        builder: RegistryBuilder,
+        setup: &ApprovalsSetup,
+    ) -> RegistryBuilder {
+        builder
+            .config(setup.config.clone())
+            .proposal_store(self.proposals)
+            .idempotency_store(self.idempotency)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config_file::ConfigFile;
+
+    fn write_config(name: &str, text: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+        let dir = std::env::temp_dir().join(format!("switchboard-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("switchboard.toml");
+        std::fs::write(&path, text).expect("write config");
+        (dir, path)
+    }
+
+    fn resolve(
+        args: &ApprovalsArgs,
+        config: Option<&std::path::Path>,
+    ) -> Result<ApprovalsSetup, UsageError> {
+        let file = ConfigFile::load(config)?;
+        ApprovalsSetup::resolve(args, &file.approvals)
+    }
+
+    #[test]
+    fn defaults_to_memory_refusing_agent_mutations_with_the_registry_defaults() {
+        let setup = resolve(&ApprovalsArgs::default(), None).expect("resolves");
+        assert_eq!(setup.store, StoreChoice::Memory);
+        assert_eq!(setup.config, RegistryConfig::default());
+        assert_eq!(setup.synchronous, Synchronous::Full);
+    }
+
+    #[test]
+    fn flags_win_over_the_config_file() {
+        let (dir, path) = write_config(
+            "approvals-cfg",
+            "[approvals]\nstore = \"sqlite:from-file.db\"\nagent_mutations = \"propose\"\n\
+             proposal_ttl = \"2h\"\nidempotency_retention = \"7 days\"\nsynchronous = \"normal\"\n",
+        );
+        let from_file = resolve(&ApprovalsArgs::default(), Some(&path)).expect("resolves");
+        assert_eq!(from_file.store, StoreChoice::Sqlite("from-file.db".into()));
+        assert_eq!(from_file.config.agent_mutations, AgentMutations::Propose);
+        assert_eq!(from_file.config.proposal_ttl, Duration::from_secs(2 * 3600));
+        assert_eq!(
+            from_file.config.idempotency_retention,
+            Duration::from_secs(7 * 86_400)
+        );
+        assert_eq!(from_file.synchronous, Synchronous::Normal);
+
+        let flags = ApprovalsArgs {
+            approvals: Some(StoreChoice::Memory),
+            agent_mutations: Some(AgentMutationsChoice::Refuse),
+        };
+        let flagged = resolve(&flags, Some(&path)).expect("resolves");
+        assert_eq!(flagged.store, StoreChoice::Memory);
+        assert_eq!(flagged.config.agent_mutations, AgentMutations::Refuse);
+        assert_eq!(
+            flagged.config.proposal_ttl,
+            Duration::from_secs(2 * 3600),
+            "unset flags keep the file's"
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn bad_keys_and_ages_are_usage_errors_naming_them() {
+        for (text, expected) in [
+            ("[approvals]\nstroe = \"memory\"\n", "stroe"),
+            (
+                "[approvals]\nproposal_ttl = \"soon\"\n",
+                "[approvals] proposal_ttl",
+            ),
+            (
+                "[approvals]\nidempotency_retention = \"0s\"\n",
+                "longer than zero",
+            ),
+            ("[approvals]\nsynchronous = \"off\"\n", "off"),
+        ] {
+            let (dir, path) = write_config("approvals-bad", text);
+            let error = resolve(&ApprovalsArgs::default(), Some(&path)).expect_err(text);
+            assert!(error.to_string().contains(expected), "{text}: {error}");
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+
+    #[test]
+    fn an_unusable_database_is_a_usage_error_naming_it() {
+        let dir =
+            std::env::temp_dir().join(format!("switchboard-approvals-db-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("garbage.db");
+        std::fs::write(&path, vec![7_u8; 8_192]).expect("garbage");
+        let setup = ApprovalsSetup::resolve(
+            &ApprovalsArgs {
+                approvals: Some(StoreChoice::Sqlite(path.clone())),
+                agent_mutations: None,
+            },
+            &ApprovalsFile::default(),
+        )
+        .expect("resolves");
+        let Err(error) = setup.open() else {
+            panic!("a garbage file must not open");
+        };
+        let message = error.to_string();
+        assert!(message.contains("approvals store"), "{message}");
+        assert!(message.contains(&path.display().to_string()), "{message}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -1,0 +1,161 @@
+//! The config file (`--config FILE` or `SWITCHBOARD_CONFIG`), read once at startup, and what
+//! its tables and the flags share: where a store lives (`memory` or `sqlite:PATH`) and ages
+//! such as `720h`.
+//!
+//! One TOML file, one table per concern: `[audit]` (see [`crate::audit_setup`]) and
+//! `[approvals]` (see [`crate::approvals_setup`]). Unknown tables and keys are refused, so a
+//! typo is a usage error naming the file and the key rather than a setting silently ignored.
+//! Flags always win over the file.
+
+use std::{path::Path, path::PathBuf, str::FromStr, time::Duration};
+
+use serde::Deserialize;
+
+use crate::{app::UsageError, approvals_setup::ApprovalsFile, audit_setup::AuditFile};
+
+/// Where a store keeps what it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StoreChoice {
+    /// In memory: gone when the process exits.
+    Memory,
+    /// A SQLite database file (created if missing).
+    Sqlite(PathBuf),
+}
+
+impl StoreChoice {
+    /// Whether what the store holds outlives the process.
+    pub(crate) fn is_persistent(&self) -> bool {
+        matches!(self, StoreChoice::Sqlite(_))
+    }
+}
+
+impl FromStr for StoreChoice {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "memory" => Ok(StoreChoice::Memory),
+            _ => match text.strip_prefix("sqlite:") {
+                Some("") => Err("`sqlite:` needs a file path, e.g. `sqlite:audit.db`".to_owned()),
+                Some(path) => Ok(StoreChoice::Sqlite(PathBuf::from(path))),
+                None => Err(format!(
+                    "unknown store `{text}`: use `memory` or `sqlite:PATH`"
+                )),
+            },
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for StoreChoice {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// The config file's tables.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ConfigFile {
+    /// `[audit]`.
+    #[serde(default)]
+    pub(crate) audit: AuditFile,
+    /// `[approvals]`.
+    #[serde(default)]
+    pub(crate) approvals: ApprovalsFile,
+}
+
+impl ConfigFile {
+    /// Reads and parses the file at `path`; no path, no settings.
+    pub(crate) fn load(path: Option<&Path>) -> Result<Self, UsageError> {
+        let Some(path) = path else {
+            return Ok(Self::default());
+        };
+        let text = std::fs::read_to_string(path).map_err(|error| {
+            UsageError::new(format!(
+                "cannot read the config file {} (given with --config or SWITCHBOARD_CONFIG): \
+                 {error}",
+                path.display()
+            ))
+        })?;
+        toml::from_str(&text).map_err(|error| {
+            UsageError::new(format!(
+                "the config file {} is not valid: {error}",
+                path.display()
+            ))
+        })
+    }
+}
+
+/// An age such as `720h`, `90 days` or `P30D`.
+pub(crate) fn parse_age(text: &str) -> Result<Duration, String> {
+    let span: jiff::Span = text
+        .trim()
+        .parse()
+        .map_err(|error| format!("`{text}` is not an age like `720h` or `90 days`: {error}"))?;
+    let age = span
+        .to_duration(jiff::SpanRelativeTo::days_are_24_hours())
+        .map_err(|error| format!("`{text}` is not a fixed length of time: {error}"))?;
+    Duration::try_from(age).map_err(|_| format!("`{text}` is negative"))
+}
+
+/// An age from the config file's `[table] key`, or the usage error naming both.
+pub(crate) fn age_in_file(
+    table: &str,
+    key: &str,
+    text: Option<&str>,
+) -> Result<Option<Duration>, UsageError> {
+    text.map(|text| {
+        parse_age(text).map_err(|error| {
+            UsageError::new(format!("`[{table}] {key}` in the config file: {error}"))
+        })
+    })
+    .transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_names_are_checked() {
+        assert_eq!("memory".parse(), Ok(StoreChoice::Memory));
+        assert_eq!(
+            "sqlite:a.db".parse(),
+            Ok(StoreChoice::Sqlite(PathBuf::from("a.db")))
+        );
+        assert!(
+            "sqlite:"
+                .parse::<StoreChoice>()
+                .expect_err("no path")
+                .contains("needs a file path")
+        );
+        assert!(
+            "postgres://x"
+                .parse::<StoreChoice>()
+                .expect_err("unknown")
+                .contains("use `memory` or `sqlite:PATH`")
+        );
+    }
+
+    #[test]
+    fn ages_parse_in_friendly_and_iso_forms() {
+        assert_eq!(parse_age("720h"), Ok(Duration::from_secs(720 * 3600)));
+        assert_eq!(parse_age("90 days"), Ok(Duration::from_secs(90 * 86_400)));
+        assert_eq!(parse_age("P1D"), Ok(Duration::from_secs(86_400)));
+        assert!(parse_age("soon").is_err());
+    }
+
+    #[test]
+    fn an_unknown_table_is_a_usage_error_naming_the_file() {
+        let dir =
+            std::env::temp_dir().join(format!("switchboard-cfg-table-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("config.toml");
+        std::fs::write(&path, "[aproval]\nstore = \"memory\"\n").expect("write config");
+        let error = ConfigFile::load(Some(&path)).expect_err("unknown table");
+        assert!(error.to_string().contains("config.toml"), "{error}");
+        assert!(error.to_string().contains("aproval"), "{error}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -1,0 +1,11 @@
+#![doc = include_str!("../README.md")]
+
+mod codec;
+mod error;
+mod open;
+mod schema;
+
+pub use codec::{invalid_column, timestamp_from_sql, timestamp_to_sql};
+pub use error::OpenError;
+pub use open::{ConnectionSettings, Synchronous, open_database, open_reader};
+pub use schema::{Migration, Schema};
