@@ -12,7 +12,7 @@ use serde::{Serialize, Serializer, ser::SerializeMap};
 use crate::{
     category::Category,
     context::Initiator,
-    ids::{AgentType, IdempotencyKey, ProposalId, Role, ThreadId},
+    ids::{ActionId, AgentType, IdempotencyKey, ProposalId, Role, ThreadId},
 };
 
 /// The stable name of an error, as scripts and transports see it.
@@ -402,16 +402,17 @@ pub enum InvokeError {
         tool: String,
     },
 
-    /// The key was used before for another tool or other params.
-    #[error(
-        "the idempotency key `{key}` was already used for another call (another tool or other \
-         params); use a new key for a new action"
-    )]
+    /// The key was used before for another tool or other params — or, with `first_run`, it
+    /// names this very action, which already ran, but this typed call cannot rebuild its
+    /// first result (kept as JSON only: a JSON call ran it, or another process did).
+    #[error("{}", conflict_message(.tool, .key, .first_run.as_ref()))]
     IdempotencyConflict {
         /// The tool.
         tool: String,
         /// The key.
         key: IdempotencyKey,
+        /// The action the key names, when it is this call's own action that already ran.
+        first_run: Option<ActionId>,
     },
 
     /// The mutation was stored as a proposal instead of running.
@@ -462,6 +463,21 @@ fn article(category: Category) -> &'static str {
     match category {
         Category::Execute => "an",
         Category::Read | Category::Propose | Category::Restricted => "a",
+    }
+}
+
+fn conflict_message(tool: &str, key: &IdempotencyKey, first_run: Option<&ActionId>) -> String {
+    match first_run {
+        None => format!(
+            "the idempotency key `{key}` was already used for another call (another tool or \
+             other params); use a new key for a new action"
+        ),
+        Some(action) => format!(
+            "the idempotency key `{key}` names action `{action}` of `{tool}`, which already ran \
+             and will not run again; its first result was kept as JSON only (a JSON call or \
+             another process ran it), which a typed call cannot turn back into the output \
+             type: read it with a JSON `invoke` of the same params and key"
+        ),
     }
 }
 
@@ -556,7 +572,14 @@ impl InvokeError {
             InvokeError::MutationScopeMissing { tool, fields } => {
                 json!({ "tool": tool, "fields": fields })
             }
-            InvokeError::IdempotencyConflict { tool, key } => json!({ "tool": tool, "key": key }),
+            InvokeError::IdempotencyConflict {
+                tool,
+                key,
+                first_run,
+            } => match first_run {
+                None => json!({ "tool": tool, "key": key }),
+                Some(action) => json!({ "tool": tool, "key": key, "first_run": action }),
+            },
             InvokeError::ApprovalRequired {
                 tool,
                 proposal_id,

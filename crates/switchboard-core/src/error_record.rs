@@ -166,6 +166,7 @@ impl InvokeError {
             ErrorKind::IdempotencyConflict => InvokeError::IdempotencyConflict {
                 tool: fields.get("tool")?,
                 key: fields.get("key")?,
+                first_run: fields.get("first_run")?,
             },
             ErrorKind::ApprovalRequired => InvokeError::ApprovalRequired {
                 tool: fields.get("tool")?,
@@ -345,6 +346,12 @@ mod tests {
             InvokeError::IdempotencyConflict {
                 tool: tool(),
                 key: "assign-42".into(),
+                first_run: None,
+            },
+            InvokeError::IdempotencyConflict {
+                tool: tool(),
+                key: "assign-42".into(),
+                first_run: Some("act-1".into()),
             },
             InvokeError::ApprovalRequired {
                 tool: tool(),

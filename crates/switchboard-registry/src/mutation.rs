@@ -155,6 +155,7 @@ pub(crate) async fn run_once<J: Job>(
                 return Err(InvokeError::IdempotencyConflict {
                     tool: tool.name.to_string(),
                     key: scope.key,
+                    first_run: None,
                 });
             }
         };
@@ -162,10 +163,13 @@ pub(crate) async fn run_once<J: Job>(
             stored.action_id.clone(),
             ActionEvent::Replayed,
         ));
+        // A typed retry of an action whose first result is JSON only: it ran, and must not
+        // run again; say so rather than call it a conflict.
         return J::replayed(&stored).unwrap_or_else(|| {
             Err(InvokeError::IdempotencyConflict {
                 tool: tool.name.to_string(),
                 key: scope.key.clone(),
+                first_run: Some(stored.action_id.clone()),
             })
         });
     }
