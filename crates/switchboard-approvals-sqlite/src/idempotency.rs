@@ -23,17 +23,14 @@
 
 use std::{
     collections::HashMap,
-    sync::{
-        Arc, Mutex, MutexGuard, PoisonError,
-        atomic::{AtomicI64, Ordering},
-    },
+    sync::{Arc, Mutex, MutexGuard, PoisonError},
     time::Duration,
 };
 
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
 use rusqlite::{Connection, OptionalExtension, params};
 use switchboard_approvals::{
-    Claim, Fingerprint, IdempotencyScope, IdempotencyStore, StoredOutcome, Waiter,
+    Claim, Fingerprint, IdempotencyScope, IdempotencyStore, Retention, StoredOutcome, Waiter,
 };
 use switchboard_sqlite::timestamp_to_sql;
 use tokio::sync::watch;
@@ -72,10 +69,8 @@ pub struct SqliteIdempotencyStore {
     database: Arc<Database>,
     /// This store value's id in the `owner` column of the keys it claims.
     owner: String,
-    retention: SignedDuration,
+    retention: Retention,
     local: Mutex<HashMap<IdempotencyScope, Local>>,
-    /// Unix seconds of the next lazy sweep.
-    next_sweep: AtomicI64,
 }
 
 impl std::fmt::Debug for SqliteIdempotencyStore {
@@ -93,9 +88,8 @@ impl SqliteIdempotencyStore {
         Self {
             database,
             owner: uuid::Uuid::new_v4().simple().to_string(),
-            retention: SignedDuration::try_from(retention).unwrap_or(SignedDuration::MAX),
+            retention: Retention::new(retention),
             local: Mutex::new(HashMap::new()),
-            next_sweep: AtomicI64::new(0),
         }
     }
 
@@ -113,7 +107,7 @@ impl SqliteIdempotencyStore {
 
     /// How long a first result is kept after it completed.
     pub fn retention(&self) -> Duration {
-        Duration::try_from(self.retention).unwrap_or(Duration::MAX)
+        self.retention.duration()
     }
 
     fn local(&self) -> MutexGuard<'_, HashMap<IdempotencyScope, Local>> {
@@ -123,28 +117,11 @@ impl SqliteIdempotencyStore {
     }
 
     fn expiry(&self, from: Timestamp) -> Timestamp {
-        from.saturating_add(self.retention)
-            .unwrap_or(Timestamp::MAX)
+        self.retention.expiry(from)
     }
 
     fn maybe_sweep(&self, now: Timestamp) {
-        let due = self.next_sweep.load(Ordering::Relaxed);
-        let now_seconds = now.as_second();
-        if now_seconds < due {
-            return;
-        }
-        // Sweep at most every tenth of the retention (at least every second).
-        let step = (self.retention.as_secs() / 10).max(1);
-        if self
-            .next_sweep
-            .compare_exchange(
-                due,
-                now_seconds.saturating_add(step),
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            )
-            .is_ok()
-        {
+        if self.retention.sweep_due(now) {
             self.sweep(now);
         }
     }

@@ -6,6 +6,7 @@ mod idempotency;
 mod memory_idempotency;
 mod memory_proposals;
 mod proposals;
+mod retention;
 
 pub use idempotency::{
     Claim, Fingerprint, IdempotencyScope, IdempotencyStore, StoredOutcome, TypedOutput, Waiter,
@@ -14,3 +15,4 @@ pub use idempotency::{
 pub use memory_idempotency::MemoryIdempotencyStore;
 pub use memory_proposals::MemoryProposalStore;
 pub use proposals::{Decision, Proposal, ProposalStatus, ProposalStore, Proposer, TransitionError};
+pub use retention::Retention;

@@ -12,18 +12,16 @@
 use std::{
     collections::HashMap,
     hash::BuildHasher,
-    sync::{
-        Arc, Mutex, MutexGuard, PoisonError,
-        atomic::{AtomicI64, Ordering},
-    },
+    sync::{Arc, Mutex, MutexGuard, PoisonError},
     time::Duration,
 };
 
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
 use tokio::sync::watch;
 
-use crate::idempotency::{
-    Claim, Fingerprint, IdempotencyScope, IdempotencyStore, StoredOutcome, Waiter,
+use crate::{
+    idempotency::{Claim, Fingerprint, IdempotencyScope, IdempotencyStore, StoredOutcome, Waiter},
+    retention::Retention,
 };
 
 #[derive(Clone)]
@@ -78,9 +76,7 @@ type Shard = HashMap<ScopeHash, Slot, foldhash::fast::RandomState>;
 pub struct MemoryIdempotencyStore {
     shards: Box<[Mutex<Shard>]>,
     hashers: (foldhash::fast::RandomState, foldhash::fast::RandomState),
-    retention: SignedDuration,
-    /// Unix seconds of the next lazy sweep.
-    next_sweep: AtomicI64,
+    retention: Retention,
 }
 
 impl std::fmt::Debug for MemoryIdempotencyStore {
@@ -98,8 +94,7 @@ impl MemoryIdempotencyStore {
         Self {
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
             hashers: Default::default(),
-            retention: SignedDuration::try_from(retention).unwrap_or(SignedDuration::MAX),
-            next_sweep: AtomicI64::new(0),
+            retention: Retention::new(retention),
         }
     }
 
@@ -118,27 +113,11 @@ impl MemoryIdempotencyStore {
     }
 
     fn expiry(&self, now: Timestamp) -> Timestamp {
-        now.saturating_add(self.retention).unwrap_or(Timestamp::MAX)
+        self.retention.expiry(now)
     }
 
     fn maybe_sweep(&self, now: Timestamp) {
-        let due = self.next_sweep.load(Ordering::Relaxed);
-        let now_seconds = now.as_second();
-        if now_seconds < due {
-            return;
-        }
-        // Sweep at most every tenth of the retention (at least every second).
-        let step = (self.retention.as_secs() / 10).max(1);
-        if self
-            .next_sweep
-            .compare_exchange(
-                due,
-                now_seconds.saturating_add(step),
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            )
-            .is_ok()
-        {
+        if self.retention.sweep_due(now) {
             self.sweep(now);
         }
     }
@@ -248,6 +227,7 @@ impl IdempotencyStore for MemoryIdempotencyStore {
 
 #[cfg(test)]
 mod tests {
+    use jiff::SignedDuration;
     use serde_json::json;
     use switchboard_audit::digest_json;
     use switchboard_core::ActionId;
