@@ -97,8 +97,8 @@ pub(crate) struct ScopeArgs {
     #[arg(long, env = "SWITCHBOARD_AGENT_TYPE", value_name = "TYPE")]
     pub(crate) agent_type: Option<String>,
 
-    /// The conversation thread of the call; the user must own it (the CLI's in-memory thread
-    /// directory is empty, so a thread is refused with `thread_not_owned`).
+    /// The conversation thread of the call, opened for the user in this process (the CLI keeps
+    /// no threads between runs; `serve` holds them for its clients).
     #[arg(long, value_name = "ID")]
     pub(crate) thread: Option<String>,
 

@@ -17,6 +17,7 @@ use crate::{
 /// Asks and prints the route, the result (or why there is none) and the audit records.
 pub(super) async fn run(switchboard: &Switchboard, args: AskArgs) -> anyhow::Result<Exit> {
     let identity = args.identity.into_identity();
+    super::open_thread(&switchboard.registry, &identity.context);
     let answer = switchboard
         .orchestrator
         .ask(&args.utterance, &identity.context)

@@ -19,6 +19,7 @@ pub(super) async fn run(
     params: Value,
 ) -> anyhow::Result<Exit> {
     let identity = args.identity.into_identity();
+    super::open_thread(registry, &identity.context);
     let result = registry.invoke(&args.tool, params, &identity.context).await;
     let audit = super::audit_of(registry, &identity.correlation_id).await?;
     match (result, args.json) {

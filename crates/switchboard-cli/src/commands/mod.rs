@@ -106,6 +106,20 @@ impl Ready {
     }
 }
 
+/// Opens the thread a call names (`--thread`) for its user, as the MCP server does on a
+/// thread's first use. The CLI keeps no threads between runs: each process starts with none,
+/// so the flag scopes the call (derived idempotency keys, proposals) and ownership is as
+/// strong as the `--user` flag that asserts it.
+fn open_thread(registry: &ToolRegistry, context: &switchboard::CallContext) {
+    if let (Some(org_id), Some(user_id), Some(thread_id)) =
+        (&context.org_id, &context.user_id, &context.thread_id)
+    {
+        registry
+            .threads()
+            .open_if_absent(org_id, thread_id, user_id);
+    }
+}
+
 /// The audit records of one correlation id, oldest first (the store answers newest first).
 async fn audit_of(
     registry: &ToolRegistry,
