@@ -11,7 +11,7 @@
 
 use std::{
     any::Any,
-    fmt,
+    fmt::{self, Write as _},
     future::Future,
     sync::{
         Arc, OnceLock,
@@ -19,6 +19,7 @@ use std::{
     },
 };
 
+use arrayvec::ArrayString;
 use jiff::Timestamp;
 use serde_json::Value;
 use switchboard_audit::Digest;
@@ -35,25 +36,12 @@ pub fn new_action_id() -> ActionId {
         format!("act-{}-", &random[..12]).into_boxed_str()
     });
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    // The id is assembled on the stack and copied once into its shared string.
-    let mut digits = [0_u8; 20];
-    let mut start = digits.len();
-    let mut rest = n;
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    let mut id = [0_u8; 64];
-    let (head, digits) = (prefix.as_bytes(), &digits[start..]);
-    id[..head.len()].copy_from_slice(head);
-    id[head.len()..head.len() + digits.len()].copy_from_slice(digits);
-    let id = &id[..head.len() + digits.len()];
-    // ASCII throughout: the prefix is "act-", hex and "-"; the rest are digits.
-    ActionId::new(std::str::from_utf8(id).unwrap_or("act-unknown"))
+    // Assembled on the stack and copied once into its shared string. The prefix is 17 bytes
+    // and a u64 at most 20 digits, so the 64-byte buffer cannot overflow.
+    let mut id = ArrayString::<64>::new();
+    id.push_str(prefix);
+    let _ = write!(id, "{n}");
+    ActionId::new(id.as_str())
 }
 
 /// Keys are per organisation: the same key in two organisations names two actions.
