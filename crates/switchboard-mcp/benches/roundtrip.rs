@@ -6,9 +6,10 @@
 //! interleaves all variants round by round (so machine noise hits them alike) and prints
 //! medians, p99, CPU time per call, throughput, and for each transport the ratio the target is
 //! stated in: our server's round trip over the plain rmcp server's (target: at most 1.10×, i.e.
-//! our layer adds at most 10%). Four diagnostic variants, in the summary only, show where the
-//! difference comes from: the registry, our handler, our stdio line transport, and stdio on
-//! non-blocking pipes. `ROUNDTRIP_ONLY=<Variant>` runs one variant alone, for profilers.
+//! our layer adds at most 10%). Three diagnostic variants, in the summary only, show where the
+//! difference comes from (the registry, our handler, our stdio line transport) and what rmcp's
+//! default blocking `stdio()` would cost. `ROUNDTRIP_ONLY=<Variant>` runs one variant alone,
+//! for profilers.
 //!
 //! How each transport is set up is in `roundtrip/setup.rs`, the baseline in
 //! `roundtrip/plain.rs`. Run: `cargo bench -p switchboard-mcp --bench roundtrip` (it builds the
@@ -57,14 +58,13 @@ pub(crate) enum Variant {
     InvokeDuplex,
     OursStdio,
     PlainStdio,
-    OursStdioPipes,
-    PlainStdioPipes,
+    PlainStdioBlocking,
     OursHttp,
     PlainHttp,
 }
 
 impl Variant {
-    pub(crate) const ALL: [Variant; 11] = [
+    pub(crate) const ALL: [Variant; 10] = [
         Variant::InProcess,
         Variant::OursDuplex,
         Variant::PlainDuplex,
@@ -72,8 +72,7 @@ impl Variant {
         Variant::InvokeDuplex,
         Variant::OursStdio,
         Variant::PlainStdio,
-        Variant::OursStdioPipes,
-        Variant::PlainStdioPipes,
+        Variant::PlainStdioBlocking,
         Variant::OursHttp,
         Variant::PlainHttp,
     ];
@@ -86,9 +85,8 @@ impl Variant {
             Variant::GuardedDuplex => "(diag) ours via serve_io, duplex",
             Variant::InvokeDuplex => "(diag) plain + registry.invoke, duplex",
             Variant::OursStdio => "ours, stdio (child process)",
-            Variant::PlainStdio => "plain rmcp, stdio (child process)",
-            Variant::OursStdioPipes => "(diag) ours, stdio_pipes (child)",
-            Variant::PlainStdioPipes => "(diag) plain rmcp, stdio_pipes (child)",
+            Variant::PlainStdio => "plain rmcp, stdio_pipes (child process)",
+            Variant::PlainStdioBlocking => "(diag) plain rmcp, blocking stdio()",
             Variant::OursHttp => "ours, HTTP",
             Variant::PlainHttp => "plain rmcp, HTTP",
         }
@@ -98,20 +96,14 @@ impl Variant {
     fn is_diagnostic(self) -> bool {
         matches!(
             self,
-            Variant::GuardedDuplex
-                | Variant::InvokeDuplex
-                | Variant::OursStdioPipes
-                | Variant::PlainStdioPipes
+            Variant::GuardedDuplex | Variant::InvokeDuplex | Variant::PlainStdioBlocking
         )
     }
 
     /// How many clients the contended runs use: a stdio server has exactly one client.
     pub(crate) fn clients(self) -> usize {
         match self {
-            Variant::OursStdio
-            | Variant::PlainStdio
-            | Variant::OursStdioPipes
-            | Variant::PlainStdioPipes => 1,
+            Variant::OursStdio | Variant::PlainStdio | Variant::PlainStdioBlocking => 1,
             _ => CLIENTS,
         }
     }
@@ -129,8 +121,7 @@ impl Variant {
         match self {
             Variant::OursStdio => fixture.ours_stdio_pid,
             Variant::PlainStdio => fixture.plain_stdio_pid,
-            Variant::OursStdioPipes => fixture.ours_pipes_pid,
-            Variant::PlainStdioPipes => fixture.plain_pipes_pid,
+            Variant::PlainStdioBlocking => fixture.plain_blocking_pid,
             _ => None,
         }
     }
@@ -152,8 +143,7 @@ impl Variant {
             Variant::InvokeDuplex => &fixture.invoke_duplex[index],
             Variant::OursStdio => &fixture.ours_stdio,
             Variant::PlainStdio => &fixture.plain_stdio,
-            Variant::OursStdioPipes => &fixture.ours_pipes,
-            Variant::PlainStdioPipes => &fixture.plain_pipes,
+            Variant::PlainStdioBlocking => &fixture.plain_blocking,
             Variant::OursHttp => &fixture.ours_http[index],
             Variant::PlainHttp => &fixture.plain_http[index],
         };

@@ -6,6 +6,7 @@ mod http;
 mod identity;
 mod list_changed;
 mod logging;
+mod minted_id;
 mod notices;
 mod result;
 mod scope;

@@ -10,14 +10,20 @@
 //! [`CAPACITY`] notices loses the excess (logged at the end); a tool never waits for a client.
 //!
 //! Progress must increase (MCP says so): a report that does not is dropped here.
+//!
+//! The queue is a mutex-guarded `VecDeque` and a [`Notify`], one small allocation per call,
+//! rather than a Tokio channel, whose first block of slots is a ~4 KB allocation: rmcp's own
+//! client asks for progress on every request, so every call from it pays for the queue, while
+//! few tools ever report (`docs/benchmarks.md`, MCP section).
 
 #![allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).
 
 use std::{
+    collections::VecDeque,
     future::Future,
-    pin::pin,
+    pin::Pin,
     sync::{
-        Arc,
+        Arc, Mutex, PoisonError,
         atomic::{AtomicU64, Ordering},
     },
 };
@@ -27,7 +33,7 @@ use rmcp::{
     model::{LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken},
 };
 use switchboard_core::{Progress, ProgressSink};
-use tokio::sync::mpsc;
+use tokio::sync::Notify;
 
 /// How many notices may wait for the client before new ones are dropped.
 pub(crate) const CAPACITY: usize = 256;
@@ -45,19 +51,52 @@ pub(crate) enum Notice {
     Log(LoggingMessageNotificationParam),
 }
 
+/// A call's queue, shared by its producers and its pump.
+#[derive(Debug, Default)]
+struct NoticeQueue {
+    /// The waiting notices, oldest first; `None` once the pump is gone (the call is over).
+    notices: Mutex<Option<VecDeque<Notice>>>,
+    /// Wakes the pump when a notice arrives (a permit is kept if it is not waiting).
+    arrived: Notify,
+    /// How many notices were dropped: the queue was full or the call was over.
+    dropped: AtomicU64,
+}
+
+impl NoticeQueue {
+    /// The oldest waiting notice, if any.
+    fn pop(&self) -> Option<Notice> {
+        self.notices
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_mut()
+            .and_then(VecDeque::pop_front)
+    }
+}
+
 /// The producing end of a call's queue. Cheap to clone; never blocks.
 #[derive(Debug, Clone)]
 pub(crate) struct NoticeSender {
-    queue: mpsc::Sender<Notice>,
-    dropped: Arc<AtomicU64>,
+    queue: Arc<NoticeQueue>,
 }
 
 impl NoticeSender {
     /// Queues `notice`, or counts it as dropped if the queue is full or the call is over.
     pub(crate) fn send(&self, notice: Notice) {
-        if self.queue.try_send(notice).is_err() {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
+        {
+            let mut notices = self
+                .queue
+                .notices
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            match notices.as_mut() {
+                Some(notices) if notices.len() < CAPACITY => notices.push_back(notice),
+                _ => {
+                    self.queue.dropped.fetch_add(1, Ordering::Relaxed);
+                    return;
+                }
+            }
         }
+        self.queue.arrived.notify_one();
     }
 }
 
@@ -71,11 +110,10 @@ impl ProgressSink for NoticeSender {
     }
 }
 
-/// The consuming end: sends the queued notices to the client.
+/// The consuming end: sends the queued notices to the client. Dropping it closes the queue.
 #[derive(Debug)]
 pub(crate) struct Pump {
-    queue: mpsc::Receiver<Notice>,
-    dropped: Arc<AtomicU64>,
+    queue: Arc<NoticeQueue>,
     peer: Peer<RoleServer>,
     /// The request's `_meta.progressToken`; progress reports are dropped without one.
     progress_token: Option<ProgressToken>,
@@ -88,16 +126,16 @@ pub(crate) fn queue(
     peer: Peer<RoleServer>,
     progress_token: Option<ProgressToken>,
 ) -> (NoticeSender, Pump) {
-    let (sender, receiver) = mpsc::channel(CAPACITY);
-    let dropped = Arc::new(AtomicU64::new(0));
+    let queue = Arc::new(NoticeQueue {
+        notices: Mutex::new(Some(VecDeque::new())),
+        ..NoticeQueue::default()
+    });
     (
         NoticeSender {
-            queue: sender,
-            dropped: Arc::clone(&dropped),
+            queue: Arc::clone(&queue),
         },
         Pump {
-            queue: receiver,
-            dropped,
+            queue,
             peer,
             progress_token,
             last_progress: None,
@@ -107,24 +145,33 @@ pub(crate) fn queue(
 
 /// Runs `work`, forwarding `pump`'s notices to the client meanwhile; once `work` is done,
 /// sends what is still queued, then returns `work`'s output. Without a pump, just runs `work`.
-pub(crate) async fn forward_while<F: Future>(work: F, pump: Option<Pump>) -> F::Output {
+///
+/// `work` is pinned by the caller, so that this future does not hold a second copy of it:
+/// rmcp spawns a task per request whose future holds this one (see `McpServer::invoke`).
+pub(crate) async fn forward_while<F: Future>(
+    mut work: Pin<&mut F>,
+    pump: Option<Pump>,
+) -> F::Output {
     let Some(mut pump) = pump else {
         return work.await;
     };
-    let mut work = pin!(work);
     let output = loop {
         tokio::select! {
             biased;
-            Some(notice) = pump.queue.recv() => pump.forward(notice).await,
-            output = &mut work => break output,
+            () = pump.queue.arrived.notified() => {
+                while let Some(notice) = pump.queue.pop() {
+                    pump.forward(notice).await;
+                }
+            }
+            output = work.as_mut() => break output,
         }
     };
     // The senders may outlive the call (a clone in a span, in the context): do not wait for
     // them, take what is there.
-    while let Ok(notice) = pump.queue.try_recv() {
+    while let Some(notice) = pump.queue.pop() {
         pump.forward(notice).await;
     }
-    let dropped = pump.dropped.load(Ordering::Relaxed);
+    let dropped = pump.queue.dropped.load(Ordering::Relaxed);
     if dropped > 0 {
         tracing::warn!(
             dropped,
@@ -133,6 +180,17 @@ pub(crate) async fn forward_while<F: Future>(work: F, pump: Option<Pump>) -> F::
         );
     }
     output
+}
+
+impl Drop for Pump {
+    /// The call is over: later notices are dropped (and counted) instead of queued.
+    fn drop(&mut self) {
+        *self
+            .queue
+            .notices
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = None;
+    }
 }
 
 impl Pump {
@@ -158,10 +216,11 @@ impl Pump {
                 if let Some(message) = message {
                     param = param.with_message(message);
                 }
-                let _ = self.peer.notify_progress(param).await;
+                // Boxed (as below): only a call that notifies pays for the send's future.
+                let _ = Box::pin(self.peer.notify_progress(param)).await;
             }
             Notice::Log(param) => {
-                let _ = self.peer.notify_logging_message(param).await;
+                let _ = Box::pin(self.peer.notify_logging_message(param)).await;
             }
         }
     }
@@ -175,6 +234,48 @@ fn increases(last: Option<f64>, next: f64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn progress(done: f64) -> Notice {
+        Notice::Progress {
+            done,
+            total: None,
+            message: None,
+        }
+    }
+
+    #[test]
+    fn notices_queue_in_order_up_to_the_capacity_then_are_counted_as_dropped() {
+        let queue = Arc::new(NoticeQueue {
+            notices: Mutex::new(Some(VecDeque::new())),
+            ..NoticeQueue::default()
+        });
+        let sender = NoticeSender {
+            queue: Arc::clone(&queue),
+        };
+        for done in 0..CAPACITY + 3 {
+            sender.send(progress(done as f64));
+        }
+        assert_eq!(queue.dropped.load(Ordering::Relaxed), 3);
+        for expected in 0..CAPACITY {
+            match queue.pop() {
+                Some(Notice::Progress { done, .. }) => assert_eq!(done, expected as f64),
+                other => panic!("expected progress {expected}, got {other:?}"),
+            }
+        }
+        assert!(queue.pop().is_none());
+    }
+
+    #[test]
+    fn after_the_call_notices_are_dropped_not_kept() {
+        let queue = Arc::new(NoticeQueue::default());
+        let sender = NoticeSender {
+            queue: Arc::clone(&queue),
+        };
+        // `notices: None` is what dropping the pump leaves.
+        sender.send(progress(1.0));
+        assert!(queue.pop().is_none());
+        assert_eq!(queue.dropped.load(Ordering::Relaxed), 1);
+    }
 
     #[test]
     fn progress_must_increase_and_be_finite() {

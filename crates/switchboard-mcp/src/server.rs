@@ -28,7 +28,7 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use switchboard_core::ProgressNotifier;
+use switchboard_core::{CallContext, CorrelationId, ProgressNotifier, SessionId};
 use switchboard_registry::ToolRegistry;
 
 use rmcp::{
@@ -48,7 +48,7 @@ use crate::{
     identity::Identity,
     list_changed,
     logging::{self, CallLog, SessionLogLevel},
-    notices, result,
+    minted_id, notices, result,
     scope::RequestScope,
     tools,
 };
@@ -65,7 +65,10 @@ pub struct McpServer {
     registry: ToolRegistry,
     identity: Identity,
     /// The session id used when the transport supplies none.
-    minted_session_id: String,
+    minted_session_id: SessionId,
+    /// Every call's context before its correlation id is set: the identity and the minted
+    /// session, built once so that a call only clones it (reference counts, no allocation).
+    call_template: CallContext,
     /// What this handler instance (one session) keeps between requests.
     session: Arc<SessionState>,
 }
@@ -95,10 +98,14 @@ impl SessionState {
 impl McpServer {
     /// A handler serving `registry` to a client acting as `identity`.
     pub fn new(registry: ToolRegistry, identity: Identity) -> Self {
+        let minted_session_id: SessionId = minted_id::with_prefix("mcp-session");
+        let mut call_template = identity.call_context(minted_session_id.as_str(), "");
+        call_template.correlation_id = None;
         Self {
             registry,
             identity,
-            minted_session_id: mint_id("mcp-session"),
+            minted_session_id,
+            call_template,
             session: Arc::new(SessionState::new()),
         }
     }
@@ -111,18 +118,35 @@ impl McpServer {
 
     /// The session id calls use when the transport has none (stdio, in-memory).
     pub fn minted_session_id(&self) -> &str {
-        &self.minted_session_id
+        self.minted_session_id.as_str()
     }
 
-    /// The session of a request: the streamable-HTTP `mcp-session-id` header, else ours.
-    fn session_id(&self, context: &RequestContext<RoleServer>) -> String {
-        context
+    /// The context of one call: the template with the request's session (the
+    /// streamable-HTTP `mcp-session-id` header, else the minted one already in the template),
+    /// its correlation id (`_meta.traceparent`, else a fresh `mcp-<uuid v7>`), and the thread
+    /// and project its `_meta` names.
+    fn call_context(
+        &self,
+        context: &RequestContext<RoleServer>,
+        scope: &RequestScope,
+    ) -> CallContext {
+        let mut call_context = self.call_template.clone();
+        let transport_session = context
             .extensions
             .get::<http::request::Parts>()
             .and_then(|parts| parts.headers.get("mcp-session-id"))
             .and_then(|value| value.to_str().ok())
-            .filter(|value| !value.is_empty())
-            .map_or_else(|| self.minted_session_id.clone(), str::to_owned)
+            .filter(|value| !value.is_empty());
+        if let Some(session_id) = transport_session {
+            call_context.session_id = Some(SessionId::from(session_id));
+        }
+        // rmcp moves the request's `_meta` into the context.
+        call_context.correlation_id = Some(match context.meta.get_traceparent() {
+            Some(traceparent) => CorrelationId::from(traceparent),
+            None => minted_id::with_prefix("mcp"),
+        });
+        scope.apply(&mut call_context, &self.registry);
+        call_context
     }
 
     /// The log level that applies to a request: its own `_meta` level (2026-07-28), else the
@@ -140,31 +164,13 @@ impl McpServer {
         }
     }
 
-    /// The context of one call: the identity, the session, the correlation id (the request's
-    /// `_meta.traceparent`, else a fresh one), and the thread and project its `_meta` names.
-    fn call_context(
-        &self,
-        context: &RequestContext<RoleServer>,
-        scope: &RequestScope,
-    ) -> switchboard_core::CallContext {
-        let session_id = self.session_id(context);
-        // rmcp moves the request's `_meta` into the context.
-        let correlation_id = context
-            .meta
-            .get_traceparent()
-            .map_or_else(|| mint_id("mcp"), str::to_owned);
-        let mut call_context = self.identity.call_context(&session_id, &correlation_id);
-        scope.apply(&mut call_context, &self.registry);
-        call_context
-    }
-
     /// Runs one call through the registry, with its notifications if the request asked for
     /// any. `Err` if the client cancelled it (the `invoke` future is then dropped).
     async fn invoke(
         &self,
         name: &str,
         params: Value,
-        mut call_context: switchboard_core::CallContext,
+        mut call_context: CallContext,
         context: &RequestContext<RoleServer>,
     ) -> Result<Result<Value, switchboard_core::InvokeError>, ErrorData> {
         let progress_token = context.meta.get_progress_token();
@@ -182,18 +188,20 @@ impl McpServer {
             }
             pump = Some(receiver);
         }
-        let call = self
-            .registry
-            .invoke(name, params, &call_context)
-            .instrument(span);
+        // The registry's future (~2 KB) is held in place, pinned here and polled by reference:
+        // rmcp spawns a task per request whose future holds this one, and tokio copies a task's
+        // future several times between spawn and completion, so every copy of it costs.
+        let call = std::pin::pin!(
+            self.registry
+                .invoke(name, params, &call_context)
+                .instrument(span)
+        );
+        let call = notices::forward_while(call, pump);
         tokio::select! {
-            outcome = notices::forward_while(call, pump) => Ok(outcome),
+            outcome = call => Ok(outcome),
             () = context.ct.cancelled() => {
-                tracing::info!(
-                    tool = %name,
-                    correlation_id = call_context.correlation_id.as_ref().map(|id| id.as_str()),
-                    "MCP call cancelled by the client"
-                );
+                let correlation_id = call_context.correlation_id.as_ref().map(CorrelationId::as_str);
+                tracing::info!(tool = %name, correlation_id = correlation_id.unwrap_or("-"), "MCP call cancelled by the client");
                 Err(ErrorData::internal_error("the request was cancelled", None))
             }
         }
@@ -331,7 +339,9 @@ impl ServerHandler for McpServer {
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         if context.accepted().tools_list_changed == Some(true) {
             let sink = context.sink().clone();
-            list_changed::watch_visible_tools(
+            // Boxed, so that this rare request does not make the future rmcp spawns for every
+            // request (calls included) larger.
+            Box::pin(list_changed::watch_visible_tools(
                 self.registry.clone(),
                 self.identity.roles.clone(),
                 context.cancelled(),
@@ -339,17 +349,11 @@ impl ServerHandler for McpServer {
                     let sink = sink.clone();
                     async move { sink.notify_tool_list_changed().await.is_ok() }
                 },
-            )
+            ))
             .await;
         } else {
             context.cancelled().await;
         }
         Ok(())
     }
-}
-
-/// A fresh id: `<prefix>-<uuid v7>`. Version 7 ids grow with time, so a persistent audit
-/// store's correlation index takes them at its end instead of on a random page.
-fn mint_id(prefix: &str) -> String {
-    format!("{prefix}-{}", uuid::Uuid::now_v7())
 }

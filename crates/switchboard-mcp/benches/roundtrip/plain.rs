@@ -12,10 +12,10 @@
 //! context) in place of the tool body: not a baseline but a diagnostic, splitting what our layer
 //! adds into the registry's share (it minus plain) and our MCP handler's share (ours minus it).
 //!
-//! The plain server is served over the same transports as ours: an in-memory duplex (by the caller), rmcp's
-//! streamable HTTP service on loopback ([`serve_plain_http`], rmcp's default configuration, as
-//! a user would start it), and stdio in a child process (the benchmark binary re-executed, see
-//! `child.rs`, with rmcp's `stdio()` transport).
+//! The plain server is served over the same transports as ours: an in-memory duplex (by the
+//! caller), rmcp's streamable HTTP service on loopback ([`serve_plain_http`], rmcp's default
+//! configuration, as a user would start it), and stdio in a child process (the benchmark binary
+//! re-executed, see `child.rs`, on rmcp's `stdio_pipes()`, the pipes `serve --stdio` uses).
 
 use std::{net::SocketAddr, sync::Arc};
 

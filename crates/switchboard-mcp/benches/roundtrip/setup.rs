@@ -7,8 +7,9 @@
 //!   our guarded line transport, as `serve --stdio` runs it) and [`InvokeServer`];
 //! - stdio: one child process each. Ours is the real `switchboard serve --stdio` binary
 //!   (found or built by [`switchboard_binary`]); the plain one is this benchmark binary
-//!   re-executed as a server (`child.rs`), as are the two `stdio_pipes()` diagnostics. The rmcp
-//!   client talks to them through `TokioChildProcess`, i.e. real OS pipes;
+//!   re-executed as a server (`child.rs`) on the same rmcp transport ours uses
+//!   (`stdio_pipes()`), as is the diagnostic on rmcp's blocking `stdio()`. The rmcp client
+//!   talks to them through `TokioChildProcess`, i.e. real OS pipes;
 //! - HTTP: ours from [`serve_http`] (our guard middleware, sessions, the operator identity),
 //!   the plain one from [`plain::serve_plain_http`], both on `127.0.0.1:0`; each client is its
 //!   own rmcp streamable-HTTP client, so its own session and connection.
@@ -65,14 +66,12 @@ pub(crate) struct Fixture {
     pub(crate) invoke_duplex: Vec<Client>,
     pub(crate) ours_stdio: Client,
     pub(crate) plain_stdio: Client,
-    /// Diagnostics: our server and the plain one on non-blocking stdio pipes.
-    pub(crate) ours_pipes: Client,
-    pub(crate) plain_pipes: Client,
+    /// Diagnostic: the plain server on rmcp's blocking `stdio()`.
+    pub(crate) plain_blocking: Client,
     /// The process ids of the stdio servers, for their CPU time.
     pub(crate) ours_stdio_pid: Option<u32>,
     pub(crate) plain_stdio_pid: Option<u32>,
-    pub(crate) ours_pipes_pid: Option<u32>,
-    pub(crate) plain_pipes_pid: Option<u32>,
+    pub(crate) plain_blocking_pid: Option<u32>,
     pub(crate) ours_http: Vec<Client>,
     pub(crate) plain_http: Vec<Client>,
     duplex_servers: Vec<JoinHandle<()>>,
@@ -131,10 +130,8 @@ impl Fixture {
         let (ours_stdio, ours_stdio_pid) = child(ours).await;
         let tool_json = serde_json::to_string(&tool).expect("JSON");
         let (plain_stdio, plain_stdio_pid) = child(this_as(child::PLAIN_STDIO, &tool_json)).await;
-        let (ours_pipes, ours_pipes_pid) =
-            child(this_as(child::OURS_STDIO_PIPES, &tool_json)).await;
-        let (plain_pipes, plain_pipes_pid) =
-            child(this_as(child::PLAIN_STDIO_PIPES, &tool_json)).await;
+        let (plain_blocking, plain_blocking_pid) =
+            child(this_as(child::PLAIN_STDIO_BLOCKING, &tool_json)).await;
 
         let loopback = SocketAddr::from(([127, 0, 0, 1], 0));
         let ours_http_server = bounded(
@@ -160,12 +157,10 @@ impl Fixture {
             invoke_duplex,
             ours_stdio,
             plain_stdio,
-            ours_pipes,
-            plain_pipes,
+            plain_blocking,
             ours_stdio_pid,
             plain_stdio_pid,
-            ours_pipes_pid,
-            plain_pipes_pid,
+            plain_blocking_pid,
             ours_http,
             plain_http,
             duplex_servers,
@@ -190,8 +185,7 @@ impl Fixture {
             ("plain + invoke, duplex", &self.invoke_duplex[0]),
             ("ours, stdio", &self.ours_stdio),
             ("plain, stdio", &self.plain_stdio),
-            ("ours, stdio pipes", &self.ours_pipes),
-            ("plain, stdio pipes", &self.plain_pipes),
+            ("plain, blocking stdio", &self.plain_blocking),
             ("ours, HTTP", &self.ours_http[0]),
             ("plain, HTTP", &self.plain_http[0]),
         ];
@@ -211,12 +205,7 @@ impl Fixture {
             .chain(self.invoke_duplex)
             .chain(self.ours_http)
             .chain(self.plain_http)
-            .chain([
-                self.ours_stdio,
-                self.plain_stdio,
-                self.ours_pipes,
-                self.plain_pipes,
-            ]);
+            .chain([self.ours_stdio, self.plain_stdio, self.plain_blocking]);
         for client in clients {
             let _ = bounded("closing a client", client.cancel()).await;
         }

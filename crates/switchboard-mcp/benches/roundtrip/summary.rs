@@ -10,7 +10,10 @@
 //! where the transport has more than one.
 //!
 //! CPU per call is the steadiest figure on a shared machine: other processes' load stretches
-//! wall-clock latency but not the CPU time our processes spend.
+//! wall-clock latency but not the CPU time our processes spend. For the same reason, next to
+//! the ratio of the pooled medians, each transport's ratio is also given round by round (our
+//! median over the plain server's in the same round, measured one after the other) and its
+//! median over the rounds: load that comes and goes between rounds then cancels out.
 
 use std::sync::Arc;
 
@@ -115,6 +118,8 @@ struct Measured {
     single: Vec<f64>,
     single_rates: Vec<f64>,
     single_cpu: Vec<f64>,
+    /// Each round's single-client median latency (ns), in round order.
+    round_medians: Vec<f64>,
     /// `clients()` clients: every call's latency (ns) and each round's calls per second.
     many: Vec<f64>,
     many_rates: Vec<f64>,
@@ -129,6 +134,7 @@ struct Summary {
     many_median_ns: f64,
     many_p99_ns: f64,
     rate_many: f64,
+    round_medians: Vec<f64>,
 }
 
 impl Measured {
@@ -143,6 +149,7 @@ impl Measured {
             many_median_ns: percentile(&self.many, 0.5),
             many_p99_ns: percentile(&self.many, 0.99),
             rate_many: median(&mut self.many_rates),
+            round_medians: self.round_medians,
         }
     }
 }
@@ -157,6 +164,8 @@ async fn measure_once(fixture: &Arc<Fixture>, variant: Variant, into: &mut Measu
         into.single_cpu
             .push(after.saturating_sub(before) as f64 / samples as f64);
     }
+    let mut round = latencies.clone();
+    into.round_medians.push(median(&mut round));
     into.single.extend(latencies);
     into.single_rates
         .push(samples as f64 / elapsed.as_secs_f64());
@@ -271,6 +280,22 @@ fn report(results: &[Summary]) {
             (ours.median_ns - plain.median_ns) / 1_000.0,
             verdict(ratio)
         );
+        let mut paired: Vec<f64> = ours
+            .round_medians
+            .iter()
+            .zip(&plain.round_medians)
+            .map(|(ours, plain)| ours / plain)
+            .collect();
+        paired.sort_by(f64::total_cmp);
+        println!(
+            "  {transport:<6} same ratio round by round: median {:.3}x ({:+.1}%), rounds from \
+             {:.3}x to {:.3}x: {}",
+            percentile(&paired, 0.5),
+            (percentile(&paired, 0.5) - 1.0) * 100.0,
+            percentile(&paired, 0.0),
+            percentile(&paired, 1.0),
+            verdict(percentile(&paired, 0.5))
+        );
         let p99 = ours.p99_ns / plain.p99_ns;
         let cpu = ours.cpu_ns / plain.cpu_ns;
         println!(
@@ -322,18 +347,12 @@ fn report(results: &[Summary]) {
         micros(of(Variant::InProcess).median_ns),
         micros(of(Variant::InProcess).cpu_ns)
     );
-    let (pipes, plain_pipes, plain_stdio) = (
-        of(Variant::OursStdioPipes),
-        of(Variant::PlainStdioPipes),
-        of(Variant::PlainStdio),
-    );
-    println!("stdio on non-blocking pipes (rmcp's stdio_pipes(), diag), median round trip:");
+    let (ours_stdio, plain_blocking) = (of(Variant::OursStdio), of(Variant::PlainStdioBlocking));
+    println!("stdio, for scale: the plain server on rmcp's blocking stdio() (diag), median:");
     println!(
-        "  ours {} vs plain on pipes {} = {:.3}x; vs plain on rmcp's default stdio() {} = {:.3}x",
-        micros(pipes.median_ns),
-        micros(plain_pipes.median_ns),
-        pipes.median_ns / plain_pipes.median_ns,
-        micros(plain_stdio.median_ns),
-        pipes.median_ns / plain_stdio.median_ns,
+        "  ours (stdio_pipes) {} vs plain on blocking stdio() {} = {:.3}x",
+        micros(ours_stdio.median_ns),
+        micros(plain_blocking.median_ns),
+        ours_stdio.median_ns / plain_blocking.median_ns,
     );
 }

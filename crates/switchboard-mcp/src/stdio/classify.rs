@@ -1,0 +1,172 @@
+//! What one stdio input line is: a JSON-RPC message for rmcp, nothing (a blank line), or bad
+//! input with the JSON-RPC error reply it deserves.
+//!
+//! A line is parsed once in the common case: a line that starts with `{` goes straight into
+//! rmcp's message type, as rmcp's own transport does. Only when that fails is the line looked
+//! at as JSON (`serde_json::Value`) to tell the errors apart: not JSON (`-32700`, `id: null`),
+//! a batch array or a scalar (`-32600`, `id: null`), or an object that is not a message an MCP
+//! client sends (`-32600`, with the object's `id` when it is a string or a number). Parsing
+//! every line into a `Value` first and converting that into the message cost about a third
+//! more per request (`docs/benchmarks.md`, MCP section).
+
+use rmcp::model::ClientJsonRpcMessage;
+use serde_json::{Value, json};
+
+/// JSON-RPC 2.0: invalid JSON was received.
+pub(super) const PARSE_ERROR: i64 = -32700;
+
+/// JSON-RPC 2.0: the JSON sent is not a valid request object.
+pub(super) const INVALID_REQUEST: i64 = -32600;
+
+/// What one input line is.
+pub(super) enum Classified {
+    /// A JSON-RPC message for rmcp.
+    Message(Box<ClientJsonRpcMessage>),
+    /// Nothing to do (a blank line).
+    Skip,
+    /// Bad input: send this error reply.
+    Reply(Value),
+}
+
+/// Sorts one line (without its line ending) into a message, nothing, or an error reply.
+pub(super) fn classify(text: &[u8]) -> Classified {
+    let Some(first) = text.iter().find(|byte| !byte.is_ascii_whitespace()) else {
+        return Classified::Skip;
+    };
+    // The common case. Only an object can be a message: anything else (an array, which serde
+    // could read as a struct's fields in order) takes the slow path to its error reply.
+    if *first == b'{'
+        && let Ok(message) = serde_json::from_slice::<ClientJsonRpcMessage>(text)
+    {
+        return Classified::Message(Box::new(message));
+    }
+    classify_as_value(text)
+}
+
+/// The slow path: the line as a `serde_json::Value`, to tell which error it deserves (or, if
+/// it turns out to be a message after all, the message).
+fn classify_as_value(text: &[u8]) -> Classified {
+    let value = match serde_json::from_slice::<Value>(text) {
+        Ok(value) => value,
+        Err(error) => {
+            return Classified::Reply(error_reply(
+                Value::Null,
+                PARSE_ERROR,
+                &format!("Parse error: the line is not JSON ({error})"),
+            ));
+        }
+    };
+    if value.is_array() {
+        return Classified::Reply(error_reply(
+            Value::Null,
+            INVALID_REQUEST,
+            "Invalid Request: JSON-RPC batches are not supported by MCP; send one message per line",
+        ));
+    }
+    // Only a string or a number is an id JSON-RPC allows us to echo.
+    let id = match value.get("id") {
+        Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+        _ => Value::Null,
+    };
+    match serde_json::from_value::<ClientJsonRpcMessage>(value) {
+        Ok(message) => Classified::Message(Box::new(message)),
+        Err(error) => Classified::Reply(error_reply(
+            id,
+            INVALID_REQUEST,
+            &format!("Invalid Request: not a JSON-RPC 2.0 message an MCP client sends ({error})"),
+        )),
+    }
+}
+
+/// A JSON-RPC error response.
+pub(super) fn error_reply(id: Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply_of(line: &[u8]) -> Value {
+        match classify(line) {
+            Classified::Reply(reply) => reply,
+            Classified::Message(message) => panic!("expected an error reply, got {message:?}"),
+            Classified::Skip => panic!("expected an error reply, got nothing"),
+        }
+    }
+
+    #[test]
+    fn not_json_is_a_parse_error_with_a_null_id() {
+        for line in [&b"{not json"[..], b"\xff\xfe\x00", b"}", b"{\"id\": 1"] {
+            let reply = reply_of(line);
+            assert_eq!(reply["error"]["code"], json!(PARSE_ERROR), "{reply}");
+            assert_eq!(reply["id"], Value::Null, "{reply}");
+        }
+    }
+
+    #[test]
+    fn wrong_shapes_are_invalid_requests_with_the_id_when_readable() {
+        let reply = reply_of(br#"{"foo": 1}"#);
+        assert_eq!(reply["error"]["code"], json!(INVALID_REQUEST), "{reply}");
+        assert_eq!(reply["id"], Value::Null);
+        let reply = reply_of(br#"{"jsonrpc": "2.0", "id": 7, "method": 12}"#);
+        assert_eq!(reply["error"]["code"], json!(INVALID_REQUEST), "{reply}");
+        assert_eq!(reply["id"], json!(7), "{reply}");
+        let reply = reply_of(br#"{"jsonrpc": "1.0", "id": "a", "method": "ping"}"#);
+        assert_eq!(reply["error"]["code"], json!(INVALID_REQUEST), "{reply}");
+        assert_eq!(reply["id"], json!("a"), "{reply}");
+        for line in [
+            &br#"[1, 2]"#[..],
+            br#"["2.0", 1, {"method": "ping"}]"#,
+            br#"  [{"jsonrpc": "2.0", "id": 1, "method": "ping"}]"#,
+            br#""text""#,
+            b"42",
+            b"null",
+        ] {
+            let reply = reply_of(line);
+            assert_eq!(reply["error"]["code"], json!(INVALID_REQUEST), "{reply}");
+            assert_eq!(reply["id"], Value::Null, "{reply}");
+        }
+    }
+
+    #[test]
+    fn blank_lines_are_skipped_and_messages_pass() {
+        assert!(matches!(classify(b"  \t"), Classified::Skip));
+        assert!(matches!(classify(b""), Classified::Skip));
+        for message in [
+            &br#"{"jsonrpc": "2.0", "id": 1, "method": "ping"}"#[..],
+            br#"  {"jsonrpc": "2.0", "method": "notifications/initialized"}"#,
+            br#"{"jsonrpc": "2.0", "id": "x", "result": {}}"#,
+            br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":{}}}"#,
+        ] {
+            assert!(
+                matches!(classify(message), Classified::Message(_)),
+                "{}",
+                String::from_utf8_lossy(message)
+            );
+        }
+    }
+
+    /// The fast path and the `Value` path agree on every line the fast path takes.
+    #[test]
+    fn parsing_once_gives_the_message_the_value_path_gives() {
+        let lines = [
+            &br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#[..],
+            br#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"t","arguments":{"x":[1,{"y":null}]},"_meta":{"progressToken":3}}}"#,
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}}"#,
+            br#"{"jsonrpc":"2.0","id":5,"error":{"code":-1,"message":"no"}}"#,
+        ];
+        for line in lines {
+            let Classified::Message(fast) = classify(line) else {
+                panic!("a message: {}", String::from_utf8_lossy(line));
+            };
+            let Classified::Message(slow) = classify_as_value(line) else {
+                panic!("a message: {}", String::from_utf8_lossy(line));
+            };
+            assert_eq!(
+                serde_json::to_value(&fast).expect("JSON"),
+                serde_json::to_value(&slow).expect("JSON"),
+            );
+        }
+    }
+}
