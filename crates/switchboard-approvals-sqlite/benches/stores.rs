@@ -186,7 +186,10 @@ fn operate(subject: &mut Subject, case: Case, print: &Fingerprint) {
         }
         Case::Proposal => {
             let stored = proposal(n);
-            subject.proposals.insert(stored.clone());
+            subject
+                .proposals
+                .insert(stored.clone())
+                .expect("the proposal is stored");
             let decided = subject.proposals.decide(
                 &stored.org_id,
                 &stored.id,
@@ -194,7 +197,12 @@ fn operate(subject: &mut Subject, case: Case, print: &Fingerprint) {
                 Timestamp::now(),
             );
             assert!(decided.is_ok(), "a pending proposal is approved");
-            black_box(subject.proposals.get(&stored.org_id, &stored.id));
+            black_box(
+                subject
+                    .proposals
+                    .get(&stored.org_id, &stored.id)
+                    .expect("the proposal reads back"),
+            );
         }
     }
 }

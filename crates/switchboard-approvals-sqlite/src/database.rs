@@ -14,6 +14,7 @@ use std::{
 };
 
 use rusqlite::Connection;
+use switchboard_approvals::StoreError;
 use switchboard_sqlite::{ConnectionSettings, OpenError, Synchronous, open_database};
 
 use crate::{
@@ -81,14 +82,24 @@ impl Database {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Logs a failed operation. The store traits have no error channel, so each store decides
-    /// what a failure means for its caller; this only makes it visible.
+    /// Logs a failed operation. The idempotency store's trait has no error channel, so it
+    /// decides what a failure means for its caller; this only makes it visible.
     pub(crate) fn log_failure(&self, action: &str, error: &rusqlite::Error) {
         tracing::error!(
             path = %self.path.display(),
             %error,
             "the approvals database failed while {action}"
         );
+    }
+
+    /// Logs a failed proposal-store operation and returns it as the error its caller gets,
+    /// naming the file.
+    pub(crate) fn failure(&self, action: String, error: &rusqlite::Error) -> StoreError {
+        self.log_failure(&action, error);
+        StoreError::new(
+            action,
+            format!("{error} (approvals database {})", self.path.display()),
+        )
     }
 }
 

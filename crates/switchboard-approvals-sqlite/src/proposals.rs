@@ -7,15 +7,18 @@
 //! one changes a proposal, and every proposal is returned as expired exactly once. Every write
 //! is committed (and, under `synchronous = FULL`, on stable storage) before the call returns.
 //!
-//! The trait has no error channel: a failed read is logged and answers "nothing found"; a
-//! failed insert is logged (the proposal is lost and its id will be `proposal_not_found`); a
-//! failed decision is logged and answers [`TransitionError::NotFound`], so nothing runs.
+//! A failing database is an error, never an answer: a failed insert, read, decision, outcome
+//! or sweep is logged and returned as a [`StoreError`] (a decision as
+//! [`TransitionError::Store`]); a failed write leaves the file as it was (its transaction
+//! rolls back), so the caller is refused and nothing is lost or half-done.
 
 use std::sync::Arc;
 
 use jiff::Timestamp;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
-use switchboard_approvals::{Decision, Proposal, ProposalStatus, ProposalStore, TransitionError};
+use switchboard_approvals::{
+    Decision, Proposal, ProposalStatus, ProposalStore, StoreError, TransitionError,
+};
 use switchboard_core::{OrgId, ProposalId};
 use switchboard_sqlite::timestamp_to_sql;
 
@@ -123,28 +126,27 @@ impl SqliteProposalStore {
 }
 
 impl ProposalStore for SqliteProposalStore {
-    fn insert(&self, proposal: Proposal) {
+    fn insert(&self, proposal: Proposal) -> Result<(), StoreError> {
         let connection = self.database.connection();
-        let stored = connection
+        connection
             .prepare_cached(INSERT)
-            .and_then(|mut statement| proposal_rows::insert(&mut statement, &proposal));
-        if let Err(error) = stored {
-            self.database
-                .log_failure(&format!("storing proposal {}", proposal.id), &error);
-        }
-    }
-
-    fn get(&self, org_id: &OrgId, id: &ProposalId) -> Option<Proposal> {
-        let connection = self.database.connection();
-        self.select_one(&connection, org_id, id)
-            .unwrap_or_else(|error| {
+            .and_then(|mut statement| proposal_rows::insert(&mut statement, &proposal))
+            .map(drop)
+            .map_err(|error| {
                 self.database
-                    .log_failure(&format!("reading proposal {id}"), &error);
-                None
+                    .failure(format!("storing proposal {}", proposal.id), &error)
             })
     }
 
-    fn list(&self, org_id: &OrgId) -> Vec<Proposal> {
+    fn get(&self, org_id: &OrgId, id: &ProposalId) -> Result<Option<Proposal>, StoreError> {
+        let connection = self.database.connection();
+        self.select_one(&connection, org_id, id).map_err(|error| {
+            self.database
+                .failure(format!("reading proposal {id}"), &error)
+        })
+    }
+
+    fn list(&self, org_id: &OrgId) -> Result<Vec<Proposal>, StoreError> {
         let connection = self.database.connection();
         connection
             .prepare_cached(&format!(
@@ -156,10 +158,9 @@ impl ProposalStore for SqliteProposalStore {
                     .query_map(params![org_id.as_str()], proposal_rows::read)?
                     .collect()
             })
-            .unwrap_or_else(|error| {
+            .map_err(|error| {
                 self.database
-                    .log_failure(&format!("listing the proposals of {org_id}"), &error);
-                Vec::new()
+                    .failure(format!("listing the proposals of {org_id}"), &error)
             })
     }
 
@@ -175,31 +176,36 @@ impl ProposalStore for SqliteProposalStore {
             // An `Expire` decision that expired the proposal succeeded.
             Ok(Err(TransitionError::Expired(proposal))) if asked_to_expire => Ok(*proposal),
             Ok(result) => result,
-            Err(error) => {
+            Err(error) => Err(TransitionError::Store(
                 self.database
-                    .log_failure(&format!("deciding proposal {id}"), &error);
-                Err(TransitionError::NotFound)
-            }
+                    .failure(format!("deciding proposal {id}"), &error),
+            )),
         }
     }
 
-    fn record_outcome(&self, org_id: &OrgId, id: &ProposalId, outcome: &str) {
+    fn record_outcome(
+        &self,
+        org_id: &OrgId,
+        id: &ProposalId,
+        outcome: &str,
+    ) -> Result<(), StoreError> {
         let connection = self.database.connection();
-        let recorded = connection
+        connection
             .prepare_cached(
                 "UPDATE proposals SET outcome = ?3 \
                  WHERE id = ?1 AND org_id = ?2 AND status = 'approved'",
             )
             .and_then(|mut statement| {
                 statement.execute(params![id.as_str(), org_id.as_str(), outcome])
-            });
-        if let Err(error) = recorded {
-            self.database
-                .log_failure(&format!("recording the outcome of proposal {id}"), &error);
-        }
+            })
+            .map(drop)
+            .map_err(|error| {
+                self.database
+                    .failure(format!("recording the outcome of proposal {id}"), &error)
+            })
     }
 
-    fn expire_overdue(&self, now: Timestamp) -> Vec<Proposal> {
+    fn expire_overdue(&self, now: Timestamp) -> Result<Vec<Proposal>, StoreError> {
         let connection = self.database.connection();
         connection
             .prepare_cached(&format!(
@@ -211,10 +217,9 @@ impl ProposalStore for SqliteProposalStore {
                     .query_map(params![timestamp_to_sql(now)], proposal_rows::read)?
                     .collect()
             })
-            .unwrap_or_else(|error| {
+            .map_err(|error| {
                 self.database
-                    .log_failure("expiring overdue proposals", &error);
-                Vec::new()
+                    .failure("expiring overdue proposals".to_owned(), &error)
             })
     }
 }

@@ -1,7 +1,8 @@
 //! What the file adds to the conformance suites: proposals, decisions and first results
 //! survive a restart (a reopened file); a claim nobody finished is in doubt, never run again;
 //! two processes on one file (two databases opened on it) decide once and run a key once; and
-//! a database that cannot be written fails closed: nothing runs, nothing is decided.
+//! a database that cannot be written fails closed: nothing runs, nothing is decided, and the
+//! caller is told so (an error naming the file, not "not found").
 
 mod common;
 
@@ -95,7 +96,7 @@ fn proposals_and_decisions_survive_a_reopen() {
     {
         let store = open(&path).proposal_store();
         for proposal in [&pending, &approved, &rejected] {
-            store.insert(proposal.clone());
+            store.insert(proposal.clone()).expect("stored");
         }
         store
             .decide(
@@ -105,8 +106,13 @@ fn proposals_and_decisions_survive_a_reopen() {
                 Timestamp::now(),
             )
             .expect("pending");
-        store.record_outcome(&approved.org_id, &approved.id, "ok");
-        approved_now = store.get(&approved.org_id, &approved.id).expect("stored");
+        store
+            .record_outcome(&approved.org_id, &approved.id, "ok")
+            .expect("recorded");
+        approved_now = store
+            .get(&approved.org_id, &approved.id)
+            .expect("readable")
+            .expect("stored");
         rejected_now = store
             .decide(
                 &rejected.org_id,
@@ -122,11 +128,11 @@ fn proposals_and_decisions_survive_a_reopen() {
     let store = open(&path).proposal_store();
     assert_eq!(
         store.get(&pending.org_id, &pending.id),
-        Some(pending.clone())
+        Ok(Some(pending.clone()))
     );
     assert_eq!(
         store.get(&approved.org_id, &approved.id),
-        Some(approved_now.clone())
+        Ok(Some(approved_now.clone()))
     );
     assert!(matches!(
         &approved_now.status,
@@ -134,9 +140,9 @@ fn proposals_and_decisions_survive_a_reopen() {
     ));
     assert_eq!(
         store.get(&rejected.org_id, &rejected.id),
-        Some(rejected_now)
+        Ok(Some(rejected_now))
     );
-    assert_eq!(store.list(&"acme".into()).len(), 2);
+    assert_eq!(store.list(&"acme".into()).expect("readable").len(), 2);
     let again = store.decide(
         &approved.org_id,
         &approved.id,
@@ -293,7 +299,7 @@ fn racing_deciders_in_two_processes_have_one_winner() {
     let processes = [open(&path).proposal_store(), open(&path).proposal_store()];
     for round in 0..10 {
         let proposal = proposal(&format!("prop-{round}"), "acme");
-        processes[0].insert(proposal.clone());
+        processes[0].insert(proposal.clone()).expect("stored");
         let barrier = Barrier::new(8);
         let wins: usize = thread::scope(|threads| {
             let handles: Vec<_> = (0..8)
@@ -332,7 +338,7 @@ fn a_database_that_cannot_be_written_fails_closed() {
     let keys = database.idempotency_store(RETENTION);
     let proposals = database.proposal_store();
     let pending = proposal("prop-locked", "acme");
-    proposals.insert(pending.clone());
+    proposals.insert(pending.clone()).expect("stored");
 
     // Another process holds the write lock for longer than the busy timeout.
     let blocker = rusqlite::Connection::open(&path).expect("a second connection");
@@ -349,10 +355,18 @@ fn a_database_that_cannot_be_written_fails_closed() {
         Decision::Approve { by: "mark".into() },
         Timestamp::now(),
     );
-    assert_eq!(
-        decided,
-        Err(TransitionError::NotFound),
-        "nothing is decided"
+    let Err(TransitionError::Store(error)) = decided else {
+        panic!("a decision the store could not record is its error, got {decided:?}");
+    };
+    assert_eq!(error.action, "deciding proposal prop-locked");
+    assert!(
+        error.reason.contains(&path.display().to_string()),
+        "the error names the file: {error}"
+    );
+    let refused = proposals.insert(proposal("prop-new", "acme"));
+    assert!(
+        matches!(&refused, Err(error) if error.action == "storing proposal prop-new"),
+        "a proposal the store could not keep is an error: {refused:?}"
     );
 
     blocker.execute_batch("ROLLBACK").expect("released");
@@ -363,7 +377,12 @@ fn a_database_that_cannot_be_written_fails_closed() {
     ));
     assert_eq!(
         proposals.get(&pending.org_id, &pending.id),
-        Some(pending),
+        Ok(Some(pending)),
         "the failed decision left the proposal pending"
+    );
+    assert_eq!(
+        proposals.get(&"acme".into(), &"prop-new".into()),
+        Ok(None),
+        "the refused proposal was not stored"
     );
 }

@@ -48,7 +48,13 @@ fn a_missing_file_is_created_migrated_and_in_wal_mode() {
     let database = ApprovalsDatabase::open(&path).expect("a new database opens");
     assert!(path.is_file());
     assert_eq!(database.schema_version(), SCHEMA_VERSION);
-    assert!(database.proposal_store().list(&"acme".into()).is_empty());
+    assert!(
+        database
+            .proposal_store()
+            .list(&"acme".into())
+            .expect("readable")
+            .is_empty()
+    );
     drop(database);
     assert_eq!(
         header_fields(&path),

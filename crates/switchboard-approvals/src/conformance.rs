@@ -99,6 +99,13 @@ impl fmt::Display for Failure {
 
 impl std::error::Error for Failure {}
 
+/// A store that fails an operation the suite needed fails the check that asked.
+impl From<crate::StoreError> for Failure {
+    fn from(error: crate::StoreError) -> Self {
+        Self(error.to_string())
+    }
+}
+
 /// One check of a suite, run against stores from a factory `F`.
 pub struct Check<F: ?Sized> {
     /// The check's function name, which is also the generated test's name.

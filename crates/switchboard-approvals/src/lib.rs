@@ -14,5 +14,7 @@ pub use idempotency::{
 };
 pub use memory_idempotency::MemoryIdempotencyStore;
 pub use memory_proposals::MemoryProposalStore;
-pub use proposals::{Decision, Proposal, ProposalStatus, ProposalStore, Proposer, TransitionError};
+pub use proposals::{
+    Decision, Proposal, ProposalStatus, ProposalStore, Proposer, StoreError, TransitionError,
+};
 pub use retention::Retention;

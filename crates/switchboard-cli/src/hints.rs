@@ -67,6 +67,11 @@ pub(crate) fn for_invoke(error: &InvokeError, permissions: &PermissionMatrix) ->
         InvokeError::AuditFailed { .. } => vec![
             "the call was not acknowledged because it could not be audited: retry".to_owned(),
         ],
+        InvokeError::StoreUnavailable { .. } => vec![
+            "the approvals database failed (the log names the file and the error): fix it, \
+             then run the same command again"
+                .to_owned(),
+        ],
         _ => Vec::new(),
     }
 }

@@ -67,11 +67,13 @@ pub enum ErrorKind {
     ProposalClosed,
     /// The caller may not decide on proposals (an agent, never a human principal).
     ApprovalDenied,
+    /// A store the runtime keeps approvals in failed; nothing was changed.
+    StoreUnavailable,
 }
 
 impl ErrorKind {
     /// Every kind, in the order of the steps of a call that produce them.
-    pub const ALL: [ErrorKind; 23] = [
+    pub const ALL: [ErrorKind; 24] = [
         ErrorKind::ToolNotFound,
         ErrorKind::MissingContext,
         ErrorKind::OrgIdNotAllowed,
@@ -95,6 +97,7 @@ impl ErrorKind {
         ErrorKind::ProposalNotFound,
         ErrorKind::ProposalClosed,
         ErrorKind::ApprovalDenied,
+        ErrorKind::StoreUnavailable,
     ];
 
     /// The stable snake_case name.
@@ -123,6 +126,7 @@ impl ErrorKind {
             ErrorKind::ProposalNotFound => "proposal_not_found",
             ErrorKind::ProposalClosed => "proposal_closed",
             ErrorKind::ApprovalDenied => "approval_denied",
+            ErrorKind::StoreUnavailable => "store_unavailable",
         }
     }
 }
@@ -457,6 +461,19 @@ pub enum InvokeError {
         /// Why, and who could.
         reason: String,
     },
+
+    /// A store the runtime keeps state in (proposals) failed, so the call could not be
+    /// answered truthfully; nothing was changed (a failed write leaves the store as it was).
+    #[error(
+        "the {store} store failed: {reason}; nothing was changed, so retry once it works again \
+         (the server log has the details)"
+    )]
+    StoreUnavailable {
+        /// Which store: `proposals`.
+        store: String,
+        /// What it was doing and why it failed.
+        reason: String,
+    },
 }
 
 fn article(category: Category) -> &'static str {
@@ -522,6 +539,7 @@ impl InvokeError {
             InvokeError::ProposalNotFound { .. } => ErrorKind::ProposalNotFound,
             InvokeError::ProposalClosed { .. } => ErrorKind::ProposalClosed,
             InvokeError::ApprovalDenied { .. } => ErrorKind::ApprovalDenied,
+            InvokeError::StoreUnavailable { .. } => ErrorKind::StoreUnavailable,
         }
     }
 
@@ -599,6 +617,7 @@ impl InvokeError {
             InvokeError::ApprovalDenied {
                 tool, proposal_id, ..
             } => json!({ "tool": tool, "proposal_id": proposal_id }),
+            InvokeError::StoreUnavailable { store, .. } => json!({ "store": store }),
         };
         match value {
             Value::Object(map) => map,
@@ -652,6 +671,7 @@ mod tests {
             ErrorKind::ProposalNotFound => 20,
             ErrorKind::ProposalClosed => 21,
             ErrorKind::ApprovalDenied => 22,
+            ErrorKind::StoreUnavailable => 23,
         };
         for (index, kind) in ErrorKind::ALL.into_iter().enumerate() {
             assert_eq!(

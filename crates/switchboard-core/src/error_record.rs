@@ -50,7 +50,10 @@ impl InvokeError {
             InvokeError::CategoryDenied { reason, .. }
             | InvokeError::DomainUnavailable { reason, .. }
             | InvokeError::AuditFailed { reason, .. }
-            | InvokeError::ApprovalDenied { reason, .. } => extra("reason", reason.clone().into()),
+            | InvokeError::ApprovalDenied { reason, .. }
+            | InvokeError::StoreUnavailable { reason, .. } => {
+                extra("reason", reason.clone().into())
+            }
             InvokeError::ToolFailed { error, .. } | InvokeError::GateRefused { error, .. } => {
                 extra("error_message", error.message().into());
             }
@@ -184,6 +187,10 @@ impl InvokeError {
             ErrorKind::ApprovalDenied => InvokeError::ApprovalDenied {
                 tool: fields.get("tool")?,
                 proposal_id: fields.get("proposal_id")?,
+                reason: fields.get("reason")?,
+            },
+            ErrorKind::StoreUnavailable => InvokeError::StoreUnavailable {
+                store: fields.get("store")?,
                 reason: fields.get("reason")?,
             },
         })
@@ -370,6 +377,10 @@ mod tests {
                 tool: tool(),
                 proposal_id: "prop-4".into(),
                 reason: "an agent can never approve".to_owned(),
+            },
+            InvokeError::StoreUnavailable {
+                store: "proposals".to_owned(),
+                reason: "storing proposal prop-5: disk I/O error".to_owned(),
             },
         ]
     }

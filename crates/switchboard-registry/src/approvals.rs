@@ -17,7 +17,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
-use switchboard_approvals::{Decision, Proposal, TransitionError};
+use switchboard_approvals::{Decision, Proposal, StoreError, TransitionError};
 use switchboard_audit::{ActionEvent, AuditAction, Payload};
 use switchboard_core::{ActionId, CallContext, Caller, Initiator, InvokeError, ProposalId};
 use tracing::Instrument;
@@ -70,7 +70,10 @@ impl ToolRegistry {
     pub async fn proposals(&self, context: &CallContext) -> Result<Vec<Proposal>, InvokeError> {
         let caller = verify(context)?;
         self.expire_proposals().await;
-        Ok(self.shared().proposals.list(&caller.org_id))
+        self.shared()
+            .proposals
+            .list(&caller.org_id)
+            .map_err(store_unavailable)
     }
 
     /// One proposal of the caller's organisation.
@@ -84,6 +87,7 @@ impl ToolRegistry {
         self.shared()
             .proposals
             .get(&caller.org_id, id)
+            .map_err(store_unavailable)?
             .ok_or_else(|| not_found_proposal(id))
     }
 
@@ -121,15 +125,21 @@ impl ToolRegistry {
                 Ok(_) => "ok",
                 Err(error) => error.kind().as_str(),
             };
+            // The tool has run (exactly once, keyed by the proposal id) and its audit record
+            // holds the outcome; a store that fails to note it on the proposal is logged, and
+            // the approver still gets the run's result.
             let store = &self.shared().proposals;
-            store.record_outcome(&proposal.org_id, &proposal.id, outcome);
+            if let Err(error) = store.record_outcome(&proposal.org_id, &proposal.id, outcome) {
+                tracing::error!(%error, proposal_id = %proposal.id, "the run's outcome is not on the proposal");
+            }
             let output = match ran? {
                 Step::Output(output) => output,
                 Step::Proposed(_) => Value::Null,
             };
-            let proposal = store
-                .get(&proposal.org_id, &proposal.id)
-                .unwrap_or(proposal);
+            let proposal = match store.get(&proposal.org_id, &proposal.id) {
+                Ok(Some(current)) => current,
+                Ok(None) | Err(_) => proposal,
+            };
             Ok(Approved { proposal, output })
         }
         .instrument(span)
@@ -158,9 +168,17 @@ impl ToolRegistry {
         .await
     }
 
-    /// Expires every pending proposal past its expiry, auditing each; returns how many.
+    /// Expires every pending proposal past its expiry, auditing each; returns how many. A
+    /// store that fails is logged and expires nothing now: every decision still checks the
+    /// expiry itself, so an overdue proposal can never be approved.
     pub async fn expire_proposals(&self) -> usize {
-        let expired = self.shared().proposals.expire_overdue(Timestamp::now());
+        let expired = match self.shared().proposals.expire_overdue(Timestamp::now()) {
+            Ok(expired) => expired,
+            Err(error) => {
+                tracing::error!(%error, "overdue proposals not expired");
+                Vec::new()
+            }
+        };
         for proposal in &expired {
             self.audit_expiry(proposal).await;
         }
@@ -179,6 +197,7 @@ impl ToolRegistry {
             .shared()
             .proposals
             .get(&caller.org_id, id)
+            .map_err(store_unavailable)?
             .ok_or_else(|| not_found_proposal(id))?;
         let table = self.shared().table.load();
         let checked = match table.get(&proposal.tool) {
@@ -217,6 +236,7 @@ impl ToolRegistry {
                 Err(closed(&expired))
             }
             Err(TransitionError::Closed(current)) => Err(closed(&current)),
+            Err(TransitionError::Store(error)) => Err(store_unavailable(error)),
             Err(TransitionError::NotFound | _) => Err(not_found_proposal(&proposal.id)),
         };
         match &result {
@@ -327,6 +347,14 @@ fn verify(context: &CallContext) -> Result<Caller, InvokeError> {
 fn not_found_proposal(id: &ProposalId) -> InvokeError {
     InvokeError::ProposalNotFound {
         proposal_id: id.clone(),
+    }
+}
+
+/// A proposal store failure, as the caller sees it.
+pub(crate) fn store_unavailable(error: StoreError) -> InvokeError {
+    InvokeError::StoreUnavailable {
+        store: "proposals".to_owned(),
+        reason: error.to_string(),
     }
 }
 

@@ -254,7 +254,7 @@ impl ToolRegistry {
             if admission == Admission::Propose {
                 let summary = mutation::summary_of(mode);
                 let proposal =
-                    mutation::store_proposal(shared, tool, &caller, params, summary, &mut draft);
+                    mutation::store_proposal(shared, tool, &caller, params, summary, &mut draft)?;
                 return Ok(Step::Proposed(Box::new(proposal)));
             }
             let digest = switchboard_audit::digest_json(&params);
@@ -331,7 +331,7 @@ impl ToolRegistry {
             if admission == Admission::Propose {
                 let params = Arc::new(serde_json::to_value(&input).unwrap_or(Value::Null));
                 let proposal =
-                    mutation::store_proposal(shared, tool, &caller, params, None, &mut draft);
+                    mutation::store_proposal(shared, tool, &caller, params, None, &mut draft)?;
                 return Err(mutation::approval_required(&proposal));
             }
             let digest = switchboard_audit::digest_of(&input);

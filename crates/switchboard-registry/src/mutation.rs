@@ -228,7 +228,7 @@ pub(crate) fn store_proposal(
     params: Arc<Value>,
     summary: Option<&str>,
     draft: &mut AuditDraft,
-) -> Proposal {
+) -> Result<Proposal, InvokeError> {
     let id = ProposalId::new(format!("prop-{}", uuid::Uuid::new_v4().simple()));
     let now = Timestamp::now();
     let ttl = SignedDuration::try_from(shared.config.proposal_ttl).unwrap_or(SignedDuration::MAX);
@@ -255,13 +255,17 @@ pub(crate) fn store_proposal(
         expires_at: now.saturating_add(ttl).unwrap_or(Timestamp::MAX),
         status: ProposalStatus::Pending,
     };
-    shared.proposals.insert(proposal.clone());
+    // A proposal the store did not keep must not be announced: the caller is refused instead.
+    shared
+        .proposals
+        .insert(proposal.clone())
+        .map_err(crate::approvals::store_unavailable)?;
     draft.set_action(AuditAction::new(
         ActionId::new(id.as_str()),
         ActionEvent::Proposed,
     ));
     tracing::info!(proposal_id = %id, tool = %tool.name, "mutation stored as a proposal");
-    proposal
+    Ok(proposal)
 }
 
 /// "`roster_assign_shift` with {"shift_id":"…","user_id":"…"}", cut at 200 characters.

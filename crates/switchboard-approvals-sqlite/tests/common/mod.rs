@@ -8,7 +8,7 @@ use std::{sync::Arc, time::Duration};
 use jiff::Timestamp;
 use switchboard_approvals::{
     Claim, Decision, Fingerprint, IdempotencyScope, IdempotencyStore, Proposal, ProposalStore,
-    StoredOutcome, TransitionError,
+    StoreError, StoredOutcome, TransitionError,
 };
 use switchboard_approvals_sqlite::{ApprovalsDatabase, SqliteOptions};
 use switchboard_core::{OrgId, ProposalId};
@@ -39,15 +39,15 @@ impl TempProposals {
 }
 
 impl ProposalStore for TempProposals {
-    fn insert(&self, proposal: Proposal) {
-        self.store.insert(proposal);
+    fn insert(&self, proposal: Proposal) -> Result<(), StoreError> {
+        self.store.insert(proposal)
     }
 
-    fn get(&self, org_id: &OrgId, id: &ProposalId) -> Option<Proposal> {
+    fn get(&self, org_id: &OrgId, id: &ProposalId) -> Result<Option<Proposal>, StoreError> {
         self.store.get(org_id, id)
     }
 
-    fn list(&self, org_id: &OrgId) -> Vec<Proposal> {
+    fn list(&self, org_id: &OrgId) -> Result<Vec<Proposal>, StoreError> {
         self.store.list(org_id)
     }
 
@@ -61,11 +61,16 @@ impl ProposalStore for TempProposals {
         self.store.decide(org_id, id, decision, now)
     }
 
-    fn record_outcome(&self, org_id: &OrgId, id: &ProposalId, outcome: &str) {
-        self.store.record_outcome(org_id, id, outcome);
+    fn record_outcome(
+        &self,
+        org_id: &OrgId,
+        id: &ProposalId,
+        outcome: &str,
+    ) -> Result<(), StoreError> {
+        self.store.record_outcome(org_id, id, outcome)
     }
 
-    fn expire_overdue(&self, now: Timestamp) -> Vec<Proposal> {
+    fn expire_overdue(&self, now: Timestamp) -> Result<Vec<Proposal>, StoreError> {
         self.store.expire_overdue(now)
     }
 }

@@ -13,7 +13,9 @@ use jiff::Timestamp;
 use switchboard_core::{OrgId, ProposalId, UserId};
 
 use super::{Failure, ORGS, ProposalStoreFactory, at, sample_proposal, shifted};
-use crate::proposals::{Decision, Proposal, ProposalStatus, ProposalStore, TransitionError};
+use crate::proposals::{
+    Decision, Proposal, ProposalStatus, ProposalStore, StoreError, TransitionError,
+};
 
 fn approve(by: &str) -> Decision {
     Decision::Approve { by: by.into() }
@@ -28,7 +30,7 @@ fn reject(by: &str, feedback: &str) -> Decision {
 
 fn get(store: &dyn ProposalStore, proposal: &Proposal) -> Result<Proposal, Failure> {
     store
-        .get(&proposal.org_id, &proposal.id)
+        .get(&proposal.org_id, &proposal.id)?
         .ok_or_else(|| Failure::new(format!("proposal {} was not found", proposal.id)))
 }
 
@@ -45,7 +47,7 @@ pub fn proposals_round_trip_unchanged(make: &ProposalStoreFactory) -> Result<(),
     let store = make();
     let inserted: Vec<Proposal> = (0..20).map(|n| sample_proposal(n, ORGS[n % 2])).collect();
     for proposal in &inserted {
-        store.insert(proposal.clone());
+        store.insert(proposal.clone())?;
     }
     for proposal in &inserted {
         let got = get(&*store, proposal)?;
@@ -57,7 +59,7 @@ pub fn proposals_round_trip_unchanged(make: &ProposalStoreFactory) -> Result<(),
     }
     let mut replaced = inserted[3].clone();
     replaced.summary = "a new summary".to_owned();
-    store.insert(replaced.clone());
+    store.insert(replaced.clone())?;
     let got = get(&*store, &replaced)?;
     ensure!(
         got == replaced,
@@ -80,7 +82,7 @@ pub fn proposals_list_newest_first_within_their_org(
             if n == 8 || n == 6 {
                 proposal.created_at = at(100);
             }
-            store.insert(proposal.clone());
+            store.insert(proposal.clone())?;
             inserted.push(proposal);
         }
     }
@@ -89,7 +91,7 @@ pub fn proposals_list_newest_first_within_their_org(
         .decide(&decided.org_id, &decided.id, approve("mark"), at(1))
         .map_err(|error| Failure::new(format!("approving {} failed: {error}", decided.id)))?;
     for org in ORGS {
-        let listed = store.list(&OrgId::from(org));
+        let listed = store.list(&OrgId::from(org))?;
         let mut expected: Vec<&Proposal> = inserted
             .iter()
             .filter(|proposal| proposal.org_id == *org)
@@ -110,7 +112,7 @@ pub fn proposals_list_newest_first_within_their_org(
         );
     }
     ensure!(
-        store.list(&OrgId::from("umbrella")).is_empty(),
+        store.list(&OrgId::from("umbrella"))?.is_empty(),
         "an org without proposals lists some"
     );
     Ok(())
@@ -123,8 +125,8 @@ pub fn a_decision_leaves_pending_exactly_once(make: &ProposalStoreFactory) -> Re
     let store = make();
     let first = sample_proposal(1, "acme");
     let second = sample_proposal(2, "acme");
-    store.insert(first.clone());
-    store.insert(second.clone());
+    store.insert(first.clone())?;
+    store.insert(second.clone())?;
     let now = at(10);
 
     let early = store.decide(&first.org_id, &first.id, Decision::Expire, now);
@@ -190,7 +192,7 @@ pub fn racing_decisions_have_exactly_one_winner(
     let store = make();
     for round in 0..20 {
         let proposal = sample_proposal(round, "acme");
-        store.insert(proposal.clone());
+        store.insert(proposal.clone())?;
         let barrier = Arc::new(Barrier::new(DECIDERS));
         let results: Vec<Result<Proposal, TransitionError>> = thread::scope(|scope| {
             let handles: Vec<_> = (0..DECIDERS)
@@ -252,8 +254,8 @@ pub fn overdue_proposals_expire_instead_of_being_decided(
     let store = make();
     let due = sample_proposal(1, "acme");
     let also_due = sample_proposal(2, "acme");
-    store.insert(due.clone());
-    store.insert(also_due.clone());
+    store.insert(due.clone())?;
+    store.insert(also_due.clone())?;
     // Exactly at the expiry counts as expired.
     let now = due.expires_at;
     let attempt = store.decide(&due.org_id, &due.id, approve("mark"), now);
@@ -294,7 +296,7 @@ pub fn expire_overdue_expires_each_proposal_once(
     let store = make();
     let proposals: Vec<Proposal> = (0..30).map(|n| sample_proposal(n, ORGS[n % 3])).collect();
     for proposal in &proposals {
-        store.insert(proposal.clone());
+        store.insert(proposal.clone())?;
     }
     // Decided before anything is due: never expired.
     let approved = &proposals[0];
@@ -330,12 +332,18 @@ pub fn expire_overdue_expires_each_proposal_once(
                 store.decide(&target.org_id, &target.id, approve("mark"), now)
             })
         };
-        let swept: Vec<Proposal> = sweepers
+        let swept: Vec<Option<Result<Vec<Proposal>, StoreError>>> = sweepers
             .into_iter()
-            .flat_map(|handle| handle.join().unwrap_or_default())
+            .map(|handle| handle.join().ok())
             .collect();
         (swept, decider.join().ok())
     });
+    let mut all_swept = Vec::new();
+    for sweep in swept {
+        let sweep = sweep.ok_or_else(|| Failure::new("a sweeping thread panicked"))?;
+        all_swept.extend(sweep?);
+    }
+    let swept = all_swept;
     let mut swept_ids: Vec<&str> = ids(&swept);
     if let Some(Err(TransitionError::Expired(expired))) = &decided {
         swept_ids.push(expired.id.as_str());
@@ -353,7 +361,7 @@ pub fn expire_overdue_expires_each_proposal_once(
         "an expired proposal should say when: {swept:?}"
     );
     ensure!(
-        store.expire_overdue(now).is_empty(),
+        store.expire_overdue(now)?.is_empty(),
         "a second sweep at the same time expired something again"
     );
     for proposal in &proposals[15..] {
@@ -378,18 +386,18 @@ pub fn another_org_never_sees_or_decides_a_proposal(
     let store = make();
     let acme = sample_proposal(1, "acme");
     let approved = sample_proposal(2, "acme");
-    store.insert(acme.clone());
-    store.insert(approved.clone());
+    store.insert(acme.clone())?;
+    store.insert(approved.clone())?;
     let approved = store
         .decide(&approved.org_id, &approved.id, approve("mark"), at(5))
         .map_err(|error| Failure::new(format!("approving failed: {error}")))?;
     let globex = OrgId::from("globex");
     ensure!(
-        store.get(&globex, &acme.id).is_none(),
+        store.get(&globex, &acme.id)?.is_none(),
         "globex can read acme's proposal"
     );
     ensure!(
-        store.list(&globex).is_empty(),
+        store.list(&globex)?.is_empty(),
         "globex lists acme's proposals"
     );
     for decision in [
@@ -412,7 +420,7 @@ pub fn another_org_never_sees_or_decides_a_proposal(
         get(&*store, &acme)? == acme,
         "another org's decision attempts changed the proposal"
     );
-    store.record_outcome(&globex, &approved.id, "tool_failed");
+    store.record_outcome(&globex, &approved.id, "tool_failed")?;
     ensure!(
         get(&*store, &approved)? == approved,
         "another org recorded an outcome on acme's proposal"
@@ -430,7 +438,7 @@ pub fn record_outcome_marks_approved_proposals_only(
     let rejected = sample_proposal(2, "acme");
     let approved = sample_proposal(3, "acme");
     for proposal in [&pending, &rejected, &approved] {
-        store.insert(proposal.clone());
+        store.insert(proposal.clone())?;
     }
     let rejected = store
         .decide(&rejected.org_id, &rejected.id, reject("alice", "no"), at(4))
@@ -439,7 +447,7 @@ pub fn record_outcome_marks_approved_proposals_only(
         .decide(&approved.org_id, &approved.id, approve("mark"), at(4))
         .map_err(|error| Failure::new(format!("approving failed: {error}")))?;
     for outcome in ["timeout", "ok"] {
-        store.record_outcome(&approved.org_id, &approved.id, outcome);
+        store.record_outcome(&approved.org_id, &approved.id, outcome)?;
         if let ProposalStatus::Approved { outcome: slot, .. } = &mut approved.status {
             *slot = Some(outcome.to_owned());
         }
@@ -448,9 +456,9 @@ pub fn record_outcome_marks_approved_proposals_only(
             "after recording `{outcome}` the proposal should be {approved:?}"
         );
     }
-    store.record_outcome(&pending.org_id, &pending.id, "ok");
-    store.record_outcome(&rejected.org_id, &rejected.id, "ok");
-    store.record_outcome(&pending.org_id, &ProposalId::from("prop-unknown"), "ok");
+    store.record_outcome(&pending.org_id, &pending.id, "ok")?;
+    store.record_outcome(&rejected.org_id, &rejected.id, "ok")?;
+    store.record_outcome(&pending.org_id, &ProposalId::from("prop-unknown"), "ok")?;
     ensure!(
         get(&*store, &pending)? == pending && get(&*store, &rejected)? == rejected,
         "recording an outcome changed a proposal that is not approved"
@@ -465,11 +473,11 @@ pub fn unknown_proposals_are_not_found(make: &ProposalStoreFactory) -> Result<()
     let acme = OrgId::from("acme");
     let unknown = ProposalId::from("prop-unknown");
     ensure!(
-        store.get(&acme, &unknown).is_none(),
+        store.get(&acme, &unknown)?.is_none(),
         "an unknown id was found"
     );
     ensure!(
-        store.list(&acme).is_empty(),
+        store.list(&acme)?.is_empty(),
         "a fresh store lists proposals"
     );
     for decision in [approve("mark"), reject("mark", "no"), Decision::Expire] {
@@ -480,7 +488,7 @@ pub fn unknown_proposals_are_not_found(make: &ProposalStoreFactory) -> Result<()
         );
     }
     ensure!(
-        store.expire_overdue(Timestamp::now()).is_empty(),
+        store.expire_overdue(Timestamp::now())?.is_empty(),
         "a fresh store expired something"
     );
     Ok(())
