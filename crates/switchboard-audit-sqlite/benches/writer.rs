@@ -5,11 +5,13 @@
 //! This is what the audit log's writer thread does with each batch, minus the digests (computed
 //! before the store is called) and the queue. Records are distinct, like real calls': each
 //! iteration takes the next slice of a pool of 65,536 prebuilt records (a correlation id per 4
-//! records, 50 orgs, 10 tools, 200 users). Correlation ids come two ways: random, like the
-//! UUIDv4s the CLI and the MCP server generate today, which land all over the correlation
-//! index; and time-ordered, like UUIDv7s, which land at its end. Each (store, batch size) gets a
-//! new database file, deleted afterwards; the files grow by hundreds of thousands of records
-//! while measured, so the rate is a sustained one.
+//! records, 50 orgs, 10 tools, 200 users). Correlation ids come two ways: random, like UUIDv4s
+//! or trace ids a caller passes in, which land all over the correlation index; and
+//! time-ordered, like the UUIDv7s the CLI and the MCP server mint, which land at its end. (The
+//! pool wraps around after 65,536 records, so from then on a time-ordered id lands next to its
+//! earlier copies rather than at the very end: that case is somewhat pessimistic.) Each (store,
+//! batch size) gets a new database file, deleted afterwards; the files grow by hundreds of
+//! thousands of records while measured, so the rate is a sustained one.
 //!
 //! Criterion measures each case on its own (its throughput line is records/s); then a summary
 //! interleaves every case round by round, so machine noise hits them alike, and prints the median

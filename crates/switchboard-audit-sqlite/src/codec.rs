@@ -13,24 +13,33 @@
 //!   as a corrupt record, never as a default.
 //! - `duration_us`: the microseconds, stored as SQLite's signed 64-bit integer (durations past
 //!   2^63 µs, some 292,000 years, would read back unchanged but show as negative in SQL).
+//! - `tool_key`, `org_key`: the tool's and the org's keys in `audit_tools` and `audit_orgs`
+//!   (`dictionary`); a read looks the names up again. `org_key` is `NULL` when the record has
+//!   no org. Every other text field is stored as is.
+//!
+//! Rows are written with explicit ids (the writer assigns them) and bound parameter by
+//! parameter; a few hundred nanoseconds per record matter at the writer's rates.
 
 use std::{str::FromStr, sync::Arc};
 
 use jiff::Timestamp;
-use rusqlite::{Row, Statement, types::Type};
+use rusqlite::{Statement, types::Type};
 use switchboard_audit::{ActionEvent, AuditAction, AuditRecord, Digest, Outcome};
 use switchboard_core::{ActionId, Category, CorrelationId, Initiator, OrgId, SessionId, UserId};
 
-/// The columns, in the order [`insert`] binds them and [`read`] reads them (after `id`).
-pub(crate) const COLUMNS: &str = "timestamp_ns, tool, domain, category, org_id, user_id, \
-     session_id, correlation_id, initiator, input_hash, output_hash, duration_us, outcome, \
-     action_id, action_event";
+/// The columns [`read`] reads, in its order, from `audit_records r`: the record's own columns,
+/// with the tool's and the org's names looked up in their dictionaries.
+pub(crate) const COLUMNS: &str = "r.id, r.timestamp_ns, \
+     (SELECT name FROM audit_tools WHERE key = r.tool_key), r.domain, r.category, \
+     (SELECT name FROM audit_orgs WHERE key = r.org_key), r.user_id, r.session_id, \
+     r.correlation_id, r.initiator, r.input_hash, r.output_hash, r.duration_us, r.outcome, \
+     r.action_id, r.action_event";
 
-/// Inserts one record, returning nothing: the id is the new rowid.
-pub(crate) const INSERT: &str = "INSERT INTO audit_records (timestamp_ns, tool, domain, \
-     category, org_id, user_id, session_id, correlation_id, initiator, input_hash, output_hash, \
+/// Inserts one record with the id the writer assigned it ([`insert`] binds the parameters).
+pub(crate) const INSERT: &str = "INSERT INTO audit_records (id, timestamp_ns, tool_key, domain, \
+     category, org_key, user_id, session_id, correlation_id, initiator, input_hash, output_hash, \
      duration_us, outcome, action_id, action_event) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
 
 /// A timestamp as integer nanoseconds, clamped to what an `INTEGER` holds.
 pub(crate) fn timestamp_to_sql(timestamp: Timestamp) -> i64 {
@@ -43,32 +52,49 @@ pub(crate) fn id_to_sql(id: u64) -> i64 {
     i64::try_from(id).unwrap_or(i64::MAX)
 }
 
-/// Inserts `record` with the prepared [`INSERT`] and returns its id (the new rowid).
-pub(crate) fn insert(insert: &mut Statement<'_>, record: &AuditRecord) -> rusqlite::Result<u64> {
-    let rowid = insert.insert(rusqlite::params![
-        timestamp_to_sql(record.timestamp),
-        &*record.tool,
-        record.domain.as_deref(),
-        record.category.map(Category::as_str),
-        record.org_id.as_ref().map(OrgId::as_str),
-        record.user_id.as_ref().map(UserId::as_str),
-        record.session_id.as_ref().map(SessionId::as_str),
-        record.correlation_id.as_ref().map(CorrelationId::as_str),
-        record.initiator.as_str(),
-        record.input_hash.0,
-        record.output_hash.map(|digest| digest.0),
-        // A bit-for-bit cast: see the module docs.
-        record.duration_us as i64,
-        record.outcome.as_str(),
-        record.action.as_ref().map(|action| action.id.as_str()),
-        record.action.as_ref().map(|action| action.event.as_str()),
-    ])?;
-    // Rowids of this table start at 1 and only grow (AUTOINCREMENT).
-    Ok(rowid.unsigned_abs())
+/// A record's row as [`INSERT`] takes it: the record, and what the writer worked out for it.
+pub(crate) struct Row<'record> {
+    /// The id the writer assigned.
+    pub(crate) id: i64,
+    /// The record's timestamp, already converted with [`timestamp_to_sql`].
+    pub(crate) timestamp_ns: i64,
+    /// The tool's dictionary key.
+    pub(crate) tool_key: i64,
+    /// The org's dictionary key, if the record has an org.
+    pub(crate) org_key: Option<i64>,
+    /// The record itself.
+    pub(crate) record: &'record AuditRecord,
 }
 
-/// Reads a row of `SELECT id, {COLUMNS}` back into a record.
-pub(crate) fn read(row: &Row<'_>) -> rusqlite::Result<AuditRecord> {
+/// Inserts `row` with the prepared [`INSERT`], binding each parameter directly.
+pub(crate) fn insert(insert: &mut Statement<'_>, row: &Row<'_>) -> rusqlite::Result<()> {
+    let record = row.record;
+    insert.raw_bind_parameter(1, row.id)?;
+    insert.raw_bind_parameter(2, row.timestamp_ns)?;
+    insert.raw_bind_parameter(3, row.tool_key)?;
+    insert.raw_bind_parameter(4, record.domain.as_deref())?;
+    insert.raw_bind_parameter(5, record.category.map(Category::as_str))?;
+    insert.raw_bind_parameter(6, row.org_key)?;
+    insert.raw_bind_parameter(7, record.user_id.as_ref().map(UserId::as_str))?;
+    insert.raw_bind_parameter(8, record.session_id.as_ref().map(SessionId::as_str))?;
+    insert.raw_bind_parameter(9, record.correlation_id.as_ref().map(CorrelationId::as_str))?;
+    insert.raw_bind_parameter(10, record.initiator.as_str())?;
+    insert.raw_bind_parameter(11, &record.input_hash.0[..])?;
+    insert.raw_bind_parameter(12, record.output_hash.as_ref().map(|digest| &digest.0[..]))?;
+    // A bit-for-bit cast: see the module docs.
+    insert.raw_bind_parameter(13, record.duration_us as i64)?;
+    insert.raw_bind_parameter(14, record.outcome.as_str())?;
+    insert.raw_bind_parameter(15, record.action.as_ref().map(|action| action.id.as_str()))?;
+    insert.raw_bind_parameter(
+        16,
+        record.action.as_ref().map(|action| action.event.as_str()),
+    )?;
+    insert.raw_execute()?;
+    Ok(())
+}
+
+/// Reads a row of `SELECT {COLUMNS}` back into a record.
+pub(crate) fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<AuditRecord> {
     let id: i64 = row.get(0)?;
     let timestamp_ns: i64 = row.get(1)?;
     let timestamp = Timestamp::from_nanosecond(i128::from(timestamp_ns))
@@ -109,7 +135,7 @@ pub(crate) fn read(row: &Row<'_>) -> rusqlite::Result<AuditRecord> {
 }
 
 /// A nullable text column parsed with `FromStr`; an unknown name is an error, never a default.
-fn parsed<T>(row: &Row<'_>, index: usize) -> rusqlite::Result<Option<T>>
+fn parsed<T>(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<Option<T>>
 where
     T: FromStr,
     T::Err: std::fmt::Display,

@@ -2,13 +2,14 @@
 //!
 //! Two kinds of connection, because WAL lets readers and one writer work at the same time:
 //!
-//! - one writer connection, behind a mutex, used by `append_batch` and `delete_before`. The
-//!   audit log calls both from its single writer thread, so the mutex is never contended in
-//!   practice; it only makes the store safe to share. A batch is one immediate transaction:
-//!   every record or none, ids assigned in order, and `append_batch` returns after the commit.
-//! - reader connections, `query_only`, taken from a small pool by each query and given back.
-//!   A query reads a snapshot of the last commit and never waits for the writer, and the
-//!   writer never waits for a query.
+//! - one writer connection (`writer`), behind a mutex, used by `append_batch` and
+//!   `delete_before`. The audit log calls both from its single writer thread, so the mutex is
+//!   never contended in practice; it only makes the store safe to share. A batch is one
+//!   immediate transaction: every record or none, ids assigned in order, and `append_batch`
+//!   returns after the commit. A retention step is one short transaction too, between batches.
+//! - reader connections, `query_only`, taken from a small pool by each query (`query`) and
+//!   given back. A query reads a snapshot of the last commit and never waits for the writer,
+//!   and the writer never waits for a query.
 //!
 //! Counters: `appended` and `expired` count since this store was opened; `held` starts from
 //! `count(*)` at open and follows this store's appends and deletions (another process writing
@@ -24,14 +25,14 @@ use std::{
 };
 
 use jiff::Timestamp;
-use rusqlite::{Connection, TransactionBehavior, params_from_iter};
+use rusqlite::Connection;
 use switchboard_audit::{AuditError, AuditQuery, AuditRecord, AuditStats, AuditStore};
 use switchboard_sqlite::{ConnectionSettings, OpenError, Synchronous, open_database};
 
 use crate::{
-    codec,
+    codec, query,
     schema::{SCHEMA, SCHEMA_VERSION},
-    select::select,
+    writer::Writer,
 };
 
 /// How a [`SqliteAuditStore`] uses its file.
@@ -85,7 +86,7 @@ impl SqliteOptions {
 pub struct SqliteAuditStore {
     path: PathBuf,
     options: SqliteOptions,
-    writer: Mutex<Connection>,
+    writer: Mutex<Writer>,
     readers: Mutex<Vec<Connection>>,
     appended: AtomicU64,
     held: AtomicU64,
@@ -127,7 +128,9 @@ impl SqliteAuditStore {
         writer
             .execute_batch("PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = 16384;")
             .map_err(classify("sizing its cache and checkpoints"))?;
-        writer.set_prepared_statement_cache_capacity(8);
+        // A batch runs about fifteen distinct statements (the insert, the dictionaries, the
+        // postings, the time bounds, the sequence); all of them stay prepared.
+        writer.set_prepared_statement_cache_capacity(32);
         let held: i64 = writer
             .query_row("SELECT count(*) FROM audit_records", [], |row| row.get(0))
             .map_err(classify("counting its records"))?;
@@ -137,7 +140,7 @@ impl SqliteAuditStore {
         Ok(Self {
             path,
             options,
-            writer: Mutex::new(writer),
+            writer: Mutex::new(Writer::new(writer)),
             readers: Mutex::new(vec![reader]),
             appended: AtomicU64::new(0),
             held: AtomicU64::new(held.unsigned_abs()),
@@ -167,7 +170,7 @@ impl SqliteAuditStore {
         ))
     }
 
-    fn writer(&self) -> std::sync::MutexGuard<'_, Connection> {
+    fn writer(&self) -> std::sync::MutexGuard<'_, Writer> {
         // A panic while the lock was held cannot leave a transaction open: `Transaction` rolls
         // back when dropped. So a poisoned lock still guards a usable connection.
         self.writer.lock().unwrap_or_else(PoisonError::into_inner)
@@ -203,13 +206,13 @@ impl AuditStore for SqliteAuditStore {
         if records.is_empty() {
             return Ok(());
         }
-        let ids = {
-            let mut connection = self.writer();
-            insert_batch(&mut connection, records)
-                .map_err(|error| self.unavailable("appending a batch", &error))?
-        };
-        // Only once committed: on error the records keep their ids untouched.
-        for (record, id) in records.iter_mut().zip(ids) {
+        let first_id = self
+            .writer()
+            .append(records)
+            .map_err(|error| self.unavailable("appending a batch", &error))?;
+        // Only once committed: on error the records keep their ids untouched. Ids start at 1
+        // and only grow.
+        for (record, id) in records.iter_mut().zip(first_id.unsigned_abs()..) {
             record.id = id;
         }
         let count = records.len() as u64;
@@ -222,34 +225,20 @@ impl AuditStore for SqliteAuditStore {
         if query.limit == Some(0) {
             return Ok(Vec::new());
         }
-        let statement = select(query);
-        self.with_reader(|connection| {
-            connection
-                .prepare_cached(&statement.sql)?
-                .query_map(params_from_iter(&statement.parameters), codec::read)?
-                .collect()
-        })
+        self.with_reader(|connection| query::run(connection, query))
     }
 
     fn delete_before(&self, cutoff: Timestamp, limit: usize) -> Result<u64, AuditError> {
         if limit == 0 {
             return Ok(0);
         }
-        // One statement, so one short transaction; the time index yields the oldest first.
         let deleted = self
             .writer()
-            .prepare_cached(
-                "DELETE FROM audit_records WHERE id IN (SELECT id FROM audit_records \
-                 WHERE timestamp_ns < ?1 ORDER BY timestamp_ns, id LIMIT ?2)",
+            .delete_before(
+                codec::timestamp_to_sql(cutoff),
+                i64::try_from(limit).unwrap_or(i64::MAX),
             )
-            .and_then(|mut statement| {
-                statement.execute((
-                    codec::timestamp_to_sql(cutoff),
-                    i64::try_from(limit).unwrap_or(i64::MAX),
-                ))
-            })
-            .map_err(|error| self.unavailable("deleting expired records", &error))?
-            as u64;
+            .map_err(|error| self.unavailable("deleting expired records", &error))?;
         self.expired.fetch_add(deleted, Ordering::Relaxed);
         // `fetch_update` cannot fail with a closure that always returns `Some`.
         let _ = self
@@ -269,23 +258,6 @@ impl AuditStore for SqliteAuditStore {
             capacity: None,
         }
     }
-}
-
-/// Inserts every record in one immediate transaction and returns their ids once committed.
-fn insert_batch(
-    connection: &mut Connection,
-    records: &[AuditRecord],
-) -> rusqlite::Result<Vec<u64>> {
-    let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let mut ids = Vec::with_capacity(records.len());
-    {
-        let mut insert = transaction.prepare_cached(codec::INSERT)?;
-        for record in records {
-            ids.push(codec::insert(&mut insert, record)?);
-        }
-    }
-    transaction.commit()?;
-    Ok(ids)
 }
 
 /// Opens a reader connection on an existing database: it only ever reads.
