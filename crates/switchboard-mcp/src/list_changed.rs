@@ -7,24 +7,47 @@
 //! 2025 revisions one watcher runs per session from `notifications/initialized` until the
 //! session ends; on 2026-07-28 it runs inside a `subscriptions/listen` request.
 
-use std::future::Future;
+use std::{future::Future, sync::Arc};
 
-use switchboard_core::Role;
+use switchboard_core::{Role, ToolDescriptor};
 use switchboard_registry::ToolRegistry;
+use tokio::sync::watch;
 
-/// Calls `notify` each time the tools `roles` may call change, until `stop` completes, the
-/// registry goes away, or `notify` answers `false` (the client is gone).
+/// What a watcher compares against: the registry's change counter and the tools `roles` could
+/// see, both taken at one moment. A watcher notifies for every change after that moment.
+#[derive(Debug)]
+pub(crate) struct Baseline {
+    changes: watch::Receiver<u64>,
+    visible: Vec<Arc<ToolDescriptor>>,
+}
+
+impl Baseline {
+    /// The registry as `roles` see it now.
+    pub(crate) fn now(registry: &ToolRegistry, roles: &[Role]) -> Self {
+        // Subscribed first: a change between the two lines is then seen as a change.
+        let changes = registry.watch_changes();
+        let visible = registry.list_permitted(roles);
+        Self { changes, visible }
+    }
+}
+
+/// Calls `notify` each time the tools `roles` may call change after `baseline` was taken,
+/// until `stop` completes, the registry goes away, or `notify` answers `false` (the client is
+/// gone).
 pub(crate) async fn watch_visible_tools<N, Sent>(
     registry: ToolRegistry,
     roles: Vec<Role>,
+    baseline: Baseline,
     stop: impl Future<Output = ()>,
     mut notify: N,
 ) where
     N: FnMut() -> Sent,
     Sent: Future<Output = bool>,
 {
-    let mut changes = registry.watch_changes();
-    let mut visible = registry.list_permitted(&roles);
+    let Baseline {
+        mut changes,
+        mut visible,
+    } = baseline;
     let mut stop = std::pin::pin!(stop);
     loop {
         tokio::select! {
@@ -42,5 +65,88 @@ pub(crate) async fn watch_visible_tools<N, Sent>(
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::{
+        borrow::Cow,
+        sync::atomic::{AtomicUsize, Ordering},
+        time::Duration,
+    };
+
+    use serde_json::{Value, json};
+    use switchboard_core::{BoxFuture, Category, ToolContext, ToolError, ToolOrigin};
+    use switchboard_registry::{RuntimeTool, RuntimeToolSpec};
+
+    use super::*;
+
+    /// A run-time tool that answers `{}`.
+    struct Nothing;
+
+    impl RuntimeTool for Nothing {
+        fn call<'a>(
+            &'a self,
+            _ctx: &'a ToolContext,
+            _params: Value,
+        ) -> BoxFuture<'a, Result<Value, ToolError>> {
+            Box::pin(async { Ok(json!({})) })
+        }
+    }
+
+    fn mounted(name: &'static str) -> RuntimeToolSpec {
+        RuntimeToolSpec {
+            descriptor: ToolDescriptor {
+                name: Cow::Borrowed(name),
+                title: None,
+                domain: Cow::Borrowed("mounted"),
+                category: Category::Read,
+                permission: Cow::Borrowed("core.users.read"),
+                description: Cow::Borrowed("Registered at run time by a test."),
+                intents: Vec::new(),
+                timeout: None,
+                input_schema: Arc::new(json!({"type": "object", "properties": {}})),
+                output_schema: None,
+                origin: ToolOrigin::Runtime {
+                    source: "list-changed-test".to_owned(),
+                },
+            },
+            tool: Arc::new(Nothing),
+        }
+    }
+
+    /// The race a subscription had: the baseline is taken (the subscription acknowledged),
+    /// the tools change, and only then does the watcher start. It must still notify.
+    #[tokio::test]
+    async fn a_change_between_the_baseline_and_the_watcher_is_notified() {
+        let registry = ToolRegistry::builder()
+            .start()
+            .await
+            .expect("the registry starts");
+        let roles = vec![Role::from("admin")];
+        let baseline = Baseline::now(&registry, &roles);
+        registry
+            .register(vec![mounted("mounted_lookup")])
+            .await
+            .expect("registers");
+        let notified = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&notified);
+        let watching = watch_visible_tools(
+            registry.clone(),
+            roles,
+            baseline,
+            std::future::pending(),
+            move || {
+                counter.fetch_add(1, Ordering::SeqCst);
+                // The client is gone after the first notice: the watcher returns.
+                async { false }
+            },
+        );
+        tokio::time::timeout(Duration::from_secs(10), watching)
+            .await
+            .expect("the watcher notified and returned");
+        assert_eq!(notified.load(Ordering::SeqCst), 1);
+        registry.shutdown().await;
     }
 }

@@ -25,7 +25,10 @@
 
 #![allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).
 
-use std::sync::Arc;
+use std::{
+    collections::VecDeque,
+    sync::{Arc, Mutex, MutexGuard, PoisonError},
+};
 
 use serde_json::Value;
 use switchboard_core::{CallContext, CorrelationId, ProgressNotifier, SessionId};
@@ -81,6 +84,11 @@ struct SessionState {
     /// Cancelled when the session's handler is dropped (the session ended), which stops its
     /// `tools/list_changed` watcher.
     ended: CancellationToken,
+    /// The tools as each `subscriptions/listen` of this session found them when it was
+    /// accepted, oldest first. rmcp acknowledges a subscription before it calls `listen`, so a
+    /// baseline taken in `listen` would miss a change made in between; one taken before the
+    /// acknowledgement cannot.
+    subscription_baselines: Mutex<VecDeque<list_changed::Baseline>>,
     _end_on_drop: DropGuard,
 }
 
@@ -91,6 +99,7 @@ impl SessionState {
             log_level: Arc::new(SessionLogLevel::silent()),
             _end_on_drop: ended.clone().drop_guard(),
             ended,
+            subscription_baselines: Mutex::default(),
         }
     }
 }
@@ -119,6 +128,15 @@ impl McpServer {
     /// The session id calls use when the transport has none (stdio, in-memory).
     pub fn minted_session_id(&self) -> &str {
         self.minted_session_id.as_str()
+    }
+
+    /// The session's pending subscription baselines, locked (a panic elsewhere cannot leave
+    /// the queue half-changed).
+    fn subscription_baselines(&self) -> MutexGuard<'_, VecDeque<list_changed::Baseline>> {
+        self.session
+            .subscription_baselines
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The context of one call: the template with the request's session (the
@@ -317,9 +335,12 @@ impl ServerHandler for McpServer {
     /// A 2025 session started: watch the registry for this session's `tools/list_changed`.
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         let peer = context.peer;
+        // Taken here, not in the task: a change made before the task first runs still counts.
+        let baseline = list_changed::Baseline::now(&self.registry, &self.identity.roles);
         tokio::spawn(list_changed::watch_visible_tools(
             self.registry.clone(),
             self.identity.roles.clone(),
+            baseline,
             self.session.ended.clone().cancelled_owned(),
             move || {
                 let peer = peer.clone();
@@ -333,17 +354,29 @@ impl ServerHandler for McpServer {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
+        self.subscription_baselines()
+            .push_back(list_changed::Baseline::now(
+                &self.registry,
+                &self.identity.roles,
+            ));
         Some(requested.supported_by(&self.get_info().capabilities))
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        // The oldest baseline of this session: taken before this subscription's
+        // acknowledgement (or before an earlier one's, which can only add a notification).
+        let baseline = self.subscription_baselines().pop_front();
         if context.accepted().tools_list_changed == Some(true) {
+            let baseline = baseline.unwrap_or_else(|| {
+                list_changed::Baseline::now(&self.registry, &self.identity.roles)
+            });
             let sink = context.sink().clone();
             // Boxed, so that this rare request does not make the future rmcp spawns for every
             // request (calls included) larger.
             Box::pin(list_changed::watch_visible_tools(
                 self.registry.clone(),
                 self.identity.roles.clone(),
+                baseline,
                 context.cancelled(),
                 move || {
                     let sink = sink.clone();
