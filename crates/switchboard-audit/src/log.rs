@@ -22,7 +22,7 @@ use std::{
         atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
     },
     thread::Thread,
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use crossbeam_queue::ArrayQueue;
@@ -166,6 +166,8 @@ pub struct AuditLogStats {
 /// A queued record and, in strict mode, who waits for it.
 pub(crate) struct Queued {
     pub(crate) pending: PendingRecord,
+    /// When the call started, if the writer is to fill in the record's timestamp.
+    pub(crate) started: Option<Instant>,
     pub(crate) ack: Option<oneshot::Sender<Result<AuditId, AuditError>>>,
 }
 
@@ -483,7 +485,23 @@ impl Reservation {
 
     /// Queues the record. Never waits: the room was promised. In strict mode the returned
     /// [`Submitted`] resolves once the store has the record.
-    pub fn submit(mut self, pending: PendingRecord) -> Submitted {
+    pub fn submit(self, pending: PendingRecord) -> Submitted {
+        self.queue(pending, None)
+    }
+
+    /// [`submit`](Self::submit), with the record's `timestamp` set by the writer to the
+    /// wall-clock time of `started`: the writer reads the wall clock once per batch and steps
+    /// back by the monotonic time elapsed since `started`. A call then reads one clock to
+    /// start and one to end (its duration), not a third for the wall time. The two clocks
+    /// agree up to a step of the wall clock (or a suspend) while the record waits in the
+    /// queue, which is milliseconds.
+    #[inline]
+    pub fn submit_started_at(self, pending: PendingRecord, started: Instant) -> Submitted {
+        self.queue(pending, Some(started))
+    }
+
+    #[inline]
+    fn queue(mut self, pending: PendingRecord, started: Option<Instant>) -> Submitted {
         self.used = true;
         let shared = &self.shared;
         let (ack, submitted) = match shared.config.durability {
@@ -493,7 +511,15 @@ impl Reservation {
                 (Some(sender), Submitted::Waiting(receiver))
             }
         };
-        if shared.queue.push(Queued { pending, ack }).is_err() {
+        if shared
+            .queue
+            .push(Queued {
+                pending,
+                started,
+                ack,
+            })
+            .is_err()
+        {
             // Unreachable while reservations hold: `reserved` never exceeds the capacity.
             tracing::error!("audit queue overflowed despite a reservation; record lost");
             shared.counters.lost.fetch_add(1, Ordering::Relaxed);

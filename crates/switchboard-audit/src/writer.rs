@@ -1,7 +1,9 @@
 //! The audit writer: one thread that moves records from the queue into the store.
 //!
 //! Each round takes what is queued, in batches of at most `max_batch`, computes the digests,
-//! and appends each batch in one `append_batch` (one transaction in a persistent store, which
+//! fills in the wall-clock timestamps of records handed over with their call's start instant
+//! (one reading of the wall clock per round instead of one per call on the caller's path), and
+//! appends each batch in one `append_batch` (one transaction in a persistent store, which
 //! is where batching pays). Between rounds it naps (1 ms while records pour in, up to 16 ms
 //! while they trickle), so records that arrive one by one still meet the store in batches and a
 //! slow stream of calls does not pay a wake-up each; after a long idle spell it parks until a
@@ -19,7 +21,7 @@ use std::{
 };
 
 use futures_channel::oneshot;
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 
 use crate::{
     log::{Queued, Shared},
@@ -163,12 +165,23 @@ fn next_sweep_wait(shared: &Shared, next_sweep: Instant) -> Option<Duration> {
 fn round(shared: &Shared, records: &mut Vec<AuditRecord>, acks: &mut Vec<Option<Ack>>) -> usize {
     let mut owed = shared.queue.len();
     let mut wrote = 0;
+    // Read when the first record of the round needs it.
+    let mut clock: Option<WallClock> = None;
     loop {
         while records.len() < shared.config.max_batch {
-            let Some(Queued { pending, ack }) = shared.queue.pop() else {
+            let Some(Queued {
+                pending,
+                started,
+                ack,
+            }) = shared.queue.pop()
+            else {
                 break;
             };
-            records.push(pending.into_record());
+            let mut record = pending.into_record();
+            if let Some(started) = started {
+                record.timestamp = clock.get_or_insert_with(WallClock::now).at(started);
+            }
+            records.push(record);
             acks.push(ack);
         }
         if records.is_empty() {
@@ -184,6 +197,34 @@ fn round(shared: &Shared, records: &mut Vec<AuditRecord>, acks: &mut Vec<Option<
         if owed == 0 {
             return wrote;
         }
+    }
+}
+
+/// The wall clock and the monotonic clock read together, to turn a call's monotonic start into
+/// its wall-clock time (see [`Reservation::submit_started_at`](crate::Reservation)).
+struct WallClock {
+    wall: Timestamp,
+    monotonic: Instant,
+}
+
+impl WallClock {
+    fn now() -> Self {
+        Self {
+            wall: Timestamp::now(),
+            monotonic: Instant::now(),
+        }
+    }
+
+    /// The wall-clock time at `instant`.
+    fn at(&self, instant: Instant) -> Timestamp {
+        let offset = match self.monotonic.checked_duration_since(instant) {
+            Some(before) => SignedDuration::try_from(before).map(|before| -before),
+            None => SignedDuration::try_from(instant.duration_since(self.monotonic)),
+        };
+        offset
+            .ok()
+            .and_then(|offset| self.wall.checked_add(offset).ok())
+            .unwrap_or(self.wall)
     }
 }
 
@@ -267,5 +308,28 @@ fn sweep_step(shared: &Shared) -> u64 {
             tracing::warn!(%error, "retention sweep failed; will try again");
             0
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_start_instant_becomes_the_wall_clock_time_it_was_read_at() {
+        let clock = WallClock::now();
+        let second = Duration::from_secs(1);
+        let earlier = clock.monotonic.checked_sub(second).expect("a second ago");
+        let later = clock.monotonic + second;
+        let one = SignedDuration::from_secs(1);
+        assert_eq!(clock.at(clock.monotonic), clock.wall);
+        assert_eq!(
+            clock.at(earlier),
+            clock.wall.checked_sub(one).expect("in range")
+        );
+        assert_eq!(
+            clock.at(later),
+            clock.wall.checked_add(one).expect("in range")
+        );
     }
 }

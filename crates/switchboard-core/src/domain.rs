@@ -378,6 +378,12 @@ impl ToolContext {
         &self.caller
     }
 
+    /// Gives the caller back once the tool has run: the runtime moves its ids into the call's
+    /// audit record instead of copying them again.
+    pub fn into_caller(self) -> Caller {
+        self.caller
+    }
+
     /// The tool being run.
     pub fn tool(&self) -> &str {
         &self.tool

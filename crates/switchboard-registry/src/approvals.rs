@@ -24,7 +24,7 @@ use tracing::Instrument;
 
 use crate::{
     audit::AuditDraft,
-    invoke::{Mode, Step, audit_failed, category_refusal, finish, not_found},
+    invoke::{Mode, Step, audit_failed, category_refusal, finish, not_found, outcome_of},
     registry::ToolRegistry,
     table::RegisteredTool,
 };
@@ -278,7 +278,11 @@ impl ToolRegistry {
             Ok(()) => Ok(()),
             Err(error) => Err(error.clone()),
         };
-        finish(draft, &proposal.tool, outcome, None).await
+        let acknowledged = draft
+            .close(outcome_of(&outcome), None, None)
+            .acknowledged()
+            .await;
+        finish(acknowledged, &proposal.tool, outcome)
     }
 
     /// The record of an expiry, in the proposer's name.

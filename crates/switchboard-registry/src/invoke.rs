@@ -7,6 +7,12 @@
 //! learns nothing the later steps would have told it: a caller without the permission never
 //! sees the input's validation errors. Mutations (idempotency, proposals) live in
 //! `mutation.rs` and `approvals.rs`; this file keeps the order.
+//!
+//! The steps of a read run in line in one future (`call_typed`, `run_json`, with the domain run
+//! expanded from `run_in_domain!`), not in nested `async fn`s: a call's future is moved whole
+//! when the call starts, and nested futures copy their arguments and pad their layout, which
+//! cost more than the checks themselves. What is rare (a wait for room or a permit, a gate's
+//! context, the mutation path, a strict acknowledgement) is boxed for the same reason.
 
 use std::{
     any::{Any, TypeId},
@@ -20,17 +26,20 @@ use std::{
 use futures::FutureExt;
 use serde_json::Value;
 use switchboard_approvals::{Proposal, StoredOutcome};
-use switchboard_audit::{Outcome, Payload};
+use switchboard_audit::{Outcome, Payload, Submitted};
 use switchboard_core::{
     ActionId, CallContext, Caller, Category, ErasedInput, Initiator, InvokeError, ProposalId, Tool,
     ToolContext, ToolEntry, ToolError, schema::find_org_id, validate_typed,
 };
-use tokio::{sync::TryAcquireError, time::Instant};
+use tokio::{
+    sync::{SemaphorePermit, TryAcquireError},
+    time::Instant,
+};
 use tracing::Instrument;
 
 use crate::{
     access::AgentScopes,
-    audit::AuditDraft,
+    audit::{AuditDraft, reserve},
     config::AgentMutations,
     mutation,
     registry::{Shared, ToolRegistry},
@@ -219,50 +228,52 @@ impl ToolRegistry {
         let params = Arc::new(params);
         let table = shared.table.load();
         let found = table.get(name);
-        let mut draft = AuditDraft::open(
-            &shared.audit,
+        let started = std::time::Instant::now();
+        let reservation = reserve(&shared.audit)
+            .await
+            .map_err(|error| audit_failed(name, &error))?;
+        let mut draft = AuditDraft::new(
+            reservation,
+            started,
             name,
             found,
             context,
             Payload::Json(Arc::clone(&params)),
-        )
-        .await
-        .map_err(|error| audit_failed(name, &error))?;
-        let result = async {
-            let (tool, caller, admission) =
-                admit(shared, &table, found, name, context, Some(&params), mode)?;
-            tool.schema_errors(&params)
-                .map_err(|errors| invalid(tool, errors))?;
-            let job = match &tool.handler {
-                Handler::Linked(entry) => {
-                    let input = (entry.decode)(&params).map_err(|errors| invalid(tool, errors))?;
-                    JsonJob::Linked(entry, input)
-                }
-                Handler::Runtime(runtime) => {
-                    JsonJob::Runtime(Arc::clone(runtime), Value::clone(&params))
-                }
-            };
+        );
+        // The steps run in line, in this future: only what waits is awaited, and the rare
+        // mutation path is boxed. The whole future is moved when a call starts, so every byte
+        // of it is paid for on every call.
+        let (result, caller) = 'call: {
+            let (tool, ctx, admission, job) =
+                match check_json(shared, &table, found, name, context, &params, mode) {
+                    Ok(checked) => checked,
+                    Err(error) => break 'call (Err(error), None),
+                };
             if let Some(gate) = tool.gate() {
-                let ctx = read_only_context(tool, &caller);
-                let checking = gate(&ctx, job.gate_input());
-                await_gate(tool, checking).await?;
+                // Boxed: gates are rare, and a second context would bloat every call's future.
+                let gate_ctx = Box::new(read_only_context(tool, ctx.caller()));
+                let checking = gate(&gate_ctx, job.gate_input());
+                if let Err(error) = await_gate(tool, checking).await {
+                    break 'call (Err(error), Some(ctx.into_caller()));
+                }
             }
-            if !tool.category().mutates() {
-                return dispatch(tool, caller, job).await.map(Step::Output);
+            if tool.category().mutates() {
+                let mutating = Mutating {
+                    shared,
+                    tool,
+                    caller: ctx.into_caller(),
+                    admission,
+                    context,
+                    mode,
+                };
+                break 'call (
+                    Box::pin(mutating.run_json(job, params, &mut draft)).await,
+                    None,
+                );
             }
-            mutation::check_scope_ids(tool, &caller)?;
-            if admission == Admission::Propose {
-                let summary = mutation::summary_of(mode);
-                let proposal =
-                    mutation::store_proposal(shared, tool, &caller, params, summary, &mut draft)?;
-                return Ok(Step::Proposed(Box::new(proposal)));
-            }
-            let digest = switchboard_audit::digest_json(&params);
-            mutation::run_once(shared, tool, caller, context, job, digest, mode, &mut draft)
-                .await
-                .map(Step::Output)
-        }
-        .await;
+            let result = run_in_domain!(tool, &ctx, job);
+            (result.map(Step::Output), Some(ctx.into_caller()))
+        };
         let result = match (mode, result) {
             (Mode::Direct, Ok(Step::Proposed(proposal))) => {
                 Err(mutation::approval_required(&proposal))
@@ -274,24 +285,31 @@ impl ToolRegistry {
             Ok(Step::Proposed(proposal)) => Some(Payload::typed(Proposal::clone(proposal))),
             Err(_) => None,
         };
-        finish(draft, name, result, output).await
+        let acknowledged = match draft.close(outcome_of(&result), output, caller) {
+            Submitted::Queued => Ok(()),
+            // Boxed: only strict durability waits here.
+            waiting => Box::pin(waiting.acknowledged()).await,
+        };
+        finish(acknowledged, name, result)
     }
 
     /// Calls a linked tool with its typed input, as Rust services do. No JSON is parsed or
     /// produced; the checks, timeout, bulkhead and audit are the same as for [`invoke`].
     ///
     /// [`invoke`]: ToolRegistry::invoke
-    pub async fn call<T: Tool>(
-        &self,
+    pub fn call<'a, T: Tool>(
+        &'a self,
         input: T::Input,
-        context: &CallContext,
-    ) -> Result<T::Output, InvokeError> {
+        context: &'a CallContext,
+    ) -> impl Future<Output = Result<T::Output, InvokeError>> + Send + 'a {
+        // Not an `async fn`: that would wrap the call's future in one more future, and copy it
+        // once more when the call starts.
         let span = tracing::info_span!(
             "invoke",
             tool = T::SPEC.name,
             correlation_id = context.correlation_id.as_ref().map(|id| id.as_str()),
         );
-        self.call_typed::<T>(input, context).instrument(span).await
+        self.call_typed::<T>(input, context).instrument(span)
     }
 
     async fn call_typed<T: Tool>(
@@ -303,62 +321,175 @@ impl ToolRegistry {
         let name = T::SPEC.name;
         let table = shared.table.load();
         let found = table.get(name);
-        let mut draft = AuditDraft::open(
-            &shared.audit,
+        let started = std::time::Instant::now();
+        let reservation = reserve(&shared.audit)
+            .await
+            .map_err(|error| audit_failed(name, &error))?;
+        let mut draft = AuditDraft::new(
+            reservation,
+            started,
             name,
             found,
             context,
             Payload::typed(input.clone()),
-        )
-        .await
-        .map_err(|error| audit_failed(name, &error))?;
-        let result = async {
-            let (tool, caller, admission) =
-                admit(shared, &table, found, name, context, None, Mode::Direct)?;
-            if RegisteredTool::type_id(tool) != Some(TypeId::of::<T>()) {
-                return Err(not_found(name, Vec::new()));
-            }
-            validate_typed(&input).map_err(|errors| invalid(tool, errors))?;
+        );
+        // As in `run_json`: the steps in line, the mutation path boxed.
+        let (result, caller) = 'call: {
+            let (tool, ctx, admission) =
+                match check_typed::<T>(shared, &table, found, name, context, &input) {
+                    Ok(checked) => checked,
+                    Err(error) => break 'call (Err(error), None),
+                };
             if let Some(gate) = tool.gate() {
-                let ctx = read_only_context(tool, &caller);
-                let checking = gate(&ctx, &input);
-                await_gate(tool, checking).await?;
+                // Boxed: gates are rare, and a second context would bloat every call's future.
+                let gate_ctx = Box::new(read_only_context(tool, ctx.caller()));
+                let checking = gate(&gate_ctx, &input);
+                if let Err(error) = await_gate(tool, checking).await {
+                    break 'call (Err(error), Some(ctx.into_caller()));
+                }
             }
-            if !tool.category().mutates() {
-                return dispatch(tool, caller, TypedJob::<T>(input)).await;
+            if tool.category().mutates() {
+                let mutating = Mutating {
+                    shared,
+                    tool,
+                    caller: ctx.into_caller(),
+                    admission,
+                    context,
+                    mode: Mode::Direct,
+                };
+                break 'call (
+                    Box::pin(mutating.run_typed::<T>(input, &mut draft)).await,
+                    None,
+                );
             }
-            mutation::check_scope_ids(tool, &caller)?;
-            if admission == Admission::Propose {
-                let params = Arc::new(serde_json::to_value(&input).unwrap_or(Value::Null));
-                let proposal =
-                    mutation::store_proposal(shared, tool, &caller, params, None, &mut draft)?;
-                return Err(mutation::approval_required(&proposal));
-            }
-            let digest = switchboard_audit::digest_of(&input);
-            let job = TypedJob::<T>(input);
-            mutation::run_once(
-                shared,
-                tool,
-                caller,
-                context,
-                job,
-                digest,
-                Mode::Direct,
-                &mut draft,
-            )
-            .await
-        }
-        .await;
+            let result = run_in_domain!(tool, &ctx, TypedJob::<T>(input));
+            (result, Some(ctx.into_caller()))
+        };
         let output = result
             .as_ref()
             .ok()
             .map(|output| Payload::typed(output.clone()));
-        finish(draft, name, result, output).await
+        let acknowledged = match draft.close(outcome_of(&result), output, caller) {
+            Submitted::Queued => Ok(()),
+            // Boxed: only strict durability waits here.
+            waiting => Box::pin(waiting.acknowledged()).await,
+        };
+        finish(acknowledged, name, result)
     }
 }
 
+/// A mutating call past its checks: what its scope-id check, proposal or run needs.
+struct Mutating<'a> {
+    shared: &'a Shared,
+    tool: &'a Arc<RegisteredTool>,
+    caller: Caller,
+    admission: Admission,
+    context: &'a CallContext,
+    mode: Mode<'a>,
+}
+
+impl Mutating<'_> {
+    async fn run_json(
+        self,
+        job: JsonJob,
+        params: Arc<Value>,
+        draft: &mut AuditDraft<'_>,
+    ) -> Result<Step<Value>, InvokeError> {
+        let Self {
+            shared,
+            tool,
+            caller,
+            admission,
+            context,
+            mode,
+        } = self;
+        mutation::check_scope_ids(tool, &caller)?;
+        if admission == Admission::Propose {
+            let summary = mutation::summary_of(mode);
+            let proposal = mutation::store_proposal(shared, tool, &caller, params, summary, draft)?;
+            return Ok(Step::Proposed(Box::new(proposal)));
+        }
+        let digest = switchboard_audit::digest_json(&params);
+        mutation::run_once(shared, tool, caller, context, job, digest, mode, draft)
+            .await
+            .map(Step::Output)
+    }
+
+    async fn run_typed<T: Tool>(
+        self,
+        input: T::Input,
+        draft: &mut AuditDraft<'_>,
+    ) -> Result<T::Output, InvokeError> {
+        let Self {
+            shared,
+            tool,
+            caller,
+            admission,
+            context,
+            mode,
+        } = self;
+        mutation::check_scope_ids(tool, &caller)?;
+        if admission == Admission::Propose {
+            let params = Arc::new(serde_json::to_value(&input).unwrap_or(Value::Null));
+            let proposal = mutation::store_proposal(shared, tool, &caller, params, None, draft)?;
+            return Err(mutation::approval_required(&proposal));
+        }
+        let digest = switchboard_audit::digest_of(&input);
+        let job = TypedJob::<T>(input);
+        mutation::run_once(shared, tool, caller, context, job, digest, mode, draft).await
+    }
+}
+
+/// The JSON call's checks up to its gate: [`admit`], then the params against the schema, decoded
+/// into the job that runs the tool. The verified caller comes back inside the context the tool
+/// will run with (built once, in `admit`: the call's future holds one caller, not a copy per
+/// step).
+#[allow(
+    clippy::type_complexity,
+    reason = "one tuple of what the checks resolved, taken apart at once"
+)]
+fn check_json<'t>(
+    shared: &Shared,
+    table: &crate::table::ToolTable,
+    found: Option<&'t Arc<RegisteredTool>>,
+    name: &str,
+    context: &CallContext,
+    params: &Arc<Value>,
+    mode: Mode<'_>,
+) -> Result<(&'t Arc<RegisteredTool>, ToolContext, Admission, JsonJob), InvokeError> {
+    let (tool, ctx, admission) = admit(shared, table, found, name, context, Some(params), mode)?;
+    tool.schema_errors(params)
+        .map_err(|errors| invalid(tool, errors))?;
+    let job = match &tool.handler {
+        Handler::Linked(entry) => {
+            let input = (entry.decode)(params).map_err(|errors| invalid(tool, errors))?;
+            JsonJob::Linked(entry, input)
+        }
+        Handler::Runtime(runtime) => JsonJob::Runtime(Arc::clone(runtime), Value::clone(params)),
+    };
+    Ok((tool, ctx, admission, job))
+}
+
+/// The typed call's checks up to its gate: [`admit`], the tool's type, then the input.
+fn check_typed<'t, T: Tool>(
+    shared: &Shared,
+    table: &crate::table::ToolTable,
+    found: Option<&'t Arc<RegisteredTool>>,
+    name: &str,
+    context: &CallContext,
+    input: &T::Input,
+) -> Result<(&'t Arc<RegisteredTool>, ToolContext, Admission), InvokeError> {
+    let (tool, ctx, admission) = admit(shared, table, found, name, context, None, Mode::Direct)?;
+    if RegisteredTool::type_id(tool) != Some(TypeId::of::<T>()) {
+        return Err(not_found(name, Vec::new()));
+    }
+    validate_typed(input).map_err(|errors| invalid(tool, errors))?;
+    Ok((tool, ctx, admission))
+}
+
 /// The checks before the input is looked at: tool, context, `org_id`, thread, agent scope,
-/// category, permission. Says whether the call runs or becomes a proposal.
+/// category, permission. Says whether the call runs or becomes a proposal, and gives back the
+/// verified caller inside the context the tool runs with.
 fn admit<'t>(
     shared: &Shared,
     table: &crate::table::ToolTable,
@@ -367,11 +498,14 @@ fn admit<'t>(
     context: &CallContext,
     params: Option<&Value>,
     mode: Mode<'_>,
-) -> Result<(&'t Arc<RegisteredTool>, Caller, Admission), InvokeError> {
+) -> Result<(&'t Arc<RegisteredTool>, ToolContext, Admission), InvokeError> {
     let tool = found.ok_or_else(|| not_found(name, table.similar_names(name)))?;
     let caller = context
         .verify()
         .map_err(|fields| InvokeError::MissingContext { fields })?;
+    // The context the tool will run with, built once: the steps below read the caller in it.
+    let ctx = tool_context(tool, caller);
+    let caller = ctx.caller();
     if let Some(path) = params.and_then(find_org_id) {
         return Err(InvokeError::OrgIdNotAllowed { path });
     }
@@ -386,7 +520,7 @@ fn admit<'t>(
         });
     }
     // Tool access: the agent's scope.
-    if AgentScopes::applies_to(&caller)
+    if AgentScopes::applies_to(caller)
         && !shared.scopes.allows(caller.agent_type.as_ref(), &tool.name)
     {
         return Err(InvokeError::ToolScopeDenied {
@@ -411,7 +545,7 @@ fn admit<'t>(
         Mode::Propose { .. } => Admission::Propose,
         Mode::Direct if agent_proposes => Admission::Propose,
         Mode::Direct | Mode::Approval { .. } => {
-            check_category(tool, &caller)?;
+            check_category(tool, caller)?;
             Admission::Run
         }
     };
@@ -423,7 +557,7 @@ fn admit<'t>(
             roles: caller.roles.to_vec(),
         });
     }
-    Ok((tool, caller, admission))
+    Ok((tool, ctx, admission))
 }
 
 /// The context a gate runs with: the caller and the domain, as a `read` tool (a gate cannot
@@ -496,93 +630,147 @@ pub(crate) fn check_category(tool: &RegisteredTool, caller: &Caller) -> Result<(
     }
 }
 
-/// Runs a job in its domain: fail fast if the domain is down, take a bulkhead permit, catch a
-/// panic, and stop at the timeout (which also covers a wait for a permit).
+/// Runs a job in its domain with the context `ctx`: fail fast if the domain is down, take a
+/// bulkhead permit, catch a panic, and stop at the timeout (which also covers a wait for a
+/// permit). Evaluates to the call's result.
 ///
 /// The common case costs no timer: a free permit is taken at once, and a tool that finishes on
 /// its first poll (most do: they read a snapshot and return) never registers one. Only a wait
-/// for a permit, or a tool that suspends, is put under `timeout_at`.
+/// for a permit, or a tool that suspends, is put under `timeout_at`, boxed.
+///
+/// A macro, used inside an `async` body, rather than an `async fn`: a nested future would copy
+/// its arguments (the caller) into its own state and lay it out with padding, and the call's
+/// future, which holds it, is moved whole when the call starts. In line, the tool's context and
+/// future live in the call's own future.
+macro_rules! run_in_domain {
+    ($tool:expr, $ctx:expr, $job:expr) => {
+        'run: {
+            let tool: &RegisteredTool = $tool;
+            let ctx: &ToolContext = $ctx;
+            let mut deadline = None;
+            let permit = match enter_now(tool) {
+                Ok(Some(permit)) => permit,
+                // Boxed: the slow path's timer would otherwise bloat every call's future.
+                Ok(None) => match Box::pin(enter_later(tool)).await {
+                    Ok((permit, until)) => {
+                        deadline = Some(until);
+                        permit
+                    }
+                    Err(error) => break 'run Err(error),
+                },
+                Err(error) => break 'run Err(error),
+            };
+            let outcome = {
+                let mut running = pin!(AssertUnwindSafe(Job::run($job, ctx)).catch_unwind());
+                match futures::poll!(running.as_mut()) {
+                    Poll::Ready(outcome) => Some(outcome),
+                    Poll::Pending => {
+                        let until = deadline.unwrap_or_else(|| Instant::now() + tool.timeout);
+                        Box::pin(tokio::time::timeout_at(until, running)).await.ok()
+                    }
+                }
+            };
+            drop(permit);
+            settle(tool, outcome)
+        }
+    };
+}
+use run_in_domain;
+
+/// [`run_in_domain!`] as a function, for the mutation path (whose future is boxed anyway).
 pub(crate) async fn dispatch<J: Job>(
     tool: &RegisteredTool,
     caller: Caller,
     job: J,
 ) -> Result<J::Output, InvokeError> {
+    let ctx = tool_context(tool, caller);
+    run_in_domain!(tool, &ctx, job)
+}
+
+/// A bulkhead permit if one is free (`None`: wait with [`enter_later`]); refused when the
+/// domain is down.
+fn enter_now(tool: &RegisteredTool) -> Result<Option<SemaphorePermit<'_>>, InvokeError> {
     let domain = &tool.domain;
     if !domain.is_running() {
         return Err(domain_unavailable(tool, "its actor has stopped"));
     }
-    let timed_out = || InvokeError::Timeout {
-        tool: tool.name.to_string(),
-        after: tool.timeout,
-    };
-    let mut deadline = None;
-    let permit = match domain.bulkhead.try_acquire() {
-        Ok(permit) => permit,
-        Err(TryAcquireError::Closed) => {
-            return Err(domain_unavailable(tool, "its bulkhead is closed"));
-        }
-        Err(TryAcquireError::NoPermits) => {
-            let until = Instant::now() + tool.timeout;
-            deadline = Some(until);
-            // Boxed: the slow path's timer would otherwise bloat every call's future.
-            match Box::pin(tokio::time::timeout_at(until, domain.bulkhead.acquire())).await {
-                Err(_) => return Err(timed_out()),
-                Ok(Err(_)) => return Err(domain_unavailable(tool, "its bulkhead is closed")),
-                Ok(Ok(permit)) => permit,
-            }
-        }
-    };
-    let ctx = ToolContext::new(
+    match domain.bulkhead.try_acquire() {
+        Ok(permit) => Ok(Some(permit)),
+        Err(TryAcquireError::Closed) => Err(domain_unavailable(tool, "its bulkhead is closed")),
+        Err(TryAcquireError::NoPermits) => Ok(None),
+    }
+}
+
+/// Waits for a bulkhead permit under the tool's timeout; the deadline covers the run too.
+async fn enter_later(tool: &RegisteredTool) -> Result<(SemaphorePermit<'_>, Instant), InvokeError> {
+    let until = Instant::now() + tool.timeout;
+    match tokio::time::timeout_at(until, tool.domain.bulkhead.acquire()).await {
+        Err(_) => Err(timed_out(tool)),
+        Ok(Err(_)) => Err(domain_unavailable(tool, "its bulkhead is closed")),
+        Ok(Ok(permit)) => Ok((permit, until)),
+    }
+}
+
+/// The context the tool runs with.
+fn tool_context(tool: &RegisteredTool, caller: Caller) -> ToolContext {
+    ToolContext::new(
         caller,
-        tool.name.clone(),
+        Arc::clone(&tool.name),
         tool.category(),
-        domain.cell.clone(),
-    );
-    let mut running = pin!(AssertUnwindSafe(job.run(&ctx)).catch_unwind());
-    let outcome = match futures::poll!(running.as_mut()) {
-        Poll::Ready(outcome) => outcome,
-        Poll::Pending => {
-            let until = deadline.unwrap_or_else(|| Instant::now() + tool.timeout);
-            match Box::pin(tokio::time::timeout_at(until, running)).await {
-                Err(_) => return Err(timed_out()),
-                Ok(outcome) => outcome,
-            }
-        }
-    };
-    drop(permit);
+        Arc::clone(&tool.domain.cell),
+    )
+}
+
+/// The call's result from how the tool's run ended (`None`: it timed out).
+fn settle<O>(
+    tool: &RegisteredTool,
+    outcome: Option<std::thread::Result<Result<O, ToolError>>>,
+) -> Result<O, InvokeError> {
     match outcome {
-        Err(panic) => {
+        None => Err(timed_out(tool)),
+        Some(Err(panic)) => {
             let message = panic_message(&*panic);
-            domain.report_panic(&tool.name, &message);
+            tool.domain.report_panic(&tool.name, &message);
             Err(InvokeError::ToolPanicked {
                 tool: tool.name.to_string(),
                 message,
             })
         }
         // The domain's actor went away while the tool was writing through it.
-        Ok(Err(error)) if error.code() == ToolError::DOMAIN_UNAVAILABLE => Err(domain_unavailable(
-            tool,
-            "its actor stopped during the call",
-        )),
-        Ok(Err(error)) => Err(InvokeError::ToolFailed {
+        Some(Ok(Err(error))) if error.code() == ToolError::DOMAIN_UNAVAILABLE => Err(
+            domain_unavailable(tool, "its actor stopped during the call"),
+        ),
+        Some(Ok(Err(error))) => Err(InvokeError::ToolFailed {
             tool: tool.name.to_string(),
             error,
         }),
-        Ok(Ok(output)) => Ok(output),
+        Some(Ok(Ok(output))) => Ok(output),
     }
 }
 
-pub(crate) async fn finish<O>(
-    draft: AuditDraft,
-    tool: &str,
-    result: Result<O, InvokeError>,
-    output: Option<Payload>,
-) -> Result<O, InvokeError> {
-    let outcome = match &result {
+fn timed_out(tool: &RegisteredTool) -> InvokeError {
+    InvokeError::Timeout {
+        tool: tool.name.to_string(),
+        after: tool.timeout,
+    }
+}
+
+/// How a call ended, for its record.
+pub(crate) fn outcome_of<O>(result: &Result<O, InvokeError>) -> Outcome {
+    match result {
         Ok(_) => Outcome::Ok,
         Err(error) => Outcome::Error(error.kind()),
-    };
-    if let Err(error) = draft.close(outcome, output).acknowledged().await {
+    }
+}
+
+/// The call's answer once its record is acknowledged (see
+/// [`Durability`](switchboard_audit::Durability)): its result, or `audit_failed`.
+pub(crate) fn finish<O>(
+    acknowledged: Result<(), switchboard_audit::AuditError>,
+    tool: &str,
+    result: Result<O, InvokeError>,
+) -> Result<O, InvokeError> {
+    if let Err(error) = acknowledged {
         tracing::error!(%error, "audit record not written; the call is not acknowledged");
         return Err(audit_failed(tool, &error));
     }

@@ -126,7 +126,7 @@ pub(crate) async fn run_once<J: Job>(
     job: J,
     params: Digest,
     mode: Mode<'_>,
-    draft: &mut AuditDraft,
+    draft: &mut AuditDraft<'_>,
 ) -> Result<J::Output, InvokeError> {
     let (key, preset_action) = match mode {
         Mode::Approval { proposal } => (
@@ -227,7 +227,7 @@ pub(crate) fn store_proposal(
     caller: &Caller,
     params: Arc<Value>,
     summary: Option<&str>,
-    draft: &mut AuditDraft,
+    draft: &mut AuditDraft<'_>,
 ) -> Result<Proposal, InvokeError> {
     let id = ProposalId::new(format!("prop-{}", uuid::Uuid::new_v4().simple()));
     let now = Timestamp::now();

@@ -267,6 +267,26 @@ async fn a_panicking_tool_is_reported_audited_and_its_domain_keeps_serving() {
     registry.shutdown().await;
 }
 
+/// The call reads only a monotonic clock; the writer turns its start into wall-clock time.
+#[tokio::test]
+async fn a_record_is_stamped_with_the_wall_clock_time_its_call_started() {
+    let registry = start(RegistryConfig::default()).await;
+    let before = jiff::Timestamp::now();
+    invoke(&registry, "faulty_answer", "stamp-1")
+        .await
+        .expect("the tool answers");
+    let after = jiff::Timestamp::now();
+    let record = only_record_of(&registry, "stamp-1").await;
+    // A millisecond of slack each side: the wall clock and the monotonic clock are read apart.
+    let slack = jiff::SignedDuration::from_millis(1);
+    assert!(
+        before - slack <= record.timestamp && record.timestamp <= after + slack,
+        "{} is not within the call ({before} to {after})",
+        record.timestamp
+    );
+    registry.shutdown().await;
+}
+
 #[tokio::test]
 async fn a_tool_past_its_own_timeout_is_stopped_and_audited() {
     let registry = start(RegistryConfig::default()).await;
