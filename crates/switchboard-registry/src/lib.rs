@@ -8,6 +8,7 @@ mod config;
 mod domain;
 mod error;
 mod invoke;
+mod job;
 mod mutation;
 mod permissions;
 mod registry;

@@ -26,7 +26,8 @@ use tracing::Instrument;
 
 use crate::{
     audit::AuditDraft,
-    invoke::{Job, Mode, dispatch},
+    invoke::{Mode, dispatch},
+    job::Job,
     registry::Shared,
     table::RegisteredTool,
 };
