@@ -349,7 +349,7 @@ impl ser::SerializeMap for Object<'_> {
     type Error = CanonicalError;
 
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), CanonicalError> {
-        self.pending_key = Some(key.serialize(KeyText)?);
+        self.pending_key = Some(key.serialize(KeyText(Owned))?);
         Ok(())
     }
 
@@ -367,31 +367,54 @@ impl ser::SerializeMap for Object<'_> {
 }
 
 /// Turns a map key into its JSON object key, as `serde_json` does: strings as they are,
-/// integers and chars as their text; anything else has no JSON form.
-struct KeyText;
+/// integers and chars as their text; anything else has no JSON form. The key's text goes to a
+/// [`KeySink`]: an owned `String` here, the audit tape's arena in [`crate::tape`].
+pub(crate) struct KeyText<S>(pub(crate) S);
 
-fn key_error() -> CanonicalError {
-    CanonicalError("a map key must be a string, a char or an integer".to_owned())
+/// Where [`KeyText`] puts a key's text.
+pub(crate) trait KeySink {
+    /// What taking a key gives.
+    type Ok;
+    /// The error for a key with no JSON form.
+    type Error: ser::Error;
+    /// Takes the key's text.
+    fn text(self, key: &str) -> Result<Self::Ok, Self::Error>;
+}
+
+/// Keys as owned strings (what [`Object`] sorts).
+pub(crate) struct Owned;
+
+impl KeySink for Owned {
+    type Ok = String;
+    type Error = CanonicalError;
+
+    fn text(self, key: &str) -> Result<String, CanonicalError> {
+        Ok(key.to_owned())
+    }
+}
+
+fn key_error<E: ser::Error>() -> E {
+    E::custom("a map key must be a string, a char or an integer")
 }
 
 macro_rules! integer_keys {
     ($($method:ident: $ty:ty),*) => {
-        $(fn $method(self, v: $ty) -> Result<String, CanonicalError> {
-            Ok(v.to_string())
+        $(fn $method(self, v: $ty) -> Result<S::Ok, S::Error> {
+            self.0.text(&v.to_string())
         })*
     };
 }
 
-impl ser::Serializer for KeyText {
-    type Ok = String;
-    type Error = CanonicalError;
-    type SerializeSeq = Impossible<String, CanonicalError>;
-    type SerializeTuple = Impossible<String, CanonicalError>;
-    type SerializeTupleStruct = Impossible<String, CanonicalError>;
-    type SerializeTupleVariant = Impossible<String, CanonicalError>;
-    type SerializeMap = Impossible<String, CanonicalError>;
-    type SerializeStruct = Impossible<String, CanonicalError>;
-    type SerializeStructVariant = Impossible<String, CanonicalError>;
+impl<S: KeySink> ser::Serializer for KeyText<S> {
+    type Ok = S::Ok;
+    type Error = S::Error;
+    type SerializeSeq = Impossible<S::Ok, S::Error>;
+    type SerializeTuple = Impossible<S::Ok, S::Error>;
+    type SerializeTupleStruct = Impossible<S::Ok, S::Error>;
+    type SerializeTupleVariant = Impossible<S::Ok, S::Error>;
+    type SerializeMap = Impossible<S::Ok, S::Error>;
+    type SerializeStruct = Impossible<S::Ok, S::Error>;
+    type SerializeStructVariant = Impossible<S::Ok, S::Error>;
 
     integer_keys!(
         serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64,
@@ -399,8 +422,8 @@ impl ser::Serializer for KeyText {
         serialize_u64: u64, serialize_u128: u128, serialize_char: char
     );
 
-    fn serialize_str(self, v: &str) -> Result<String, CanonicalError> {
-        Ok(v.to_owned())
+    fn serialize_str(self, v: &str) -> Result<S::Ok, S::Error> {
+        self.0.text(v)
     }
 
     fn serialize_unit_variant(
@@ -408,47 +431,47 @@ impl ser::Serializer for KeyText {
         _name: &'static str,
         _index: u32,
         variant: &'static str,
-    ) -> Result<String, CanonicalError> {
-        Ok(variant.to_owned())
+    ) -> Result<S::Ok, S::Error> {
+        self.0.text(variant)
     }
 
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
         _name: &'static str,
         value: &T,
-    ) -> Result<String, CanonicalError> {
+    ) -> Result<S::Ok, S::Error> {
         value.serialize(self)
     }
 
-    fn serialize_bool(self, _v: bool) -> Result<String, CanonicalError> {
+    fn serialize_bool(self, _v: bool) -> Result<S::Ok, S::Error> {
         Err(key_error())
     }
 
-    fn serialize_f32(self, _v: f32) -> Result<String, CanonicalError> {
+    fn serialize_f32(self, _v: f32) -> Result<S::Ok, S::Error> {
         Err(key_error())
     }
 
-    fn serialize_f64(self, _v: f64) -> Result<String, CanonicalError> {
+    fn serialize_f64(self, _v: f64) -> Result<S::Ok, S::Error> {
         Err(key_error())
     }
 
-    fn serialize_bytes(self, _v: &[u8]) -> Result<String, CanonicalError> {
+    fn serialize_bytes(self, _v: &[u8]) -> Result<S::Ok, S::Error> {
         Err(key_error())
     }
 
-    fn serialize_none(self) -> Result<String, CanonicalError> {
+    fn serialize_none(self) -> Result<S::Ok, S::Error> {
         Err(key_error())
     }
 
-    fn serialize_some<T: Serialize + ?Sized>(self, _value: &T) -> Result<String, CanonicalError> {
+    fn serialize_some<T: Serialize + ?Sized>(self, _value: &T) -> Result<S::Ok, S::Error> {
         Err(key_error())
     }
 
-    fn serialize_unit(self) -> Result<String, CanonicalError> {
+    fn serialize_unit(self) -> Result<S::Ok, S::Error> {
         Err(key_error())
     }
 
-    fn serialize_unit_struct(self, _name: &'static str) -> Result<String, CanonicalError> {
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<S::Ok, S::Error> {
         Err(key_error())
     }
 
@@ -458,15 +481,15 @@ impl ser::Serializer for KeyText {
         _index: u32,
         _variant: &'static str,
         _value: &T,
-    ) -> Result<String, CanonicalError> {
+    ) -> Result<S::Ok, S::Error> {
         Err(key_error())
     }
 
-    fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq, CanonicalError> {
+    fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq, S::Error> {
         Err(key_error())
     }
 
-    fn serialize_tuple(self, _len: usize) -> Result<Self::SerializeTuple, CanonicalError> {
+    fn serialize_tuple(self, _len: usize) -> Result<Self::SerializeTuple, S::Error> {
         Err(key_error())
     }
 
@@ -474,7 +497,7 @@ impl ser::Serializer for KeyText {
         self,
         _name: &'static str,
         _len: usize,
-    ) -> Result<Self::SerializeTupleStruct, CanonicalError> {
+    ) -> Result<Self::SerializeTupleStruct, S::Error> {
         Err(key_error())
     }
 
@@ -484,11 +507,11 @@ impl ser::Serializer for KeyText {
         _index: u32,
         _variant: &'static str,
         _len: usize,
-    ) -> Result<Self::SerializeTupleVariant, CanonicalError> {
+    ) -> Result<Self::SerializeTupleVariant, S::Error> {
         Err(key_error())
     }
 
-    fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap, CanonicalError> {
+    fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap, S::Error> {
         Err(key_error())
     }
 
@@ -496,7 +519,7 @@ impl ser::Serializer for KeyText {
         self,
         _name: &'static str,
         _len: usize,
-    ) -> Result<Self::SerializeStruct, CanonicalError> {
+    ) -> Result<Self::SerializeStruct, S::Error> {
         Err(key_error())
     }
 
@@ -506,7 +529,7 @@ impl ser::Serializer for KeyText {
         _index: u32,
         _variant: &'static str,
         _len: usize,
-    ) -> Result<Self::SerializeStructVariant, CanonicalError> {
+    ) -> Result<Self::SerializeStructVariant, S::Error> {
         Err(key_error())
     }
 }

@@ -156,6 +156,8 @@ mod tests {
             String::from_utf8_lossy(&via_value)
         );
         assert_eq!(digest_of(&value), digest_json(&json));
+        let tape = crate::Tape::record(&value).expect("taped");
+        assert_eq!(digest_of(&tape), digest_json(&json));
     }
 
     #[test]
@@ -190,6 +192,13 @@ mod tests {
         #[test]
         fn streamed_and_value_digests_agree(value in arbitrary_json()) {
             proptest::prop_assert_eq!(digest_of(&value), digest_json(&value));
+        }
+
+        /// A tape of any JSON value digests as the value does.
+        #[test]
+        fn taped_and_value_digests_agree(value in arbitrary_json()) {
+            let tape = crate::Tape::record(&value).expect("every JSON value is taped");
+            proptest::prop_assert_eq!(digest_of(&tape), digest_json(&value));
         }
     }
 

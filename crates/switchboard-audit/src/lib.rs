@@ -10,6 +10,7 @@ mod memory;
 mod pending;
 mod record;
 mod store;
+mod tape;
 mod writer;
 
 pub use action::{ActionEvent, AuditAction, UnknownActionEvent};
@@ -21,3 +22,4 @@ pub use record::{
     AuditId, AuditRecord, Digest, MAX_TOOL_NAME_BYTES, Outcome, UnknownOutcome, clamp_tool_name,
 };
 pub use store::{AuditError, AuditQuery, AuditStats, AuditStore};
+pub use tape::Tape;

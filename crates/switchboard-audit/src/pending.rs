@@ -4,7 +4,8 @@
 //! a typed call's bookkeeping together, so the caller does not do it: it hands the values
 //! themselves to the [`AuditLog`](crate::AuditLog), and the writer thread computes the digests
 //! just before the batch is stored. A [`Payload`] is that value, owned: a JSON value, a typed
-//! value behind a box (free for zero-sized inputs such as `NoInput`), or a digest already known.
+//! value behind a box (free for zero-sized inputs such as `NoInput`), a [`Tape`] of a value
+//! (what [`Payload::of`] records: no allocation per call), or a digest already known.
 
 use std::sync::Arc;
 
@@ -14,6 +15,7 @@ use serde_json::Value;
 use crate::{
     hash::{digest_json, digest_of},
     record::{AuditRecord, Digest},
+    tape::Tape,
 };
 
 /// A value whose digest goes into a record.
@@ -22,6 +24,8 @@ pub enum Payload {
     Json(Arc<Value>),
     /// A typed value (inputs and outputs of typed calls).
     Typed(Box<dyn Digestible>),
+    /// A value's JSON shape, recorded on the caller's thread ([`Payload::of`]).
+    Tape(Tape),
     /// A digest computed already.
     Digest(Digest),
 }
@@ -32,12 +36,36 @@ impl Payload {
         Payload::Typed(Box::new(value))
     }
 
+    /// What the writer digests for `value`, which the caller keeps: a [`Tape`] of it, or a
+    /// copy where the tape does not take its shape (see [`Tape::record`]). A zero-sized value
+    /// is copied: that is free.
+    ///
+    /// `value`'s `Serialize` impl runs here, on the caller's thread; if it panics, the panic is
+    /// caught and the value digests as JSON `null` (see [`PendingRecord::into_record`]).
+    pub fn of<T: Serialize + Clone + Send + 'static>(value: &T) -> Self {
+        if size_of::<T>() == 0 {
+            return Payload::typed(value.clone());
+        }
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Tape::record(value))) {
+            Ok(Some(tape)) => Payload::Tape(tape),
+            Ok(None) => Payload::typed(value.clone()),
+            Err(_) => {
+                tracing::error!(
+                    "serializing a call's input or output for its audit digest panicked; the \
+                     record is written with the digest of JSON null"
+                );
+                Payload::Digest(digest_json(&Value::Null))
+            }
+        }
+    }
+
     /// The digest of the canonical JSON of the value: the same for a typed value and for its
     /// JSON form.
     pub fn digest(&self) -> Digest {
         match self {
             Payload::Json(value) => digest_json(value),
             Payload::Typed(value) => value.digest(),
+            Payload::Tape(tape) => digest_of(tape),
             Payload::Digest(digest) => *digest,
         }
     }
@@ -48,6 +76,7 @@ impl std::fmt::Debug for Payload {
         match self {
             Payload::Json(value) => f.debug_tuple("Json").field(value).finish(),
             Payload::Typed(_) => f.write_str("Typed(..)"),
+            Payload::Tape(tape) => f.debug_tuple("Tape").field(tape).finish(),
             Payload::Digest(digest) => f.debug_tuple("Digest").field(digest).finish(),
         }
     }
@@ -161,6 +190,43 @@ mod tests {
             finished.output_hash,
             Some(digest_json(&json!({"ok": true})))
         );
+    }
+
+    #[test]
+    fn a_serialize_impl_panicking_on_the_callers_thread_digests_as_null() {
+        #[derive(Clone)]
+        struct ExplodesToo {
+            _not_zero_sized: u8,
+        }
+        impl Serialize for ExplodesToo {
+            fn serialize<S: serde::Serializer>(&self, _serializer: S) -> Result<S::Ok, S::Error> {
+                panic!("a user's Serialize impl panicked");
+            }
+        }
+        let payload = Payload::of(&ExplodesToo { _not_zero_sized: 1 });
+        assert!(matches!(payload, Payload::Digest(_)), "{payload:?}");
+        assert_eq!(payload.digest(), digest_json(&serde_json::Value::Null));
+    }
+
+    #[test]
+    fn payloads_of_values_are_taped_or_copied_and_digest_alike() {
+        #[derive(Clone, Serialize)]
+        enum Odd {
+            Pair(u8, u8),
+        }
+        let range = Range {
+            to: "2026-11-29",
+            from: "2026-11-23",
+            note: None,
+        };
+        let json = json!({"from": "2026-11-23", "to": "2026-11-29"});
+        let taped = Payload::of(&json);
+        assert!(matches!(taped, Payload::Tape(_)), "{taped:?}");
+        assert_eq!(taped.digest(), digest_json(&json));
+        assert_eq!(Payload::typed(range).digest(), taped.digest());
+        let copied = Payload::of(&Odd::Pair(1, 2));
+        assert!(matches!(copied, Payload::Typed(_)), "{copied:?}");
+        assert_eq!(copied.digest(), digest_json(&json!({"Pair": [1, 2]})));
     }
 
     #[test]

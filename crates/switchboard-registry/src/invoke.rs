@@ -168,7 +168,7 @@ impl ToolRegistry {
             (_, result) => result,
         };
         let output = match &result {
-            Ok(Step::Output(output)) => Some(Payload::Json(Arc::new(output.clone()))),
+            Ok(Step::Output(output)) => Some(Payload::of(output)),
             Ok(Step::Proposed(proposal)) => Some(Payload::typed(Proposal::clone(proposal))),
             Err(_) => None,
         };
@@ -218,7 +218,7 @@ impl ToolRegistry {
             name,
             found,
             context,
-            Payload::typed(input.clone()),
+            Payload::of(&input),
         );
         // As in `run_json`: the steps in line, the mutation path boxed.
         let (result, caller) = 'call: {
@@ -252,10 +252,7 @@ impl ToolRegistry {
             let result = run_in_domain!(tool, &ctx, TypedJob::<T>(input));
             (result, Some(ctx.into_caller()))
         };
-        let output = result
-            .as_ref()
-            .ok()
-            .map(|output| Payload::typed(output.clone()));
+        let output = result.as_ref().ok().map(Payload::of);
         let acknowledged = match draft.close(outcome_of(&result), output, caller) {
             Submitted::Queued => Ok(()),
             // Boxed: only strict durability waits here.
