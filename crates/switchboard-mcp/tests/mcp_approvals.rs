@@ -29,11 +29,11 @@ mod approval_support;
 mod common;
 
 use approval_support::{
-    ASSIGN, Human, alice, assignment, call, call_once, close, connect, decision, human_admin,
+    ASSIGN, Human, alice, assignment, call, call_once, connect, decision, human_admin,
     input_required, invalid_params, kind, only_proposal, proposal_id_of, proposals, records_of,
     request, retry, runs,
 };
-use common::{bounded, registry};
+use common::{bounded, close, registry};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_2026_07_28_the_user_approves_in_an_input_required_round_and_the_tool_runs_once() {

@@ -40,7 +40,7 @@ use tracing_subscriber::prelude::*;
 
 mod common;
 
-use common::{admin, bounded, registry};
+use common::{admin, bounded, close, connect_handler, registry};
 
 /// The three messages `test_tool_with_logging` logs.
 const LOGGED: [&str; 3] = [
@@ -112,27 +112,9 @@ fn install_log_layer() {
 }
 
 async fn connect(registry: &ToolRegistry, identity: Identity) -> (Client, Recorder, Server) {
-    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
-    let server = McpServer::new(registry.clone(), identity);
     let recorder = Recorder::default();
-    let handshakes = Box::pin(async {
-        tokio::join!(server.serve(server_io), recorder.clone().serve(client_io))
-    });
-    let (server, client) = bounded("the handshake", handshakes).await;
-    (
-        client.expect("the client connects"),
-        recorder,
-        server.expect("the server accepts"),
-    )
-}
-
-async fn close(client: Client, server: Server) {
-    bounded("closing the client", client.cancel())
-        .await
-        .expect("closes");
-    bounded("the server ending", server.waiting())
-        .await
-        .expect("ends");
+    let (client, server) = connect_handler(registry, identity, recorder.clone()).await;
+    (client, recorder, server)
 }
 
 async fn call(client: &Client, tool: &str) -> CallToolResult {

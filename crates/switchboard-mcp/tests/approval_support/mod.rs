@@ -153,15 +153,6 @@ pub(crate) async fn connect(
     }
 }
 
-pub(crate) async fn close(client: Client, server: Server) {
-    bounded("closing the client", client.cancel())
-        .await
-        .expect("closes");
-    bounded("the server ending", server.waiting())
-        .await
-        .expect("ends");
-}
-
 pub(crate) fn request(tool: &str, arguments: Value) -> CallToolRequestParams {
     CallToolRequestParams::new(tool.to_owned())
         .with_arguments(arguments.as_object().cloned().unwrap_or_default())

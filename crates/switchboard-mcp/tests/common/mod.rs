@@ -8,7 +8,7 @@
 
 use std::{future::Future, time::Duration};
 
-use rmcp::{RoleClient, RoleServer, ServiceExt as _, service::RunningService};
+use rmcp::{ClientHandler, RoleClient, RoleServer, ServiceExt as _, service::RunningService};
 use switchboard_mcp::{Identity, McpServer};
 use switchboard_registry::ToolRegistry;
 
@@ -45,10 +45,20 @@ pub(crate) async fn connect_in_memory(
     registry: &ToolRegistry,
     identity: Identity,
 ) -> (Client, Server) {
+    connect_handler(registry, identity, ()).await
+}
+
+/// As [`connect_in_memory`], with `handler` answering the client's side.
+pub(crate) async fn connect_handler<H: ClientHandler>(
+    registry: &ToolRegistry,
+    identity: Identity,
+    handler: H,
+) -> (RunningService<RoleClient, H>, Server) {
     let (client_io, server_io) = tokio::io::duplex(64 * 1024);
     let server = McpServer::new(registry.clone(), identity);
     // Boxed: the two handshakes together are a large future (clippy::large_futures).
-    let handshakes = Box::pin(async { tokio::join!(server.serve(server_io), ().serve(client_io)) });
+    let handshakes =
+        Box::pin(async { tokio::join!(server.serve(server_io), handler.serve(client_io)) });
     let (server, client) = bounded("the handshake", handshakes).await;
     (
         client.expect("the client connects"),
@@ -56,13 +66,18 @@ pub(crate) async fn connect_in_memory(
     )
 }
 
-/// Closes the client, waits for the server to end, and stops the registry.
-pub(crate) async fn disconnect(client: Client, server: Server, registry: ToolRegistry) {
+/// Closes the client and waits for the server to end.
+pub(crate) async fn close<H: ClientHandler>(client: RunningService<RoleClient, H>, server: Server) {
     bounded("closing the client", client.cancel())
         .await
         .expect("closes");
     bounded("the server ending", server.waiting())
         .await
         .expect("ends");
+}
+
+/// Closes the client, waits for the server to end, and stops the registry.
+pub(crate) async fn disconnect(client: Client, server: Server, registry: ToolRegistry) {
+    close(client, server).await;
     registry.shutdown().await;
 }
