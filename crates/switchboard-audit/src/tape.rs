@@ -42,9 +42,11 @@ impl std::fmt::Debug for Tape {
 }
 
 /// The size of the arena's blocks: one block serves hundreds of calls.
-const BLOCK: usize = 64 * 1024;
-/// How many used blocks a thread keeps to reuse once the writer has digested their tapes.
-const RETIRED_MAX: usize = 8;
+const BLOCK: usize = 32 * 1024;
+/// How many used blocks a thread keeps to reuse once the writer has digested their tapes
+/// (the writer takes a batch at least every 16 ms, every millisecond when busy). With the
+/// current block, a thread holds at most 160 KiB of tapes' room when idle.
+const RETIRED_MAX: usize = 4;
 
 thread_local! {
     static ARENA: RefCell<Arena> = RefCell::new(Arena::default());
@@ -61,6 +63,8 @@ struct Arena {
     /// Whether the current block is larger than [`BLOCK`] (made for one huge tape).
     oversized: bool,
     retired: VecDeque<BytesMut>,
+    /// How many blocks this arena has allocated (reuse is what keeps it low).
+    allocated: usize,
 }
 
 impl Arena {
@@ -94,7 +98,10 @@ impl Arena {
             .position(|block| block.try_reclaim(wanted));
         let block = match reusable.and_then(|index| self.retired.remove(index)) {
             Some(block) => block,
-            None => BytesMut::with_capacity(wanted),
+            None => {
+                self.allocated += 1;
+                BytesMut::with_capacity(wanted)
+            }
         };
         let used = std::mem::replace(&mut self.current, block);
         // A huge block is not kept: it would hold its memory for a rare value.
@@ -603,6 +610,34 @@ mod tests {
         for (n, tape) in tapes.iter().enumerate() {
             assert_eq!(serde_json::to_value(tape).expect("replays"), json!(n));
         }
+    }
+
+    #[test]
+    fn blocks_are_reused_once_their_tapes_are_gone_and_huge_ones_are_not_kept() {
+        let mut arena = Arena::default();
+        let line = "x".repeat(1_000);
+        for _ in 0..100 {
+            // ~3 MB of tapes, each dropped (digested) right away: the same blocks serve them.
+            let tape = arena.record(&line).expect("taped");
+            assert_eq!(tape.len(), 1_005);
+        }
+        assert!(arena.allocated <= 2, "{} blocks", arena.allocated);
+        let kept: Vec<Tape> = (0..100).filter_map(|_| arena.record(&line)).collect();
+        assert!(arena.allocated >= 4, "live tapes keep their blocks");
+        assert!(arena.retired.len() <= RETIRED_MAX);
+        drop(kept);
+        let huge = "y".repeat(BLOCK * 4);
+        assert!(arena.record(&huge).is_some());
+        assert!(arena.record(&line).is_some());
+        assert!(
+            arena.record(&huge[..BLOCK * 3]).is_some(),
+            "a second huge tape needs its own block"
+        );
+        assert!(arena.retired.iter().all(|block| block.capacity() <= BLOCK));
+        assert!(
+            arena.scratch.capacity() <= BLOCK,
+            "the scratch buffer shrinks back"
+        );
     }
 
     #[test]
