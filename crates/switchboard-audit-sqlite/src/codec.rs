@@ -17,8 +17,17 @@
 //!   (`dictionary`); a read looks the names up again. `org_key` is `NULL` when the record has
 //!   no org. Every other text field is stored as is.
 //!
-//! Rows are written with explicit ids (the writer assigns them) and bound parameter by
-//! parameter; a few hundred nanoseconds per record matter at the writer's rates.
+//! A batch's first row is written with the id the writer assigned it; the rest take the next
+//! ids from SQLite (a row without an id gets the table's largest id plus one), and the writer
+//! checks, before committing, that the last of them got the batch's last id. Rows are bound
+//! parameter by parameter, [`ROWS_PER_INSERT`] rows per statement when the batch has that
+//! many: a few hundred nanoseconds per record matter at the writer's rates. Measured with
+//! `callgrind`: one statement run per row cost about 12% more instructions per record (each run
+//! starts the statement, opens the table's and the index's cursors, and finishes); with
+//! explicit ids a multi-row insert runs in a statement journal (SQLite counts an explicit id as
+//! something that may abort the statement midway), which cost another 10%. The rows without
+//! ids are inserted `OR ROLLBACK` for the same reason: a failed constraint rolls back the whole
+//! batch, as any error in it does anyway.
 
 use std::{str::FromStr, sync::Arc};
 
@@ -35,11 +44,34 @@ pub(crate) const COLUMNS: &str = "r.id, r.timestamp_ns, \
      r.correlation_id, r.initiator, r.input_hash, r.output_hash, r.duration_us, r.outcome, \
      r.action_id, r.action_event";
 
-/// Inserts one record with the id the writer assigned it ([`insert`] binds the parameters).
-pub(crate) const INSERT: &str = "INSERT INTO audit_records (id, timestamp_ns, tool_key, domain, \
-     category, org_key, user_id, session_id, correlation_id, initiator, input_hash, output_hash, \
-     duration_us, outcome, action_id, action_event) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
+/// How many rows one multi-row insert writes. Measured with `callgrind` on batches of 1,024,
+/// instructions per record (explicit ids): 1 row 16,364, 8 rows 14,574, 16 rows 14,788, 24
+/// rows 15,675, 32 rows about 17,500.
+pub(crate) const ROWS_PER_INSERT: usize = 8;
+
+/// A row's columns after its id, in the order [`bind_fields`] binds them.
+const FIELDS: &str = "timestamp_ns, tool_key, domain, category, org_key, user_id, session_id, \
+     correlation_id, initiator, input_hash, output_hash, duration_us, outcome, action_id, \
+     action_event";
+
+/// The parameters [`bind_fields`] binds per row.
+const FIELDS_PER_ROW: usize = 15;
+
+/// Inserts a batch's first record with the id the writer assigned it ([`bind_first`]).
+pub(crate) fn insert_first_sql() -> String {
+    format!(
+        "INSERT INTO audit_records (id, {FIELDS}) VALUES (?{})",
+        ", ?".repeat(FIELDS_PER_ROW)
+    )
+}
+
+/// Inserts `rows` records (at least one) after a batch's first; each takes the next id
+/// ([`bind_next`]).
+pub(crate) fn insert_next_sql(rows: usize) -> String {
+    let row = format!("(?{})", ", ?".repeat(FIELDS_PER_ROW - 1));
+    let rows = vec![row; rows.max(1)].join(", ");
+    format!("INSERT OR ROLLBACK INTO audit_records ({FIELDS}) VALUES {rows}")
+}
 
 /// A timestamp as integer nanoseconds, clamped to what an `INTEGER` holds.
 pub(crate) fn timestamp_to_sql(timestamp: Timestamp) -> i64 {
@@ -52,9 +84,10 @@ pub(crate) fn id_to_sql(id: u64) -> i64 {
     i64::try_from(id).unwrap_or(i64::MAX)
 }
 
-/// A record's row as [`INSERT`] takes it: the record, and what the writer worked out for it.
+/// A record's row as [`bind_first`] and [`bind_next`] take it: the record, and what the writer worked out for it.
 pub(crate) struct Row<'record> {
-    /// The id the writer assigned.
+    /// The id the writer assigned (bound for a batch's first row; the others take it from
+    /// SQLite, and the writer checks they did).
     pub(crate) id: i64,
     /// The record's timestamp, already converted with [`timestamp_to_sql`].
     pub(crate) timestamp_ns: i64,
@@ -66,30 +99,54 @@ pub(crate) struct Row<'record> {
     pub(crate) record: &'record AuditRecord,
 }
 
-/// Inserts `row` with the prepared [`INSERT`], binding each parameter directly.
-pub(crate) fn insert(insert: &mut Statement<'_>, row: &Row<'_>) -> rusqlite::Result<()> {
-    let record = row.record;
+/// Binds `row`, with its id, to a statement from [`insert_first_sql`].
+pub(crate) fn bind_first(insert: &mut Statement<'_>, row: &Row<'_>) -> rusqlite::Result<()> {
     insert.raw_bind_parameter(1, row.id)?;
-    insert.raw_bind_parameter(2, row.timestamp_ns)?;
-    insert.raw_bind_parameter(3, row.tool_key)?;
-    insert.raw_bind_parameter(4, record.domain.as_deref())?;
-    insert.raw_bind_parameter(5, record.category.map(Category::as_str))?;
-    insert.raw_bind_parameter(6, row.org_key)?;
-    insert.raw_bind_parameter(7, record.user_id.as_ref().map(UserId::as_str))?;
-    insert.raw_bind_parameter(8, record.session_id.as_ref().map(SessionId::as_str))?;
-    insert.raw_bind_parameter(9, record.correlation_id.as_ref().map(CorrelationId::as_str))?;
-    insert.raw_bind_parameter(10, record.initiator.as_str())?;
-    insert.raw_bind_parameter(11, &record.input_hash.0[..])?;
-    insert.raw_bind_parameter(12, record.output_hash.as_ref().map(|digest| &digest.0[..]))?;
-    // A bit-for-bit cast: see the module docs.
-    insert.raw_bind_parameter(13, record.duration_us as i64)?;
-    insert.raw_bind_parameter(14, record.outcome.as_str())?;
-    insert.raw_bind_parameter(15, record.action.as_ref().map(|action| action.id.as_str()))?;
+    bind_fields(insert, 1, row)
+}
+
+/// Binds `row`, without its id, as the row at `position` (from 0) of a statement from
+/// [`insert_next_sql`]; the caller runs the statement once every row is bound.
+pub(crate) fn bind_next(
+    insert: &mut Statement<'_>,
+    position: usize,
+    row: &Row<'_>,
+) -> rusqlite::Result<()> {
+    bind_fields(insert, position * FIELDS_PER_ROW, row)
+}
+
+/// Binds the columns of `row` after its id to the parameters after the first `before`.
+fn bind_fields(insert: &mut Statement<'_>, before: usize, row: &Row<'_>) -> rusqlite::Result<()> {
+    let record = row.record;
+    let at = before;
+    insert.raw_bind_parameter(at + 1, row.timestamp_ns)?;
+    insert.raw_bind_parameter(at + 2, row.tool_key)?;
+    insert.raw_bind_parameter(at + 3, record.domain.as_deref())?;
+    insert.raw_bind_parameter(at + 4, record.category.map(Category::as_str))?;
+    insert.raw_bind_parameter(at + 5, row.org_key)?;
+    insert.raw_bind_parameter(at + 6, record.user_id.as_ref().map(UserId::as_str))?;
+    insert.raw_bind_parameter(at + 7, record.session_id.as_ref().map(SessionId::as_str))?;
     insert.raw_bind_parameter(
-        16,
+        at + 8,
+        record.correlation_id.as_ref().map(CorrelationId::as_str),
+    )?;
+    insert.raw_bind_parameter(at + 9, record.initiator.as_str())?;
+    insert.raw_bind_parameter(at + 10, &record.input_hash.0[..])?;
+    insert.raw_bind_parameter(
+        at + 11,
+        record.output_hash.as_ref().map(|digest| &digest.0[..]),
+    )?;
+    // A bit-for-bit cast: see the module docs.
+    insert.raw_bind_parameter(at + 12, record.duration_us as i64)?;
+    insert.raw_bind_parameter(at + 13, record.outcome.as_str())?;
+    insert.raw_bind_parameter(
+        at + 14,
+        record.action.as_ref().map(|action| action.id.as_str()),
+    )?;
+    insert.raw_bind_parameter(
+        at + 15,
         record.action.as_ref().map(|action| action.event.as_str()),
     )?;
-    insert.raw_execute()?;
     Ok(())
 }
 

@@ -15,9 +15,13 @@
 //! Retention deletes records oldest first; the postings of batches left without records are
 //! deleted with them ([`prune`]), through each table's `first_id` index.
 
-use std::fmt::Write as _;
+use std::{collections::HashMap, hash::Hash};
 
-use rusqlite::{Connection, types::Type};
+use foldhash::fast::RandomState;
+use rusqlite::{
+    Connection, ToSql,
+    types::{ToSqlOutput, Type, ValueRef},
+};
 use switchboard_audit::Outcome;
 
 const PRUNE: [&str; 3] = [
@@ -30,11 +34,11 @@ const BATCH_OF: &str = "SELECT max(first_id) FROM audit_tool_postings WHERE firs
 /// The offsets of one batch's records, by key, for the three postings tables.
 #[derive(Debug, Default)]
 pub(crate) struct BatchPostings {
-    orgs: Vec<(i64, u64)>,
-    tools: Vec<(i64, u64)>,
-    outcomes: Vec<(&'static str, u64)>,
-    /// The JSON text of the posting being written, reused.
-    offsets: String,
+    orgs: Groups<i64>,
+    tools: Groups<i64>,
+    outcomes: Groups<Outcome>,
+    /// The JSON text of the posting being written, reused (ASCII bytes, bound as text).
+    offsets: Vec<u8>,
 }
 
 impl BatchPostings {
@@ -53,67 +57,123 @@ impl BatchPostings {
         org_key: Option<i64>,
         outcome: Outcome,
     ) {
-        self.tools.push((tool_key, offset));
+        self.tools.add(tool_key, offset);
         if let Some(org_key) = org_key {
-            self.orgs.push((org_key, offset));
+            self.orgs.add(org_key, offset);
         }
-        self.outcomes.push((outcome.as_str(), offset));
+        self.outcomes.add(outcome, offset);
     }
 
     /// Writes the batch's postings; `first_id` is the id of its first record.
     pub(crate) fn write(&mut self, connection: &Connection, first_id: i64) -> rusqlite::Result<()> {
-        write_table(
+        self.orgs.write(
             connection,
             "INSERT INTO audit_org_postings (org_key, first_id, offsets) VALUES (?1, ?2, ?3)",
-            &mut self.orgs,
+            |key| key,
             first_id,
             &mut self.offsets,
         )?;
-        write_table(
+        self.tools.write(
             connection,
             "INSERT INTO audit_tool_postings (tool_key, first_id, offsets) VALUES (?1, ?2, ?3)",
-            &mut self.tools,
+            |key| key,
             first_id,
             &mut self.offsets,
         )?;
-        write_table(
+        self.outcomes.write(
             connection,
             "INSERT INTO audit_outcome_postings (outcome, first_id, offsets) \
              VALUES (?1, ?2, ?3)",
-            &mut self.outcomes,
+            Outcome::as_str,
             first_id,
             &mut self.offsets,
         )
     }
 }
 
-/// Sorts `entries` by key and writes one posting per key, offsets largest first.
-fn write_table<K>(
-    connection: &Connection,
-    sql: &str,
-    entries: &mut [(K, u64)],
-    first_id: i64,
-    offsets: &mut String,
-) -> rusqlite::Result<()>
-where
-    K: Ord + Copy + rusqlite::ToSql,
-{
-    entries.sort_unstable();
-    let mut insert = connection.prepare_cached(sql)?;
-    for group in entries.chunk_by(|left, right| left.0 == right.0) {
-        offsets.clear();
-        offsets.push('[');
-        for (n, (_, offset)) in group.iter().rev().enumerate() {
-            if n > 0 {
-                offsets.push(',');
-            }
-            // Writing to a `String` cannot fail.
-            let _ = write!(offsets, "{offset}");
+/// One table's offsets in a batch, grouped by key as the records arrive: a hash lookup per
+/// record instead of sorting the whole batch, and the lists are kept from batch to batch.
+#[derive(Debug)]
+struct Groups<K> {
+    /// Where each key met in this batch has its list in `lists`.
+    slots: HashMap<K, usize, RandomState>,
+    /// The lists, the first `slots.len()` of them this batch's (offsets in increasing order);
+    /// the others are spare, kept for their allocations.
+    lists: Vec<(K, Vec<u64>)>,
+}
+
+impl<K> Default for Groups<K> {
+    fn default() -> Self {
+        Self {
+            slots: HashMap::default(),
+            lists: Vec::new(),
         }
-        offsets.push(']');
-        insert.execute((group[0].0, first_id, offsets.as_str()))?;
     }
-    Ok(())
+}
+
+impl<K: Copy + Eq + Hash> Groups<K> {
+    fn clear(&mut self) {
+        for (_, offsets) in &mut self.lists[..self.slots.len()] {
+            offsets.clear();
+        }
+        self.slots.clear();
+    }
+
+    fn add(&mut self, key: K, offset: u64) {
+        let next = self.slots.len();
+        let slot = *self.slots.entry(key).or_insert(next);
+        if slot == self.lists.len() {
+            self.lists.push((key, Vec::new()));
+        } else if slot == next {
+            self.lists[slot].0 = key;
+        }
+        self.lists[slot].1.push(offset);
+    }
+
+    /// Writes one posting per key with `sql`, the key bound as `column(key)`, keys in order
+    /// and each posting's offsets largest first.
+    fn write<V: Ord + ToSql>(
+        &mut self,
+        connection: &Connection,
+        sql: &str,
+        column: impl Fn(K) -> V,
+        first_id: i64,
+        text: &mut Vec<u8>,
+    ) -> rusqlite::Result<()> {
+        let groups = &mut self.lists[..self.slots.len()];
+        groups.sort_unstable_by_key(|(key, _)| column(*key));
+        let mut insert = connection.prepare_cached(sql)?;
+        for (key, offsets) in groups.iter() {
+            text.clear();
+            text.push(b'[');
+            for (n, &offset) in offsets.iter().rev().enumerate() {
+                if n > 0 {
+                    text.push(b',');
+                }
+                push_decimal(text, offset);
+            }
+            text.push(b']');
+            let json = ToSqlOutput::Borrowed(ValueRef::Text(text));
+            insert.execute((column(*key), first_id, json))?;
+        }
+        Ok(())
+    }
+}
+
+/// Appends `value` in decimal ASCII (what `write!` does, without the formatting machinery: it
+/// runs three times per record).
+fn push_decimal(text: &mut Vec<u8>, mut value: u64) {
+    let mut digits = [0_u8; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (value % 10) as u8;
+        value /= 10;
+        if value == 0 {
+            break;
+        }
+    }
+    text.extend_from_slice(&digits[start..]);
 }
 
 /// The offsets of a posting, in the order stored (largest first). A posting that is not a
@@ -194,6 +254,29 @@ mod tests {
         assert_eq!(parsed("[ 2, 1 ]"), Ok(vec![2, 1]));
         assert_eq!(parsed("[0]"), Ok(vec![0]));
         assert_eq!(parsed("[]"), Ok(vec![]));
+    }
+
+    #[test]
+    fn offsets_are_written_in_decimal() {
+        for value in [0, 7, 10, 4095, 65_536, u64::MAX] {
+            let mut text = b"[".to_vec();
+            push_decimal(&mut text, value);
+            assert_eq!(text, format!("[{value}").into_bytes());
+        }
+    }
+
+    #[test]
+    fn a_batch_groups_offsets_by_key_and_reuses_its_lists() {
+        let mut groups = Groups::<i64>::default();
+        for batch in [&[(3, 0), (1, 1), (3, 2)][..], &[(5, 0), (3, 1)][..]] {
+            groups.clear();
+            for &(key, offset) in batch {
+                groups.add(key, offset);
+            }
+        }
+        let mut written: Vec<(i64, Vec<u64>)> = groups.lists[..groups.slots.len()].to_vec();
+        written.sort();
+        assert_eq!(written, [(3, vec![1]), (5, vec![0])]);
     }
 
     #[test]
