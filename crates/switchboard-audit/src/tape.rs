@@ -8,7 +8,7 @@
 //! the value's `Serialize` impl emits, in JSON's data model (null, booleans, numbers, strings,
 //! arrays, objects; struct fields are object members keyed by their `&'static str` names),
 //! appended to a per-thread arena ([`bytes::BytesMut`]) and handed over as a shared slice of
-//! it: no allocation per call, one reference count per tape, the arena's block freed once the
+//! it: no allocation per call, one reference count per tape, and an arena block reused once the
 //! writer has digested every tape in it.
 //!
 //! Replaying a tape through [`Serialize`] emits the same calls a `serde_json::Value` of the
