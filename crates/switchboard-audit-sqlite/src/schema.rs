@@ -16,9 +16,10 @@
 //! more, plus the pages it dirties in every commit. Version 2 had four (correlation, org, tool,
 //! time); version 3 keeps one and finds the rest per batch:
 //!
-//! - `audit_records`: one row per record. `id` is the rowid, assigned by the writer from
+//! - `audit_records`: one row per record. `id` is the rowid, reserved by the writer from
 //!   `audit_sequence` (one row, the last id given: ids are never reused, as `AUTOINCREMENT`
-//!   promised, for one update per batch instead of one per record). The tool and the org are
+//!   promised, for one update per batch instead of one per record; a batch's first row is
+//!   written with its id, the others numbered by SQLite and checked, see `codec`). The tool and the org are
 //!   keys into `audit_tools` and `audit_orgs` (`dictionary`): small integers, in the row and in
 //!   the postings. Every other field is a plain column (`codec`): a row means something in
 //!   `sqlite3`.
