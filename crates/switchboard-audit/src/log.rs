@@ -213,12 +213,14 @@ impl Shared {
         }
     }
 
-    fn try_reserve(&self) -> bool {
+    /// Takes room for one record; `Some(held)` with the records now held (reserved or
+    /// queued, this one included), `None` when the queue is full.
+    fn try_reserve(&self) -> Option<usize> {
         let capacity = self.queue.capacity();
         let mut held = self.reserved.load(Ordering::Relaxed);
         loop {
             if held >= capacity {
-                return false;
+                return None;
             }
             match self.reserved.compare_exchange_weak(
                 held,
@@ -226,7 +228,7 @@ impl Shared {
                 Ordering::AcqRel,
                 Ordering::Relaxed,
             ) {
-                Ok(_) => return true,
+                Ok(_) => return Some(held + 1),
                 Err(now) => held = now,
             }
         }
@@ -330,7 +332,7 @@ impl AuditLog {
 
     /// Promises room for one record, before the call it records runs. Waits for room or
     /// refuses, as [`AuditConfig::when_full`] says; refuses once the log is shut down.
-    pub async fn reserve(&self) -> Result<Reservation, AuditError> {
+    pub async fn reserve(&self) -> Result<Reservation<'_>, AuditError> {
         if let Some(reservation) = self.try_reserve()? {
             return Ok(reservation);
         }
@@ -343,8 +345,8 @@ impl AuditLog {
             if shared.closed.load(Ordering::Acquire) {
                 return Err(Shared::closed_error());
             }
-            if shared.try_reserve() {
-                return Ok(Reservation::new(self));
+            if let Some(held) = shared.try_reserve() {
+                return Ok(Reservation::new(self, held));
             }
             listener.await;
         }
@@ -352,13 +354,13 @@ impl AuditLog {
 
     /// [`reserve`](Self::reserve) without waiting: `Ok(None)` when the queue is full and the
     /// policy is to wait (then call `reserve`).
-    pub fn try_reserve(&self) -> Result<Option<Reservation>, AuditError> {
+    pub fn try_reserve(&self) -> Result<Option<Reservation<'_>>, AuditError> {
         let shared = &self.shared;
         if shared.closed.load(Ordering::Acquire) {
             return Err(Shared::closed_error());
         }
-        if shared.try_reserve() {
-            return Ok(Some(Reservation::new(self)));
+        if let Some(held) = shared.try_reserve() {
+            return Ok(Some(Reservation::new(self, held)));
         }
         match shared.config.when_full {
             WhenFull::Block => Ok(None),
@@ -462,23 +464,32 @@ impl AuditLog {
 ///
 /// Hand the record over with [`submit`](Reservation::submit); dropping the reservation unused
 /// gives the room back.
-pub struct Reservation {
-    shared: Arc<Shared>,
+///
+/// It borrows the log rather than sharing it: a call holds one for its whole run, and taking
+/// and dropping a reference count on every call is two atomic writes for nothing.
+pub struct Reservation<'log> {
+    shared: &'log Shared,
+    /// The records held (reserved or queued) when this room was promised, itself included:
+    /// how full the queue is, known without reading the writer's end of the queue (a cache
+    /// line the writer keeps writing).
+    held: usize,
     used: bool,
 }
 
-impl std::fmt::Debug for Reservation {
+impl std::fmt::Debug for Reservation<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Reservation")
+            .field("held", &self.held)
             .field("used", &self.used)
             .finish()
     }
 }
 
-impl Reservation {
-    fn new(log: &AuditLog) -> Self {
+impl<'log> Reservation<'log> {
+    fn new(log: &'log AuditLog, held: usize) -> Self {
         Self {
-            shared: Arc::clone(&log.shared),
+            shared: &log.shared,
+            held,
             used: false,
         }
     }
@@ -503,7 +514,7 @@ impl Reservation {
     #[inline]
     fn queue(mut self, pending: PendingRecord, started: Option<Instant>) -> Submitted {
         self.used = true;
-        let shared = &self.shared;
+        let shared = self.shared;
         let (ack, submitted) = match shared.config.durability {
             Durability::Relaxed => (None, Submitted::Queued),
             Durability::Strict => {
@@ -528,11 +539,12 @@ impl Reservation {
                 "the audit queue overflowed".to_owned(),
             ));
         }
-        // Wake the writer when someone waits for it, when the queue is filling up, or when it
-        // went to sleep with nothing to do. Otherwise it picks the record up on its next round.
+        // Wake the writer when someone waits for it, when the queue is filling up (as of this
+        // record's reservation), or when it went to sleep with nothing to do. Otherwise it
+        // picks the record up on its next round.
         if matches!(submitted, Submitted::Waiting(_))
             || shared.sleeping.load(Ordering::SeqCst)
-            || shared.queue.len() * 2 > shared.queue.capacity()
+            || self.held * 2 > shared.queue.capacity()
         {
             shared.wake_writer();
         }
@@ -540,7 +552,7 @@ impl Reservation {
     }
 }
 
-impl Drop for Reservation {
+impl Drop for Reservation<'_> {
     fn drop(&mut self) {
         if !self.used {
             self.shared.release(1);

@@ -172,8 +172,8 @@ impl ser::Error for Untaped {
 
 fn put_str(out: &mut Vec<u8>, text: &str) -> Result<(), Untaped> {
     let len = u32::try_from(text.len()).map_err(|_| Untaped)?;
-    out.push(STR);
-    out.extend_from_slice(&len.to_le_bytes());
+    let [a, b, c, d] = len.to_le_bytes();
+    out.extend_from_slice(&[STR, a, b, c, d]);
     out.extend_from_slice(text.as_bytes());
     Ok(())
 }

@@ -27,7 +27,7 @@ use crate::table::RegisteredTool;
 
 pub(crate) struct AuditDraft<'a> {
     /// `None` once the record is handed over.
-    reservation: Option<Reservation>,
+    reservation: Option<Reservation<'a>>,
     started: Instant,
     /// The name asked for, and the tool it resolved to, if any.
     name: &'a str,
@@ -42,7 +42,7 @@ impl<'a> AuditDraft<'a> {
     /// log refuses (shut down, or full under the fail policy): the call must not run then.
     /// `found` is the tool `name` resolved to, if any.
     pub(crate) async fn open(
-        log: &AuditLog,
+        log: &'a AuditLog,
         name: &'a str,
         found: Option<&'a Arc<RegisteredTool>>,
         context: &'a CallContext,
@@ -55,7 +55,7 @@ impl<'a> AuditDraft<'a> {
 
     /// The draft of a call that started at `started` and has room for its record.
     pub(crate) fn new(
-        reservation: Reservation,
+        reservation: Reservation<'a>,
         started: Instant,
         name: &'a str,
         found: Option<&'a Arc<RegisteredTool>>,
@@ -176,7 +176,7 @@ impl Drop for AuditDraft<'_> {
 
 /// Room for a call's record: at once, or after a wait (boxed: the wait is rare, and its future
 /// would bloat every call's). Fails when the log refuses: the call must not run then.
-pub(crate) async fn reserve(log: &AuditLog) -> Result<Reservation, AuditError> {
+pub(crate) async fn reserve(log: &AuditLog) -> Result<Reservation<'_>, AuditError> {
     match log.try_reserve()? {
         Some(reservation) => Ok(reservation),
         None => Box::pin(log.reserve()).await,
