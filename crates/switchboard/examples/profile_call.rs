@@ -9,25 +9,53 @@
 //! ```
 //!
 //! The optional argument is the number of calls (default 200,000); JSON invoke is profiled
-//! with `--json`.
+//! with `--json`, and the tool called directly (no registry, the baseline) with `--direct`.
+//!
+//! It also times itself: `--rounds N` makes the calls N times over and prints the median and
+//! the fastest round's time per call (stderr). Calls run back to back in one task, so the audit
+//! writer works on the other core meanwhile, as it does for a busy caller; each round starts
+//! with the writer caught up. On a shared machine, compare builds by alternating runs.
 
 #![allow(clippy::print_stderr, reason = "an example reports to its terminal")]
 
-use std::process::ExitCode;
+use std::{process::ExitCode, time::Instant};
 
 use switchboard::{CallContext, Initiator, NoInput, Switchboard, ToolRegistry};
-use switchboard_domain_core::GetCurrentUser;
+use switchboard_core::{Category, DomainCell, ToolContext};
+use switchboard_domain_core::{Directory, GetCurrentUser, get_current_user};
+
+/// What each call does.
+#[derive(Debug, Clone, Copy)]
+enum Mode {
+    /// `registry.call::<GetCurrentUser>`.
+    Typed,
+    /// `registry.invoke("core_get_current_user", {})`.
+    Json,
+    /// `get_current_user` itself, with a prepared context: the baseline.
+    Direct,
+}
 
 fn main() -> ExitCode {
+    const USAGE: &str = "usage: profile_call [CALLS] [--json | --direct] [--rounds N]";
     let mut calls: usize = 200_000;
-    let mut json = false;
-    for arg in std::env::args().skip(1) {
+    let mut mode = Mode::Typed;
+    let mut rounds: usize = 1;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--json" => json = true,
+            "--json" => mode = Mode::Json,
+            "--direct" => mode = Mode::Direct,
+            "--rounds" => match args.next().and_then(|n| n.parse::<usize>().ok()) {
+                Some(n) => rounds = n.max(1),
+                None => {
+                    eprintln!("{USAGE}");
+                    return ExitCode::from(2);
+                }
+            },
             number => match number.parse() {
                 Ok(n) => calls = n,
                 Err(_) => {
-                    eprintln!("usage: profile_call [CALLS] [--json]");
+                    eprintln!("{USAGE}");
                     return ExitCode::from(2);
                 }
             },
@@ -68,24 +96,46 @@ fn main() -> ExitCode {
                 std::mem::size_of_val(&json)
             );
         }
-        for _ in 0..calls {
-            if json {
-                let params = serde_json::json!({});
-                std::hint::black_box(
-                    switchboard
-                        .registry
-                        .invoke("core_get_current_user", params, &context)
-                        .await?,
-                );
-            } else {
-                std::hint::black_box(
-                    switchboard
-                        .registry
-                        .call::<GetCurrentUser>(NoInput {}, &context)
-                        .await?,
-                );
+        let caller = context.verify().map_err(|missing| format!("missing {missing:?}"))?;
+        let cell = DomainCell::standalone("core", Box::new(Directory::seeded()));
+        let tool_context =
+            ToolContext::new(caller, "core_get_current_user".into(), Category::Read, cell);
+        let mut per_call = Vec::with_capacity(rounds);
+        for _ in 0..rounds {
+            switchboard.registry.audit().flush().await;
+            let started = Instant::now();
+            for _ in 0..calls {
+                match mode {
+                    Mode::Typed => {
+                        std::hint::black_box(
+                            switchboard
+                                .registry
+                                .call::<GetCurrentUser>(NoInput {}, &context)
+                                .await?,
+                        );
+                    }
+                    Mode::Json => {
+                        let params = serde_json::json!({});
+                        std::hint::black_box(
+                            switchboard
+                                .registry
+                                .invoke("core_get_current_user", params, &context)
+                                .await?,
+                        );
+                    }
+                    Mode::Direct => {
+                        std::hint::black_box(get_current_user(&tool_context, NoInput {}).await?);
+                    }
+                }
             }
+            per_call.push(started.elapsed().as_nanos() as f64 / calls.max(1) as f64);
         }
+        per_call.sort_by(f64::total_cmp);
+        eprintln!(
+            "{mode:?}: {calls} calls x {rounds} rounds: median {:.0} ns/call, fastest round {:.0} ns/call",
+            per_call[per_call.len() / 2],
+            per_call[0]
+        );
         switchboard.shutdown().await;
         Ok::<(), Box<dyn std::error::Error>>(())
     });
