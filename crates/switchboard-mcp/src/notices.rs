@@ -146,13 +146,16 @@ pub(crate) fn queue(
 /// Runs `work`, forwarding `pump`'s notices to the client meanwhile; once `work` is done,
 /// sends what is still queued, then returns `work`'s output. Without a pump, just runs `work`.
 ///
-/// `work` is pinned by the caller, so that this future does not hold a second copy of it:
-/// rmcp spawns a task per request whose future holds this one (see `McpServer::invoke`).
+/// `work` and `pump` are held by the caller, and a notice's send is boxed, so that this future
+/// holds neither a second copy of them nor the send's state: rmcp spawns a task per request
+/// whose future holds this one (see `McpServer::invoke`), tokio copies a task's future several
+/// times between spawn and completion, and every byte of it is paid on every call (the pump
+/// and the send took this future from ~140 to ~940 bytes). Notices are rare; calls are not.
 pub(crate) async fn forward_while<F: Future>(
     mut work: Pin<&mut F>,
-    pump: Option<Pump>,
+    pump: Option<&mut Pump>,
 ) -> F::Output {
-    let Some(mut pump) = pump else {
+    let Some(pump) = pump else {
         return work.await;
     };
     let output = loop {
@@ -160,7 +163,7 @@ pub(crate) async fn forward_while<F: Future>(
             biased;
             () = pump.queue.arrived.notified() => {
                 while let Some(notice) = pump.queue.pop() {
-                    pump.forward(notice).await;
+                    Box::pin(pump.forward(notice)).await;
                 }
             }
             output = work.as_mut() => break output,
@@ -169,7 +172,7 @@ pub(crate) async fn forward_while<F: Future>(
     // The senders may outlive the call (a clone in a span, in the context): do not wait for
     // them, take what is there.
     while let Some(notice) = pump.queue.pop() {
-        pump.forward(notice).await;
+        Box::pin(pump.forward(notice)).await;
     }
     let dropped = pump.queue.dropped.load(Ordering::Relaxed);
     if dropped > 0 {

@@ -41,7 +41,7 @@ use rmcp::{
         Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
         SetLevelRequestParams, SubscriptionFilter, Tool,
     },
-    service::{NotificationContext, RequestContext, SubscriptionContext},
+    service::{MaybeSendFuture, NotificationContext, RequestContext, SubscriptionContext},
 };
 use tokio_util::sync::{CancellationToken, DropGuard};
 use tracing::Instrument as _;
@@ -188,7 +188,8 @@ impl McpServer {
         &self,
         name: &str,
         params: Value,
-        mut call_context: CallContext,
+        // Borrowed: an `async fn` keeps a by-value argument it changes twice in its future.
+        call_context: &mut CallContext,
         context: &RequestContext<RoleServer>,
     ) -> Result<Result<Value, switchboard_core::InvokeError>, ErrorData> {
         let progress_token = context.meta.get_progress_token();
@@ -211,10 +212,10 @@ impl McpServer {
         // future several times between spawn and completion, so every copy of it costs.
         let call = std::pin::pin!(
             self.registry
-                .invoke(name, params, &call_context)
+                .invoke(name, params, call_context)
                 .instrument(span)
         );
-        let call = notices::forward_while(call, pump);
+        let call = notices::forward_while(call, pump.as_mut());
         tokio::select! {
             outcome = call => Ok(outcome),
             () = context.ct.cancelled() => {
@@ -262,35 +263,44 @@ impl ServerHandler for McpServer {
         )
     }
 
-    async fn call_tool(
+    #[allow(
+        clippy::manual_async_fn,
+        reason = "an `async fn` would keep a second copy of `request` and `context` (~300 bytes) \
+                  in the future rmcp spawns for every request, which tokio copies several times"
+    )]
+    fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let scope = RequestScope::from_meta(&context.meta)?;
-        let call_context = self.call_context(&context, &scope);
-        if approval::concerns(&self.identity, &request)
-            && let Some(answer) = approval::handle(
-                &self.registry,
-                &self.identity,
-                &request,
-                &call_context,
-                &context,
-            )
-            .await
-        {
-            return answer;
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + MaybeSendFuture + '_ {
+        async move {
+            let scope = RequestScope::from_meta(&context.meta)?;
+            let mut call_context = self.call_context(&context, &scope);
+            if approval::concerns(&self.identity, &request)
+                // Boxed: approvals are rare, and their future (~2.9 KB) would otherwise size
+                // every call's.
+                && let Some(answer) = Box::pin(approval::handle(
+                    &self.registry,
+                    &self.identity,
+                    &request,
+                    &call_context,
+                    &context,
+                ))
+                .await
+            {
+                return answer;
+            }
+            let params = Value::Object(request.arguments.unwrap_or_default());
+            let outcome = self
+                .invoke(&request.name, params, &mut call_context, &context)
+                .await?;
+            let returns_content = || {
+                self.registry
+                    .find(&request.name)
+                    .is_some_and(|descriptor| descriptor.returns_content())
+            };
+            result::call_result(outcome, returns_content).map(Into::into)
         }
-        let params = Value::Object(request.arguments.unwrap_or_default());
-        let outcome = self
-            .invoke(&request.name, params, call_context, &context)
-            .await?;
-        let returns_content = || {
-            self.registry
-                .find(&request.name)
-                .is_some_and(|descriptor| descriptor.returns_content())
-        };
-        result::call_result(outcome, returns_content).map(Into::into)
     }
 
     /// rmcp parses a method it knows but whose params do not fit (a `tools/call` without a
