@@ -188,7 +188,7 @@ impl McpServer {
         &self,
         name: &str,
         params: Value,
-        // Borrowed: an `async fn` keeps a by-value argument it changes twice in its future.
+        // Borrowed: an `async fn` keeps two copies of a by-value argument it changes.
         call_context: &mut CallContext,
         context: &RequestContext<RoleServer>,
     ) -> Result<Result<Value, switchboard_core::InvokeError>, ErrorData> {

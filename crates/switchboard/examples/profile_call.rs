@@ -42,23 +42,33 @@ fn main() -> ExitCode {
     let mut rounds: usize = 1;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--json" => mode = Mode::Json,
-            "--direct" => mode = Mode::Direct,
+        let understood = match arg.as_str() {
+            "--json" => {
+                mode = Mode::Json;
+                true
+            }
+            "--direct" => {
+                mode = Mode::Direct;
+                true
+            }
             "--rounds" => match args.next().and_then(|n| n.parse::<usize>().ok()) {
-                Some(n) => rounds = n.max(1),
-                None => {
-                    eprintln!("{USAGE}");
-                    return ExitCode::from(2);
+                Some(n) => {
+                    rounds = n.max(1);
+                    true
                 }
+                None => false,
             },
             number => match number.parse() {
-                Ok(n) => calls = n,
-                Err(_) => {
-                    eprintln!("{USAGE}");
-                    return ExitCode::from(2);
+                Ok(n) => {
+                    calls = n;
+                    true
                 }
+                Err(_) => false,
             },
+        };
+        if !understood {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
         }
     }
     let runtime = match tokio::runtime::Builder::new_current_thread()
