@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::{
-    hash::{digest_json, digest_of},
+    hash::{digest_json, digest_of, digest_tape},
     record::{AuditRecord, Digest},
     tape::Tape,
 };
@@ -65,7 +65,7 @@ impl Payload {
         match self {
             Payload::Json(value) => digest_json(value),
             Payload::Typed(value) => value.digest(),
-            Payload::Tape(tape) => digest_of(tape),
+            Payload::Tape(tape) => digest_tape(tape),
             Payload::Digest(digest) => *digest,
         }
     }

@@ -31,6 +31,8 @@ use serde::{
 
 use crate::canonical::{KeySink, KeyText};
 
+mod canonical;
+
 /// A value's JSON shape, recorded by [`Tape::record`].
 #[derive(Clone, PartialEq, Eq)]
 pub struct Tape(Bytes);
@@ -123,6 +125,20 @@ impl Tape {
             Ok(mut arena) => arena.record(value),
             // Only a `Serialize` impl that itself records a tape gets here.
             Err(_) => Arena::default().record(value),
+        })
+    }
+
+    /// Appends the canonical JSON of the recorded value to `out`: the bytes
+    /// [`digest_of`](crate::digest_of) hashes for the value itself, written straight from the
+    /// tape (see [`canonical`]).
+    pub(crate) fn write_canonical(&self, out: &mut Vec<u8>) -> Result<(), canonical::Corrupt> {
+        thread_local! {
+            static MEMBERS: RefCell<Vec<canonical::Member>> = const { RefCell::new(Vec::new()) };
+        }
+        MEMBERS.with(|members| match members.try_borrow_mut() {
+            Ok(mut members) => canonical::write(&self.0, out, &mut members),
+            // Writing a tape never writes another, so this is unreachable; stay correct anyway.
+            Err(_) => canonical::write(&self.0, out, &mut Vec::new()),
         })
     }
 
