@@ -13,7 +13,8 @@ use std::sync::{
 use arc_swap::ArcSwapOption;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use switchboard_core::{DomainCell, DomainState, DomainWriter, WriteOp};
-use tokio::sync::Semaphore;
+
+use crate::bulkhead::Bulkhead;
 
 /// Messages a domain actor handles.
 #[derive(Debug)]
@@ -43,7 +44,8 @@ impl DomainMsg {
 pub(crate) struct DomainRuntime {
     pub(crate) name: Arc<str>,
     pub(crate) cell: Arc<DomainCell>,
-    pub(crate) bulkhead: Semaphore,
+    /// At most `concurrency` calls at once.
+    pub(crate) bulkhead: Bulkhead,
     pub(crate) concurrency: usize,
     actor: Arc<ArcSwapOption<ActorRef<DomainMsg>>>,
     panics: AtomicU64,
@@ -59,7 +61,7 @@ impl DomainRuntime {
         Arc::new(Self {
             name: name.into(),
             cell: Arc::new(DomainCell::new(name, state, Box::new(writer))),
-            bulkhead: Semaphore::new(concurrency),
+            bulkhead: Bulkhead::new(concurrency),
             concurrency,
             actor,
             panics: AtomicU64::new(0),
@@ -104,7 +106,7 @@ impl DomainRuntime {
             name: self.name.to_string(),
             running: self.is_running(),
             concurrency: self.concurrency,
-            in_flight: self.concurrency - self.bulkhead.available_permits().min(self.concurrency),
+            in_flight: self.bulkhead.in_flight(),
             panics: self.panics.load(Ordering::Relaxed),
             restarts: self.restarts.load(Ordering::Relaxed),
         }

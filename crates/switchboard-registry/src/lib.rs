@@ -4,6 +4,7 @@ mod access;
 mod actor;
 mod approvals;
 mod audit;
+mod bulkhead;
 mod config;
 mod domain;
 mod error;

@@ -15,6 +15,9 @@
 //! the fastest round's time per call (stderr). Calls run back to back in one task, so the audit
 //! writer works on the other core meanwhile, as it does for a busy caller; each round starts
 //! with the writer caught up. On a shared machine, compare builds by alternating runs.
+//!
+//! `--callers N` spreads each round's calls over N concurrent tasks on a two-worker runtime
+//! (the benchmark's contended case), for profiling what concurrency adds per call.
 
 #![allow(clippy::print_stderr, reason = "an example reports to its terminal")]
 
@@ -35,11 +38,45 @@ enum Mode {
     Direct,
 }
 
+/// One call, made the way `mode` says.
+async fn call(
+    mode: Mode,
+    switchboard: &Switchboard,
+    context: &CallContext,
+    tool_context: &ToolContext,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    match mode {
+        Mode::Typed => {
+            std::hint::black_box(
+                switchboard
+                    .registry
+                    .call::<GetCurrentUser>(NoInput {}, context)
+                    .await?,
+            );
+        }
+        Mode::Json => {
+            let params = serde_json::json!({});
+            std::hint::black_box(
+                switchboard
+                    .registry
+                    .invoke("core_get_current_user", params, context)
+                    .await?,
+            );
+        }
+        Mode::Direct => {
+            std::hint::black_box(get_current_user(tool_context, NoInput {}).await?);
+        }
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
-    const USAGE: &str = "usage: profile_call [CALLS] [--json | --direct] [--rounds N]";
+    const USAGE: &str =
+        "usage: profile_call [CALLS] [--json | --direct] [--rounds N] [--callers N]";
     let mut calls: usize = 200_000;
     let mut mode = Mode::Typed;
     let mut rounds: usize = 1;
+    let mut callers: usize = 1;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let understood = match arg.as_str() {
@@ -51,9 +88,13 @@ fn main() -> ExitCode {
                 mode = Mode::Direct;
                 true
             }
-            "--rounds" => match args.next().and_then(|n| n.parse::<usize>().ok()) {
+            "--rounds" | "--callers" => match args.next().and_then(|n| n.parse::<usize>().ok()) {
                 Some(n) => {
-                    rounds = n.max(1);
+                    *(if arg == "--rounds" {
+                        &mut rounds
+                    } else {
+                        &mut callers
+                    }) = n.max(1);
                     true
                 }
                 None => false,
@@ -71,10 +112,17 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let built = if callers == 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+    };
+    let runtime = match built {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("no tokio runtime: {error}");
@@ -108,37 +156,34 @@ fn main() -> ExitCode {
         }
         let caller = context.verify().map_err(|missing| format!("missing {missing:?}"))?;
         let cell = DomainCell::standalone("core", Box::new(Directory::seeded()));
-        let tool_context =
-            ToolContext::new(caller, "core_get_current_user".into(), Category::Read, cell);
+        let tool_context = std::sync::Arc::new(ToolContext::new(
+            caller,
+            "core_get_current_user".into(),
+            Category::Read,
+            cell,
+        ));
+        let per_task = calls / callers;
+        let made = (per_task * callers).max(1);
         let mut per_call = Vec::with_capacity(rounds);
         for _ in 0..rounds {
             switchboard.registry.audit().flush().await;
             let started = Instant::now();
-            for _ in 0..calls {
-                match mode {
-                    Mode::Typed => {
-                        std::hint::black_box(
-                            switchboard
-                                .registry
-                                .call::<GetCurrentUser>(NoInput {}, &context)
-                                .await?,
-                        );
-                    }
-                    Mode::Json => {
-                        let params = serde_json::json!({});
-                        std::hint::black_box(
-                            switchboard
-                                .registry
-                                .invoke("core_get_current_user", params, &context)
-                                .await?,
-                        );
-                    }
-                    Mode::Direct => {
-                        std::hint::black_box(get_current_user(&tool_context, NoInput {}).await?);
-                    }
-                }
+            let tasks: Vec<_> = (0..callers)
+                .map(|_| {
+                    let (switchboard, context, tool_context) =
+                        (switchboard.clone(), context.clone(), tool_context.clone());
+                    tokio::spawn(async move {
+                        for _ in 0..per_task {
+                            call(mode, &switchboard, &context, &tool_context).await?;
+                        }
+                        Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+                    })
+                })
+                .collect();
+            for task in tasks {
+                task.await??;
             }
-            per_call.push(started.elapsed().as_nanos() as f64 / calls.max(1) as f64);
+            per_call.push(started.elapsed().as_nanos() as f64 / made as f64);
         }
         per_call.sort_by(f64::total_cmp);
         eprintln!(
@@ -147,7 +192,7 @@ fn main() -> ExitCode {
             per_call[0]
         );
         switchboard.shutdown().await;
-        Ok::<(), Box<dyn std::error::Error>>(())
+        Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
     });
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
