@@ -1,5 +1,5 @@
-//! A typed value's JSON shape, recorded as bytes on the caller's thread and replayed into the
-//! canonical writer on the audit writer's thread.
+//! A typed value's JSON shape, recorded as bytes on the caller's thread and written out as
+//! canonical JSON on the audit writer's thread.
 //!
 //! The writer digests a call's output after the call has returned it to its caller, so the
 //! record needs something of its own to digest. A clone of the output costs an allocation per
@@ -11,9 +11,10 @@
 //! it: no allocation per call, one reference count per tape, and an arena block reused once the
 //! writer has digested every tape in it.
 //!
-//! Replaying a tape through [`Serialize`] emits the same calls a `serde_json::Value` of the
-//! value would, so its digest is the one [`digest_of`](crate::digest_of) gives the value itself
-//! (a property test checks it). What [`crate::canonical`] does not take straight from
+//! The writer turns a tape into canonical JSON straight from its bytes ([`canonical`]). A tape
+//! also implements [`Serialize`], replaying the same calls a `serde_json::Value` of the value
+//! would (to get the value back, and for tests); both give the digest
+//! [`digest_of`](crate::digest_of) gives the value itself (property tests check it). What [`crate::canonical`] does not take straight from
 //! `Serialize` (tuple and struct enum variants, map keys that are not strings, chars or
 //! integers) is not taped either: [`Tape::record`] returns `None` and the caller keeps the
 //! value instead.
