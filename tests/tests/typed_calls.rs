@@ -279,3 +279,30 @@ async fn a_typed_call_with_an_incomplete_context_is_refused_and_audited() {
     assert_eq!(record.org_id, None);
     runtime.shutdown().await;
 }
+
+#[tokio::test]
+async fn large_params_and_small_ones_hash_the_same_way() {
+    // A JSON call digests small params itself and hands large ones to the audit writer; the
+    // record cannot tell which.
+    let runtime = boot().await;
+    for note_len in [10, 10_000] {
+        let context = ctx("acme", "mark", &["manager"], Initiator::Agent);
+        let params = json!({
+            "from": "2026-11-23",
+            "to": "2026-11-25",
+            "note": "x".repeat(note_len),
+        });
+        let refused = runtime
+            .registry
+            .invoke("roster_list_shifts", params.clone(), &context)
+            .await;
+        assert!(refused.is_err(), "`note` is not a parameter of the tool");
+        let record = only_audit_record(&runtime.registry, &context).await;
+        assert_eq!(
+            record.input_hash,
+            digest_json(&params),
+            "note of {note_len} bytes"
+        );
+    }
+    runtime.shutdown().await;
+}

@@ -117,15 +117,15 @@ impl ToolRegistry {
         let reservation = reserve(&shared.audit)
             .await
             .map_err(|error| audit_failed(name, &error))?;
-        // A JSON call digests its own params and result (see `json_digest`); a typed call
-        // leaves its digests to the audit writer.
+        // A JSON call digests its own params and result when they are small (see
+        // `json_payload`); a typed call leaves its digests to the audit writer.
         let mut draft = AuditDraft::new(
             reservation,
             started,
             name,
             found,
             context,
-            json_digest(&params),
+            json_payload(&params, || Payload::Json(Arc::clone(&params))),
         );
         // The steps run in line, in this future: only what waits is awaited, and the rare
         // mutation path is boxed. The whole future is moved when a call starts, so every byte
@@ -168,7 +168,7 @@ impl ToolRegistry {
             (_, result) => result,
         };
         let output = match &result {
-            Ok(Step::Output(output)) => Some(json_digest(output)),
+            Ok(Step::Output(output)) => Some(json_payload(output, || Payload::of(output))),
             Ok(Step::Proposed(proposal)) => Some(Payload::typed(Proposal::clone(proposal))),
             Err(_) => None,
         };
@@ -642,16 +642,52 @@ pub(crate) fn outcome_of<O>(result: &Result<O, InvokeError>) -> Outcome {
     }
 }
 
-/// A JSON call's params or result, digested here on the caller's thread.
+/// What a JSON call's audit record gets for its params or result: the digest, computed here on
+/// the caller's thread, or (for a large value) `for_the_writer`.
 ///
 /// The audit writer is one thread that every call's record goes through, so work done there
 /// is work that does not spread over the machine's cores; work done here does. A
 /// `serde_json::Value` keeps its object keys sorted, so its canonical JSON is a straight write
-/// with no copy, tape or sorting first, and the digest costs a JSON call a few hundred
-/// nanoseconds of its +2 µs budget. A typed call, whose budget is a few hundred nanoseconds in
-/// all, tapes its output for the writer instead.
-fn json_digest(value: &Value) -> Payload {
-    Payload::Digest(switchboard_audit::digest_json(value))
+/// with no copy, tape or sorting first, and for a typical value the digest costs a JSON call a
+/// few hundred nanoseconds of its +2 µs budget. A large value would hold an async worker for
+/// as long as hashing it takes, so it goes to the writer, as every value did before. A typed
+/// call, whose budget is a few hundred nanoseconds in all, tapes its output for the writer.
+fn json_payload(value: &Value, for_the_writer: impl FnOnce() -> Payload) -> Payload {
+    /// Roughly the canonical JSON's size up to which the caller digests (a few µs at most).
+    const DIGEST_HERE_BYTES: usize = 4 * 1024;
+    let mut budget = DIGEST_HERE_BYTES;
+    if fits(value, &mut budget) {
+        Payload::Digest(switchboard_audit::digest_json(value))
+    } else {
+        for_the_writer()
+    }
+}
+
+/// Whether `value`'s JSON text fits in `budget` bytes (roughly: scalars other than strings
+/// count eight bytes each), spending the budget as it goes and stopping as soon as it is out.
+fn fits(value: &Value, budget: &mut usize) -> bool {
+    match value {
+        Value::String(text) => spend(budget, text.len() + 2),
+        Value::Array(items) => spend(budget, 2) && items.iter().all(|item| fits(item, budget)),
+        Value::Object(members) => {
+            spend(budget, 2)
+                && members
+                    .iter()
+                    .all(|(key, member)| spend(budget, key.len() + 4) && fits(member, budget))
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => spend(budget, 8),
+    }
+}
+
+/// Takes `bytes` from `budget`, if it has them.
+fn spend(budget: &mut usize, bytes: usize) -> bool {
+    match budget.checked_sub(bytes) {
+        Some(left) => {
+            *budget = left;
+            true
+        }
+        None => false,
+    }
 }
 
 /// The call's answer once its record is acknowledged (see
@@ -706,4 +742,46 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .map(|text| (*text).to_owned())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a non-string panic payload".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use switchboard_audit::digest_json;
+
+    use super::*;
+
+    /// The digest `json_payload` computed here, or `None` if it handed the value on.
+    fn digested_here(value: &Value) -> Option<switchboard_audit::Digest> {
+        match json_payload(value, || Payload::Json(Arc::new(Value::Null))) {
+            Payload::Digest(digest) => Some(digest),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn small_values_are_digested_here_and_large_ones_go_to_the_writer() {
+        let small = json!({"from": "2026-11-23", "to": "2026-11-29", "ids": [1, 2, null]});
+        assert_eq!(digested_here(&small), Some(digest_json(&small)));
+        assert_eq!(digested_here(&json!({})), Some(digest_json(&json!({}))));
+        assert_eq!(digested_here(&json!({"note": "x".repeat(5_000)})), None);
+        assert_eq!(
+            digested_here(&json!(vec![0; 1_000])),
+            None,
+            "many small members"
+        );
+        // Depth is paid for too: 100 nested arrays around a null are 208 bytes.
+        let deep = (0..100).fold(json!(null), |inner, _| json!([inner]));
+        assert!(fits(&deep, &mut 208));
+        assert!(!fits(&deep, &mut 207));
+    }
+
+    #[test]
+    fn the_budget_is_spent_exactly() {
+        assert!(fits(&json!("abc"), &mut 5));
+        assert!(!fits(&json!("abc"), &mut 4));
+        let mut budget = 20;
+        assert!(fits(&json!({"k": true}), &mut budget));
+        assert_eq!(budget, 20 - 2 - (1 + 4) - 8);
+    }
 }
