@@ -12,7 +12,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use event_listener::{Event, listener};
 
 /// At most `limit` permits out at once. Waiting for one never spins: each returned permit
-/// wakes one waiter, which tries again.
+/// wakes one waiting call, oldest first, which tries again, and a call that arrives while others
+/// wait queues behind them instead of taking a permit first (so a busy domain cannot starve a
+/// waiter until its timeout).
 #[derive(Debug)]
 pub(crate) struct Bulkhead {
     limit: usize,
@@ -37,8 +39,16 @@ impl Bulkhead {
         }
     }
 
-    /// A permit if one is free now.
+    /// A permit if one is free now and no call is waiting for one.
     pub(crate) fn try_enter(&self) -> Option<Permit<'_>> {
+        if self.waiting.load(Ordering::SeqCst) > 0 {
+            return None;
+        }
+        self.take()
+    }
+
+    /// A permit if one is free now, waiters or not.
+    fn take(&self) -> Option<Permit<'_>> {
         let mut in_flight = self.in_flight.load(Ordering::SeqCst);
         loop {
             if in_flight >= self.limit {
@@ -61,14 +71,14 @@ impl Bulkhead {
     pub(crate) async fn enter(&self) -> Permit<'_> {
         let _waiting = Waiting::new(&self.waiting);
         loop {
-            if let Some(permit) = self.try_enter() {
+            if let Some(permit) = self.take() {
                 return permit;
             }
             // Listen first, then look again: a call that leaves after the look sees `waiting`
             // and notifies this listener; one that left before it freed the permit the look
             // takes. (Both sides use sequentially consistent operations on the two counters.)
             listener!(self.left => left);
-            if let Some(permit) = self.try_enter() {
+            if let Some(permit) = self.take() {
                 return permit;
             }
             left.await;
@@ -154,6 +164,27 @@ mod tests {
                 .expect("waiter ran");
         }
         assert_eq!(bulkhead.in_flight(), 0);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_call_arriving_while_others_wait_queues_behind_them() {
+        let bulkhead = Arc::new(Bulkhead::new(1));
+        let held = bulkhead.try_enter().expect("free");
+        let waiter = {
+            let bulkhead = Arc::clone(&bulkhead);
+            tokio::spawn(async move {
+                let _permit = bulkhead.enter().await;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            })
+        };
+        while bulkhead.waiting.load(Ordering::SeqCst) == 0 {
+            tokio::task::yield_now().await;
+        }
+        drop(held);
+        // The permit is the waiter's, even if it has not woken up to take it yet.
+        assert!(bulkhead.try_enter().is_none());
+        waiter.await.expect("the waiter ran");
+        assert!(bulkhead.try_enter().is_some());
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
