@@ -12,15 +12,55 @@ use crate::{record::Digest, tape::Tape};
 
 /// The digest of a JSON value.
 pub fn digest_json(value: &Value) -> Digest {
+    match digest_json_within(value, usize::MAX) {
+        Some(digest) => digest,
+        // Writing a `Value` into memory cannot fail: no I/O, its keys are strings, no limit.
+        None => unreachable!("serializing a serde_json::Value into memory failed"),
+    }
+}
+
+/// The digest of a JSON value whose canonical JSON is at most `limit` bytes long; `None`, after
+/// writing at most `limit` bytes, for a longer one. For a caller that digests small values
+/// itself and hands large ones on, without measuring them first.
+pub fn digest_json_within(value: &Value, limit: usize) -> Option<Digest> {
     with_buffer(|buffer| {
         // `serde_json::Map` keeps keys sorted (the workspace never enables `preserve_order`; a
         // test below fails if something does), so writing the value out is already canonical.
-        if serde_json::to_writer(&mut *buffer, &Canonical(value)).is_err() {
-            // Writing a `Value` into memory cannot fail: no I/O, and its keys are strings.
-            unreachable!("serializing a serde_json::Value into memory failed");
-        }
-        Digest(*blake3::hash(buffer).as_bytes())
+        serde_json::to_writer(Bounded { buffer, limit }, &Canonical(value)).ok()?;
+        Some(Digest(*blake3::hash(buffer).as_bytes()))
     })
+}
+
+/// A buffer that refuses to grow past `limit` bytes.
+struct Bounded<'a> {
+    buffer: &'a mut Vec<u8>,
+    limit: usize,
+}
+
+impl std::io::Write for Bounded<'_> {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.write_all(bytes).map(|()| bytes.len())
+    }
+
+    // `serde_json` writes through `write_all`, a piece at a time: this is its whole cost.
+    #[inline]
+    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        if bytes.len() > self.limit - self.buffer.len().min(self.limit) {
+            return Err(over_the_limit());
+        }
+        self.buffer.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cold]
+fn over_the_limit() -> std::io::Error {
+    std::io::Error::other("the value is longer than the limit")
 }
 
 /// A JSON value written canonically: object members with `null` values are skipped.
@@ -213,6 +253,15 @@ mod tests {
             proptest::prop_assert_eq!(digest_of(&tape), digest_json(&value));
             proptest::prop_assert_eq!(digest_tape(&tape), digest_json(&value));
         }
+    }
+
+    #[test]
+    fn a_bounded_digest_is_the_digest_or_nothing() {
+        let value = json!({"b": [1, null], "a": "x", "gone": null});
+        let exact = br#"{"a":"x","b":[1,null]}"#.len();
+        assert_eq!(digest_json_within(&value, exact), Some(digest_json(&value)));
+        assert_eq!(digest_json_within(&value, exact - 1), None);
+        assert_eq!(digest_json_within(&json!("x".repeat(10_000)), 4096), None);
     }
 
     #[test]

@@ -14,7 +14,7 @@ mod tape;
 mod writer;
 
 pub use action::{ActionEvent, AuditAction, UnknownActionEvent};
-pub use hash::{digest_json, digest_of};
+pub use hash::{digest_json, digest_json_within, digest_of};
 pub use log::{AuditConfig, AuditLog, AuditLogStats, Durability, Reservation, Submitted, WhenFull};
 pub use memory::{DEFAULT_CAPACITY, MemoryAuditStore};
 pub use pending::{Digestible, Payload, PendingRecord};

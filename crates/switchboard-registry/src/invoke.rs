@@ -653,40 +653,11 @@ pub(crate) fn outcome_of<O>(result: &Result<O, InvokeError>) -> Outcome {
 /// as long as hashing it takes, so it goes to the writer, as every value did before. A typed
 /// call, whose budget is a few hundred nanoseconds in all, tapes its output for the writer.
 fn json_payload(value: &Value, for_the_writer: impl FnOnce() -> Payload) -> Payload {
-    /// Roughly the canonical JSON's size up to which the caller digests (a few µs at most).
+    /// The canonical JSON's size up to which the caller digests (a few µs at most).
     const DIGEST_HERE_BYTES: usize = 4 * 1024;
-    let mut budget = DIGEST_HERE_BYTES;
-    if fits(value, &mut budget) {
-        Payload::Digest(switchboard_audit::digest_json(value))
-    } else {
-        for_the_writer()
-    }
-}
-
-/// Whether `value`'s JSON text fits in `budget` bytes (roughly: scalars other than strings
-/// count eight bytes each), spending the budget as it goes and stopping as soon as it is out.
-fn fits(value: &Value, budget: &mut usize) -> bool {
-    match value {
-        Value::String(text) => spend(budget, text.len() + 2),
-        Value::Array(items) => spend(budget, 2) && items.iter().all(|item| fits(item, budget)),
-        Value::Object(members) => {
-            spend(budget, 2)
-                && members
-                    .iter()
-                    .all(|(key, member)| spend(budget, key.len() + 4) && fits(member, budget))
-        }
-        Value::Null | Value::Bool(_) | Value::Number(_) => spend(budget, 8),
-    }
-}
-
-/// Takes `bytes` from `budget`, if it has them.
-fn spend(budget: &mut usize, bytes: usize) -> bool {
-    match budget.checked_sub(bytes) {
-        Some(left) => {
-            *budget = left;
-            true
-        }
-        None => false,
+    match switchboard_audit::digest_json_within(value, DIGEST_HERE_BYTES) {
+        Some(digest) => Payload::Digest(digest),
+        None => for_the_writer(),
     }
 }
 
@@ -766,22 +737,9 @@ mod tests {
         assert_eq!(digested_here(&json!({})), Some(digest_json(&json!({}))));
         assert_eq!(digested_here(&json!({"note": "x".repeat(5_000)})), None);
         assert_eq!(
-            digested_here(&json!(vec![0; 1_000])),
+            digested_here(&json!(vec![0; 3_000])),
             None,
             "many small members"
         );
-        // Depth is paid for too: 100 nested arrays around a null are 208 bytes.
-        let deep = (0..100).fold(json!(null), |inner, _| json!([inner]));
-        assert!(fits(&deep, &mut 208));
-        assert!(!fits(&deep, &mut 207));
-    }
-
-    #[test]
-    fn the_budget_is_spent_exactly() {
-        assert!(fits(&json!("abc"), &mut 5));
-        assert!(!fits(&json!("abc"), &mut 4));
-        let mut budget = 20;
-        assert!(fits(&json!({"k": true}), &mut budget));
-        assert_eq!(budget, 20 - 2 - (1 + 4) - 8);
     }
 }
