@@ -1,9 +1,10 @@
 //! The audit log: the one way records reach a store.
 //!
 //! A call reserves room in a bounded queue *before* it runs, and hands its record over when it
-//! ends; a writer thread takes records off the queue in batches, computes their digests and
-//! appends them to the [`AuditStore`]. So the caller's path holds no hashing, no store lock and
-//! no I/O, and a slow store never slows a call down until the queue is full.
+//! ends; a writer thread takes records off the queue in batches, computes the digests left to
+//! it and appends them to the [`AuditStore`]. So the caller's path holds no store lock and no
+//! I/O (and no hashing, unless the caller chose to digest a small value itself), and a slow
+//! store never slows a call down until the queue is full.
 //!
 //! Reserving first is what makes "nothing is dropped silently" hold under a full queue. When
 //! there is no room, the policy decides before anything has happened: [`WhenFull::Block`]

@@ -1,7 +1,7 @@
 //! A record on its way to the store, with its digests still to compute.
 //!
 //! Hashing a call's input and output (canonical JSON, then BLAKE3) costs more than the rest of
-//! a typed call's bookkeeping together, so the caller does not do it: it hands the values
+//! a typed call's bookkeeping together, so a typed call does not do it: it hands the values
 //! themselves to the [`AuditLog`](crate::AuditLog), and the writer thread computes the digests
 //! just before the batch is stored. A [`Payload`] is that value, owned: a JSON value, a typed
 //! value behind a box (free for zero-sized inputs such as `NoInput`), a [`Tape`] of a value
