@@ -144,7 +144,9 @@ impl DomainCell {
 
     /// The current snapshot of the state, if it is an `S`.
     pub fn read<S: Any + Send + Sync>(&self) -> Result<StateRef<S>, ToolError> {
-        let snapshot = self.state.load_full();
+        // A guard, not a clone of the `Arc`: every call of every tool of the domain reads the
+        // state, and a clone is a write to the one reference count they all share.
+        let snapshot = self.state.load();
         if snapshot.is::<S>() {
             Ok(StateRef {
                 snapshot,
@@ -259,7 +261,7 @@ impl DomainWriter for InlineWriter {
 
 /// A snapshot of a domain's state. It stays valid, unchanged, for as long as it is held.
 pub struct StateRef<S> {
-    snapshot: Arc<DomainState>,
+    snapshot: arc_swap::Guard<Arc<DomainState>>,
     _type: std::marker::PhantomData<fn() -> S>,
 }
 
