@@ -315,6 +315,31 @@ mod tests {
     }
 
     #[test]
+    fn many_snapshots_held_at_once_outlive_writes_and_move_between_threads() {
+        // More snapshots than arc_swap keeps cheap slots for on one thread, each then written
+        // over: every one still reads what it read, here or on another thread.
+        let cell = DomainCell::standalone("counter", Box::new(0_u64));
+        let ctx = context(Category::Execute, Arc::clone(&cell));
+        let mut held = Vec::new();
+        for expected in 0..20_u64 {
+            held.push((expected, ctx.state::<u64>().expect("u64")));
+            let written = futures::executor::block_on(ctx.write(|n: &mut u64| {
+                *n += 1;
+                *n
+            }));
+            assert_eq!(written, Ok(expected + 1));
+        }
+        std::thread::spawn(move || {
+            for (expected, snapshot) in held {
+                assert_eq!(*snapshot, expected);
+            }
+        })
+        .join()
+        .expect("the snapshots read on another thread");
+        assert_eq!(*ctx.state::<u64>().expect("u64"), 20);
+    }
+
+    #[test]
     fn read_and_propose_tools_cannot_write() {
         for category in [Category::Read, Category::Propose] {
             let cell = DomainCell::standalone("counter", Box::new(0_u64));
