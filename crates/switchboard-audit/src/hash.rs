@@ -23,12 +23,9 @@ pub fn digest_json(value: &Value) -> Digest {
 /// writing at most `limit` bytes, for a longer one. For a caller that digests small values
 /// itself and hands large ones on, without measuring them first.
 pub fn digest_json_within(value: &Value, limit: usize) -> Option<Digest> {
-    with_buffer(|buffer| {
-        // `serde_json::Map` keeps keys sorted (the workspace never enables `preserve_order`; a
-        // test below fails if something does), so writing the value out is already canonical.
-        serde_json::to_writer(Bounded { buffer, limit }, &Canonical(value)).ok()?;
-        Some(Digest(*blake3::hash(buffer).as_bytes()))
-    })
+    // `serde_json::Map` keeps keys sorted (the workspace never enables `preserve_order`; a test
+    // below fails if something does), so writing the value out is already canonical.
+    written_digest(|buffer| serde_json::to_writer(Bounded { buffer, limit }, &Canonical(value)))
 }
 
 /// A buffer that refuses to grow past `limit` bytes.
@@ -91,28 +88,26 @@ impl Serialize for Canonical<'_> {
 /// The digest of any serializable value: the same as [`digest_json`] of its JSON value, without
 /// building that value. Values that cannot become JSON hash as JSON `null`.
 pub fn digest_of<T: Serialize + ?Sized>(value: &T) -> Digest {
-    let streamed = with_buffer(|buffer| {
-        crate::canonical::write_canonical(value, buffer)
-            .ok()
-            .map(|()| Digest(*blake3::hash(buffer).as_bytes()))
-    });
-    streamed.unwrap_or_else(|| digest_json(&serde_json::to_value(value).unwrap_or(Value::Null)))
+    written_digest(|buffer| crate::canonical::write_canonical(value, buffer))
+        .unwrap_or_else(|| digest_json(&serde_json::to_value(value).unwrap_or(Value::Null)))
 }
 
 /// The digest of a taped value: the same as [`digest_of`] the value itself. A corrupt tape (a
 /// bug in this crate) digests as JSON `null`, like a value that cannot become JSON.
 pub(crate) fn digest_tape(tape: &Tape) -> Digest {
-    let written = with_buffer(|buffer| {
-        tape.write_canonical(buffer)
-            .ok()
-            .map(|()| Digest(*blake3::hash(buffer).as_bytes()))
-    });
-    written.unwrap_or_else(|| digest_json(&Value::Null))
+    written_digest(|buffer| tape.write_canonical(buffer))
+        .unwrap_or_else(|| digest_json(&Value::Null))
 }
 
-/// Runs `write_and_hash` on an empty, reused per-thread buffer. Feeding a hasher token by token
-/// costs several times more than the hashing itself, so values are written out first.
-fn with_buffer<R>(write_and_hash: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+/// The digest of what `write` writes, or `None` if it fails. It writes into an empty, reused
+/// per-thread buffer: feeding a hasher token by token costs several times more than the
+/// hashing itself, so values are written out first.
+fn written_digest<E>(write: impl FnOnce(&mut Vec<u8>) -> Result<(), E>) -> Option<Digest> {
+    let write_and_hash = |buffer: &mut Vec<u8>| {
+        write(buffer)
+            .ok()
+            .map(|()| Digest(*blake3::hash(buffer).as_bytes()))
+    };
     thread_local! {
         static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }

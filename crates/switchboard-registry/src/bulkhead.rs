@@ -85,6 +85,11 @@ impl Bulkhead {
         }
     }
 
+    /// How many permits may be out at once.
+    pub(crate) fn limit(&self) -> usize {
+        self.limit
+    }
+
     /// How many permits are out.
     pub(crate) fn in_flight(&self) -> usize {
         self.in_flight.load(Ordering::Relaxed)

@@ -44,9 +44,8 @@ impl DomainMsg {
 pub(crate) struct DomainRuntime {
     pub(crate) name: Arc<str>,
     pub(crate) cell: Arc<DomainCell>,
-    /// At most `concurrency` calls at once.
+    /// At most its limit of calls at once (the domain's configured concurrency).
     pub(crate) bulkhead: Bulkhead,
-    pub(crate) concurrency: usize,
     actor: Arc<ArcSwapOption<ActorRef<DomainMsg>>>,
     panics: AtomicU64,
     restarts: AtomicU64,
@@ -62,7 +61,6 @@ impl DomainRuntime {
             name: name.into(),
             cell: Arc::new(DomainCell::new(name, state, Box::new(writer))),
             bulkhead: Bulkhead::new(concurrency),
-            concurrency,
             actor,
             panics: AtomicU64::new(0),
             restarts: AtomicU64::new(0),
@@ -105,7 +103,7 @@ impl DomainRuntime {
         DomainStatus {
             name: self.name.to_string(),
             running: self.is_running(),
-            concurrency: self.concurrency,
+            concurrency: self.bulkhead.limit(),
             in_flight: self.bulkhead.in_flight(),
             panics: self.panics.load(Ordering::Relaxed),
             restarts: self.restarts.load(Ordering::Relaxed),

@@ -14,10 +14,11 @@
 //! The writer turns a tape into canonical JSON straight from its bytes ([`canonical`]). A tape
 //! also implements [`Serialize`], replaying the same calls a `serde_json::Value` of the value
 //! would (to get the value back, and for tests); both give the digest
-//! [`digest_of`](crate::digest_of) gives the value itself (property tests check it). What [`crate::canonical`] does not take straight from
-//! `Serialize` (tuple and struct enum variants, map keys that are not strings, chars or
-//! integers) is not taped either: [`Tape::record`] returns `None` and the caller keeps the
-//! value instead.
+//! [`digest_of`](crate::digest_of) gives the value itself (property tests check it).
+//!
+//! What [`crate::canonical`] does not take straight from `Serialize` (tuple and struct enum
+//! variants, map keys that are not strings, chars or integers) is not taped either:
+//! [`Tape::record`] returns `None` and the caller keeps the value instead.
 
 use std::{
     cell::{Cell, RefCell},
