@@ -56,10 +56,11 @@ pub use log_checks::{
     log_shutdown_writes_everything_it_took, log_strict_acknowledged_records_are_in_the_store,
 };
 pub use store_checks::{
-    append_assigns_increasing_ids, concurrent_writers_and_readers_lose_nothing,
-    ids_are_never_reused_after_retention, paging_with_before_id_covers_everything_once,
-    queries_filter_by_every_field_newest_first, records_round_trip_unchanged,
-    retention_deletes_oldest_first_within_the_limit, tenant_scoping_never_leaks_another_org,
+    append_assigns_increasing_ids, append_taken_appends_like_append_batch,
+    concurrent_writers_and_readers_lose_nothing, ids_are_never_reused_after_retention,
+    paging_with_before_id_covers_everything_once, queries_filter_by_every_field_newest_first,
+    records_round_trip_unchanged, retention_deletes_oldest_first_within_the_limit,
+    tenant_scoping_never_leaks_another_org,
 };
 
 /// How many records a store under test must hold without evicting any.
@@ -110,6 +111,7 @@ macro_rules! checks {
 
 checks!(
     append_assigns_increasing_ids,
+    append_taken_appends_like_append_batch,
     records_round_trip_unchanged,
     queries_filter_by_every_field_newest_first,
     paging_with_before_id_covers_everything_once,
@@ -145,6 +147,7 @@ macro_rules! audit_store_conformance {
         $crate::__audit_store_conformance_tests!(
             $make;
             append_assigns_increasing_ids,
+            append_taken_appends_like_append_batch,
             records_round_trip_unchanged,
             queries_filter_by_every_field_newest_first,
             paging_with_before_id_covers_everything_once,

@@ -187,6 +187,16 @@ impl AuditStore for MemoryAuditStore {
         Ok(())
     }
 
+    /// Moves the records into the table: `insert` cannot fail.
+    fn append_taken(
+        &self,
+        records: &mut Vec<AuditRecord>,
+        ids: &mut Vec<AuditId>,
+    ) -> Result<(), AuditError> {
+        ids.extend(records.drain(..).map(|record| self.insert(record)));
+        Ok(())
+    }
+
     fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, AuditError> {
         Ok(self.select(query))
     }

@@ -49,15 +49,14 @@ type Ack = oneshot::Sender<Result<AuditId, AuditError>>;
 pub(crate) fn run(shared: &Arc<Shared>) {
     let _span = tracing::info_span!("audit_writer").entered();
     let _stopped_if_panicking = StopOnPanic(shared);
-    let mut records: Vec<AuditRecord> = Vec::with_capacity(shared.config.max_batch);
-    let mut acks: Vec<Option<Ack>> = Vec::with_capacity(shared.config.max_batch);
+    let mut batch = Batch::with_capacity(shared.config.max_batch);
     let mut empty_rounds = 0;
     let mut nap = NAP_MIN;
     let mut next_sweep = Instant::now();
     let mut closing_since: Option<Instant> = None;
     loop {
         let ticket = shared.flush_requested.load(Ordering::SeqCst);
-        let wrote = round(shared, &mut records, &mut acks);
+        let wrote = round(shared, &mut batch);
         shared.flush_completed.fetch_max(ticket, Ordering::AcqRel);
         shared.flushed.notify(usize::MAX);
 
@@ -160,15 +159,34 @@ fn next_sweep_wait(shared: &Shared, next_sweep: Instant) -> Option<Duration> {
         .map(|_| next_sweep.saturating_duration_since(Instant::now()))
 }
 
+/// One batch on its way to the store; the vectors are kept from batch to batch.
+struct Batch {
+    records: Vec<AuditRecord>,
+    /// One per record: who waits for it (strict durability), if anyone.
+    acks: Vec<Option<Ack>>,
+    /// The ids the store gave the records, once appended.
+    ids: Vec<AuditId>,
+}
+
+impl Batch {
+    fn with_capacity(capacity: usize) -> Self {
+        Self {
+            records: Vec::with_capacity(capacity),
+            acks: Vec::with_capacity(capacity),
+            ids: Vec::with_capacity(capacity),
+        }
+    }
+}
+
 /// Writes every record queued when the round began (and whatever joins them in the last
 /// batch); returns how many.
-fn round(shared: &Shared, records: &mut Vec<AuditRecord>, acks: &mut Vec<Option<Ack>>) -> usize {
+fn round(shared: &Shared, batch: &mut Batch) -> usize {
     let mut owed = shared.queue.len();
     let mut wrote = 0;
     // Read when the first record of the round needs it.
     let mut clock: Option<WallClock> = None;
     loop {
-        while records.len() < shared.config.max_batch {
+        while batch.records.len() < shared.config.max_batch {
             let Some(Queued {
                 pending,
                 started,
@@ -181,17 +199,17 @@ fn round(shared: &Shared, records: &mut Vec<AuditRecord>, acks: &mut Vec<Option<
             if let Some(started) = started {
                 record.timestamp = clock.get_or_insert_with(WallClock::now).at(started);
             }
-            records.push(record);
-            acks.push(ack);
+            batch.records.push(record);
+            batch.acks.push(ack);
         }
-        if records.is_empty() {
+        if batch.records.is_empty() {
             return wrote;
         }
-        let taken = records.len();
+        let taken = batch.records.len();
         // The queue has room again; writing may take a while.
         shared.reserved.fetch_sub(taken, Ordering::AcqRel);
         shared.room.notify(taken);
-        write(shared, records, acks);
+        write(shared, batch);
         wrote += taken;
         owed = owed.saturating_sub(taken);
         if owed == 0 {
@@ -229,7 +247,8 @@ impl WallClock {
 }
 
 /// Appends one batch, retrying with a growing pause, and tells strict callers how it went.
-fn write(shared: &Shared, records: &mut Vec<AuditRecord>, acks: &mut Vec<Option<Ack>>) {
+fn write(shared: &Shared, batch: &mut Batch) {
+    let Batch { records, acks, ids } = batch;
     let count = records.len() as u64;
     let span = tracing::debug_span!("audit_batch", records = count);
     let _entered = span.enter();
@@ -241,7 +260,7 @@ fn write(shared: &Shared, records: &mut Vec<AuditRecord>, acks: &mut Vec<Option<
         // unwind, the panic would end this thread, and every caller would wait for room in a
         // queue nobody empties any more.
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            shared.store.append_batch(records)
+            shared.store.append_taken(records, ids)
         }))
         .unwrap_or_else(|_| {
             Err(AuditError::Unavailable(
@@ -278,10 +297,26 @@ fn write(shared: &Shared, records: &mut Vec<AuditRecord>, acks: &mut Vec<Option<
             }
         }
     };
-    for (record, ack) in records.drain(..).zip(acks.drain(..)) {
-        if let Some(ack) = ack {
-            // A strict caller that stopped waiting does not need the answer.
-            let _ = ack.send(result.clone().map(|()| record.id));
+    match result {
+        Ok(()) => {
+            for (id, ack) in ids.drain(..).zip(acks.drain(..)) {
+                // A strict caller that stopped waiting does not need the answer.
+                if let Some(ack) = ack {
+                    let _ = ack.send(Ok(id));
+                }
+            }
+            // Both empty from a store that keeps `append_taken`'s contract; a store that does
+            // not must not make the next batch append these records again (and a strict
+            // caller left without an id learns its record's fate is unknown).
+            records.clear();
+            acks.clear();
+        }
+        Err(error) => {
+            records.clear();
+            ids.clear();
+            for ack in acks.drain(..).flatten() {
+                let _ = ack.send(Err(error.clone()));
+            }
         }
     }
 }

@@ -9,7 +9,7 @@ use std::sync::{
 
 use jiff::Timestamp;
 use switchboard_audit::{
-    AuditError, AuditQuery, AuditRecord, AuditStats, AuditStore, MemoryAuditStore,
+    AuditError, AuditId, AuditQuery, AuditRecord, AuditStats, AuditStore, MemoryAuditStore,
     conformance::{self, StoreFactory},
 };
 
@@ -28,6 +28,8 @@ enum Flaw {
     DropsRecords,
     /// Numbers records from 1 again once retention has emptied it.
     ReusesIds,
+    /// Reports the ids of records it takes (`append_taken`) in reverse order.
+    ReversesTakenIds,
 }
 
 struct Flawed {
@@ -58,6 +60,20 @@ impl AuditStore for Flawed {
                 Some(stored) => stored.id,
                 None => record.id.max(1) + 1_000_000,
             };
+        }
+        Ok(())
+    }
+
+    fn append_taken(
+        &self,
+        records: &mut Vec<AuditRecord>,
+        ids: &mut Vec<AuditId>,
+    ) -> Result<(), AuditError> {
+        let first = ids.len();
+        self.append_batch(records)?;
+        ids.extend(records.drain(..).map(|record| record.id));
+        if let Flaw::ReversesTakenIds = self.flaw {
+            ids[first..].reverse();
         }
         Ok(())
     }
@@ -183,4 +199,12 @@ fn the_unflawed_table_passes_everything() {
     if let Err(failures) = conformance::run_all(&make) {
         panic!("the in-memory table fails {failures:?}");
     }
+}
+
+#[test]
+fn misreported_ids_of_taken_records_are_caught() {
+    assert_caught(
+        Flaw::ReversesTakenIds,
+        &["append_taken_appends_like_append_batch"],
+    );
 }

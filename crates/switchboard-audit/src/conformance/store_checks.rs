@@ -68,6 +68,50 @@ pub fn append_assigns_increasing_ids(make: &StoreFactory) -> Result<(), Failure>
     Ok(())
 }
 
+/// `append_taken` (how the audit writer appends) stores what `append_batch` would: ids
+/// increasing after the borrowed appends' and reported in order, the records taken (the vector
+/// left empty), every field back unchanged; an empty batch is fine.
+pub fn append_taken_appends_like_append_batch(make: &StoreFactory) -> Result<(), Failure> {
+    let store = make();
+    let mut appended = append(&*store, (0..3).map(sample).collect())?;
+    for (batch, range) in [3..4, 4..4, 4..40].into_iter().enumerate() {
+        let mut records: Vec<AuditRecord> = range.map(sample).collect();
+        let mut taken = records.clone();
+        let mut ids = Vec::new();
+        store.append_taken(&mut taken, &mut ids).map_err(|error| {
+            Failure::new(format!("batch {batch}: append_taken failed: {error}"))
+        })?;
+        ensure!(
+            taken.is_empty(),
+            "batch {batch}: append_taken left {} records in the vector",
+            taken.len()
+        );
+        ensure!(
+            ids.len() == records.len(),
+            "batch {batch}: {} records taken, {} ids reported: {ids:?}",
+            records.len(),
+            ids.len()
+        );
+        for (record, id) in records.iter_mut().zip(&ids) {
+            record.id = *id;
+        }
+        appended.extend(records);
+    }
+    let all = ids(&appended);
+    ensure!(
+        all.windows(2).all(|pair| pair[0] < pair[1]),
+        "ids are not strictly increasing across append_batch and append_taken: {all:?}"
+    );
+    ensure!(
+        store.stats().appended == appended.len() as u64,
+        "after {} records the stats say {:?}",
+        appended.len(),
+        store.stats()
+    );
+    ensure_answer(&*store, &appended, &AuditQuery::all())?;
+    Ok(())
+}
+
 /// Every field comes back exactly as appended: absent optional fields, every outcome, category
 /// and initiator, both digests, a 128-byte non-ASCII tool name, sub-microsecond timestamps,
 /// extreme durations.
