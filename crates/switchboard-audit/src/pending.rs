@@ -7,14 +7,17 @@
 //! value behind a box (free for zero-sized inputs such as `NoInput`), a [`Tape`] of a value
 //! (what [`Payload::of`] records: no allocation per call), or a digest already known.
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Instant};
 
+use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
+use switchboard_core::{Category, CorrelationId, Initiator, OrgId, SessionId, UserId};
 
 use crate::{
+    action::AuditAction,
     hash::{digest_json, digest_of, digest_tape},
-    record::{AuditRecord, Digest},
+    record::{AuditRecord, Digest, Outcome},
     tape::Tape,
 };
 
@@ -106,30 +109,121 @@ pub struct PendingRecord {
     pub output: Option<Payload>,
 }
 
-impl PendingRecord {
-    /// The finished record, digests computed.
+/// A [`PendingRecord`] as it waits in the audit queue: the record less its id (the store's to
+/// give) and its digests (the writer's to compute from the payloads), and with the call's start
+/// in place of its timestamp when the writer is to fill that in.
+///
+/// Every record is written into the queue on one core and read out on another, a cache line
+/// at a time, so the queue's slots are kept small: 256 bytes (four lines) where the whole
+/// pending record and its start would take 384 (six).
+pub(crate) struct QueuedRecord {
+    when: When,
+    tool: Arc<str>,
+    domain: Option<Arc<str>>,
+    category: Option<Category>,
+    org_id: Option<OrgId>,
+    user_id: Option<UserId>,
+    session_id: Option<SessionId>,
+    correlation_id: Option<CorrelationId>,
+    initiator: Initiator,
+    duration_us: u64,
+    outcome: Outcome,
+    action: Option<AuditAction>,
+    input: Payload,
+    output: Option<Payload>,
+}
+
+/// When a queued call happened: its timestamp, or its start for the writer to turn into one.
+enum When {
+    At(Timestamp),
+    Started(Instant),
+}
+
+impl QueuedRecord {
+    /// `pending` for the queue; with `started`, the writer sets the timestamp from it.
+    pub(crate) fn new(pending: PendingRecord, started: Option<Instant>) -> Self {
+        let PendingRecord {
+            record,
+            input,
+            output,
+        } = pending;
+        let AuditRecord {
+            id: _,
+            timestamp,
+            tool,
+            domain,
+            category,
+            org_id,
+            user_id,
+            session_id,
+            correlation_id,
+            initiator,
+            input_hash: _,
+            output_hash: _,
+            duration_us,
+            outcome,
+            action,
+        } = record;
+        Self {
+            when: started.map_or(When::At(timestamp), When::Started),
+            tool,
+            domain,
+            category,
+            org_id,
+            user_id,
+            session_id,
+            correlation_id,
+            initiator,
+            duration_us,
+            outcome,
+            action,
+            input,
+            output,
+        }
+    }
+
+    /// The finished record: its digests computed, and its timestamp `wall_time` of the call's
+    /// start if the queue has that instead.
     ///
     /// A typed value's `Serialize` impl is user code, run here on the audit writer's thread: if
     /// it panics, the panic is caught and the value digests as JSON `null` (as a value that
     /// cannot become JSON does), with an error logged. The record is still written, and the
     /// writer thread lives on for every other call.
-    pub fn into_record(self) -> AuditRecord {
-        let mut record = self.record;
-        record.input_hash = guarded_digest(&self.input, &record);
-        record.output_hash = self
+    pub(crate) fn into_record(self, wall_time: impl FnOnce(Instant) -> Timestamp) -> AuditRecord {
+        let input_hash = guarded_digest(&self.input, &self.tool);
+        let output_hash = self
             .output
             .as_ref()
-            .map(|output| guarded_digest(output, &record));
-        record
+            .map(|output| guarded_digest(output, &self.tool));
+        AuditRecord {
+            id: 0,
+            timestamp: match self.when {
+                When::At(timestamp) => timestamp,
+                When::Started(started) => wall_time(started),
+            },
+            tool: self.tool,
+            domain: self.domain,
+            category: self.category,
+            org_id: self.org_id,
+            user_id: self.user_id,
+            session_id: self.session_id,
+            correlation_id: self.correlation_id,
+            initiator: self.initiator,
+            input_hash,
+            output_hash,
+            duration_us: self.duration_us,
+            outcome: self.outcome,
+            action: self.action,
+        }
     }
 }
 
 /// [`Payload::digest`], with a panic turned into the digest of JSON `null`.
-fn guarded_digest(payload: &Payload, record: &AuditRecord) -> Digest {
+fn guarded_digest(payload: &Payload, tool: &str) -> Digest {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| payload.digest())).unwrap_or_else(
         |_| {
             tracing::error!(
-                tool = %record.tool,
+                tool,
                 "serializing a call's input or output for its audit digest panicked; the \
                  record is written with the digest of JSON null"
             );
@@ -184,12 +278,56 @@ mod tests {
             input: Payload::typed(Explodes),
             output: Some(Payload::Json(Arc::new(json!({"ok": true})))),
         };
-        let finished = pending.into_record();
+        let finished = QueuedRecord::new(pending, None).into_record(|_| unreachable!());
         assert_eq!(finished.input_hash, digest_json(&serde_json::Value::Null));
         assert_eq!(
             finished.output_hash,
             Some(digest_json(&json!({"ok": true})))
         );
+    }
+
+    #[test]
+    fn a_queued_record_comes_out_as_it_went_in_with_its_digests() {
+        let record = crate::AuditRecord {
+            id: 0,
+            timestamp: jiff::Timestamp::UNIX_EPOCH,
+            tool: "roster_list_shifts".into(),
+            domain: Some("roster".into()),
+            category: Some(switchboard_core::Category::Read),
+            org_id: Some("acme".into()),
+            user_id: Some("alice".into()),
+            session_id: Some("s-1".into()),
+            correlation_id: Some("c-1".into()),
+            initiator: switchboard_core::Initiator::Human,
+            input_hash: Digest([7; 32]),
+            output_hash: None,
+            duration_us: 42,
+            outcome: crate::Outcome::Error(switchboard_core::ErrorKind::Timeout),
+            action: None,
+        };
+        let input = json!({"from": "2026-11-23"});
+        let output = json!([]);
+        let pending = |record| PendingRecord {
+            record,
+            input: Payload::Json(Arc::new(input.clone())),
+            output: Some(Payload::Json(Arc::new(output.clone()))),
+        };
+        let mut expected = record.clone();
+        expected.input_hash = digest_json(&input);
+        expected.output_hash = Some(digest_json(&output));
+
+        let kept = QueuedRecord::new(pending(record.clone()), None).into_record(|_| unreachable!());
+        assert_eq!(kept, expected);
+
+        // Handed over with its start: the writer's wall time of that start is its timestamp.
+        let started = std::time::Instant::now();
+        let at = jiff::Timestamp::from_second(1_795_000_000).expect("in range");
+        let stamped = QueuedRecord::new(pending(record), Some(started)).into_record(|instant| {
+            assert_eq!(instant, started);
+            at
+        });
+        expected.timestamp = at;
+        assert_eq!(stamped, expected);
     }
 
     #[test]

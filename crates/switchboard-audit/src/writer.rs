@@ -187,18 +187,11 @@ fn round(shared: &Shared, batch: &mut Batch) -> usize {
     let mut clock: Option<WallClock> = None;
     loop {
         while batch.records.len() < shared.config.max_batch {
-            let Some(Queued {
-                pending,
-                started,
-                ack,
-            }) = shared.queue.pop()
-            else {
+            let Some(Queued { record, ack }) = shared.queue.pop() else {
                 break;
             };
-            let mut record = pending.into_record();
-            if let Some(started) = started {
-                record.timestamp = clock.get_or_insert_with(WallClock::now).at(started);
-            }
+            let record =
+                record.into_record(|started| clock.get_or_insert_with(WallClock::now).at(started));
             batch.records.push(record);
             batch.acks.push(ack);
         }
