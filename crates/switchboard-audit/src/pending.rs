@@ -44,7 +44,8 @@ impl Payload {
     /// is copied: that is free.
     ///
     /// `value`'s `Serialize` impl runs here, on the caller's thread; if it panics, the panic is
-    /// caught and the value digests as JSON `null` (see [`PendingRecord::into_record`]).
+    /// caught and the value digests as JSON `null`, as it does when the audit writer digests a
+    /// typed value whose `Serialize` impl panics there.
     pub fn of<T: Serialize + Clone + Send + 'static>(value: &T) -> Self {
         if size_of::<T>() == 0 {
             return Payload::typed(value.clone());
