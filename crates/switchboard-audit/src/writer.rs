@@ -252,6 +252,8 @@ fn write(shared: &Shared, batch: &mut Batch) {
         // A store that panics is a store that failed: retried, then reported lost. Left to
         // unwind, the panic would end this thread, and every caller would wait for room in a
         // queue nobody empties any more.
+        // Ids an attempt that failed halfway may have pushed are not the batch's.
+        ids.clear();
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             shared.store.append_taken(records, ids)
         }))
