@@ -115,8 +115,9 @@ pub struct PendingRecord {
 /// in place of its timestamp when the writer is to fill that in.
 ///
 /// Every record is written into the queue on one core and read out on another, a cache line
-/// at a time, so the queue's slots are kept small: 256 bytes (four lines) where the whole
-/// pending record and its start would take 384 (six).
+/// at a time, so the queue's slots are kept small: with its acknowledgement sender, a queued
+/// record fills 256 bytes (four lines), where the whole pending record and its start took 384
+/// (six).
 pub(crate) struct QueuedRecord {
     when: When,
     tool: Arc<str>,
