@@ -134,7 +134,7 @@ impl RegisteredTool {
 
 /// Tool names hash with foldhash: several times cheaper than SipHash on short names, still
 /// seeded per process, which is all a table of at most a few thousand names needs.
-type ByName = HashMap<Arc<str>, Arc<RegisteredTool>, foldhash::fast::RandomState>;
+type ByName = HashMap<Box<str>, Arc<RegisteredTool>, foldhash::fast::RandomState>;
 
 /// An immutable snapshot of the registered tools.
 #[derive(Default)]
@@ -149,14 +149,16 @@ impl ToolTable {
         let mut by_name =
             ByName::with_capacity_and_hasher(tools.len(), foldhash::fast::RandomState::default());
         for tool in tools {
-            if let Some(existing) = by_name.get(&tool.name) {
+            if let Some(existing) = by_name.get(&*tool.name) {
                 return Err(RegistryError::DuplicateTool {
                     name: tool.name.to_string(),
                     first: origin(&existing.descriptor),
                     second: origin(&tool.descriptor),
                 });
             }
-            by_name.insert(Arc::clone(&tool.name), tool);
+            // The key is a copy, not the tool's own `Arc`: every call clones `tool.name` (a write
+            // to the line its bytes share with the count) and every lookup reads the key's bytes.
+            by_name.insert(Box::from(&*tool.name), tool);
         }
         let mut sorted: Vec<_> = by_name.values().cloned().collect();
         sorted.sort_by(|a, b| a.name.cmp(&b.name));
