@@ -266,8 +266,10 @@ fn summary(runtime: &Runtime, fixture: &Fixture) {
     let mut samples: Vec<Vec<f64>> = vec![Vec::new(); Variant::ALL.len()];
     let mut single: Vec<Vec<f64>> = vec![Vec::new(); Variant::ALL.len()];
     let mut many: Vec<Vec<f64>> = vec![Vec::new(); Variant::ALL.len()];
+    let mut crossings = Vec::with_capacity(ROUNDS);
     runtime.block_on(async {
         for _ in 0..ROUNDS {
+            crossings.push(cross_core_round_trip_ns());
             for (index, variant) in Variant::ALL.into_iter().enumerate() {
                 latencies(fixture, variant, SAMPLES, &mut samples[index]).await;
                 let started = Instant::now();
@@ -279,6 +281,7 @@ fn summary(runtime: &Runtime, fixture: &Fixture) {
         }
     });
     let sustained = runtime.block_on(sustained_invoke(fixture));
+    crossings.sort_by(f64::total_cmp);
     let results: Vec<Summary> = (0..Variant::ALL.len())
         .map(|index| {
             let latencies = &mut samples[index];
@@ -348,6 +351,49 @@ fn summary(runtime: &Runtime, fixture: &Fixture) {
          {sustained:.0} calls/s = {:.2}x one caller's (not a target; the phases above fit in the audit queue, these do not)",
         sustained / invoke.throughput_1
     );
+    println!(
+        "cross-core cache line round trip: median {:.0} ns, {:.0}-{:.0} ns over the rounds (not a target: \
+         what every write shared between the cores costs in this run; see docs/benchmarks.md)",
+        percentile(&crossings, 0.5),
+        crossings[0],
+        crossings[crossings.len() - 1]
+    );
+}
+
+/// How long one cache line takes to go to the other core and back, in ns: the mean of 4,000
+/// hand-offs of a counter between two threads (the summary reports the median over its rounds).
+///
+/// The contended figures above depend on it: every write the cores share (a reference count, a
+/// queue index, a bulkhead's counter) waits for the line to arrive. On the project's VM it is
+/// ~70 ns at some times and ~400 ns at others, as the host places the two vCPUs, and the
+/// 64-caller phases of the registry variants (not the direct calls, which share nothing) slow
+/// down with it; printing it makes a run's scaling ratio readable.
+fn cross_core_round_trip_ns() -> f64 {
+    const HAND_OFFS: u64 = 4_000;
+    /// On a cache line of its own, so nothing else moves with it.
+    #[repr(align(128))]
+    struct Line(AtomicU64);
+    let line = Arc::new(Line(AtomicU64::new(0)));
+    let other = Arc::clone(&line);
+    let echo = std::thread::spawn(move || {
+        // Answers every odd value with the next even one.
+        for turn in 0..HAND_OFFS {
+            while other.0.load(Ordering::Acquire) != 2 * turn + 1 {
+                std::hint::spin_loop();
+            }
+            other.0.store(2 * turn + 2, Ordering::Release);
+        }
+    });
+    let started = Instant::now();
+    for turn in 0..HAND_OFFS {
+        line.0.store(2 * turn + 1, Ordering::Release);
+        while line.0.load(Ordering::Acquire) != 2 * turn + 2 {
+            std::hint::spin_loop();
+        }
+    }
+    let elapsed = started.elapsed();
+    let _ = echo.join();
+    elapsed.as_nanos() as f64 / HAND_OFFS as f64
 }
 
 /// Calls per contended phase of the summary: all callers together.
