@@ -8,7 +8,8 @@
 //! by running JSON invoke once more against a store that only counts records. Last, ten
 //! contended JSON phases back to back, timed until every audit record is written: a 64-caller
 //! phase of the summary fits in the audit queue, so that figure shows the pace the audit writer
-//! keeps up with over a longer stretch.
+//! keeps up with over a longer stretch. Each round also times a cache line's trip to the other
+//! core and back, printed at the end: the contended figures move with it.
 //!
 //! Run: `cargo bench -p switchboard --bench invoke`. Results go in `docs/benchmarks.md`.
 
