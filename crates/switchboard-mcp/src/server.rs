@@ -74,6 +74,9 @@ pub struct McpServer {
     call_template: CallContext,
     /// What this handler instance (one session) keeps between requests.
     session: Arc<SessionState>,
+    /// The tools in MCP shape, shared with every instance made by [`McpServer::fresh_instance`]
+    /// (or by the HTTP server for its sessions).
+    catalog: Arc<tools::ToolCatalog>,
 }
 
 /// The state of one session: its log level, and the end of its background work.
@@ -107,6 +110,16 @@ impl SessionState {
 impl McpServer {
     /// A handler serving `registry` to a client acting as `identity`.
     pub fn new(registry: ToolRegistry, identity: Identity) -> Self {
+        Self::sharing_catalog(registry, identity, Arc::default())
+    }
+
+    /// [`McpServer::new`], with the tools' MCP forms kept in `catalog`: the HTTP server makes
+    /// a handler per session and per request, and converts each tool once for all of them.
+    pub(crate) fn sharing_catalog(
+        registry: ToolRegistry,
+        identity: Identity,
+        catalog: Arc<tools::ToolCatalog>,
+    ) -> Self {
         let minted_session_id: SessionId = minted_id::with_prefix("mcp-session");
         let mut call_template = identity.call_context(minted_session_id.as_str(), "");
         call_template.correlation_id = None;
@@ -116,13 +129,18 @@ impl McpServer {
             minted_session_id,
             call_template,
             session: Arc::new(SessionState::new()),
+            catalog,
         }
     }
 
     /// The same registry and identity, with a newly minted session id.
     #[must_use]
     pub fn fresh_instance(&self) -> Self {
-        Self::new(self.registry.clone(), self.identity.clone())
+        Self::sharing_catalog(
+            self.registry.clone(),
+            self.identity.clone(),
+            Arc::clone(&self.catalog),
+        )
     }
 
     /// The session id calls use when the transport has none (stdio, in-memory).
@@ -245,10 +263,8 @@ impl ServerHandler for McpServer {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.registry
-            .list_permitted(&self.identity.roles)
-            .iter()
-            .find(|descriptor| descriptor.name == name)
-            .and_then(|descriptor| tools::to_mcp_tool(descriptor))
+            .find_permitted(name, &self.identity.roles)
+            .and_then(|descriptor| self.catalog.tool(&descriptor))
     }
 
     async fn list_tools(
@@ -258,6 +274,7 @@ impl ServerHandler for McpServer {
     ) -> Result<ListToolsResult, ErrorData> {
         let cursor = request.and_then(|params| params.cursor);
         tools::page(
+            &self.catalog,
             self.registry.list_permitted(&self.identity.roles),
             cursor.as_deref(),
         )

@@ -111,6 +111,16 @@ fn install_log_layer() {
     });
 }
 
+/// The names `tools/list` gives `client`.
+async fn listed(client: &Client) -> Vec<String> {
+    bounded("tools/list", client.list_all_tools())
+        .await
+        .expect("tools/list")
+        .into_iter()
+        .map(|tool| tool.name.into_owned())
+        .collect()
+}
+
 async fn connect(registry: &ToolRegistry, identity: Identity) -> (Client, Recorder, Server) {
     let recorder = Recorder::default();
     let (client, server) = connect_handler(registry, identity, recorder.clone()).await;
@@ -357,6 +367,8 @@ async fn list_changed_follows_the_tools_the_client_may_call() {
     let info = client.peer_info().expect("the server introduced itself");
     let tools = info.capabilities.tools.clone().expect("tools capability");
     assert_eq!(tools.list_changed, Some(true));
+    // Listed once before the changes, so the lists below cannot come from a stale catalog.
+    assert!(!listed(&client).await.contains(&"mounted_lookup".to_owned()));
 
     // A tool staff may not call changes nothing staff can see.
     bounded(
@@ -376,12 +388,7 @@ async fn list_changed_follows_the_tools_the_client_may_call() {
     .await
     .expect("registers");
     eventually("tools/list_changed", || recorder.list_changed() == 1).await;
-    let names: Vec<String> = bounded("tools/list", client.list_all_tools())
-        .await
-        .expect("tools/list")
-        .into_iter()
-        .map(|tool| tool.name.into_owned())
-        .collect();
+    let names = listed(&client).await;
     assert!(
         names.iter().any(|name| name == "mounted_lookup"),
         "{names:?}"
@@ -403,6 +410,7 @@ async fn list_changed_follows_the_tools_the_client_may_call() {
         recorder.list_changed() == 2
     })
     .await;
+    assert!(!listed(&client).await.contains(&"mounted_lookup".to_owned()));
 
     close(client, server).await;
     registry.shutdown().await;

@@ -384,6 +384,24 @@ impl ToolRegistry {
             .map(|tool| Arc::clone(&tool.descriptor))
     }
 
+    /// One tool by name, if a caller holding `roles` may call it: [`find`] limited to what
+    /// [`list_permitted`] lists, without building the list.
+    ///
+    /// [`find`]: ToolRegistry::find
+    /// [`list_permitted`]: ToolRegistry::list_permitted
+    pub fn find_permitted(
+        &self,
+        name: &str,
+        roles: &[switchboard_core::Role],
+    ) -> Option<Arc<ToolDescriptor>> {
+        self.shared
+            .table
+            .load()
+            .get(name)
+            .filter(|tool| tool.granted_to(roles))
+            .map(|tool| Arc::clone(&tool.descriptor))
+    }
+
     /// Registered names that look like `name`, for "did you mean" messages.
     pub fn similar_names(&self, name: &str) -> Vec<String> {
         self.shared.table.load().similar_names(name)

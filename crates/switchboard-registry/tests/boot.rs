@@ -7,7 +7,7 @@
 
 mod common;
 
-use std::{path::PathBuf, time::Duration};
+use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use common::{
     Stateless, domain_names, human_context, names, start, start_excluding, start_with_permissions,
@@ -162,6 +162,28 @@ async fn list_permitted_follows_the_matrix() {
     );
     assert!(registry.list_permitted(&[Role::from("nobody")]).is_empty());
     assert!(registry.list_permitted(&[]).is_empty());
+    // One tool by name answers as the list does, for every tool and every set of roles.
+    let role_sets: [&[Role]; 4] = [
+        &[Role::from("reader")],
+        &[Role::from("boss")],
+        &[Role::from("nobody"), Role::from("reader")],
+        &[],
+    ];
+    for roles in role_sets {
+        let permitted = registry.list_permitted(roles);
+        let listed = names(&permitted);
+        for tool in registry.list() {
+            let found = registry.find_permitted(&tool.name, roles);
+            assert_eq!(
+                found.is_some(),
+                listed.contains(&&*tool.name),
+                "{} for {roles:?}",
+                tool.name
+            );
+            assert!(found.is_none_or(|found| Arc::ptr_eq(&found, &tool)));
+        }
+        assert!(registry.find_permitted("alpha_lookupp", roles).is_none());
+    }
     registry.shutdown().await;
 }
 

@@ -37,7 +37,7 @@ pub use config::{
 };
 pub use origin::{AllowListError, AllowedHost, AllowedOrigin};
 
-use crate::{error::McpError, identity::Identity, server::McpServer};
+use crate::{error::McpError, identity::Identity, server::McpServer, tools::ToolCatalog};
 use auth::{Authenticator, Principal};
 use guard::{Guard, REQUEST_PRINCIPAL};
 use origin::RebindingGuard;
@@ -157,6 +157,8 @@ pub async fn serve_http_with(
         .with_allowed_hosts(rebinding.hosts().iter().map(ToString::to_string))
         .with_max_request_body_bytes(config.max_body_bytes)
         .with_cancellation_token(cancel.child_token());
+    // One catalog for every handler: rmcp asks the factory for one per request.
+    let catalog = Arc::new(ToolCatalog::default());
     let service = StreamableHttpService::new(
         move || {
             let principal = REQUEST_PRINCIPAL
@@ -168,7 +170,11 @@ pub async fn serve_http_with(
                         "an MCP handler was requested outside an authenticated request",
                     )
                 })?;
-            Ok(McpServer::new(registry.clone(), principal.identity.clone()))
+            Ok(McpServer::sharing_catalog(
+                registry.clone(),
+                principal.identity.clone(),
+                Arc::clone(&catalog),
+            ))
         },
         manager,
         rmcp_config,
