@@ -61,10 +61,12 @@ pub(crate) enum Variant {
     PlainStdioBlocking,
     OursHttp,
     PlainHttp,
+    OursHttpStateless,
+    PlainHttpStateless,
 }
 
 impl Variant {
-    pub(crate) const ALL: [Variant; 10] = [
+    pub(crate) const ALL: [Variant; 12] = [
         Variant::InProcess,
         Variant::OursDuplex,
         Variant::PlainDuplex,
@@ -75,6 +77,8 @@ impl Variant {
         Variant::PlainStdioBlocking,
         Variant::OursHttp,
         Variant::PlainHttp,
+        Variant::OursHttpStateless,
+        Variant::PlainHttpStateless,
     ];
 
     pub(crate) fn name(self) -> &'static str {
@@ -89,6 +93,8 @@ impl Variant {
             Variant::PlainStdioBlocking => "(diag) plain rmcp, blocking stdio()",
             Variant::OursHttp => "ours, HTTP",
             Variant::PlainHttp => "plain rmcp, HTTP",
+            Variant::OursHttpStateless => "ours, HTTP 2026-07-28",
+            Variant::PlainHttpStateless => "plain rmcp, HTTP 2026-07-28",
         }
     }
 
@@ -146,6 +152,8 @@ impl Variant {
             Variant::PlainStdioBlocking => &fixture.plain_blocking,
             Variant::OursHttp => &fixture.ours_http[index],
             Variant::PlainHttp => &fixture.plain_http[index],
+            Variant::OursHttpStateless => &fixture.ours_http_stateless[index],
+            Variant::PlainHttpStateless => &fixture.plain_http_stateless[index],
         };
         black_box(setup::call(client).await);
     }

@@ -12,7 +12,10 @@
 //!   talks to them through `TokioChildProcess`, i.e. real OS pipes;
 //! - HTTP: ours from [`serve_http`] (our guard middleware, sessions, the operator identity),
 //!   the plain one from [`plain::serve_plain_http`], both on `127.0.0.1:0`; each client is its
-//!   own rmcp streamable-HTTP client, so its own session and connection.
+//!   own rmcp streamable-HTTP client, so its own session and connection. The same servers
+//!   are measured again with clients speaking 2026-07-28, which has no session: each request
+//!   stands alone, and rmcp looks the tool's input schema up on every `tools/call` (to check
+//!   the `Mcp-Param-*` headers that revision defines).
 
 use std::{
     net::SocketAddr,
@@ -21,8 +24,8 @@ use std::{
 };
 
 use rmcp::{
-    RoleClient, ServerHandler, ServiceExt as _,
-    model::{CallToolRequestParams, JsonObject, Tool},
+    ClientLifecycleMode, ClientServiceExt as _, RoleClient, ServerHandler, ServiceExt as _,
+    model::{CallToolRequestParams, JsonObject, ProtocolVersion, Tool},
     service::RunningService,
     transport::{
         StreamableHttpClientTransport, TokioChildProcess,
@@ -74,6 +77,9 @@ pub(crate) struct Fixture {
     pub(crate) plain_blocking_pid: Option<u32>,
     pub(crate) ours_http: Vec<Client>,
     pub(crate) plain_http: Vec<Client>,
+    /// Clients speaking 2026-07-28: no session, every request stands alone.
+    pub(crate) ours_http_stateless: Vec<Client>,
+    pub(crate) plain_http_stateless: Vec<Client>,
     duplex_servers: Vec<JoinHandle<()>>,
     ours_http_server: HttpServer,
     plain_http_server: PlainHttp,
@@ -143,9 +149,13 @@ impl Fixture {
         let plain_http_server = plain::serve_plain_http(plain).await;
         let mut ours_http = Vec::new();
         let mut plain_http = Vec::new();
+        let mut ours_http_stateless = Vec::new();
+        let mut plain_http_stateless = Vec::new();
         for _ in 0..CLIENTS {
             ours_http.push(http(&ours_http_server.url()).await);
             plain_http.push(http(&plain_http_server.url).await);
+            ours_http_stateless.push(http_stateless(&ours_http_server.url()).await);
+            plain_http_stateless.push(http_stateless(&plain_http_server.url).await);
         }
 
         let fixture = Self {
@@ -163,6 +173,8 @@ impl Fixture {
             plain_blocking_pid,
             ours_http,
             plain_http,
+            ours_http_stateless,
+            plain_http_stateless,
             duplex_servers,
             ours_http_server,
             plain_http_server,
@@ -188,6 +200,8 @@ impl Fixture {
             ("plain, blocking stdio", &self.plain_blocking),
             ("ours, HTTP", &self.ours_http[0]),
             ("plain, HTTP", &self.plain_http[0]),
+            ("ours, HTTP 2026-07-28", &self.ours_http_stateless[0]),
+            ("plain, HTTP 2026-07-28", &self.plain_http_stateless[0]),
         ];
         for (name, client) in clients {
             let answer = call(client).await;
@@ -205,6 +219,8 @@ impl Fixture {
             .chain(self.invoke_duplex)
             .chain(self.ours_http)
             .chain(self.plain_http)
+            .chain(self.ours_http_stateless)
+            .chain(self.plain_http_stateless)
             .chain([self.ours_stdio, self.plain_stdio, self.plain_blocking]);
         for client in clients {
             let _ = bounded("closing a client", client.cancel()).await;
@@ -279,6 +295,25 @@ async fn child(command: tokio::process::Command) -> (Client, Option<u32>) {
         .await
         .expect("the stdio client connects");
     (client, pid)
+}
+
+/// A streamable-HTTP client of `url` speaking 2026-07-28: it discovers the server instead of
+/// initializing a session, and every request stands alone (its own connection).
+async fn http_stateless(url: &str) -> Client {
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+    let transport = StreamableHttpClientTransport::from_config(config);
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let client = bounded(
+        "a 2026-07-28 discovery",
+        Box::pin(().serve_with_lifecycle(transport, lifecycle)),
+    )
+    .await
+    .expect("the 2026-07-28 client connects");
+    let negotiated = client.peer_info().map(|info| info.protocol_version.clone());
+    assert_eq!(negotiated, Some(ProtocolVersion::V_2026_07_28), "{url}");
+    client
 }
 
 /// A streamable-HTTP client of `url` (its own session and connection).

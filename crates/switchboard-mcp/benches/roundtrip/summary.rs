@@ -25,10 +25,15 @@ use crate::{CLIENTS, Variant, contended, setup::Fixture};
 const TARGET_RATIO: f64 = 1.10;
 
 /// The transports compared, as (name, ours, plain).
-const PAIRS: [(&str, Variant, Variant); 3] = [
+const PAIRS: [(&str, Variant, Variant); 4] = [
     ("duplex", Variant::OursDuplex, Variant::PlainDuplex),
     ("stdio", Variant::OursStdio, Variant::PlainStdio),
     ("HTTP", Variant::OursHttp, Variant::PlainHttp),
+    (
+        "HTTP 2026-07-28",
+        Variant::OursHttpStateless,
+        Variant::PlainHttpStateless,
+    ),
 ];
 
 /// Interleaved rounds.
