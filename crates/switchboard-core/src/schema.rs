@@ -7,16 +7,22 @@
 
 use std::{borrow::Cow, sync::Arc, time::Duration};
 
-use schemars::{JsonSchema, Schema, generate::SchemaSettings};
+use schemars::{JsonSchema, Schema, generate::SchemaSettings, transform::RecursiveTransform};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use validator::{ValidationErrors, ValidationErrorsKind};
 
 use crate::{category::Category, error::FieldError, tool::ToolEntry};
 
-/// The JSON Schema (2020-12, with `$schema`) of `T`.
+mod formats;
+
+pub use formats::STANDARD_FORMATS;
+
+/// The JSON Schema (2020-12, with `$schema`) of `T`, with only 2020-12's own `format`s (see
+/// [`formats`]: schemars' `int32` becomes the bounds it stands for, its `partial-time` goes).
 pub fn schema_of<T: JsonSchema>() -> Schema {
     SchemaSettings::draft2020_12()
+        .with_transform(RecursiveTransform(formats::keep_standard_formats))
         .into_generator()
         .into_root_schema_for::<T>()
 }

@@ -10,6 +10,7 @@ use rmcp::{
 };
 use serde_json::{Value, json};
 use switchboard_audit::{AuditQuery, AuditRecord};
+use switchboard_core::schema::STANDARD_FORMATS;
 // A domain's `#[tool]`s are registered only if the binary references its crate
 // (rust-lang/rust#64731).
 use switchboard_domain_core as _;
@@ -108,6 +109,43 @@ async fn tools_list_shows_the_permitted_tools_sorted_in_the_mcp_shape() {
     .await;
     invalid_params(bad_cursor.map(|_| CallToolResult::success(Vec::new())));
 
+    disconnect(client, server, registry).await;
+}
+
+/// Every `format` keyword in `schema`, at any depth.
+fn formats_in(schema: &Value, found: &mut Vec<String>) {
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::String(format)) = map.get("format") {
+                found.push(format.clone());
+            }
+            map.values().for_each(|child| formats_in(child, found));
+        }
+        Value::Array(items) => items.iter().for_each(|child| formats_in(child, found)),
+        _ => {}
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listed_schemas_use_only_the_formats_json_schema_2020_12_defines() {
+    let registry = registry().await;
+    let (client, server) = connect_in_memory(&registry, admin()).await;
+    let tools = bounded("tools/list", client.list_all_tools())
+        .await
+        .expect("tools/list");
+    let mut found = Vec::new();
+    for tool in &tools {
+        let tool = serde_json::to_value(tool).expect("a tool serialises");
+        formats_in(&tool["inputSchema"], &mut found);
+        formats_in(&tool["outputSchema"], &mut found);
+    }
+    // Strict clients (Ajv, the MCP Inspector) warn about or refuse any other format.
+    let unknown: Vec<&String> = found
+        .iter()
+        .filter(|format| !STANDARD_FORMATS.contains(&format.as_str()))
+        .collect();
+    assert!(unknown.is_empty(), "non-standard formats: {unknown:?}");
+    assert!(found.iter().any(|format| format == "date"), "{found:?}");
     disconnect(client, server, registry).await;
 }
 
