@@ -22,6 +22,7 @@ pub use http::{
 };
 pub use identity::Identity;
 pub use logging::log_layer;
+pub use result::ERROR_META_KEY;
 pub use scope::{PROJECT_META_KEY, THREAD_META_KEY};
 pub use server::McpServer;
 pub use stdio::{STDIO_MAX_MESSAGE_BYTES, serve_io, serve_stdio};

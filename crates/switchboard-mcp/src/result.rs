@@ -4,8 +4,12 @@
 //! `{"result": value}`) plus the same JSON as a text block for clients that only read text.
 //! An unknown tool is the client's protocol mistake, a JSON-RPC `-32602`. Every other refusal
 //! or failure is a tool result with `isError: true`, so the model can read why and adjust: the
-//! message as text, and the error's stable JSON (`{"kind", "message", ...}`) as
-//! `structuredContent`.
+//! message as text, and the error's stable JSON (`{"kind", "message", ...}`) for programs in
+//! the result's `_meta`, under [`ERROR_META_KEY`]. Not as `structuredContent`: a tool's
+//! `outputSchema` describes its output, clients validate `structuredContent` against it (the
+//! TypeScript SDK and the MCP Inspector do even when `isError` is set), and an error's JSON
+//! does not match it, so the client would answer its own validation error (`-32602`) in place
+//! of ours and the model would never read why its call was refused.
 //!
 //! A tool that returns [`ToolContent`](switchboard_core::ToolContent) (its descriptor says so:
 //! [`ToolDescriptor::returns_content`](switchboard_core::ToolDescriptor::returns_content)) is
@@ -15,11 +19,15 @@
 
 use rmcp::{
     ErrorData,
-    model::{CallToolResult, ContentBlock},
+    model::{CallToolResult, ContentBlock, MetaObject},
 };
 use serde::Deserialize as _;
 use serde_json::{Value, json};
 use switchboard_core::InvokeError;
+
+/// The `_meta` key of a refused or failed call's result under which its error's JSON
+/// (`{"kind", "message", ...}`, as [`InvokeError`] serialises) is.
+pub const ERROR_META_KEY: &str = "switchboard/error";
 
 /// The MCP answer to one `tools/call`. `returns_content` says whether the tool answers with
 /// content blocks; it is asked only for a successful output that has a `content` field.
@@ -64,7 +72,9 @@ fn content(value: Value) -> CallToolResult {
 
 fn failure(error: &InvokeError) -> CallToolResult {
     let mut result = CallToolResult::error(vec![ContentBlock::text(error.to_string())]);
-    result.structured_content = Some(error_json(error));
+    let mut meta = MetaObject::default();
+    meta.insert(ERROR_META_KEY.to_owned(), error_json(error));
+    result.meta = Some(meta);
     result
 }
 
@@ -91,8 +101,17 @@ mod tests {
         };
         let result = call_result(Err(error), || false).expect("a tool error, not a protocol error");
         assert_eq!(result.is_error, Some(true));
-        let structured = result.structured_content.expect("the error's JSON");
-        assert_eq!(structured["kind"], "org_id_not_allowed");
+        // The error is not the tool's output: `structuredContent` would fail its schema.
+        assert_eq!(result.structured_content, None);
+        let meta = result.meta.expect("the error's JSON in `_meta`");
+        assert_eq!(meta[ERROR_META_KEY]["kind"], "org_id_not_allowed");
+        assert!(
+            result.content[0]
+                .as_text()
+                .is_some_and(|text| text.text.contains("remove the field")),
+            "the message, for the model: {:?}",
+            result.content
+        );
     }
 
     #[test]

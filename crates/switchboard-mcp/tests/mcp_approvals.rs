@@ -33,7 +33,7 @@ use approval_support::{
     input_required, invalid_params, kind, only_proposal, proposal_id_of, proposals, records_of,
     request, retry, runs,
 };
-use common::{bounded, close, registry};
+use common::{bounded, close, error_of, registry};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_2026_07_28_the_user_approves_in_an_input_required_round_and_the_tool_runs_once() {
@@ -142,9 +142,9 @@ async fn a_rejection_closes_the_proposal_with_the_feedback_and_runs_nothing() {
         .await
         .expect("a result");
     assert_eq!(kind(&result), "proposal_closed");
-    let structured = result.structured_content.clone().expect("structured");
-    assert_eq!(structured["status"], json!("rejected"), "{structured}");
-    assert_eq!(structured["feedback"], json!("Sam is off that day"));
+    let error = error_of(&result);
+    assert_eq!(error["status"], json!("rejected"), "{error}");
+    assert_eq!(error["feedback"], json!("Sam is off that day"));
     let text = serde_json::to_string(&result.content).expect("serialises");
     assert!(text.contains("Sam is off that day"), "{text}");
 
@@ -317,10 +317,7 @@ async fn a_replayed_request_state_finds_the_proposal_closed() {
             panic!("a final result: {replayed:?}");
         };
         assert_eq!(kind(&replayed), "proposal_closed");
-        assert_eq!(
-            replayed.structured_content.expect("structured")["status"],
-            json!("approved")
-        );
+        assert_eq!(error_of(&replayed)["status"], json!("approved"));
     }
     assert_eq!(runs(&registry).await, 1, "the tool ran once");
 

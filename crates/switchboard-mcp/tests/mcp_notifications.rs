@@ -40,7 +40,7 @@ use tracing_subscriber::prelude::*;
 
 mod common;
 
-use common::{admin, bounded, close, connect_handler, registry};
+use common::{admin, bounded, close, connect_handler, error_of, registry};
 
 /// The three messages `test_tool_with_logging` logs.
 const LOGGED: [&str; 3] = [
@@ -557,8 +557,7 @@ async fn content_tools_answer_blocks_and_declare_no_output_schema() {
     let refused = bounded("a tools/call", call_with(json!({"name": "Ada"})))
         .await
         .expect("a tool error");
-    assert_eq!(refused.is_error, Some(true), "{refused:?}");
-    let error = refused.structured_content.expect("the error's JSON");
+    let error = error_of(&refused);
     assert_eq!(error["kind"], "invalid_input", "{error}");
 
     close(client, server).await;

@@ -20,7 +20,7 @@ use switchboard_registry::ToolRegistry;
 
 mod common;
 
-use common::{Client, admin, bounded, connect_in_memory, disconnect, registry};
+use common::{Client, admin, bounded, connect_in_memory, disconnect, error_of, registry};
 
 async fn call(
     client: &Client,
@@ -190,8 +190,7 @@ async fn calls_answer_results_tool_errors_and_protocol_errors_each_audited_once(
     )
     .await
     .expect("a tool error, not a protocol error");
-    assert_eq!(refused.is_error, Some(true), "{refused:?}");
-    let error = refused.structured_content.expect("the error's JSON");
+    let error = error_of(&refused);
     assert_eq!(error["kind"], json!("org_id_not_allowed"), "{error}");
 
     let message = invalid_params(call(&client, "no_such_tool", json!({})).await);
@@ -216,8 +215,7 @@ async fn agents_may_not_execute_but_a_configured_human_may() {
     let refused = call(&client, "roster_assign_shift", params.clone())
         .await
         .expect("a tool error");
-    assert_eq!(refused.is_error, Some(true));
-    let error = refused.structured_content.expect("the error's JSON");
+    let error = error_of(&refused);
     assert_eq!(error["kind"], json!("category_denied"), "{error}");
     bounded("closing the client", client.cancel())
         .await
@@ -232,8 +230,10 @@ async fn agents_may_not_execute_but_a_configured_human_may() {
         .await
         .expect("a result or a tool error");
     let kind = answer
-        .structured_content
-        .and_then(|value| value.get("kind").cloned());
+        .meta
+        .as_ref()
+        .and_then(|meta| meta.get(switchboard_mcp::ERROR_META_KEY))
+        .and_then(|error| error.get("kind").cloned());
     assert_ne!(
         kind,
         Some(json!("category_denied")),

@@ -42,7 +42,7 @@ use rmcp::{
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest,
         ElicitRequestParams, ElicitResult, InputRequest, InputRequests, InputRequiredResult,
-        MetaObject, ProtocolVersion,
+        ProtocolVersion,
     },
     service::RequestContext,
 };
@@ -309,7 +309,7 @@ fn approved_result(registry: &ToolRegistry, approved: Approved) -> CallToolResul
         // Only an unknown tool is a protocol error, and an `Ok` output has a known tool.
         Err(error) => CallToolResult::error(vec![ContentBlock::text(error.message)]),
     };
-    let mut meta = MetaObject::default();
+    let mut meta = answer.meta.take().unwrap_or_default();
     meta.0
         .insert(PROPOSAL_META_KEY.to_owned(), json!(approved.proposal.id));
     if let switchboard_registry::ProposalStatus::Approved { by, .. } = &approved.proposal.status {
@@ -330,8 +330,12 @@ fn rejected_result(proposal: &Proposal, feedback: &str) -> Result<CallToolResult
         tool = proposal.tool,
         id = proposal.id,
     ))];
-    if let Some(Value::Object(structured)) = answer.structured_content.as_mut() {
-        structured.insert("feedback".to_owned(), json!(feedback));
+    if let Some(Value::Object(error)) = answer
+        .meta
+        .as_mut()
+        .and_then(|meta| meta.get_mut(result::ERROR_META_KEY))
+    {
+        error.insert("feedback".to_owned(), json!(feedback));
     }
     Ok(answer)
 }

@@ -25,7 +25,7 @@ use switchboard_core::{CallContext, Initiator, ProposalId};
 use switchboard_mcp::{Identity, McpServer};
 use switchboard_registry::{Proposal, ToolRegistry};
 
-use crate::common::bounded;
+use crate::common::{bounded, error_of};
 
 /// The mutation the agent asks for: assign Sam to a Tuesday shift.
 pub(crate) const ASSIGN: &str = "roster_assign_shift";
@@ -203,17 +203,12 @@ pub(crate) fn retry(
 }
 
 pub(crate) fn kind(result: &CallToolResult) -> &str {
-    assert_eq!(result.is_error, Some(true), "{result:?}");
-    result
-        .structured_content
-        .as_ref()
-        .and_then(|error| error["kind"].as_str())
-        .unwrap_or_default()
+    error_of(result)["kind"].as_str().unwrap_or_default()
 }
 
 pub(crate) fn proposal_id_of(result: &CallToolResult) -> ProposalId {
-    let structured = result.structured_content.as_ref().expect("structured");
-    ProposalId::new(structured["proposal_id"].as_str().expect("a proposal id"))
+    let error = error_of(result);
+    ProposalId::new(error["proposal_id"].as_str().expect("a proposal id"))
 }
 
 pub(crate) fn invalid_params(outcome: Result<CallToolResponse, ServiceError>) -> String {

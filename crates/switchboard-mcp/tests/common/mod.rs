@@ -8,8 +8,12 @@
 
 use std::{future::Future, time::Duration};
 
-use rmcp::{ClientHandler, RoleClient, RoleServer, ServiceExt as _, service::RunningService};
-use switchboard_mcp::{Identity, McpServer};
+use rmcp::{
+    ClientHandler, RoleClient, RoleServer, ServiceExt as _, model::CallToolResult,
+    service::RunningService,
+};
+use serde_json::Value;
+use switchboard_mcp::{ERROR_META_KEY, Identity, McpServer};
 use switchboard_registry::ToolRegistry;
 
 /// The longest any single step may take.
@@ -80,4 +84,17 @@ pub(crate) async fn close<H: ClientHandler>(client: RunningService<RoleClient, H
 pub(crate) async fn disconnect(client: Client, server: Server, registry: ToolRegistry) {
     close(client, server).await;
     registry.shutdown().await;
+}
+
+/// The error's JSON of a refused or failed call (`{"kind", "message", ...}`), from the result's
+/// `_meta`; a refusal never puts it in `structuredContent`, where it would fail the tool's
+/// output schema.
+pub(crate) fn error_of(result: &CallToolResult) -> &Value {
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    assert_eq!(result.structured_content, None, "{result:?}");
+    result
+        .meta
+        .as_ref()
+        .and_then(|meta| meta.get(ERROR_META_KEY))
+        .unwrap_or_else(|| panic!("no `{ERROR_META_KEY}` in the error's `_meta`: {result:?}"))
 }
