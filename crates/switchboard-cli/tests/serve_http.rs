@@ -137,7 +137,7 @@ async fn with_tokens_no_identity_flags_are_needed_and_requests_are_checked() {
         .expect("stderr is readable")
         .expect("a start-up line");
     assert!(
-        started.contains("bearer tokens") && started.contains("1 tokens"),
+        started.contains("bearer tokens") && started.contains("(1 token)"),
         "{started}"
     );
     let addr = started

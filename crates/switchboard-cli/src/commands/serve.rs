@@ -39,11 +39,9 @@ impl Transport {
             Some(path) => {
                 let table = TokenTable::from_file(path)
                     .map_err(|error| UsageError::new(format!("{error} (given with --tokens)")))?;
-                let summary = format!(
-                    "bearer tokens from {} ({} tokens)",
-                    path.display(),
-                    table.len()
-                );
+                let count = table.len();
+                let noun = if count == 1 { "token" } else { "tokens" };
+                let summary = format!("bearer tokens from {} ({count} {noun})", path.display());
                 (HttpAuth::Tokens(table), summary)
             }
             None => {
