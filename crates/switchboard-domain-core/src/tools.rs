@@ -28,6 +28,7 @@ pub struct CurrentUser {
 /// Use it to answer "who am I" or to learn which organisation and roles the session acts with.
 #[tool(
     name = "core_get_current_user",
+    title = "Who am I",
     domain = "core",
     category = read,
     permission = "core.users.read",

@@ -21,6 +21,7 @@ use crate::{
 /// assignee.
 #[tool(
     name = "roster_list_shifts",
+    title = "List shifts",
     domain = "roster",
     category = read,
     permission = "roster.shifts.read",
@@ -49,6 +50,7 @@ pub async fn list_shifts(
 /// apply it with `roster_assign_shift`.
 #[tool(
     name = "roster_propose_shift_swap",
+    title = "Propose a shift swap",
     domain = "roster",
     category = propose,
     permission = "roster.swaps.propose",
@@ -82,6 +84,7 @@ pub async fn propose_shift_swap(
 /// assignee, and returns the updated shift.
 #[tool(
     name = "roster_assign_shift",
+    title = "Assign a shift",
     domain = "roster",
     category = execute,
     permission = "roster.shifts.assign",
@@ -100,6 +103,7 @@ pub async fn assign_shift(ctx: &ToolContext, input: AssignShiftInput) -> Result<
 /// Sunday). Cannot be undone: the previous assignments are not kept.
 #[tool(
     name = "roster_clear_roster",
+    title = "Clear a week's assignments",
     domain = "roster",
     category = restricted,
     permission = "roster.roster.clear"
