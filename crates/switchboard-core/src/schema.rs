@@ -18,8 +18,9 @@ mod formats;
 
 pub use formats::STANDARD_FORMATS;
 
-/// The JSON Schema (2020-12, with `$schema`) of `T`, with only 2020-12's own `format`s (see
-/// [`formats`]: schemars' `int32` becomes the bounds it stands for, its `partial-time` goes).
+/// The JSON Schema (2020-12, with `$schema`) of `T`, with only 2020-12's own `format`s
+/// ([`STANDARD_FORMATS`]): schemars' `int32` becomes the bounds it stands for, and its
+/// `partial-time` goes, because strict clients refuse formats they do not know.
 pub fn schema_of<T: JsonSchema>() -> Schema {
     SchemaSettings::draft2020_12()
         .with_transform(RecursiveTransform(formats::keep_standard_formats))
