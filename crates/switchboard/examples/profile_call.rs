@@ -17,7 +17,9 @@
 //! with the writer caught up. On a shared machine, compare builds by alternating runs.
 //!
 //! `--callers N` spreads each round's calls over N concurrent tasks on a two-worker runtime
-//! (the benchmark's contended case), for profiling what concurrency adds per call.
+//! (the benchmark's contended case), for profiling what concurrency adds per call. The tasks
+//! share one context, as the benchmark's do (the calls of one session); `--own-context` gives
+//! each task a copy with ids of its own, to see what sharing the ids' reference counts costs.
 
 #![allow(clippy::print_stderr, reason = "an example reports to its terminal")]
 
@@ -70,13 +72,25 @@ async fn call(
     Ok(())
 }
 
+/// The context every call is made with. Each call of this function allocates its ids anew.
+fn profile_context() -> CallContext {
+    CallContext::builder()
+        .org("acme")
+        .user("alice")
+        .session("profile")
+        .correlation("profile")
+        .role("admin")
+        .initiator(Initiator::Human)
+        .build()
+}
+
 fn main() -> ExitCode {
-    const USAGE: &str =
-        "usage: profile_call [CALLS] [--json | --direct] [--rounds N] [--callers N]";
+    const USAGE: &str = "usage: profile_call [CALLS] [--json | --direct] [--rounds N] [--callers N] [--own-context]";
     let mut calls: usize = 200_000;
     let mut mode = Mode::Typed;
     let mut rounds: usize = 1;
     let mut callers: usize = 1;
+    let mut own_context = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let understood = match arg.as_str() {
@@ -86,6 +100,10 @@ fn main() -> ExitCode {
             }
             "--direct" => {
                 mode = Mode::Direct;
+                true
+            }
+            "--own-context" => {
+                own_context = true;
                 true
             }
             "--rounds" | "--callers" => match args.next().and_then(|n| n.parse::<usize>().ok()) {
@@ -131,14 +149,7 @@ fn main() -> ExitCode {
     };
     let outcome = runtime.block_on(async move {
         let switchboard = Switchboard::start(ToolRegistry::builder()).await?;
-        let context = CallContext::builder()
-            .org("acme")
-            .user("alice")
-            .session("profile")
-            .correlation("profile")
-            .role("admin")
-            .initiator(Initiator::Human)
-            .build();
+        let context = profile_context();
         if std::env::var_os("PROFILE_CALL_SIZES").is_some() {
             let typed = switchboard
                 .registry
@@ -170,8 +181,12 @@ fn main() -> ExitCode {
             let started = Instant::now();
             let tasks: Vec<_> = (0..callers)
                 .map(|_| {
-                    let (switchboard, context, tool_context) =
-                        (switchboard.clone(), context.clone(), tool_context.clone());
+                    let context = if own_context {
+                        profile_context()
+                    } else {
+                        context.clone()
+                    };
+                    let (switchboard, tool_context) = (switchboard.clone(), tool_context.clone());
                     tokio::spawn(async move {
                         for _ in 0..per_task {
                             call(mode, &switchboard, &context, &tool_context).await?;
