@@ -16,9 +16,11 @@ mod tools;
 
 pub use error::McpError;
 pub use http::{
-    AllowListError, AllowedHost, AllowedOrigin, DEFAULT_MAX_BODY_BYTES, DEFAULT_SESSION_GRACE,
-    HttpAuth, HttpConfig, HttpConfigError, HttpServer, MCP_PATH, TokenFileError, TokenTable,
-    serve_http, serve_http_with, token_sha256_hex,
+    AllowListError, AllowedHost, AllowedOrigin, DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_PEER, DEFAULT_MAX_SESSIONS,
+    DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_REQUEST_HEAD_TIMEOUT, DEFAULT_SESSION_GRACE,
+    HttpAuth, HttpConfig, HttpConfigError, HttpLimits, HttpServer, MCP_PATH, TokenFileError,
+    TokenTable, serve_http, serve_http_with, token_sha256_hex,
 };
 pub use identity::Identity;
 pub use logging::log_layer;

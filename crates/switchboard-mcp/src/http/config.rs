@@ -1,8 +1,13 @@
-//! [`HttpConfig`]: everything an HTTP endpoint needs besides the registry, checked when built.
+//! [`HttpConfig`]: everything an HTTP endpoint needs besides the registry, checked when built,
+//! and [`HttpLimits`]: what one client may hold of the server.
 //!
 //! The one rule enforced here: an endpoint without bearer tokens acts as the operator for
 //! whoever connects, so it may only listen on a loopback address. Anything else about the
 //! configuration (token files, allow-lists) is checked where it is parsed.
+//!
+//! The limits exist so that no single client can exhaust the server: every resource a client
+//! can make the server hold (a connection, a session, a request body being read) has a cap or
+//! a deadline. `docs/mcp.md` ("Limits") lists them with what a client sees at each.
 
 use std::{net::SocketAddr, time::Duration};
 
@@ -17,6 +22,67 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// How long a session outlives its last HTTP exchange by default: 10 minutes.
 pub const DEFAULT_SESSION_GRACE: Duration = Duration::from_secs(600);
+
+/// The default cap on live sessions, over all clients.
+pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
+
+/// The default cap on live sessions of one principal (a token, or a peer address without
+/// tokens).
+pub const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL: usize = 100;
+
+/// The default cap on open connections, over all peers (lowered to fit the process's file
+/// limit when that is smaller).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1_024;
+
+/// The default cap on open connections from one peer address.
+pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 128;
+
+/// How long a connection may take to send a complete request head, counted from when it opened
+/// or from the end of its previous response (so also how long a keep-alive connection may sit
+/// idle) by default: 30 seconds.
+pub const DEFAULT_REQUEST_HEAD_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a client may take to send a whole request body by default: 30 seconds.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What one client may hold of an HTTP endpoint. Start from [`HttpLimits::default`] and change
+/// the fields that matter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HttpLimits {
+    /// Live sessions (open, or idle within their grace window), over all clients. A new
+    /// `initialize` beyond it is refused with `503` and `Retry-After`.
+    pub max_sessions: usize,
+    /// Live sessions of one principal. A new `initialize` beyond it ends that principal's
+    /// longest-idle session; when none of its sessions is idle it is refused with `429` and
+    /// `Retry-After`.
+    pub max_sessions_per_principal: usize,
+    /// Open connections, over all peers; further connections wait in the listen backlog. Lowered
+    /// at start-up to fit the process's open-file limit.
+    pub max_connections: usize,
+    /// Open connections from one peer address; a further connection from it is answered `503`
+    /// and closed at once. At most half of `max_connections`, so one peer never holds them all.
+    pub max_connections_per_peer: usize,
+    /// How long a connection may take to send a complete request head, from when it opened or
+    /// its previous response ended; a connection that does not is closed. This is both the
+    /// header-read timeout and the keep-alive idle timeout.
+    pub request_head_timeout: Duration,
+    /// How long a client may take to send a whole request body: `408` after it.
+    pub body_timeout: Duration,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        Self {
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            max_sessions_per_principal: DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_peer: DEFAULT_MAX_CONNECTIONS_PER_PEER,
+            request_head_timeout: DEFAULT_REQUEST_HEAD_TIMEOUT,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+        }
+    }
+}
 
 /// Who HTTP requests act as.
 #[derive(Debug, Clone)]
@@ -57,6 +123,7 @@ pub struct HttpConfig {
     pub(crate) extra_origins: Vec<AllowedOrigin>,
     pub(crate) max_body_bytes: usize,
     pub(crate) session_grace: Duration,
+    pub(crate) limits: HttpLimits,
 }
 
 impl HttpConfig {
@@ -78,6 +145,7 @@ impl HttpConfig {
             extra_origins: Vec::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             session_grace: DEFAULT_SESSION_GRACE,
+            limits: HttpLimits::default(),
         })
     }
 
@@ -110,6 +178,14 @@ impl HttpConfig {
     #[must_use]
     pub fn session_grace(mut self, grace: Duration) -> Self {
         self.session_grace = grace;
+        self
+    }
+
+    /// Caps sessions and connections and bounds how long a client may take (default
+    /// [`HttpLimits::default`]).
+    #[must_use]
+    pub fn limits(mut self, limits: HttpLimits) -> Self {
+        self.limits = limits;
         self
     }
 

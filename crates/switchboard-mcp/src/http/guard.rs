@@ -6,26 +6,36 @@
 //! 2. Authentication: `401` with `WWW-Authenticate`. The `Authorization` header is then
 //!    removed, so the token never reaches rmcp or the handler.
 //! 3. The declared body size: `413`.
-//! 4. The session named by `mcp-session-id`: `404` unless it is alive and the principal's.
-//! 5. rmcp, run with the request's principal in [`REQUEST_PRINCIPAL`], so that a handler the
+//! 4. The body of a POST, read whole within the size limit and the body timeout, and checked
+//!    to be one JSON-RPC message (`body`): `400`, `408`, `413`.
+//! 5. The session named by `mcp-session-id`: `404` unless it is alive and the principal's;
+//!    the session caps for an `initialize` (`429`, `503`); a request id already in flight in
+//!    the session (`400`).
+//! 6. rmcp, run with the request's principal in [`REQUEST_PRINCIPAL`], so that a handler the
 //!    service builds for this request (the one serving a new session, or a stateless request)
-//!    acts as that principal. A streamed body over the limit is answered `413` by rmcp and
-//!    rewritten to our JSON.
+//!    acts as that principal. An error answer of rmcp's is rewritten into a JSON-RPC error with
+//!    an `id` (`reject::normalize`).
+//!
+//! Refusals in steps 1 to 3, and a body that could not be read whole, leave body bytes unread
+//! on the connection, so they say `Connection: close`; every later answer leaves the
+//! connection usable.
 
 use std::sync::Arc;
 
 use axum::{
     extract::{ConnectInfo, Request, State},
-    http::{StatusCode, header},
+    http::{HeaderMap, Method, header},
     middleware::Next,
     response::Response,
 };
+use serde_json::Value;
 
 use super::{
-    Connection,
+    Connection, HttpLimits,
     auth::{Authenticator, Principal},
-    limit,
+    body, limit,
     origin::RebindingGuard,
+    reject,
     session::SessionTracker,
 };
 
@@ -40,6 +50,7 @@ pub(crate) struct Guard {
     pub(crate) rebinding: RebindingGuard,
     pub(crate) authenticator: Authenticator,
     pub(crate) max_body_bytes: usize,
+    pub(crate) limits: HttpLimits,
     pub(crate) sessions: Arc<SessionTracker>,
 }
 
@@ -54,9 +65,17 @@ pub(crate) async fn check(
         .get::<ConnectInfo<Connection>>()
         .map(|ConnectInfo(connection)| connection.clone());
     let remote = connection.as_ref().map(|connection| connection.remote);
+    let body_pending = has_body(request.headers());
+    let early = |response: Response| {
+        if body_pending {
+            reject::closing(response)
+        } else {
+            response
+        }
+    };
 
     if let Err(refusal) = guard.rebinding.check(request.uri(), request.headers()) {
-        return refusal.into_response();
+        return early(refusal.into_response());
     }
 
     let principal = match guard.authenticator.authenticate(request.headers()) {
@@ -67,7 +86,7 @@ pub(crate) async fn check(
                 ?failure,
                 "refused an MCP request: no valid bearer token"
             );
-            return failure.response();
+            return early(failure.response());
         }
     };
     // The token has done its job: nothing further in (rmcp, the handler, their logs) sees it.
@@ -77,25 +96,59 @@ pub(crate) async fn check(
         && length > u64::try_from(guard.max_body_bytes).unwrap_or(u64::MAX)
     {
         tracing::warn!(?remote, length, "refused an MCP request: body too large");
-        return limit::too_large(guard.max_body_bytes, Some(length));
+        return early(limit::too_large(guard.max_body_bytes, Some(length)));
     }
 
+    let mut message = None;
+    if request.method() == Method::POST {
+        match body::read_message(request, guard.max_body_bytes, guard.limits.body_timeout).await {
+            Ok((read, posted)) => {
+                request = read;
+                message = posted;
+            }
+            Err(refused) => {
+                tracing::warn!(?remote, message = %refused.refusal.message, "refused an MCP request body");
+                let response = refused.refusal.into_response();
+                return if refused.body_unread {
+                    reject::closing(response)
+                } else {
+                    response
+                };
+            }
+        }
+    }
+    let id = message
+        .as_ref()
+        .map_or(Value::Null, |message| message.id.clone());
+
+    let quota = match (&guard.authenticator, remote) {
+        (Authenticator::Operator(_), Some(remote)) => Arc::from(format!("peer {}", remote.ip())),
+        _ => Arc::clone(&principal.key),
+    };
     let admission = match guard
         .sessions
-        .admit(&mut request, &principal, connection.as_ref())
+        .admit(
+            &mut request,
+            &principal,
+            &quota,
+            connection.as_ref(),
+            message.as_ref(),
+        )
         .await
     {
         Ok(admission) => admission,
-        Err(refusal) => return refusal.into_response(),
+        Err(refusal) => return refusal.with_id(id).into_response(),
     };
 
     let response = REQUEST_PRINCIPAL
         .scope(Arc::clone(&principal), next.run(request))
         .await;
-    let response = if response.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        limit::too_large(guard.max_body_bytes, None)
-    } else {
-        response
-    };
+    let response = reject::normalize(response, &id).await;
     guard.sessions.complete(admission, &principal, response)
+}
+
+/// Whether the request carries body bytes (declared, or chunked).
+fn has_body(headers: &HeaderMap) -> bool {
+    headers.contains_key(header::TRANSFER_ENCODING)
+        || limit::declared_length(headers).is_some_and(|length| length > 0)
 }

@@ -2,15 +2,14 @@
 //! size or streamed it.
 //!
 //! A declared `Content-Length` above the limit is refused before anything is read. A body
-//! without one (chunked) is counted by rmcp while it streams, which answers a plain-text `413`
-//! at the limit; that answer is replaced by ours, so the client always gets the same JSON.
+//! without one (chunked) is counted while it is read (`super::body`) and refused at the limit.
 
 use axum::{
     http::{HeaderMap, StatusCode, header},
     response::Response,
 };
 
-use super::reject::refuse;
+use super::reject::Refusal;
 
 /// The declared body length, if any and readable.
 pub(crate) fn declared_length(headers: &HeaderMap) -> Option<u64> {
@@ -25,13 +24,18 @@ pub(crate) fn declared_length(headers: &HeaderMap) -> Option<u64> {
 
 /// The `413` answer for a body over `limit` bytes (`declared` when the client said its size).
 pub(crate) fn too_large(limit: usize, declared: Option<u64>) -> Response {
+    too_large_refusal(limit, declared).into_response()
+}
+
+/// The `413` refusal for a body over `limit` bytes (`declared` when the client said its size).
+pub(crate) fn too_large_refusal(limit: usize, declared: Option<u64>) -> Refusal {
     let size = declared.map_or_else(
         || "is larger than the limit".to_owned(),
         |length| format!("is {length} bytes"),
     );
-    refuse(
+    Refusal::new(
         StatusCode::PAYLOAD_TOO_LARGE,
-        &format!(
+        format!(
             "Payload Too Large: the request body {size}; this server accepts at most {limit} \
              bytes per message (its operator sets this with --max-body-bytes)"
         ),

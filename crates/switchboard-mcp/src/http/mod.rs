@@ -2,9 +2,15 @@
 //!
 //! rmcp's `StreamableHttpService` speaks the protocol; everything in front of it is ours, in
 //! one middleware (`guard`): DNS-rebinding protection (`origin`), bearer tokens (`auth`), the
-//! body limit (`limit`), and session ownership, grace window and expiry (`session`). The
-//! listener binds exactly the address given; [`HttpConfig::new`] refuses a non-loopback
-//! address unless bearer tokens are required.
+//! body limit (`limit`), reading and checking the posted message (`body`), session ownership,
+//! caps, grace window and expiry (`session`), and JSON-RPC error answers (`reject`). In front
+//! of that, `listen` accepts connections: `TCP_NODELAY`, connection caps and hyper's
+//! request-head timeout. The listener binds exactly the address given; [`HttpConfig::new`]
+//! refuses a non-loopback address unless bearer tokens are required.
+//!
+//! An answer that needs no stream (no progress, no request to the client before the result)
+//! is one `application/json` body on 2026-07-28, where rmcp decides this per request
+//! (`json_response`); sessions of earlier revisions always answer with an event stream.
 //!
 //! rmcp builds one handler per session (protocol revisions up to 2025-11-25) and one per
 //! request (2026-07-28, stateless). Its factory cannot see the request, so the middleware runs
@@ -13,16 +19,17 @@
 //! session, and `session` makes sure only that token may use it.
 
 mod auth;
+mod body;
 mod config;
 mod guard;
 mod limit;
+mod listen;
 mod origin;
 mod reject;
 mod session;
 
 use std::{net::SocketAddr, sync::Arc};
 
-use axum::{extract::connect_info::Connected, serve::IncomingStream};
 use rmcp::transport::{
     StreamableHttpServerConfig, StreamableHttpService,
     streamable_http_server::session::local::LocalSessionManager,
@@ -33,7 +40,10 @@ use tokio_util::sync::CancellationToken;
 
 pub use auth::{TokenFileError, TokenTable, token_sha256_hex};
 pub use config::{
-    DEFAULT_MAX_BODY_BYTES, DEFAULT_SESSION_GRACE, HttpAuth, HttpConfig, HttpConfigError,
+    DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_CONNECTIONS_PER_PEER, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+    DEFAULT_REQUEST_HEAD_TIMEOUT, DEFAULT_SESSION_GRACE, HttpAuth, HttpConfig, HttpConfigError,
+    HttpLimits,
 };
 pub use origin::{AllowListError, AllowedHost, AllowedOrigin};
 
@@ -56,11 +66,12 @@ pub(crate) struct Connection {
     remote: SocketAddr,
 }
 
-impl Connected<IncomingStream<'_, TcpListener>> for Connection {
-    fn connect_info(stream: IncomingStream<'_, TcpListener>) -> Self {
+impl Connection {
+    /// A connection just accepted from `remote`, with a fresh handle.
+    pub(crate) fn accepted(remote: SocketAddr) -> Self {
         Self {
             handle: Arc::from(format!("mcp-conn-{}", uuid::Uuid::new_v4())),
-            remote: *stream.remote_addr(),
+            remote,
         }
     }
 }
@@ -151,11 +162,13 @@ pub async fn serve_http_with(
     let sessions = Arc::new(SessionTracker::new(
         Arc::clone(&manager),
         config.session_grace,
+        &config.limits,
     ));
 
     let rmcp_config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(rebinding.hosts().iter().map(ToString::to_string))
         .with_max_request_body_bytes(config.max_body_bytes)
+        .with_json_response(true)
         .with_cancellation_token(cancel.child_token());
     // One catalog for every handler: rmcp asks the factory for one per request.
     let catalog = Arc::new(ToolCatalog::default());
@@ -184,23 +197,30 @@ pub async fn serve_http_with(
         rebinding,
         authenticator,
         max_body_bytes: config.max_body_bytes,
+        limits: config.limits.clone(),
         sessions: Arc::clone(&sessions),
     });
     let app = axum::Router::new()
         .nest_service(MCP_PATH, service)
         .layer(axum::middleware::from_fn_with_state(guard, guard::check));
 
+    let caps = listen::ConnectionCaps::new(&config.limits, listen::open_file_limit());
+    let (max_connections, max_connections_per_peer) = caps.caps();
     tokio::spawn(Arc::clone(&sessions).sweep_until(cancel.clone()));
-    let stop = cancel.clone();
-    let task = tokio::spawn(async move {
-        axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<Connection>(),
-        )
-        .with_graceful_shutdown(async move { stop.cancelled().await })
-        .await
-    });
-    tracing::info!(%local_addr, path = MCP_PATH, "serving MCP over streamable HTTP");
+    let task = tokio::spawn(listen::serve(
+        listener,
+        app,
+        caps,
+        config.limits.clone(),
+        cancel.clone(),
+    ));
+    tracing::info!(
+        %local_addr,
+        path = MCP_PATH,
+        max_connections,
+        max_connections_per_peer,
+        "serving MCP over streamable HTTP"
+    );
     Ok(HttpServer {
         local_addr,
         cancel,

@@ -233,13 +233,27 @@ impl RebindingGuard {
     }
 
     fn check_host(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), Refusal> {
-        let authority = match headers.get(header::HOST) {
+        let mut values = headers.get_all(header::HOST).iter();
+        let first = values.next();
+        if values.next().is_some() {
+            // RFC 9112 §3.2: a request with more than one Host header is answered 400.
+            return Err(Refusal::new(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: the request has more than one Host header",
+            ));
+        }
+        let authority = match first {
             Some(value) => value
                 .to_str()
                 .ok()
                 .and_then(|text| Authority::from_str(text).ok()),
             None => uri.authority().cloned(),
         };
+        // A port that is not a number from 0 to 65535 makes the whole Host malformed, and a
+        // user name has no place in it.
+        let authority = authority.filter(|authority| {
+            has_valid_port(authority.as_str()) && !authority.as_str().contains('@')
+        });
         let Some(authority) = authority else {
             return Err(Refusal::new(
                 StatusCode::BAD_REQUEST,
@@ -291,6 +305,18 @@ impl RebindingGuard {
                  server's operator can allow it with --allow-origin"
             ),
         ))
+    }
+}
+
+/// Whether the port of `authority` (the text after the host), if any, is a number from 0 to
+/// 65535 (`http` accepts any digits there and then reports no port).
+fn has_valid_port(authority: &str) -> bool {
+    let after_host = authority
+        .rsplit_once(']')
+        .map_or(authority, |(_, rest)| rest);
+    match after_host.rsplit_once(':') {
+        None | Some((_, "")) => true,
+        Some((_, port)) => port.parse::<u16>().is_ok(),
     }
 }
 
@@ -352,6 +378,29 @@ mod tests {
             Some(StatusCode::FORBIDDEN)
         );
         assert_eq!(status(None, None), Some(StatusCode::BAD_REQUEST));
+        for malformed in [
+            "localhost:99999",
+            "localhost:-1",
+            "user@localhost",
+            "localhost:8x",
+        ] {
+            assert_eq!(
+                status(Some(malformed), None),
+                Some(StatusCode::BAD_REQUEST),
+                "{malformed}"
+            );
+        }
+    }
+
+    #[test]
+    fn two_host_headers_are_a_bad_request() {
+        let mut headers = HeaderMap::new();
+        headers.append(header::HOST, HeaderValue::from_static("127.0.0.1:8080"));
+        headers.append(header::HOST, HeaderValue::from_static("evil.example.com"));
+        let refusal = guard()
+            .check(&Uri::from_static("/mcp"), &headers)
+            .expect_err("refused");
+        assert_eq!(refusal.status, StatusCode::BAD_REQUEST);
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub(super) const PARSE_ERROR: i64 = -32700;
 pub(super) const INVALID_REQUEST: i64 = -32600;
 
 /// What one input line is.
-pub(super) enum Classified {
+pub(crate) enum Classified {
     /// A JSON-RPC message for rmcp.
     Message(Box<ClientJsonRpcMessage>),
     /// Nothing to do (a blank line).
@@ -29,7 +29,7 @@ pub(super) enum Classified {
 }
 
 /// Sorts one line (without its line ending) into a message, nothing, or an error reply.
-pub(super) fn classify(text: &[u8]) -> Classified {
+pub(crate) fn classify(text: &[u8]) -> Classified {
     let Some(first) = text.iter().find(|byte| !byte.is_ascii_whitespace()) else {
         return Classified::Skip;
     };

@@ -1,0 +1,194 @@
+//! Reading a POST's body before rmcp does: bounded in size and time, and checked to be one
+//! JSON-RPC message, so bad input gets the JSON-RPC error it would get over stdio.
+//!
+//! rmcp reads the body itself, but answers a body that is not a message with `415` and plain
+//! text, and a body it cannot read (a malformed chunk size) with `500`. Reading it here first
+//! lets the endpoint answer:
+//!
+//! - `400` and `-32700` (parse error, `id: null`) for a body that is not JSON;
+//! - `400` and `-32600` (invalid request) for a batch, a scalar, or an object that is not a
+//!   JSON-RPC 2.0 message an MCP client sends, with its `id` when one can be read exactly;
+//! - `400` for a body whose framing is broken (a bad chunk size), `408` for one that does not
+//!   arrive within the body timeout, `413` for one over the size limit; each also closes the
+//!   connection, since the rest of the body was not read.
+//!
+//! The message is sorted by the same function as a stdio line (`crate::stdio::classify`). The
+//! bytes then go on to rmcp unchanged; what this module keeps of the message is what the
+//! session layer needs: its id and whether it is an `initialize`.
+
+use std::time::Duration;
+
+use axum::{
+    body::{Body, Bytes},
+    extract::Request,
+    http::{StatusCode, header},
+};
+use http_body_util::{BodyExt as _, LengthLimitError, Limited};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId};
+use serde_json::Value;
+
+use super::{limit, reject::Refusal};
+use crate::stdio::classify::{Classified, classify};
+
+/// What the session layer needs of a posted message.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PostedMessage {
+    /// The request's id, when the message is a request.
+    pub(crate) request_id: Option<RequestId>,
+    /// The same id as JSON, for error answers (`null` when there is none).
+    pub(crate) id: Value,
+    /// Whether the message is an `initialize` request.
+    pub(crate) is_initialize: bool,
+}
+
+/// A refused body: the answer, and whether the rest of the body is still unread.
+#[derive(Debug)]
+pub(crate) struct BodyRefusal {
+    pub(crate) refusal: Refusal,
+    pub(crate) body_unread: bool,
+}
+
+impl BodyRefusal {
+    fn unread(refusal: Refusal) -> Self {
+        Self {
+            refusal,
+            body_unread: true,
+        }
+    }
+
+    fn read(refusal: Refusal) -> Self {
+        Self {
+            refusal,
+            body_unread: false,
+        }
+    }
+}
+
+/// Reads `request`'s body (at most `max_bytes`, within `timeout`) and, when it is declared
+/// JSON, checks that it is one JSON-RPC message. Returns the request with its body in memory
+/// and what it holds (`None` when it is not declared JSON: rmcp refuses that itself).
+pub(crate) async fn read_message(
+    request: Request,
+    max_bytes: usize,
+    timeout: Duration,
+) -> Result<(Request, Option<PostedMessage>), BodyRefusal> {
+    let (parts, body) = request.into_parts();
+    let bytes = read_bounded(body, max_bytes, timeout).await?;
+    let declared_json = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| {
+            let essence = value.split(';').next().unwrap_or_default();
+            essence.trim().eq_ignore_ascii_case("application/json")
+        });
+    let message = if declared_json {
+        Some(check(&bytes).map_err(BodyRefusal::read)?)
+    } else {
+        None
+    };
+    Ok((Request::from_parts(parts, Body::from(bytes)), message))
+}
+
+async fn read_bounded(
+    body: Body,
+    max_bytes: usize,
+    timeout: Duration,
+) -> Result<Bytes, BodyRefusal> {
+    let collected = tokio::time::timeout(timeout, Limited::new(body, max_bytes).collect()).await;
+    match collected {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(error)) if error.downcast_ref::<LengthLimitError>().is_some() => Err(
+            BodyRefusal::unread(limit::too_large_refusal(max_bytes, None)),
+        ),
+        Ok(Err(error)) => {
+            tracing::debug!(%error, "refused an MCP request: its body could not be read");
+            Err(BodyRefusal::unread(Refusal::new(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "Bad Request: the request body could not be read ({error}); check its \
+                     framing (Content-Length or chunked encoding)"
+                ),
+            )))
+        }
+        Err(_) => Err(BodyRefusal::unread(Refusal::new(
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "Request Timeout: the request body did not arrive within {} s",
+                timeout.as_secs_f64()
+            ),
+        ))),
+    }
+}
+
+/// One JSON-RPC message, or the refusal it deserves.
+fn check(bytes: &[u8]) -> Result<PostedMessage, Refusal> {
+    match classify(bytes) {
+        Classified::Message(message) => Ok(posted(&message)),
+        Classified::Skip => Err(Refusal::new(
+            StatusCode::BAD_REQUEST,
+            "Parse error: the request body is empty; send one JSON-RPC message",
+        )
+        .with_code(super::reject::PARSE_ERROR)),
+        Classified::Reply(reply) => {
+            let code = reply["error"]["code"]
+                .as_i64()
+                .unwrap_or(super::reject::INVALID_REQUEST);
+            let message = reply["error"]["message"]
+                .as_str()
+                .unwrap_or("Invalid Request")
+                .to_owned();
+            Err(Refusal::new(StatusCode::BAD_REQUEST, message)
+                .with_code(code)
+                .with_id(reply["id"].clone()))
+        }
+    }
+}
+
+fn posted(message: &ClientJsonRpcMessage) -> PostedMessage {
+    match message {
+        ClientJsonRpcMessage::Request(request) => PostedMessage {
+            id: serde_json::to_value(&request.id).unwrap_or_default(),
+            request_id: Some(request.id.clone()),
+            is_initialize: matches!(request.request, ClientRequest::InitializeRequest(_)),
+        },
+        _ => PostedMessage {
+            request_id: None,
+            id: Value::Null,
+            is_initialize: false,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn messages_are_read_and_bad_bodies_get_their_json_rpc_codes() {
+        let message = check(br#"{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#)
+            .expect("a message");
+        assert!(message.is_initialize);
+        assert_eq!(message.id, json!(4));
+        let ping = check(br#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#).expect("a message");
+        assert!(!ping.is_initialize);
+        assert_eq!(ping.request_id, Some(RequestId::String("a".into())));
+
+        for (body, code) in [
+            (&b"{not json"[..], -32700),
+            (b"", -32700),
+            (b"[]", -32600),
+            (br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, -32600),
+            (br#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#, -32600),
+            (b"42", -32600),
+        ] {
+            let refusal = check(body).expect_err("refused");
+            assert_eq!(refusal.status, StatusCode::BAD_REQUEST);
+            assert_eq!(refusal.code, code, "{}", String::from_utf8_lossy(body));
+        }
+        let refusal = check(br#"{"jsonrpc":"1.0","id":"x","method":"ping"}"#).expect_err("refused");
+        assert_eq!(refusal.id, json!("x"));
+    }
+}
