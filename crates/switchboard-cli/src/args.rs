@@ -220,6 +220,64 @@ pub(crate) struct ServeHttpArgs {
         value_parser = clap::value_parser!(u64).range(1..)
     )]
     pub(crate) session_grace: u64,
+
+    /// Live MCP sessions allowed in all; a new `initialize` beyond it is refused with 503.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = switchboard_mcp::DEFAULT_MAX_SESSIONS as u64,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub(crate) max_sessions: u64,
+
+    /// Live MCP sessions allowed per client (token; without tokens, peer address); a new
+    /// `initialize` beyond it ends that client's longest-idle session, or is refused with 429.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = switchboard_mcp::DEFAULT_MAX_SESSIONS_PER_PRINCIPAL as u64,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub(crate) max_sessions_per_client: u64,
+
+    /// Open connections allowed in all (lowered to fit the open-file limit); further ones wait
+    /// until one closes.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = switchboard_mcp::DEFAULT_MAX_CONNECTIONS as u64,
+        value_parser = clap::value_parser!(u64).range(2..)
+    )]
+    pub(crate) max_connections: u64,
+
+    /// Open connections allowed from one address (at most half of --max-connections); further
+    /// ones are answered 503 and closed.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = switchboard_mcp::DEFAULT_MAX_CONNECTIONS_PER_PEER as u64,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub(crate) max_connections_per_peer: u64,
+
+    /// Close a connection that has not sent a complete request head this many seconds after it
+    /// opened or its previous response ended (slow senders and idle keep-alive connections).
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = switchboard_mcp::DEFAULT_REQUEST_HEAD_TIMEOUT.as_secs(),
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub(crate) request_head_timeout: u64,
+
+    /// Answer 408 to a request whose body has not fully arrived after this many seconds.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = switchboard_mcp::DEFAULT_BODY_TIMEOUT.as_secs(),
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub(crate) body_timeout: u64,
 }
 
 /// `--max-body-bytes` when not given: 4 MiB.

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use switchboard::ToolRegistry;
-use switchboard_mcp::{HttpAuth, HttpConfig, Identity, TokenTable};
+use switchboard_mcp::{HttpAuth, HttpConfig, HttpLimits, Identity, TokenTable};
 
 use crate::{
     app::{Exit, UsageError},
@@ -62,9 +62,18 @@ impl Transport {
         for host in options.allow_hosts {
             config = config.allow_host(host);
         }
+        let count = |flag: u64| usize::try_from(flag).unwrap_or(usize::MAX);
+        let mut limits = HttpLimits::default();
+        limits.max_sessions = count(options.max_sessions);
+        limits.max_sessions_per_principal = count(options.max_sessions_per_client);
+        limits.max_connections = count(options.max_connections);
+        limits.max_connections_per_peer = count(options.max_connections_per_peer);
+        limits.request_head_timeout = Duration::from_secs(options.request_head_timeout);
+        limits.body_timeout = Duration::from_secs(options.body_timeout);
         let config = config
-            .max_body_bytes(usize::try_from(options.max_body_bytes).unwrap_or(usize::MAX))
-            .session_grace(Duration::from_secs(options.session_grace));
+            .max_body_bytes(count(options.max_body_bytes))
+            .session_grace(Duration::from_secs(options.session_grace))
+            .limits(limits);
         Ok(Transport::Http(config, summary))
     }
 }
