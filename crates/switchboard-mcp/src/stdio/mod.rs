@@ -14,7 +14,7 @@
 //! (`docs/benchmarks.md`, MCP section). Anywhere else (a terminal, a file, a socket, macOS,
 //! Windows) it falls back to Tokio's blocking handles.
 
-mod classify;
+pub(crate) mod classify;
 mod guarded;
 mod output;
 
