@@ -1,8 +1,11 @@
 //! Bad input on the stdio transport, in process ([`serve_io`] over a `tokio::io::duplex`
 //! pipe): malformed JSON, wrong JSON-RPC shapes, random bytes and over-long lines never end the
 //! server, each gets the JSON-RPC error it deserves, and a valid request afterwards is still
-//! answered. A proptest feeds random lines before and after `initialize`; fixed cases pin the
-//! exact replies.
+//! answered. Fixed cases pin the exact replies. Two proptests: one feeds random lines before
+//! and after `initialize`; the other interleaves random requests (odd ids, reused ids, unknown
+//! methods), notifications and client responses with a well-behaved client's requests, before
+//! and after `initialize`, and checks that every one of those requests is answered and that
+//! every line the server writes is a JSON-RPC 2.0 message.
 
 use std::{sync::OnceLock, time::Duration};
 
@@ -93,7 +96,7 @@ impl Connection {
         let value: Value = serde_json::from_str(&line).unwrap_or_else(|error| {
             panic!("the server wrote a line that is not JSON ({error}): {line:?}")
         });
-        assert_eq!(value["jsonrpc"], json!("2.0"), "{value}");
+        assert_json_rpc(&value);
         value
     }
 
@@ -109,16 +112,53 @@ impl Connection {
         }
     }
 
-    /// Closes the client's side and checks that the server ends cleanly.
+    /// Closes the client's side and checks that the server ends cleanly, reading (and
+    /// checking) what it still writes, so that it never waits on a full pipe.
     async fn finish(mut self) {
         // Dropping one half of a split duplex does not close it: shut the direction down.
         bounded("closing the input", self.writer.shutdown())
             .await
             .expect("the pipe closes");
+        while let Some(line) = bounded("reading the last lines", self.lines.next_line())
+            .await
+            .expect("the pipe is readable")
+        {
+            let value: Value = serde_json::from_str(&line).unwrap_or_else(|error| {
+                panic!("the server wrote a line that is not JSON ({error}): {line:?}")
+            });
+            assert_json_rpc(&value);
+        }
         bounded("the server ending", self.server)
             .await
             .expect("the server task did not panic")
             .expect("the server ends without an error");
+    }
+}
+
+/// Fails unless `message` is a JSON-RPC 2.0 message: an object with `"jsonrpc": "2.0"` that is
+/// either a request or notification (a string `method`) or a response (an `id` member, and
+/// exactly one of `result` and `error`, an error having an integer `code` and a string
+/// `message`).
+fn assert_json_rpc(message: &Value) {
+    let Some(object) = message.as_object() else {
+        panic!("not a JSON object: {message}");
+    };
+    assert_eq!(object.get("jsonrpc"), Some(&json!("2.0")), "{message}");
+    if object.contains_key("method") {
+        assert!(object["method"].is_string(), "{message}");
+        return;
+    }
+    assert!(
+        object.contains_key("id"),
+        "a response without an id: {message}"
+    );
+    match (object.get("result"), object.get("error")) {
+        (Some(_), None) => {}
+        (None, Some(error)) => {
+            assert!(error["code"].is_i64(), "{message}");
+            assert!(error["message"].is_string(), "{message}");
+        }
+        _ => panic!("neither a request nor a response: {message}"),
     }
 }
 
@@ -301,6 +341,158 @@ proptest! {
                 .count();
             let expected = expected_parse_errors(&before_init) + expected_parse_errors(&after_init);
             assert_eq!(parse_errors, expected, "{replies:#?}");
+            connection.finish().await;
+        });
+    }
+}
+
+/// An id as written on the wire: strings and small integers (so that ids repeat, including while
+/// a request with the same id is in flight), integers beyond 64 bits, fractions, `null`,
+/// objects and arrays. Never of the form `wb-N`, which is the well-behaved client's.
+fn wire_id() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-z]{0,3}".prop_map(|id| format!("{id:?}")),
+        (0_i64..4).prop_map(|id| id.to_string()),
+        Just("123456789012345678901234567890".to_owned()),
+        Just("18446744073709551615".to_owned()),
+        Just("-9223372036854775809".to_owned()),
+        Just("1.5".to_owned()),
+        Just("2.0".to_owned()),
+        Just("1e400".to_owned()),
+        Just("null".to_owned()),
+        Just(r#"{"a":1}"#.to_owned()),
+        Just("[1]".to_owned()),
+    ]
+}
+
+/// A method: real ones (no `initialize`: the well-behaved client starts the session), unknown
+/// ones, and odd strings.
+fn method() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("ping".to_owned()),
+        Just("tools/list".to_owned()),
+        Just("tools/call".to_owned()),
+        Just("server/discover".to_owned()),
+        Just("resources/list".to_owned()),
+        Just("logging/setLevel".to_owned()),
+        "[a-z/]{0,12}",
+    ]
+}
+
+/// A message a misbehaving client sends: a request, a notification (cancellations too) or a
+/// response (a result or an error), with odd ids and params.
+fn odd_message() -> impl Strategy<Value = String> {
+    let params = prop_oneof![
+        Just(String::new()),
+        Just(r#","params":{}"#.to_owned()),
+        Just(r#","params":{"name":"core_get_current_user","arguments":{}}"#.to_owned()),
+        Just(r#","params":{"name":"no_such_tool"}"#.to_owned()),
+        Just(r#","params":[1,2]"#.to_owned()),
+        Just(r#","params":null"#.to_owned()),
+    ];
+    prop_oneof![
+        (wire_id(), method(), params.clone()).prop_map(|(id, method, params)| {
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":{method:?}{params}}}"#)
+        }),
+        (method(), params).prop_map(|(method, params)| {
+            format!(r#"{{"jsonrpc":"2.0","method":"notifications/{method}"{params}}}"#)
+        }),
+        Just(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned()),
+        wire_id().prop_map(|id| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id}}}}}"#
+            )
+        }),
+        wire_id().prop_map(|id| format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#)),
+        wire_id().prop_map(|id| {
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-1,"message":"no"}}}}"#)
+        }),
+    ]
+}
+
+/// One step of a session: the misbehaving side's lines (sent in one write, so that requests
+/// with the same id are in flight together), or a request of the well-behaved client.
+#[derive(Debug, Clone)]
+enum Step {
+    Odd(Vec<String>),
+    Garbage(Vec<u8>),
+    WellBehaved,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        4 => prop::collection::vec(odd_message(), 1..6).prop_map(Step::Odd),
+        1 => garbage_line().prop_map(Step::Garbage),
+        2 => Just(Step::WellBehaved),
+    ]
+}
+
+impl Connection {
+    /// Plays `step`; a well-behaved request (a ping before the session has started, a call
+    /// after) must get its own answer.
+    async fn play(&mut self, step: &Step, well_behaved: &mut u32, started: bool) {
+        match step {
+            Step::Odd(lines) => {
+                let mut bytes = lines.join("\n").into_bytes();
+                bytes.push(b'\n');
+                self.send(&bytes).await;
+            }
+            Step::Garbage(line) => {
+                let mut bytes = line.clone();
+                bytes.push(b'\n');
+                self.send(&bytes).await;
+            }
+            Step::WellBehaved => {
+                *well_behaved += 1;
+                let id = format!("wb-{well_behaved}");
+                if started {
+                    let call = json!({
+                        "jsonrpc": "2.0",
+                        "id": id,
+                        "method": "tools/call",
+                        "params": {"name": "core_get_current_user", "arguments": {}},
+                    });
+                    self.send_line(&call.to_string()).await;
+                    let (answer, _) = self.until(&id).await;
+                    assert_eq!(
+                        answer["result"]["structuredContent"]["user_id"],
+                        json!("alice"),
+                        "{answer}"
+                    );
+                } else {
+                    let ping = json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+                    self.send_line(&ping.to_string()).await;
+                    let (answer, _) = self.until(&id).await;
+                    assert_eq!(answer["result"], json!({}), "{answer}");
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn a_well_behaved_client_is_served_throughout_whatever_else_arrives(
+        before_init in prop::collection::vec(step(), 0..8),
+        after_init in prop::collection::vec(step(), 0..12),
+    ) {
+        let (runtime, registry) = runtime_and_registry();
+        runtime.block_on(async {
+            let mut connection = connect(registry);
+            let mut well_behaved = 0;
+            for step in &before_init {
+                connection.play(step, &mut well_behaved, false).await;
+            }
+            connection.send_line(INITIALIZE).await;
+            let (initialized, _) = connection.until("probe-init").await;
+            assert!(initialized["result"]["serverInfo"].is_object(), "{initialized}");
+            connection.send_line(INITIALIZED).await;
+            for step in &after_init {
+                connection.play(step, &mut well_behaved, true).await;
+            }
+            connection.play(&Step::WellBehaved, &mut well_behaved, true).await;
             connection.finish().await;
         });
     }

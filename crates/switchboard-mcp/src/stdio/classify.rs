@@ -5,18 +5,27 @@
 //! rmcp's message type, as rmcp's own transport does. Only when that fails is the line looked
 //! at as JSON (`serde_json::Value`) to tell the errors apart: not JSON (`-32700`, `id: null`),
 //! a batch array or a scalar (`-32600`, `id: null`), or an object that is not a message an MCP
-//! client sends (`-32600`, with the object's `id` when it is a string or a number). Parsing
+//! client sends (`-32600`, with the object's `id` when it can be echoed exactly). Parsing
 //! every line into a `Value` first and converting that into the message cost about a third
 //! more per request (`docs/benchmarks.md`, MCP section).
+//!
+//! An error echoes the client's `id` only when it is a string or an integer that fits 64 bits
+//! (signed or unsigned): `serde_json::Value` reads any other number as an `f64`, and writing
+//! that back would answer `123456789012345678901234567890` with `1.2345678901234568e+29`, an
+//! id the client never sent. Such ids (and fractions, which JSON-RPC advises against) are
+//! answered with `id: null`, as JSON-RPC 2.0 prescribes when the id cannot be read.
+//!
+//! [`classify`] and [`error_reply`] know nothing of stdio beyond "one message": the HTTP edge
+//! sorts a request body with them too.
 
 use rmcp::model::ClientJsonRpcMessage;
 use serde_json::{Value, json};
 
 /// JSON-RPC 2.0: invalid JSON was received.
-pub(super) const PARSE_ERROR: i64 = -32700;
+pub(crate) const PARSE_ERROR: i64 = -32700;
 
 /// JSON-RPC 2.0: the JSON sent is not a valid request object.
-pub(super) const INVALID_REQUEST: i64 = -32600;
+pub(crate) const INVALID_REQUEST: i64 = -32600;
 
 /// What one input line is.
 pub(crate) enum Classified {
@@ -63,11 +72,7 @@ fn classify_as_value(text: &[u8]) -> Classified {
             "Invalid Request: JSON-RPC batches are not supported by MCP; send one message per line",
         ));
     }
-    // Only a string or a number is an id JSON-RPC allows us to echo.
-    let id = match value.get("id") {
-        Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
-        _ => Value::Null,
-    };
+    let id = value.get("id").map_or(Value::Null, echoable_id);
     match serde_json::from_value::<ClientJsonRpcMessage>(value) {
         Ok(message) => Classified::Message(Box::new(message)),
         Err(error) => Classified::Reply(error_reply(
@@ -78,8 +83,19 @@ fn classify_as_value(text: &[u8]) -> Classified {
     }
 }
 
+/// The id to echo in an error reply to a message whose `id` member is `id`: the same string,
+/// the same integer when it fits 64 bits, and `null` for anything else (an object, an array,
+/// a fraction, or an integer `Value` could only hold as a rounded `f64`).
+pub(crate) fn echoable_id(id: &Value) -> Value {
+    match id {
+        Value::String(_) => id.clone(),
+        Value::Number(number) if number.is_i64() || number.is_u64() => id.clone(),
+        _ => Value::Null,
+    }
+}
+
 /// A JSON-RPC error response.
-pub(super) fn error_reply(id: Value, code: i64, message: &str) -> Value {
+pub(crate) fn error_reply(id: Value, code: i64, message: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 
@@ -126,6 +142,53 @@ mod tests {
             let reply = reply_of(line);
             assert_eq!(reply["error"]["code"], json!(INVALID_REQUEST), "{reply}");
             assert_eq!(reply["id"], Value::Null, "{reply}");
+        }
+    }
+
+    #[test]
+    fn an_id_is_echoed_exactly_or_as_null() {
+        let huge = br#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}"#;
+        let reply = reply_of(huge);
+        assert_eq!(reply["error"]["code"], json!(INVALID_REQUEST), "{reply}");
+        assert!(reply["id"].is_null(), "{reply}");
+        for (line, id) in [
+            (
+                &br#"{"jsonrpc":"2.0","id":18446744073709551615,"method":12}"#[..],
+                json!(u64::MAX),
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":12}"#,
+                json!(i64::MIN),
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":"1e400","method":12}"#,
+                json!("1e400"),
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+                Value::Null,
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1e400,"method":"ping"}"#,
+                Value::Null,
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#,
+                Value::Null,
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":[1],"method":"ping"}"#,
+                Value::Null,
+            ),
+        ] {
+            let reply = reply_of(line);
+            assert_eq!(reply["id"], id, "{reply}");
+            assert!(
+                reply
+                    .as_object()
+                    .is_some_and(|reply| reply.contains_key("id")),
+                "{reply}"
+            );
         }
     }
 

@@ -16,6 +16,7 @@
 
 pub(crate) mod classify;
 mod guarded;
+mod in_flight;
 mod output;
 
 use rmcp::{ServiceExt as _, service::ServerInitializeError};
@@ -49,8 +50,12 @@ where
 {
     let server = McpServer::new(registry, identity);
     let transport = guarded::GuardedStdio::new(read, write, STDIO_MAX_MESSAGE_BYTES);
+    let started = transport.started();
     let running = match server.serve(transport).await {
-        Ok(running) => running,
+        Ok(running) => {
+            started.set();
+            running
+        }
         Err(ServerInitializeError::ConnectionClosed(_)) => {
             tracing::info!("the MCP client on stdio left before initialize");
             return Ok(());
