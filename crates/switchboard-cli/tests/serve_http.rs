@@ -6,39 +6,14 @@
 
 mod common;
 
-use common::{bounded, switchboard};
-use std::{
-    path::PathBuf,
-    process::{Output, Stdio},
-};
+use common::{TempFile, bounded, switchboard};
+use std::process::{Output, Stdio};
 
 use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 
 /// The token the test file maps to acme/alice, and its SHA-256 (`printf %s ... | sha256sum`).
 const TOKEN: &str = "test";
 const TOKEN_SHA256: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
-
-/// A file in the temp directory holding `text`, removed on drop.
-struct TempFile(PathBuf);
-
-impl TempFile {
-    fn new(text: &str) -> Self {
-        let path =
-            std::env::temp_dir().join(format!("switchboard-tokens-{}.toml", uuid::Uuid::new_v4()));
-        std::fs::write(&path, text).expect("the temp file is written");
-        Self(path)
-    }
-
-    fn path(&self) -> &str {
-        self.0.to_str().expect("a UTF-8 temp path")
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
 
 async fn refused(args: &[&str]) -> String {
     let output: Output = bounded("the refusal", switchboard(args).output())

@@ -18,7 +18,21 @@ pub(crate) async fn bounded<T>(what: &str, future: impl Future<Output = T>) -> T
 /// `switchboard ARGS`: no identity, audit or approvals store, config or log filter inherited from the
 /// environment, no standard input unless the test pipes one, killed if the test drops it.
 pub(crate) fn switchboard(args: &[&str]) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_switchboard"));
+    switchboard_under(&[], args)
+}
+
+/// [`switchboard`], run by the program `prefix` (its first word) with the rest of `prefix`
+/// before the binary, e.g. `prlimit --nofile=256:256 --`.
+pub(crate) fn switchboard_under(prefix: &[&str], args: &[&str]) -> tokio::process::Command {
+    let binary = env!("CARGO_BIN_EXE_switchboard");
+    let mut command = match prefix.split_first() {
+        Some((program, rest)) => {
+            let mut command = tokio::process::Command::new(program);
+            command.args(rest).arg(binary);
+            command
+        }
+        None => tokio::process::Command::new(binary),
+    };
     command.args(args).kill_on_drop(true).stdin(Stdio::null());
     for variable in [
         "SWITCHBOARD_ORG",
@@ -34,4 +48,26 @@ pub(crate) fn switchboard(args: &[&str]) -> tokio::process::Command {
         command.env_remove(variable);
     }
     command
+}
+
+/// A file in the temp directory holding `text`, removed on drop.
+pub(crate) struct TempFile(std::path::PathBuf);
+
+impl TempFile {
+    pub(crate) fn new(text: &str) -> Self {
+        let path =
+            std::env::temp_dir().join(format!("switchboard-tokens-{}.toml", uuid::Uuid::new_v4()));
+        std::fs::write(&path, text).expect("the temp file is written");
+        Self(path)
+    }
+
+    pub(crate) fn path(&self) -> &str {
+        self.0.to_str().expect("a UTF-8 temp path")
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }

@@ -15,11 +15,7 @@ use axum::{
 use http_body_util::BodyExt as _;
 use serde_json::{Value, json};
 
-/// JSON-RPC 2.0 "Parse error": the body is not JSON.
-pub(crate) const PARSE_ERROR: i64 = -32700;
-
-/// JSON-RPC 2.0 "Invalid Request", the code of most refusals here.
-pub(crate) const INVALID_REQUEST: i64 = -32600;
+pub(crate) use crate::stdio::classify::{INVALID_REQUEST, PARSE_ERROR};
 
 /// JSON-RPC 2.0 "Internal error", for a 5xx answer.
 pub(crate) const INTERNAL_ERROR: i64 = -32603;

@@ -227,9 +227,14 @@ impl SessionTracker {
                 {
                     return Err(Refusal::new(
                         StatusCode::BAD_REQUEST,
-                        "Invalid Request: a request with this id is already in flight in this                          session; give every request in flight its own id",
+                        "Invalid Request: a request with this id is already in flight in this \
+                         session; give every request in flight its own id",
                     )
-                    .with_id(message.map(|message| message.id.clone()).unwrap_or_default()));
+                    .with_id(
+                        message
+                            .map(|message| message.id.clone())
+                            .unwrap_or_default(),
+                    ));
                 }
                 entry.open += 1;
                 entry.idle_since = None;
@@ -274,7 +279,8 @@ impl SessionTracker {
                     return Err(Refusal::new(
                         StatusCode::TOO_MANY_REQUESTS,
                         format!(
-                            "Too Many Requests: this client already has {} open MCP sessions,                              the most the server allows; end one (DELETE) or reuse one",
+                            "Too Many Requests: this client already has {} open MCP sessions, \
+                         the most the server allows; end one (DELETE) or reuse one",
                             self.max_per_quota
                         ),
                     )
@@ -293,7 +299,8 @@ impl SessionTracker {
                 return Err(Refusal::new(
                     StatusCode::SERVICE_UNAVAILABLE,
                     format!(
-                        "Service Unavailable: the server has {} open MCP sessions, the most it                          allows; try again later",
+                        "Service Unavailable: the server has {} open MCP sessions, the most it \
+                         allows; try again later",
                         self.max_total
                     ),
                 )

@@ -1,0 +1,8 @@
+//! The CLI's integration tests that run the built `switchboard` binary, in one test binary.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod edge_http;
+mod edge_http_fuzz;
+mod http_client;
