@@ -5,4 +5,5 @@ mod common;
 
 mod edge_http;
 mod edge_http_fuzz;
+mod edge_stdio;
 mod http_client;

@@ -5,11 +5,9 @@
 //! to echo. A last test checks that a 2026-07-28 client (no `initialize`) still gets served.
 //! Every wait is bounded by `common::LIMIT`; the child is killed on drop if anything goes wrong.
 
-mod common;
-
 use std::process::Stdio;
 
-use common::{bounded, switchboard};
+use crate::common::{bounded, switchboard};
 use rmcp::{
     ClientServiceExt as _,
     model::{CallToolRequestParams, ProtocolVersion},
