@@ -3,6 +3,8 @@
 //!
 //! Percentiles are nearest-rank over every measured call of the row (all clients, all rounds).
 //! Calls/s is the row's measured calls over its measured wall time, summed over the rounds.
+//! The last column counts the calls that stalled 40 ms or more: a median says little when half
+//! the calls stall and half do not.
 
 use std::time::Duration;
 
@@ -10,6 +12,9 @@ use crate::{Row, Server, client::Revision, load::RowRun};
 
 /// The target: Switchboard's median at most this many times the floor's.
 const FLOOR_TARGET: f64 = 2.0;
+
+/// A call this slow waited on a delayed ACK (40 ms on Linux) rather than on work.
+const STALL: Duration = Duration::from_millis(40);
 
 /// What one row measured over all rounds.
 #[derive(Debug, Default)]
@@ -28,6 +33,13 @@ impl Measured {
         // Nearest rank: the smallest sample with at least `fraction` of them at or below it.
         let rank = (fraction * count as f64).ceil() as usize;
         self.latencies.get(rank.clamp(1, count) - 1).copied()
+    }
+
+    /// The share of calls that took [`STALL`] or more, in percent.
+    fn stalled_percent(&self) -> Option<f64> {
+        let count = self.latencies.len();
+        let stalled = self.latencies.iter().filter(|&&call| call >= STALL).count();
+        (count > 0).then(|| 100.0 * stalled as f64 / count as f64)
     }
 
     fn calls_per_second(&self) -> Option<f64> {
@@ -80,9 +92,10 @@ impl Results {
             measured.latencies.sort_unstable();
         }
         println!(
-            "| server | revision | clients | calls | median | p99 | calls/s | median / floor |"
+            "| server | revision | clients | calls | median | p99 | calls/s | median / floor | \
+             calls >= 40 ms |"
         );
-        println!("|---|---|---:|---:|---:|---:|---:|---:|");
+        println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
         for (row, measured) in &self.rows {
             let revision = if row.server == Server::Floor {
                 "any"
@@ -92,7 +105,7 @@ impl Results {
             let floor = self.median(Server::Floor, row.revision, row.clients);
             let median = measured.percentile(0.5);
             println!(
-                "| {} | {revision} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {revision} | {} | {} | {} | {} | {} | {} | {} |",
                 row.server.label(),
                 row.clients,
                 measured.latencies.len(),
@@ -102,6 +115,9 @@ impl Results {
                     .calls_per_second()
                     .map_or_else(|| "-".to_owned(), |rate| format!("{rate:.0}")),
                 ratio(median, floor),
+                measured
+                    .stalled_percent()
+                    .map_or_else(|| "-".to_owned(), |share| format!("{share:.0}%")),
             );
         }
         for (row, measured) in &self.rows {
