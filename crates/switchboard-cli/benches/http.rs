@@ -189,7 +189,7 @@ async fn run(settings: Settings, servers: Handle) -> anyhow::Result<()> {
 
     let rows = rows();
     println!(
-        "HTTP round trips of `tools/call {TOOL}`: {} rows x {} rounds, each row per round: \
+        "HTTP round trips of `tools/call {TOOL}`: {} rows × {} rounds, each row per round: \
          warm-up of {} calls or {:?} per client, then up to {} calls or {:?}",
         rows.len(),
         settings.rounds,

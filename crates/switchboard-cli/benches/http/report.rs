@@ -93,7 +93,7 @@ impl Results {
         }
         println!(
             "| server | revision | clients | calls | median | p99 | calls/s | median / floor | \
-             calls >= 40 ms |"
+             calls ≥ 40 ms |"
         );
         println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
         for (row, measured) in &self.rows {
@@ -136,7 +136,7 @@ impl Results {
 
     fn print_verdict(&self) {
         println!(
-            "Target: Switchboard's median <= {FLOOR_TARGET}x the floor's, and below plain rmcp's \
+            "Target: Switchboard's median ≤ {FLOOR_TARGET}× the floor's, and below plain rmcp's \
              default mode's"
         );
         for clients in crate::CLIENT_COUNTS {
@@ -188,7 +188,7 @@ fn milliseconds(duration: Option<Duration>) -> String {
 fn ratio(value: Option<Duration>, base: Option<Duration>) -> String {
     match (value, base) {
         (Some(value), Some(base)) if !base.is_zero() => {
-            format!("{:.2}x", value.as_secs_f64() / base.as_secs_f64())
+            format!("{:.2}×", value.as_secs_f64() / base.as_secs_f64())
         }
         _ => "-".to_owned(),
     }
