@@ -5,15 +5,15 @@
 //! What is measured, row by row:
 //! - **floor**: an axum handler in this process that reads the request and answers with the
 //!   bytes of one real `core_get_current_user` answer captured from Switchboard at start-up, on
-//!   a listener with `TCP_NODELAY`. No MCP server can answer faster over the same stack.
+//!   a listener with `TCP_NODELAY`. No MCP server on the same HTTP stack can answer faster.
 //! - **switchboard**: the binary, started as users start it (`serve --http 127.0.0.1:0 --org
 //!   acme --user alice --role admin`, every check on, the default audit store), on both
 //!   protocol revisions: 2025-11-25 (a session: `initialize`, `notifications/initialized`, then
 //!   calls with `Mcp-Session-Id`) and 2026-07-28 (stateless: every call carries its protocol
 //!   version in a header and in `_meta`).
 //! - **rmcp fast**: plain rmcp with one trivial tool answering the captured result, in its
-//!   fastest setup: `json_response`, no sessions, `TCP_NODELAY` (2026-07-28 only: without
-//!   sessions both revisions take the same path).
+//!   fastest setup: `json_response`, no sessions, `TCP_NODELAY` (on 2026-07-28 only, the
+//!   revision that has no sessions).
 //! - **rmcp default**: the same tool with `StreamableHttpServerConfig::default()` (sessions and
 //!   event streams) on `axum::serve` over a plain `TcpListener`, as rmcp's examples serve it,
 //!   on both revisions.
@@ -23,8 +23,9 @@
 //! reading each whole body (JSON or event stream) before the next. The rows run in rounds, so
 //! the machine's noise hits them alike; every loop is bounded in calls and in time, so a server
 //! that stalls 40 ms per answer still finishes in the same time budget. Run:
-//! `cargo bench -p switchboard-cli --bench http` (about 2 minutes), or `-- quick` for a short
-//! smoke run (about 20 seconds). The method and figures are in `docs/benchmarks.md`.
+//! `cargo bench -p switchboard-cli --bench http` (about a minute, two at most), or `-- quick`
+//! for a short smoke run (about 10 seconds). The method and figures are in
+//! `docs/benchmarks.md`.
 
 #![allow(clippy::print_stdout, reason = "a benchmark's output is its report")]
 #![allow(missing_docs, reason = "a benchmark binary has no public API")]
