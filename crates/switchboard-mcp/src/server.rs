@@ -4,7 +4,8 @@
 //! of Rust functions. Each call gets a [`CallContext`](switchboard_core::CallContext) from the
 //! identity, the session (the streamable-HTTP `mcp-session-id` header, else an id this handler
 //! instance minted) and a correlation id (the request's `_meta.traceparent` if it is a valid
-//! W3C one, else a fresh one: [`crate::traceparent`]), then goes through [`ToolRegistry::invoke`], which checks, runs and audits it.
+//! W3C one, else a fresh one: [`crate::traceparent`]), then goes through
+//! [`ToolRegistry::invoke`], which checks, runs and audits it.
 //!
 //! rmcp does not abort a handler when the client cancels: it only fires the request's
 //! cancellation token. The call races that token and drops the `invoke` future when it fires,
