@@ -44,7 +44,8 @@ fn needs_escaping(character: char) -> bool {
             // Line and paragraph separators.
             '\u{2028}' | '\u{2029}'
             // Bidirectional formatting: marks, embeddings, overrides and isolates.
-            | '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+            | '\u{061c}' | '\u{200e}' | '\u{200f}'
+            | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
         )
 }
 

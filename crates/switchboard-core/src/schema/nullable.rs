@@ -191,9 +191,10 @@ mod tests {
             json!({"enum": ["a", "b", null], "anyOf": [{"type": "string"}, {"type": "null"}]})
         );
         assert_eq!(
-            split(
-                json!({"type": ["object", "null"], "anyOf": [{"required": ["a"]}, {"required": ["b"]}]})
-            ),
+            split(json!({
+                "type": ["object", "null"],
+                "anyOf": [{"required": ["a"]}, {"required": ["b"]}],
+            })),
             json!({
                 "anyOf": [{"required": ["a"]}, {"required": ["b"]}],
                 "allOf": [{"anyOf": [{"type": "object"}, {"type": "null"}]}],
