@@ -6,11 +6,17 @@
 //! (or their environment variables) the context simply lacks them, and the runtime answers
 //! `missing_context`. Inventing a default organisation would make a forgotten flag act on
 //! someone's data.
+//!
+//! The ids a person chooses with flags (`--session`, `--correlation`, `--thread`, `--project`,
+//! `--idempotency-key`, `--agent-type`) end up in audit records and proposals, so they are held
+//! to the id format every caller-chosen id meets (`switchboard::is_valid_id`: 1 to 128
+//! characters of `A-Z a-z 0-9 . _ : -`) before anything runs; any other value is a usage error
+//! naming the flag. Blank values count as absent, as for every identity flag.
 
 use clap::{Args, ValueEnum};
-use switchboard::{CallContext, Initiator};
+use switchboard::{CallContext, ID_FORMAT, Initiator, is_valid_id};
 
-use crate::app::UsageError;
+use crate::{app::UsageError, escape::escape_controls};
 
 /// Who acts, and for which tenant: the flags `call`, `ask` and `serve` share.
 #[derive(Debug, Clone, Default, Args)]
@@ -148,9 +154,13 @@ pub(crate) struct ServeIdentityArgs {
 }
 
 impl ServeIdentityArgs {
-    /// The MCP identity, or a usage error naming the missing flags. Blank values count as
-    /// absent; roles are trimmed, with blank ones dropped.
+    /// The MCP identity, or a usage error naming the missing flags or a bad `--agent-type`.
+    /// Blank values count as absent; roles are trimmed, with blank ones dropped.
     pub(crate) fn into_mcp_identity(self) -> Result<switchboard_mcp::Identity, UsageError> {
+        check_id(
+            "--agent-type (or SWITCHBOARD_AGENT_TYPE)",
+            self.agent_type.as_deref(),
+        )?;
         let (org, user) = match self.principal.org_and_user() {
             (Some(org), Some(user)) => (org, user),
             (org, user) => {
@@ -208,6 +218,26 @@ pub(crate) struct Identity {
 }
 
 impl IdentityArgs {
+    /// Checks the ids given with flags (see the module docs); run before the runtime starts,
+    /// so that a bad id costs nothing.
+    pub(crate) fn check_ids(&self) -> Result<(), UsageError> {
+        let scope = &self.scope;
+        for (flag, value) in [
+            ("--session", &self.session),
+            ("--correlation", &self.correlation),
+            ("--thread", &scope.thread),
+            ("--project", &scope.project),
+            ("--idempotency-key", &scope.idempotency_key),
+            (
+                "--agent-type (or SWITCHBOARD_AGENT_TYPE)",
+                &scope.agent_type,
+            ),
+        ] {
+            check_id(flag, value.as_deref())?;
+        }
+        Ok(())
+    }
+
     /// Builds the call context. Blank values count as absent (so `--org ""` is refused like a
     /// missing `--org`), and roles are trimmed, with blank ones dropped.
     pub(crate) fn into_identity(self) -> Identity {
@@ -242,6 +272,35 @@ impl IdentityArgs {
             context: builder.build(),
             correlation_id,
         }
+    }
+}
+
+/// A usage error unless `value` (trimmed) is absent, blank or an id.
+fn check_id(flag: &str, value: Option<&str>) -> Result<(), UsageError> {
+    let Some(value) = value.map(str::trim) else {
+        return Ok(());
+    };
+    if value.is_empty() || is_valid_id(value) {
+        return Ok(());
+    }
+    Err(UsageError::new(format!(
+        "{flag} {} is not an id: use {ID_FORMAT}",
+        quoted(value)
+    )))
+}
+
+/// `value` for a message: its first characters, control characters escaped, in backquotes;
+/// the length too when it is cut.
+fn quoted(value: &str) -> String {
+    /// Enough to recognise a value without repeating a megabyte of it.
+    const SHOWN: usize = 40;
+    let count = value.chars().count();
+    let start: String = value.chars().take(SHOWN).collect();
+    let start = escape_controls(&start);
+    if count > SHOWN {
+        format!("`{start}…` ({count} characters)")
+    } else {
+        format!("`{start}`")
     }
 }
 
@@ -348,5 +407,64 @@ mod tests {
             context.idempotency_key.as_ref().map(|k| k.as_str()),
             Some("k1")
         );
+    }
+
+    #[test]
+    fn ids_given_with_flags_must_be_ids() {
+        /// Puts a value into one of the id flags.
+        type Setter = fn(&mut IdentityArgs, String);
+        let with = |set: Setter, value: &str| {
+            let mut identity = args();
+            set(&mut identity, value.to_owned());
+            identity.check_ids()
+        };
+        let setters: [(&str, Setter); 6] = [
+            ("--session", |a, v| a.session = Some(v)),
+            ("--correlation", |a, v| a.correlation = Some(v)),
+            ("--thread", |a, v| a.scope.thread = Some(v)),
+            ("--project", |a, v| a.scope.project = Some(v)),
+            ("--idempotency-key", |a, v| {
+                a.scope.idempotency_key = Some(v)
+            }),
+            ("--agent-type", |a, v| a.scope.agent_type = Some(v)),
+        ];
+        for (flag, set) in setters {
+            for good in [
+                "c-1",
+                " c-1 ",
+                "",
+                "  ",
+                "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            ] {
+                assert_eq!(with(set, good), Ok(()), "{flag} {good:?}");
+            }
+            for bad in ["a b", "c1\nforged", "\u{1b}[2J", "caf\u{e9}"] {
+                let error = with(set, bad).expect_err("not an id").to_string();
+                assert!(error.starts_with(flag), "{error}");
+                assert!(error.contains(ID_FORMAT), "{error}");
+                assert!(!error.chars().any(char::is_control), "{error:?}");
+            }
+        }
+        let long = "x".repeat(1 << 20);
+        let error = with(setters[1].1, &long).expect_err("too long").to_string();
+        assert!(error.len() < 200, "{error}");
+        assert!(error.contains("1048576 characters"), "{error}");
+        assert_eq!(args().check_ids(), Ok(()), "no ids given, none to check");
+    }
+
+    #[test]
+    fn serve_refuses_an_agent_type_that_is_not_an_id() {
+        let serve = ServeIdentityArgs {
+            principal: PrincipalArgs {
+                org: Some("acme".to_owned()),
+                user: Some("alice".to_owned()),
+                roles: Vec::new(),
+            },
+            initiator: InitiatorArg::Agent,
+            agent_type: Some("claude\ncode".to_owned()),
+            approve_by_elicitation: false,
+        };
+        let error = serve.into_mcp_identity().expect_err("not an id");
+        assert!(error.to_string().starts_with("--agent-type"), "{error}");
     }
 }

@@ -14,6 +14,8 @@ use serde::Serialize;
 use serde_json::Value;
 use switchboard::{AuditRecord, Route};
 
+use crate::escape::escape_controls;
+
 /// The one object `call --json` and `ask --json` print.
 ///
 /// Success: `{"result", "route" (ask only), "audit"}`; failure: `{"error", "route" (ask, when
@@ -100,11 +102,19 @@ pub(crate) fn paint(text: &str, tone: Tone, stream: Stream) -> String {
 }
 
 /// How an error that is not a call's (a usage or runtime error) is shown: the error and its
-/// causes, one per line.
+/// causes, one per line. Messages quote what the user gave (a flag's value, a file's content),
+/// so their control characters are escaped.
 pub(crate) fn render_failure(error: &anyhow::Error) -> String {
-    let mut text = format!("{} {error}\n", paint("error:", Tone::Bad, Stream::Stderr));
+    let mut text = format!(
+        "{} {}\n",
+        paint("error:", Tone::Bad, Stream::Stderr),
+        escape_controls(&error.to_string())
+    );
     for cause in error.chain().skip(1) {
-        text.push_str(&format!("  caused by: {cause}\n"));
+        text.push_str(&format!(
+            "  caused by: {}\n",
+            escape_controls(&cause.to_string())
+        ));
     }
     text
 }

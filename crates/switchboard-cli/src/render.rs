@@ -5,12 +5,17 @@
 //! Nothing here is a contract for scripts: they use `--json`, whose shapes live in
 //! [`crate::output`]. Every function returns the text rather than printing it, so tests can
 //! read it.
+//!
+//! Every field that comes from data (names, ids, utterances, messages, hints) goes through
+//! [`escape_controls`] before it is painted: in table cells ([`crate::table::Cell`]) and in the
+//! lines built here. Results are printed as JSON, whose strings serde escapes already.
 
 use owo_colors::Stream;
 use serde_json::Value;
 use switchboard::{AskError, AuditRecord, Category, InvokeError, Route, ToolDescriptor};
 
 use crate::{
+    escape::escape_controls,
     output::{Tone, paint},
     table::{self, Cell},
 };
@@ -66,7 +71,7 @@ pub(crate) fn call_success(
     let stream = Stream::Stdout;
     let mut text = format!(
         "{} {}\n",
-        paint(tool, Tone::Name, stream),
+        paint(&escape_controls(tool), Tone::Name, stream),
         paint("ok", Tone::Good, stream)
     );
     text.push_str(&pretty(result));
@@ -86,7 +91,7 @@ pub(crate) fn ask_success(
     let mut text = route_line(route, stream);
     text.push_str(&format!(
         "{} {}\n",
-        paint(&route.tool, Tone::Name, stream),
+        paint(&escape_controls(&route.tool), Tone::Name, stream),
         paint("ok", Tone::Good, stream)
     ));
     text.push_str(&pretty(result));
@@ -100,12 +105,12 @@ fn route_line(route: &Route, stream: Stream) -> String {
     let intent = route
         .intent
         .as_deref()
-        .map(|intent| format!(", intent \"{intent}\""))
+        .map(|intent| format!(", intent \"{}\"", escape_controls(intent)))
         .unwrap_or_default();
     format!(
         "{} {} (tier {}, cost ${}{intent}) params {}\n",
         paint("route:", Tone::Heading, stream),
-        paint(&route.tool, Tone::Name, stream),
+        paint(&escape_controls(&route.tool), Tone::Name, stream),
         route.tier,
         route.cost,
         route.params,
@@ -140,14 +145,19 @@ pub(crate) fn ask_refusal(
 ) -> String {
     let (reason, details) = match error {
         AskError::NoRoute { utterance, closest } if !closest.is_empty() => {
-            let width = closest
+            let intents: Vec<String> = closest
                 .iter()
-                .map(|c| c.intent.chars().count() + 2)
+                .map(|c| format!("\"{}\"", escape_controls(&c.intent)))
+                .collect();
+            let width = intents
+                .iter()
+                .map(|intent| intent.chars().count())
                 .max()
                 .unwrap_or(0);
-            let details = closest
+            let details = intents
                 .iter()
-                .map(|c| format!("{:<width$}  ({})", format!("\"{}\"", c.intent), c.tool))
+                .zip(closest)
+                .map(|(intent, c)| format!("{intent:<width$}  ({})", c.tool))
                 .collect();
             (
                 format!("no tool matches \"{utterance}\"; the closest intents:"),
@@ -217,17 +227,19 @@ fn refusal(
 
 fn headline(kind: &str, reason: &str, stream: Stream) -> String {
     format!(
-        "{} {reason}\n",
-        paint(&format!("error[{kind}]:"), Tone::Bad, stream)
+        "{} {}\n",
+        paint(&format!("error[{kind}]:"), Tone::Bad, stream),
+        escape_controls(reason)
     )
 }
 
 fn push_details_and_hints(text: &mut String, details: &[String], hints: &[String], stream: Stream) {
     for detail in details {
-        text.push_str(&format!("    {detail}\n"));
+        text.push_str(&format!("    {}\n", escape_controls(detail)));
     }
     let label = "what to do:";
     for (index, hint) in hints.iter().enumerate() {
+        let hint = escape_controls(hint);
         if index == 0 {
             text.push_str(&format!("  {} {hint}\n", paint(label, Tone::Hint, stream)));
         } else {
@@ -238,7 +250,7 @@ fn push_details_and_hints(text: &mut String, details: &[String], hints: &[String
 
 /// "audit (correlation …):" and a table of the records, oldest first.
 fn audit_section(audit: &[AuditRecord], correlation_id: &str, stream: Stream) -> String {
-    let title = format!("audit (correlation {correlation_id}):");
+    let title = format!("audit (correlation {}):", escape_controls(correlation_id));
     let mut text = format!("{}\n", paint(&title, Tone::Heading, stream));
     if audit.is_empty() {
         text.push_str("  no record: no tool was called\n");

@@ -1,12 +1,17 @@
 //! Aligned columns for human output (`tools`, audit records).
 //!
-//! Widths are measured on the plain text and padding is added before colour, so escape codes
-//! never throw the columns off. The last column is not padded, so long descriptions do not
-//! leave trailing spaces.
+//! A cell's text is made printable when the cell is made ([`escape_controls`]): a newline or an
+//! escape sequence in a stored value cannot add a row or repaint the terminal. Widths are
+//! measured on that text and padding is added before colour, so our own escape codes never
+//! throw the columns off. The last column is not padded, so long descriptions do not leave
+//! trailing spaces.
 
 use owo_colors::Stream;
 
-use crate::output::{Tone, paint};
+use crate::{
+    escape::escape_controls,
+    output::{Tone, paint},
+};
 
 /// One cell: its text, and optionally a tone to paint it in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,20 +21,28 @@ pub(crate) struct Cell {
 }
 
 impl Cell {
-    /// A plain cell.
+    /// A plain cell; control characters in `text` are escaped.
     pub(crate) fn plain(text: impl Into<String>) -> Self {
         Self {
-            text: text.into(),
+            text: printable(text.into()),
             tone: None,
         }
     }
 
-    /// A cell painted in `tone`.
+    /// A cell painted in `tone`; control characters in `text` are escaped.
     pub(crate) fn toned(text: impl Into<String>, tone: Tone) -> Self {
         Self {
-            text: text.into(),
+            text: printable(text.into()),
             tone: Some(tone),
         }
+    }
+}
+
+/// `text` with its control characters escaped, reusing the string when there are none.
+fn printable(text: String) -> String {
+    match escape_controls(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(escaped) => escaped,
     }
 }
 
@@ -98,6 +111,22 @@ mod tests {
             "NAME                   CATEGORY\n\
              core_get_current_user  read\n\
              roster_clear_roster    restricted\n"
+        );
+    }
+
+    #[test]
+    fn a_control_character_in_a_cell_cannot_add_a_row_or_repaint() {
+        let rows = vec![
+            vec![Cell::plain("c1\n42  forged"), Cell::toned("ok", Tone::Good)],
+            vec![Cell::plain("\u{1b}[2J"), Cell::toned("x\ty", Tone::Good)],
+        ];
+        owo_colors::set_override(false);
+        let text = render(&["ID", "OUTCOME"], &rows, "", Stream::Stdout);
+        assert_eq!(
+            text,
+            "ID              OUTCOME\n\
+             c1\\n42  forged  ok\n\
+             \\u{1b}[2J       x\\ty\n"
         );
     }
 }

@@ -41,8 +41,9 @@ fn nanos_now() -> u128 {
         .map_or(0, |since| since.as_nanos())
 }
 
+/// A valid W3C `traceparent` per call (an all-zero trace-id would be ignored, hence `+ 1`).
 fn traceparent(call: u64) -> String {
-    format!("00-{call:032x}-{:016x}-01", call + 1)
+    format!("00-{:032x}-{:016x}-01", call + 1, call + 1)
 }
 
 /// Every record in the store, read by a new process (`switchboard audit export`).

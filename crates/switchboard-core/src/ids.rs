@@ -3,10 +3,35 @@
 //! Each is a distinct newtype so an `org_id` can never be passed where a `user_id` is expected.
 //! They wrap `Arc<str>`: a context is cloned on every call, and cloning an id must be a
 //! reference-count bump, not an allocation.
+//!
+//! The newtypes take any string. The ids a caller chooses (a session, a correlation id, a
+//! thread, a project, an idempotency key) are stored in audit records and proposals and printed
+//! back to people, so the edges that accept them (the CLI's flags, an MCP request's `_meta`)
+//! check them with [`is_valid_id`] first: one short, printable format, the same everywhere.
 
 use std::{fmt, sync::Arc};
 
 use serde::{Deserialize, Serialize};
+
+/// The longest id a caller may choose, in characters (ids are ASCII).
+pub const MAX_ID_LEN: usize = 128;
+
+/// The id format in words, for the messages that refuse an id.
+pub const ID_FORMAT: &str = "1 to 128 characters from A-Z a-z 0-9 . _ : -";
+
+/// Whether `text` may serve as an id a caller chooses: 1 to [`MAX_ID_LEN`] characters of
+/// `A-Z a-z 0-9 . _ : -` ([`ID_FORMAT`]).
+///
+/// Nothing outside printable ASCII gets in, so a stored id can never forge a line or a column
+/// of human output, and none is larger than a line of it. Hyphenated UUIDs, `cli-<uuid>`,
+/// W3C `traceparent` values and `derived-<hex>` keys all fit.
+pub fn is_valid_id(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() <= MAX_ID_LEN
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'))
+}
 
 macro_rules! id_type {
     ($(#[$meta:meta])* $name:ident) => {
@@ -139,3 +164,37 @@ id_type!(
     /// Names one stored proposal, awaiting a human's decision.
     ProposalId
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_short_printable_ascii() {
+        for good in [
+            "c1",
+            "cli-0190b7c1-7d2e-7f3a-9c1d-2b3c4d5e6f70",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "rollout:2026.q1_x",
+        ] {
+            assert!(is_valid_id(good), "{good}");
+        }
+        assert!(is_valid_id(&"x".repeat(MAX_ID_LEN)));
+        let too_long = "x".repeat(MAX_ID_LEN + 1);
+        for bad in [
+            "",
+            " ",
+            "a b",
+            "a\nb",
+            "a\u{1b}[31mb",
+            "a\u{7f}",
+            "a\u{85}b",
+            "caf\u{e9}",
+            "a/b",
+            too_long.as_str(),
+        ] {
+            assert!(!is_valid_id(bad), "{bad:?}");
+        }
+        assert!(ID_FORMAT.contains(&MAX_ID_LEN.to_string()));
+    }
+}

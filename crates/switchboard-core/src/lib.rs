@@ -22,8 +22,8 @@ pub use domain::{
 pub use error::{ErrorKind, FieldError, InvokeError, ToolError, UnknownErrorKind};
 pub use error_record::InvalidErrorRecord;
 pub use ids::{
-    ActionId, AgentType, CorrelationId, IdempotencyKey, OrgId, ProjectId, ProposalId, Role,
-    SessionId, ThreadId, UserId,
+    ActionId, AgentType, CorrelationId, ID_FORMAT, IdempotencyKey, MAX_ID_LEN, OrgId, ProjectId,
+    ProposalId, Role, SessionId, ThreadId, UserId, is_valid_id,
 };
 pub use policy::{GateFn, ScopeField, ToolPolicyEntry, linked_policies};
 pub use progress::{Progress, ProgressNotifier, ProgressSink};

@@ -15,15 +15,22 @@ use validator::{ValidationErrors, ValidationErrorsKind};
 use crate::{category::Category, error::FieldError, tool::ToolEntry};
 
 mod formats;
+mod nullable;
 
 pub use formats::STANDARD_FORMATS;
 
-/// The JSON Schema (2020-12, with `$schema`) of `T`, with only 2020-12's own `format`s
-/// ([`STANDARD_FORMATS`]): schemars' `int32` becomes the bounds it stands for, and its
-/// `partial-time` goes, because strict clients refuse formats they do not know.
+/// The JSON Schema (2020-12, with `$schema`) of `T`, in the forms strict clients accept:
+///
+/// - only 2020-12's own `format`s ([`STANDARD_FORMATS`]): schemars' `int32` becomes the bounds
+///   it stands for, and its `partial-time` goes, because strict clients refuse formats they do
+///   not know;
+/// - no `type` arrays: `Option<String>`'s `type: ["string", "null"]` becomes
+///   `anyOf: [{type: "string", …}, {type: "null"}]`, with the same meaning, because several
+///   MCP clients read `type` as one string.
 pub fn schema_of<T: JsonSchema>() -> Schema {
     SchemaSettings::draft2020_12()
         .with_transform(RecursiveTransform(formats::keep_standard_formats))
+        .with_transform(RecursiveTransform(nullable::split_nullable_type))
         .into_generator()
         .into_root_schema_for::<T>()
 }

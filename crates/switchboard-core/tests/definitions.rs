@@ -209,10 +209,12 @@ fn option_fields_are_optional_and_nullable() {
         .collect();
     required.sort_unstable();
     assert_eq!(required, ["limit", "team", "window"]);
+    // Nullable as `anyOf`, one type per schema: strict clients read `type` as one string.
     assert_eq!(
-        schema["properties"]["person"]["type"],
-        json!(["string", "null"])
+        schema["properties"]["person"]["anyOf"],
+        json!([{"type": "string"}, {"type": "null"}])
     );
+    assert_eq!(schema["properties"]["person"].get("type"), None);
 }
 
 fn object(value: &Value) -> &serde_json::Map<String, Value> {

@@ -13,6 +13,7 @@ mod scope;
 mod server;
 mod stdio;
 mod tools;
+mod traceparent;
 
 pub use error::McpError;
 pub use http::{

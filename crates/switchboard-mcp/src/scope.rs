@@ -32,7 +32,7 @@ pub const THREAD_META_KEY: &str = "switchboard/thread_id";
 pub const PROJECT_META_KEY: &str = "switchboard/project_id";
 
 /// The longest id accepted, in characters (ids are ASCII).
-pub(crate) const MAX_ID_LEN: usize = 128;
+pub(crate) use switchboard_core::MAX_ID_LEN;
 
 /// The thread and project of one request.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -78,14 +78,9 @@ impl RequestScope {
     }
 }
 
-/// Whether `text` is an id: 1 to [`MAX_ID_LEN`] characters of `A-Z a-z 0-9 . _ : -`.
-pub(crate) fn is_id(text: &str) -> bool {
-    !text.is_empty()
-        && text.len() <= MAX_ID_LEN
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'))
-}
+/// Whether `text` is an id: 1 to [`MAX_ID_LEN`] characters of `A-Z a-z 0-9 . _ : -`, the one
+/// format every caller-chosen id is held to.
+pub(crate) use switchboard_core::is_valid_id as is_id;
 
 fn read_id<'v>(key: &str, value: Option<&'v Value>) -> Result<Option<&'v str>, ErrorData> {
     match value {

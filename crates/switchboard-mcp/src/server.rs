@@ -3,8 +3,9 @@
 //! Written without rmcp's tool macros because the tool list is the registry's, not a fixed set
 //! of Rust functions. Each call gets a [`CallContext`](switchboard_core::CallContext) from the
 //! identity, the session (the streamable-HTTP `mcp-session-id` header, else an id this handler
-//! instance minted) and a correlation id (the request's `_meta.traceparent`, else a fresh one),
-//! then goes through [`ToolRegistry::invoke`], which checks, runs and audits it.
+//! instance minted) and a correlation id (the request's `_meta.traceparent` if it is a valid
+//! W3C one, else a fresh one: [`crate::traceparent`]), then goes through
+//! [`ToolRegistry::invoke`], which checks, runs and audits it.
 //!
 //! rmcp does not abort a handler when the client cancels: it only fires the request's
 //! cancellation token. The call races that token and drops the `invoke` future when it fires,
@@ -53,7 +54,7 @@ use crate::{
     logging::{self, CallLog, SessionLogLevel},
     minted_id, notices, result,
     scope::RequestScope,
-    tools,
+    tools, traceparent,
 };
 
 /// The name the server gives in `initialize`.
@@ -159,8 +160,13 @@ impl McpServer {
 
     /// The context of one call: the template with the request's session (the
     /// streamable-HTTP `mcp-session-id` header, else the minted one already in the template),
-    /// its correlation id (`_meta.traceparent`, else a fresh `mcp-<uuid v7>`), and the thread
-    /// and project its `_meta` names.
+    /// its correlation id (a valid `_meta.traceparent`, else a fresh `mcp-<uuid v7>`), and the
+    /// thread and project its `_meta` names.
+    ///
+    /// The HTTP server admits only session ids it issued (and replaces the header of requests
+    /// without a session with its own per-connection handle), so the header is ours; it is
+    /// still held to the id format ([`switchboard_core::is_valid_id`]) before it is stored,
+    /// like every id that arrives with a request.
     fn call_context(
         &self,
         context: &RequestContext<RoleServer>,
@@ -172,15 +178,12 @@ impl McpServer {
             .get::<http::request::Parts>()
             .and_then(|parts| parts.headers.get("mcp-session-id"))
             .and_then(|value| value.to_str().ok())
-            .filter(|value| !value.is_empty());
+            .filter(|value| switchboard_core::is_valid_id(value));
         if let Some(session_id) = transport_session {
             call_context.session_id = Some(SessionId::from(session_id));
         }
         // rmcp moves the request's `_meta` into the context.
-        call_context.correlation_id = Some(match context.meta.get_traceparent() {
-            Some(traceparent) => CorrelationId::from(traceparent),
-            None => minted_id::with_prefix("mcp"),
-        });
+        call_context.correlation_id = Some(traceparent::correlation_id(context));
         scope.apply(&mut call_context, &self.registry);
         call_context
     }

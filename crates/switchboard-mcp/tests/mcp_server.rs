@@ -146,7 +146,45 @@ async fn listed_schemas_use_only_the_formats_json_schema_2020_12_defines() {
         .collect();
     assert!(unknown.is_empty(), "non-standard formats: {unknown:?}");
     assert!(found.iter().any(|format| format == "date"), "{found:?}");
+    // Nullable fields are `anyOf` branches of one type each: several clients read `type` as a
+    // single string, and the MCP Inspector warns about every `type` array.
+    let mut type_arrays = Vec::new();
+    let mut nullable_branches = 0;
+    for tool in &tools {
+        let tool = serde_json::to_value(tool).expect("a tool serialises");
+        for key in ["inputSchema", "outputSchema"] {
+            let path = format!("{}/{key}", tool["name"]);
+            find_types(&tool[key], &path, &mut type_arrays, &mut nullable_branches);
+        }
+    }
+    assert!(type_arrays.is_empty(), "`type` arrays at {type_arrays:?}");
+    assert!(
+        nullable_branches > 0,
+        "the roster tools have nullable fields"
+    );
     disconnect(client, server, registry).await;
+}
+
+/// The paths of every `type` array in `schema`, and how many `{"type": "null"}` schemas it has.
+fn find_types(schema: &Value, path: &str, arrays: &mut Vec<String>, nulls: &mut usize) {
+    match schema {
+        Value::Object(map) => {
+            match map.get("type") {
+                Some(Value::Array(_)) => arrays.push(path.to_owned()),
+                Some(Value::String(name)) if name == "null" => *nulls += 1,
+                _ => {}
+            }
+            for (key, child) in map {
+                find_types(child, &format!("{path}/{key}"), arrays, nulls);
+            }
+        }
+        Value::Array(items) => {
+            for (index, child) in items.iter().enumerate() {
+                find_types(child, &format!("{path}/{index}"), arrays, nulls);
+            }
+        }
+        _ => {}
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

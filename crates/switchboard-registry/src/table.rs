@@ -7,6 +7,10 @@
 
 use std::{any::TypeId, collections::HashMap, sync::Arc, time::Duration};
 
+use jsonschema::{
+    JsonType, ValidationError,
+    error::{TypeKind, ValidationErrorKind},
+};
 use serde_json::Value;
 use switchboard_core::{
     BoxFuture, Category, FieldError, Role, ToolContext, ToolDescriptor, ToolEntry, ToolError,
@@ -116,7 +120,7 @@ impl RegisteredTool {
         let mut errors: Vec<FieldError> = self
             .validator
             .iter_errors(params)
-            .map(|error| FieldError::new(error.instance_path().to_string(), error.to_string()))
+            .flat_map(|error| field_errors(&error))
             .collect();
         errors.sort_by(|a, b| a.path.cmp(&b.path).then_with(|| a.reason.cmp(&b.reason)));
         errors.dedup();
@@ -130,6 +134,56 @@ impl RegisteredTool {
             Handler::Runtime(_) => None,
         }
     }
+}
+
+/// The field errors one violation of an input schema stands for.
+///
+/// Derived schemas describe a nullable field as `anyOf: [{type: T, …}, {type: "null"}]`
+/// (`switchboard_core::schema::schema_of`). When such a field's value is neither, the typed
+/// branch's errors say what is wrong with it ("is shorter than 1 character"), where the
+/// `anyOf` error would only say that no branch matched; a value of another type reads
+/// `5 is not of types "null", "string"`.
+fn field_errors(error: &ValidationError<'_>) -> Vec<FieldError> {
+    if let ValidationErrorKind::AnyOf { context } = error.kind()
+        && let [first, second] = context.as_slice()
+        && let Some(typed) = match (is_null_branch(first), is_null_branch(second)) {
+            (false, true) => Some(first),
+            (true, false) => Some(second),
+            _ => None,
+        }
+    {
+        if let [only] = typed.as_slice()
+            && let ValidationErrorKind::Type {
+                kind: TypeKind::Single(expected),
+            } = only.kind()
+        {
+            let mut names = [expected.to_string(), JsonType::Null.to_string()];
+            names.sort_unstable();
+            let reason = format!(
+                "{} is not of types \"{}\", \"{}\"",
+                error.instance(),
+                names[0],
+                names[1]
+            );
+            return vec![FieldError::new(error.instance_path().to_string(), reason)];
+        }
+        return typed.iter().flat_map(field_errors).collect();
+    }
+    vec![FieldError::new(
+        error.instance_path().to_string(),
+        error.to_string(),
+    )]
+}
+
+/// Whether an `anyOf` branch failed only because the value is not `null`.
+fn is_null_branch(errors: &[ValidationError<'_>]) -> bool {
+    matches!(
+        errors,
+        [only] if matches!(
+            only.kind(),
+            ValidationErrorKind::Type { kind: TypeKind::Single(JsonType::Null) }
+        )
+    )
 }
 
 /// Tool names hash with foldhash: several times cheaper than SipHash on short names, still
@@ -197,5 +251,51 @@ fn origin(descriptor: &ToolDescriptor) -> String {
         switchboard_core::ToolOrigin::Runtime { source } => {
             format!("run-time registration by {source}")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn errors_of(params: Value) -> Vec<(String, String)> {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "assignee": {"anyOf": [{"type": "string", "minLength": 1}, {"type": "null"}]},
+                "either": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+            },
+        });
+        let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+        validator
+            .iter_errors(&params)
+            .flat_map(|error| field_errors(&error))
+            .map(|error| (error.path, error.reason))
+            .collect()
+    }
+
+    #[test]
+    fn a_nullable_field_reports_what_is_wrong_with_its_value() {
+        assert_eq!(errors_of(json!({"assignee": null})), []);
+        assert_eq!(
+            errors_of(json!({"assignee": ""})),
+            [(
+                "/assignee".to_owned(),
+                "\"\" is shorter than 1 character".to_owned()
+            )]
+        );
+        assert_eq!(
+            errors_of(json!({"assignee": 5})),
+            [(
+                "/assignee".to_owned(),
+                "5 is not of types \"null\", \"string\"".to_owned()
+            )]
+        );
+        // Any other `anyOf` keeps its own message.
+        let other = errors_of(json!({"either": true}));
+        assert_eq!(other.len(), 1, "{other:?}");
+        assert!(other[0].1.contains("anyOf"), "{other:?}");
     }
 }

@@ -10,10 +10,11 @@ pub use switchboard_audit::{
 };
 pub use switchboard_core::{
     ActionId, AgentType, BoxFuture, CallContext, Caller, Category, ContentBlock, CorrelationId,
-    DomainCell, EmbeddedResource, ErrorKind, FieldError, IdempotencyKey, Initiator, InvokeError,
-    NoInput, OrgId, Progress, ProgressNotifier, ProgressSink, ProjectId, ProposalId, Role,
-    ScopeField, SessionId, ThreadId, Tool, ToolContent, ToolContext, ToolDescriptor, ToolError,
-    ToolInput, ToolOrigin, UserId, domain, tool, tool_policy,
+    DomainCell, EmbeddedResource, ErrorKind, FieldError, ID_FORMAT, IdempotencyKey, Initiator,
+    InvokeError, MAX_ID_LEN, NoInput, OrgId, Progress, ProgressNotifier, ProgressSink, ProjectId,
+    ProposalId, Role, ScopeField, SessionId, ThreadId, Tool, ToolContent, ToolContext,
+    ToolDescriptor, ToolError, ToolInput, ToolOrigin, UserId, domain, is_valid_id, tool,
+    tool_policy,
 };
 pub use switchboard_orchestrator::{
     Answer, AskError, Orchestrator, ResumeDecision, Resumed, Route,

@@ -54,9 +54,9 @@ pub(crate) enum Prepared {
 }
 
 impl Ready {
-    /// Checks what can be checked without the runtime: that `PARAMS_JSON` is JSON, and that
-    /// `serve` knows who its clients act as (identity flags or a valid token file) and may
-    /// listen where it was asked to.
+    /// Checks what can be checked without the runtime: that `PARAMS_JSON` is JSON, that the
+    /// ids given with flags are ids, and that `serve` knows who its clients act as (identity
+    /// flags or a valid token file) and may listen where it was asked to.
     pub(crate) fn prepare(
         command: Command,
         setup: &AuditSetup,
@@ -67,17 +67,30 @@ impl Ready {
             Command::Tools(args) => Ready::Tools(args),
             Command::Schema(args) => Ready::Schema(args),
             Command::Call(args) => {
+                args.identity.check_ids()?;
                 let params = params::read(&args.params)?;
                 Ready::Call(args, params)
             }
-            Command::Ask(args) => Ready::Ask(args),
+            Command::Ask(args) => {
+                args.identity.check_ids()?;
+                Ready::Ask(args)
+            }
             Command::Serve(args) => {
                 let conformance = args.conformance;
                 Ready::Serve(Transport::prepare(args)?, conformance)
             }
-            Command::Proposals(args) => Ready::Decide(proposals::Decision::List(args), persistent),
-            Command::Approve(args) => Ready::Decide(proposals::Decision::Approve(args), persistent),
-            Command::Reject(args) => Ready::Decide(proposals::Decision::Reject(args), persistent),
+            Command::Proposals(args) => {
+                args.identity.check_ids()?;
+                Ready::Decide(proposals::Decision::List(args), persistent)
+            }
+            Command::Approve(args) => {
+                args.identity.check_ids()?;
+                Ready::Decide(proposals::Decision::Approve(args), persistent)
+            }
+            Command::Reject(args) => {
+                args.identity.check_ids()?;
+                Ready::Decide(proposals::Decision::Reject(args), persistent)
+            }
             Command::Audit(args) => {
                 let (args, store) = audit::prepare(args, setup)?;
                 return Ok(Prepared::Audit(args, store));

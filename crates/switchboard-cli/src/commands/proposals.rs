@@ -7,12 +7,16 @@
 //! and a decision is final. With `--approvals sqlite:PATH` the proposals live in that file, so
 //! these commands decide what another process (a `serve`, an agent's `call`) proposed; with the
 //! default in-memory store a new process starts with none (docs/cli.md).
+//!
+//! The text forms print what the store holds (ids, tool names, users, summaries, messages):
+//! every such field goes through [`escape_controls`], so none can add a line or repaint the
+//! terminal.
 
 use clap::Args;
 use serde_json::json;
 use switchboard::{InvokeError, Proposal, ProposalId, ToolRegistry};
 
-use crate::{app::Exit, identity::IdentityArgs, output};
+use crate::{app::Exit, escape::escape_controls, identity::IdentityArgs, output};
 
 /// `proposals`.
 #[derive(Debug, Args)]
@@ -98,7 +102,10 @@ pub(crate) async fn run(
                     json!({ "approved": approved }),
                     format!(
                         "approved {}: `{}` ran, result {}\n",
-                        approved.proposal.id, approved.proposal.tool, approved.output
+                        escape_controls(approved.proposal.id.as_str()),
+                        escape_controls(&approved.proposal.tool),
+                        // JSON: serde escapes the control characters of its strings.
+                        approved.output
                     ),
                 )
             })
@@ -111,7 +118,10 @@ pub(crate) async fn run(
             report(args.json, rejected, |proposal| {
                 (
                     json!({ "rejected": proposal }),
-                    format!("rejected {}: nothing ran\n", proposal.id),
+                    format!(
+                        "rejected {}: nothing ran\n",
+                        escape_controls(proposal.id.as_str())
+                    ),
                 )
             })
         }
@@ -137,7 +147,8 @@ fn report<T>(
             if json {
                 output::write_stdout(&output::to_json(&json!({ "error": error }))?);
             } else {
-                output::write_stderr(&format!("refused: {}: {error}\n", error.kind()));
+                let reason = escape_controls(&error.to_string()).into_owned();
+                output::write_stderr(&format!("refused: {}: {reason}\n", error.kind()));
             }
             Ok(Exit::Refused)
         }
@@ -157,12 +168,12 @@ fn list_text(proposals: &[Proposal], persistent: bool) -> String {
     for proposal in proposals {
         text.push_str(&format!(
             "{}  {}  {}  by {}  expires {}  {}\n",
-            proposal.id,
+            escape_controls(proposal.id.as_str()),
             proposal.status.as_str(),
-            proposal.tool,
-            proposal.proposer.user_id,
+            escape_controls(&proposal.tool),
+            escape_controls(proposal.proposer.user_id.as_str()),
             proposal.expires_at,
-            proposal.summary
+            escape_controls(&proposal.summary)
         ));
     }
     text

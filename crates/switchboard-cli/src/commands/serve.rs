@@ -14,6 +14,7 @@ use switchboard_mcp::{HttpAuth, HttpConfig, HttpLimits, Identity, TokenTable};
 use crate::{
     app::{Exit, UsageError},
     args::ServeArgs,
+    escape::escape_controls,
     output,
 };
 
@@ -90,9 +91,11 @@ pub(crate) async fn run(registry: &ToolRegistry, transport: Transport) -> anyhow
             let server = switchboard_mcp::serve_http_with(registry.clone(), config)
                 .await
                 .context("could not start the MCP HTTP server")?;
+            // The summary quotes a path and the identity flags: escaped like any data.
             output::write_stderr(&format!(
-                "switchboard: serving MCP at {} ({summary}; Ctrl-C to stop)\n",
-                server.url()
+                "switchboard: serving MCP at {} ({}; Ctrl-C to stop)\n",
+                server.url(),
+                escape_controls(&summary)
             ));
             tokio::signal::ctrl_c()
                 .await
