@@ -5,5 +5,6 @@ mod common;
 
 mod edge_http;
 mod edge_http_fuzz;
+mod edge_ids;
 mod edge_stdio;
 mod http_client;

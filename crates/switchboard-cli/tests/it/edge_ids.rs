@@ -14,9 +14,7 @@
 //!
 //! Every wait is bounded by `common::LIMIT`, and children are killed on drop.
 
-mod common;
-
-use common::{bounded, switchboard};
+use crate::common::{bounded, switchboard};
 use std::{
     collections::BTreeSet,
     path::{Path, PathBuf},
