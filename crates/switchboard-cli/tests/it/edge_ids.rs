@@ -14,11 +14,14 @@
 //!
 //! Every wait is bounded by `common::LIMIT`, and children are killed on drop.
 
-use crate::common::{bounded, switchboard};
+use crate::{
+    common::{bounded, switchboard},
+    stdio_client::StdioServer,
+};
 use std::{
     collections::BTreeSet,
     path::{Path, PathBuf},
-    process::{Output, Stdio},
+    process::Output,
     sync::Arc,
 };
 
@@ -29,7 +32,6 @@ use switchboard::{
     audit::{ActionEvent, AuditAction, AuditRecord, AuditStore as _, Digest, Outcome},
 };
 use switchboard_audit_sqlite::SqliteAuditStore;
-use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 
 /// The W3C Trace Context specification's example `traceparent` (section 3.2.2.5).
 const GOOD_TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
@@ -84,39 +86,8 @@ async fn only_a_valid_traceparent_becomes_the_correlation_id() {
     let dir = scratch_dir("traceparent");
     let database = dir.join("audit.db");
     let store = format!("sqlite:{}", database.display());
-    let mut child = switchboard(&[
-        "serve", "--stdio", "--audit", &store, "--org", "acme", "--user", "alice", "--role",
-        "admin",
-    ])
-    .stdin(Stdio::piped())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::null())
-    .spawn()
-    .expect("the binary starts");
-    let mut stdin = child.stdin.take().expect("piped stdin");
-    let mut lines = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
-
-    let initialize = json!({
-        "jsonrpc": "2.0", "id": "init", "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "edge-ids-test", "version": "0"}
-        }
-    });
-    stdin
-        .write_all(format!("{initialize}\n").as_bytes())
-        .await
-        .expect("send initialize");
-    let answer = bounded("initialize", lines.next_line())
-        .await
-        .expect("read")
-        .expect("an answer");
-    assert!(answer.contains("\"init\""), "{answer}");
-    stdin
-        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
-        .await
-        .expect("send initialized");
+    let mut server = StdioServer::start(&["--audit", &store]);
+    server.initialize().await;
 
     let bad_traceparents = [
         String::new(),
@@ -140,27 +111,16 @@ async fn only_a_valid_traceparent_becomes_the_correlation_id() {
                 "_meta": {"traceparent": traceparent}
             }
         });
-        stdin
-            .write_all(format!("{request}\n").as_bytes())
-            .await
-            .expect("send a call");
+        server.send(&request.to_string()).await;
     }
     let mut answered = BTreeSet::new();
     while answered.len() < traceparents.len() {
-        let line = bounded("a call's answer", lines.next_line())
-            .await
-            .expect("read")
-            .expect("the server answers every call");
-        let answer: Value = serde_json::from_str(&line).expect("answers are JSON");
+        let answer = server.next_answer_or_request().await;
         assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
         answered.insert(answer["id"].as_u64().expect("a numeric id"));
     }
     // Closing stdin ends the server, after its audit records are on disk.
-    drop(stdin);
-    let status = bounded("the server exiting", child.wait())
-        .await
-        .expect("the exit status");
-    assert!(status.success(), "{status:?}");
+    server.finish().await;
 
     let records = exported(&database).await;
     assert_eq!(records.len(), traceparents.len(), "one record per call");

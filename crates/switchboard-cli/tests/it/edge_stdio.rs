@@ -7,149 +7,20 @@
 
 use std::process::Stdio;
 
-use crate::common::{bounded, switchboard};
+use crate::{
+    common::{bounded, switchboard},
+    stdio_client::{INITIALIZED, StdioServer},
+};
 use rmcp::{
     ClientServiceExt as _,
     model::{CallToolRequestParams, ProtocolVersion},
     service::ClientLifecycleMode,
 };
 use serde_json::{Value, json};
-use tokio::{
-    io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, Lines},
-    process::{Child, ChildStdin, ChildStdout},
-};
-
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"edge-stdio-test","version":"1"}}}"#;
-const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-const WHOAMI: &str = r#"{"jsonrpc":"2.0","id":"whoami","method":"tools/call","params":{"name":"core_get_current_user","arguments":{}}}"#;
-
-/// A `switchboard serve --stdio` child and a raw line client on its standard streams.
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Lines<BufReader<ChildStdout>>,
-}
-
-impl Server {
-    /// Starts `switchboard serve --stdio` as alice, an acme admin, with `extra` flags.
-    fn start(extra: &[&str]) -> Self {
-        let mut args = vec![
-            "serve", "--stdio", "--org", "acme", "--user", "alice", "--role", "admin",
-        ];
-        args.extend_from_slice(extra);
-        let mut child = switchboard(&args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the binary starts");
-        let stdin = child.stdin.take().expect("piped stdin");
-        let stdout = child.stdout.take().expect("piped stdout");
-        Self {
-            child,
-            stdin,
-            lines: BufReader::new(stdout).lines(),
-        }
-    }
-
-    async fn send(&mut self, line: &str) {
-        bounded(
-            "writing a line",
-            self.stdin.write_all(format!("{line}\n").as_bytes()),
-        )
-        .await
-        .expect("the server reads its stdin");
-    }
-
-    /// The next message the server wrote: a JSON-RPC 2.0 object, or the test fails (also when
-    /// the server ended).
-    async fn next(&mut self) -> Value {
-        let line = bounded("reading a line", self.lines.next_line())
-            .await
-            .expect("stdout is readable")
-            .expect("the server is still running and writing");
-        let message: Value = serde_json::from_str(&line)
-            .unwrap_or_else(|error| panic!("not JSON ({error}): {line:?}"));
-        assert_eq!(message["jsonrpc"], json!("2.0"), "{line}");
-        message
-    }
-
-    /// The next message that is not a notification.
-    async fn next_answer_or_request(&mut self) -> Value {
-        loop {
-            let message = self.next().await;
-            if message.get("id").is_some() {
-                return message;
-            }
-        }
-    }
-
-    /// The answer with `id`, failing on any other answer or request that comes first.
-    async fn answer(&mut self, id: &Value) -> Value {
-        let message = self.next_answer_or_request().await;
-        assert_eq!(&message["id"], id, "expected the answer to {id}: {message}");
-        assert!(message.get("method").is_none(), "{message}");
-        message
-    }
-
-    async fn ping(&mut self, id: &str) {
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}).to_string())
-            .await;
-        let answer = self.answer(&json!(id)).await;
-        assert_eq!(answer["result"], json!({}), "{answer}");
-    }
-
-    async fn initialize(&mut self) {
-        self.send(INITIALIZE).await;
-        let answer = self.answer(&json!("init")).await;
-        assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
-        self.send(INITIALIZED).await;
-    }
-
-    async fn whoami(&mut self) {
-        self.send(WHOAMI).await;
-        let answer = self.answer(&json!("whoami")).await;
-        assert_eq!(
-            answer["result"]["structuredContent"]["user_id"],
-            json!("alice"),
-            "{answer}"
-        );
-    }
-
-    /// Calls a mutating tool, which the server turns into an `elicitation/create` request to
-    /// the client while the call waits; returns that request.
-    async fn call_needing_approval(&mut self, id: &Value) -> Value {
-        let call = json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "method": "tools/call",
-            "params": {
-                "name": "roster_assign_shift",
-                "arguments": {"shift_id": "acme-2026-11-24-pm", "user_id": "sam"},
-            },
-        });
-        self.send(&call.to_string()).await;
-        let request = self.next_answer_or_request().await;
-        assert_eq!(request["method"], json!("elicitation/create"), "{request}");
-        request
-    }
-
-    /// Closes stdin and checks that the server ends on its own, successfully.
-    async fn finish(self) {
-        let Self {
-            mut child, stdin, ..
-        } = self;
-        drop(stdin);
-        let status = bounded("the server exiting", child.wait())
-            .await
-            .expect("the exit status");
-        assert!(status.success(), "{status:?}");
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_notification_or_a_response_before_initialize_never_ends_the_server() {
-    let mut server = Server::start(&[]);
+    let mut server = StdioServer::start(&[]);
     // The issue's sequence: a ping answered, a notification, another ping.
     server.ping("p1").await;
     server.send(INITIALIZED).await;
@@ -172,7 +43,7 @@ async fn a_notification_or_a_response_before_initialize_never_ends_the_server() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_reusing_an_id_in_flight_is_refused_at_once_and_the_first_gets_its_answer() {
-    let mut server = Server::start(&["--approve-by-elicitation"]);
+    let mut server = StdioServer::start(&["--approve-by-elicitation"]);
     server.initialize().await;
     let id = json!(42);
     let question = server.call_needing_approval(&id).await;
@@ -209,7 +80,7 @@ async fn a_request_reusing_an_id_in_flight_is_refused_at_once_and_the_first_gets
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_request_frees_its_id() {
-    let mut server = Server::start(&["--approve-by-elicitation"]);
+    let mut server = StdioServer::start(&["--approve-by-elicitation"]);
     server.initialize().await;
     server.call_needing_approval(&json!("c")).await;
     server
@@ -224,7 +95,7 @@ async fn a_cancelled_request_frees_its_id() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_id_is_echoed_exactly_or_as_null() {
-    let mut server = Server::start(&[]);
+    let mut server = StdioServer::start(&[]);
     server.initialize().await;
     server
         .send(r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}"#)

@@ -170,6 +170,12 @@ impl Client {
     /// POSTs `body` to `/mcp` with the usual headers (and this client's session), plus
     /// `headers`; reads the whole answer.
     pub(crate) async fn post(&mut self, headers: &[(&str, &str)], body: &str) -> Answer {
+        let request = self.post_request(headers, body);
+        self.send(request).await
+    }
+
+    /// A POST of `body` to `/mcp` with the usual headers, this client's session and `headers`.
+    fn post_request(&self, headers: &[(&str, &str)], body: &str) -> Request<Full<Bytes>> {
         let mut request = Request::post("/mcp")
             .header("host", self.addr.to_string())
             .header("accept", "application/json, text/event-stream")
@@ -180,10 +186,9 @@ impl Client {
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
-        let request = request
+        request
             .body(Full::new(Bytes::from(body.to_owned())))
-            .expect("a request");
-        self.send(request).await
+            .expect("a request")
     }
 
     /// POSTs `body` like [`Client::post`] but returns once the answer's head arrived, with its
@@ -193,19 +198,7 @@ impl Client {
         headers: &[(&str, &str)],
         body: &str,
     ) -> Response<hyper::body::Incoming> {
-        let mut request = Request::post("/mcp")
-            .header("host", self.addr.to_string())
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json");
-        if let Some(session) = &self.session {
-            request = request.header("mcp-session-id", session);
-        }
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        let request = request
-            .body(Full::new(Bytes::from(body.to_owned())))
-            .expect("a request");
+        let request = self.post_request(headers, body);
         bounded("the connection's readiness", self.sender.ready())
             .await
             .expect("the connection is usable");

@@ -8,3 +8,4 @@ mod edge_http_fuzz;
 mod edge_ids;
 mod edge_stdio;
 mod http_client;
+mod stdio_client;
