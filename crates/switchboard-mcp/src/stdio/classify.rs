@@ -61,7 +61,7 @@ fn classify_as_value(text: &[u8]) -> Classified {
             return Classified::Reply(error_reply(
                 Value::Null,
                 PARSE_ERROR,
-                &format!("Parse error: the line is not JSON ({error})"),
+                &format!("Parse error: the message is not JSON ({error})"),
             ));
         }
     };
@@ -69,7 +69,7 @@ fn classify_as_value(text: &[u8]) -> Classified {
         return Classified::Reply(error_reply(
             Value::Null,
             INVALID_REQUEST,
-            "Invalid Request: JSON-RPC batches are not supported by MCP; send one message per line",
+            "Invalid Request: JSON-RPC batches are not supported by MCP; send one message at a time",
         ));
     }
     let id = value.get("id").map_or(Value::Null, echoable_id);
