@@ -371,8 +371,19 @@ async fn answers_without_a_stream_are_one_json_body_and_delete_answers_204() {
             "{answer:?}"
         );
     }
-    assert_eq!(client.initialize().await.status, 200);
-    assert_whoami(&client.whoami(1).await);
+    let initialized = client.initialize().await;
+    assert_eq!(
+        initialized.header("content-type"),
+        "application/json",
+        "{initialized:?}"
+    );
+    let answer = client.whoami(1).await;
+    assert_whoami(&answer);
+    assert_eq!(
+        answer.header("content-type"),
+        "application/json",
+        "{answer:?}"
+    );
     let session = client.session.clone().expect("a session");
     let delete = hyper::Request::delete("/mcp")
         .header("host", server.addr.to_string())

@@ -34,8 +34,9 @@ pub const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL: usize = 100;
 /// limit when that is smaller).
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1_024;
 
-/// The default cap on open connections from one peer address.
-pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 128;
+/// The default cap on open connections from one peer address: half of the total, so that the
+/// clients sharing one address (every local client on loopback, or a NAT) have room.
+pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 512;
 
 /// How long a connection may take to send a complete request head, counted from when it opened
 /// or from the end of its previous response (so also how long a keep-alive connection may sit

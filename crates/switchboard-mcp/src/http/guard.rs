@@ -14,7 +14,8 @@
 //! 6. rmcp, run with the request's principal in [`REQUEST_PRINCIPAL`], so that a handler the
 //!    service builds for this request (the one serving a new session, or a stateless request)
 //!    acts as that principal. An error answer of rmcp's is rewritten into a JSON-RPC error with
-//!    an `id` (`reject::normalize`).
+//!    an `id` (`reject::normalize`), and an event stream whose first message is the answer
+//!    becomes one JSON body (`json_answer`).
 //!
 //! Refusals in steps 1 to 3, and a body that could not be read whole, leave body bytes unread
 //! on the connection, so they say `Connection: close`; every later answer leaves the
@@ -33,7 +34,7 @@ use serde_json::Value;
 use super::{
     Connection, HttpLimits,
     auth::{Authenticator, Principal},
-    body, limit,
+    body, json_answer, limit,
     origin::RebindingGuard,
     reject,
     session::SessionTracker,
@@ -144,6 +145,14 @@ pub(crate) async fn check(
         .scope(Arc::clone(&principal), next.run(request))
         .await;
     let response = reject::normalize(response, &id).await;
+    let response = if message
+        .as_ref()
+        .is_some_and(|message| message.request_id.is_some())
+    {
+        json_answer::unless_streaming(response).await
+    } else {
+        response
+    };
     guard.sessions.complete(admission, &principal, response)
 }
 

@@ -8,9 +8,10 @@
 //! request-head timeout. The listener binds exactly the address given; [`HttpConfig::new`]
 //! refuses a non-loopback address unless bearer tokens are required.
 //!
-//! An answer that needs no stream (no progress, no request to the client before the result)
-//! is one `application/json` body on 2026-07-28, where rmcp decides this per request
-//! (`json_response`); sessions of earlier revisions always answer with an event stream.
+//! An answer that needs no stream (no progress, no log message, no request to the client before
+//! the result) is one `application/json` body: on 2026-07-28 rmcp decides this per request
+//! (`json_response`); in a session of an earlier revision, `json_answer` reads rmcp's event
+//! stream up to its first message and keeps the stream only when that is not the answer.
 //!
 //! rmcp builds one handler per session (protocol revisions up to 2025-11-25) and one per
 //! request (2026-07-28, stateless). Its factory cannot see the request, so the middleware runs
@@ -22,6 +23,7 @@ mod auth;
 mod body;
 mod config;
 mod guard;
+mod json_answer;
 mod limit;
 mod listen;
 mod origin;
