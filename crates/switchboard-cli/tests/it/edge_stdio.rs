@@ -100,10 +100,7 @@ async fn an_id_is_echoed_exactly_or_as_null() {
     server
         .send(r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}"#)
         .await;
-    let line = bounded("reading a line", server.lines.next_line())
-        .await
-        .expect("stdout is readable")
-        .expect("the server is still running");
+    let line = server.next_line().await;
     let refusal: Value = serde_json::from_str(&line).expect("JSON");
     assert_eq!(refusal["error"]["code"], json!(-32600), "{line}");
     assert_eq!(refusal.get("id"), Some(&Value::Null), "{line}");
@@ -112,10 +109,7 @@ async fn an_id_is_echoed_exactly_or_as_null() {
     server
         .send(r#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#)
         .await;
-    let line = bounded("reading a line", server.lines.next_line())
-        .await
-        .expect("stdout is readable")
-        .expect("the server is still running");
+    let line = server.next_line().await;
     assert!(line.contains(r#""id":18446744073709551615"#), "{line}");
     server.whoami().await;
     server.finish().await;

@@ -20,7 +20,7 @@ pub(crate) const WHOAMI: &str = r#"{"jsonrpc":"2.0","id":"whoami","method":"tool
 pub(crate) struct StdioServer {
     child: Child,
     stdin: ChildStdin,
-    pub(crate) lines: Lines<BufReader<ChildStdout>>,
+    lines: Lines<BufReader<ChildStdout>>,
 }
 
 impl StdioServer {
@@ -57,14 +57,19 @@ impl StdioServer {
     /// The next message the server wrote: a JSON-RPC 2.0 object, or the test fails (also when
     /// the server ended).
     pub(crate) async fn next(&mut self) -> Value {
-        let line = bounded("reading a line", self.lines.next_line())
-            .await
-            .expect("stdout is readable")
-            .expect("the server is still running and writing");
+        let line = self.next_line().await;
         let message: Value = serde_json::from_str(&line)
             .unwrap_or_else(|error| panic!("not JSON ({error}): {line:?}"));
         assert_eq!(message["jsonrpc"], json!("2.0"), "{line}");
         message
+    }
+
+    /// The next line the server wrote, as written (the test fails if the server ended).
+    pub(crate) async fn next_line(&mut self) -> String {
+        bounded("reading a line", self.lines.next_line())
+            .await
+            .expect("stdout is readable")
+            .expect("the server is still running and writing")
     }
 
     /// The next message that is not a notification.
