@@ -3,6 +3,7 @@
 #[cfg(feature = "conformance")]
 pub mod conformance;
 mod idempotency;
+mod in_flight;
 mod memory_idempotency;
 mod memory_proposals;
 mod proposals;
@@ -12,6 +13,7 @@ pub use idempotency::{
     Claim, Fingerprint, IdempotencyScope, IdempotencyStore, StoredOutcome, TypedOutput, Waiter,
     new_action_id,
 };
+pub use in_flight::InFlight;
 pub use memory_idempotency::MemoryIdempotencyStore;
 pub use memory_proposals::MemoryProposalStore;
 pub use proposals::{

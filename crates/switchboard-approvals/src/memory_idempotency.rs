@@ -1,227 +1,61 @@
-//! The in-memory [`IdempotencyStore`]: a sharded hash map (64 shards, each a `Mutex` over a
-//! foldhash `HashMap`, dashmap-style; a lock is held for one entry operation, never across an
-//! `.await`) of in-flight and done entries. Entries are keyed by a 128-bit hash of the scope,
-//! stored inline, so that a lookup in a large map touches one cache line instead of chasing the
-//! key's strings (docs/benchmarks.md has the figures).
+//! The in-memory [`IdempotencyStore`]: every key is held in an [`InFlight`] table, running or
+//! done, for one process.
 //!
-//! An in-flight entry gets a `watch` sender when the first racer arrives (most keys never see
-//! one, and pay nothing for it); racers subscribe and wait for the first caller's result. Done
-//! entries expire once the retention given at construction has passed since their claim, and
-//! are swept lazily: at most once per sweep interval, by whichever claim comes along.
+//! A result is kept for the retention given at construction, counted from its claim (so
+//! completing a key reads no clock). Expired results are swept lazily: at most once per sweep
+//! interval, by whichever claim comes along.
 
-use std::{
-    collections::HashMap,
-    hash::BuildHasher,
-    sync::{Arc, Mutex, MutexGuard, PoisonError},
-    time::Duration,
-};
+use std::{sync::Arc, time::Duration};
 
 use jiff::Timestamp;
-use tokio::sync::watch;
 
 use crate::{
-    idempotency::{Claim, Fingerprint, IdempotencyScope, IdempotencyStore, StoredOutcome, Waiter},
+    idempotency::{Claim, Fingerprint, IdempotencyScope, IdempotencyStore, StoredOutcome},
+    in_flight::InFlight,
     retention::Retention,
 };
 
-#[derive(Clone)]
-enum Flight {
-    Running,
-    Done(Arc<StoredOutcome>),
-    Released,
-}
-
-enum SlotState {
-    /// Claimed; the sender exists once someone waits.
-    Running(Option<watch::Sender<Flight>>),
-    Done {
-        outcome: Arc<StoredOutcome>,
-        expires_at: Timestamp,
-    },
-}
-
-struct Slot {
-    fingerprint: Fingerprint,
-    /// When the key was claimed: its result is kept for the retention from then, so
-    /// completing a key reads no clock.
-    claimed_at: Timestamp,
-    state: SlotState,
-}
-
-impl Slot {
-    fn running(fingerprint: &Fingerprint, claimed_at: Timestamp) -> Self {
-        Self {
-            fingerprint: fingerprint.clone(),
-            claimed_at,
-            state: SlotState::Running(None),
-        }
-    }
-
-    fn expired(&self, now: Timestamp) -> bool {
-        matches!(self.state, SlotState::Done { expires_at, .. } if expires_at <= now)
-    }
-}
-
-/// How many shards the map is split into: enough that concurrent callers rarely meet.
-const SHARDS: usize = 64;
-
-/// A scope's 128-bit hash: two independent 64-bit hashes. Two scopes colliding (odds of about
-/// 2^-128 per pair) would share an entry; even then a replay needs the same tool and params.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-struct ScopeHash(u64, u64);
-
-type Shard = HashMap<ScopeHash, Slot, foldhash::fast::RandomState>;
-
 /// Keys and first results in memory, for one process.
+#[derive(Debug)]
 pub struct MemoryIdempotencyStore {
-    shards: Box<[Mutex<Shard>]>,
-    hashers: (foldhash::fast::RandomState, foldhash::fast::RandomState),
+    keys: InFlight,
     retention: Retention,
 }
 
-impl std::fmt::Debug for MemoryIdempotencyStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MemoryIdempotencyStore")
-            .field("entries", &self.len())
-            .field("retention", &self.retention)
-            .finish()
-    }
-}
-
 impl MemoryIdempotencyStore {
-    /// A store keeping each first result for `retention` after it completed.
+    /// A store keeping each first result for `retention` after its claim.
     pub fn new(retention: Duration) -> Self {
         Self {
-            shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
-            hashers: Default::default(),
+            keys: InFlight::new(),
             retention: Retention::new(retention),
         }
     }
-
-    /// The shard holding `scope`, locked. A panic while a shard was locked cannot leave an
-    /// entry half-changed (each change is one assignment), so a poisoned lock is taken as is.
-    fn shard(&self, scope: &IdempotencyScope) -> (ScopeHash, MutexGuard<'_, Shard>) {
-        let hash = ScopeHash(
-            self.hashers.0.hash_one(scope),
-            self.hashers.1.hash_one(scope),
-        );
-        let index = (hash.0 as usize) % SHARDS;
-        let shard = self.shards[index]
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        (hash, shard)
-    }
-
-    fn expiry(&self, now: Timestamp) -> Timestamp {
-        self.retention.expiry(now)
-    }
-
-    fn maybe_sweep(&self, now: Timestamp) {
-        if self.retention.sweep_due(now) {
-            self.sweep(now);
-        }
-    }
-}
-
-fn wait_on(receiver: watch::Receiver<Flight>) -> Waiter {
-    Waiter::new(async move {
-        let mut receiver = receiver;
-        match receiver
-            .wait_for(|flight| !matches!(flight, Flight::Running))
-            .await
-        {
-            Ok(flight) => match &*flight {
-                Flight::Done(outcome) => Some(Arc::clone(outcome)),
-                Flight::Running | Flight::Released => None,
-            },
-            // The entry went away without a result: claim again.
-            Err(_) => None,
-        }
-    })
 }
 
 impl IdempotencyStore for MemoryIdempotencyStore {
     fn claim(&self, scope: &IdempotencyScope, fingerprint: &Fingerprint, now: Timestamp) -> Claim {
-        self.maybe_sweep(now);
-        let (hash, mut shard) = self.shard(scope);
-        match shard.get_mut(&hash) {
-            None => {
-                shard.insert(hash, Slot::running(fingerprint, now));
-                Claim::Run
-            }
-            Some(slot) => {
-                if slot.expired(now) {
-                    *slot = Slot::running(fingerprint, now);
-                    return Claim::Run;
-                }
-                let same = (Arc::ptr_eq(&slot.fingerprint.tool, &fingerprint.tool)
-                    || slot.fingerprint.tool == fingerprint.tool)
-                    && slot.fingerprint.params == fingerprint.params;
-                if !same {
-                    return Claim::Conflict;
-                }
-                match &mut slot.state {
-                    SlotState::Done { outcome, .. } => Claim::Done(Arc::clone(outcome)),
-                    SlotState::Running(sender) => {
-                        let sender =
-                            sender.get_or_insert_with(|| watch::Sender::new(Flight::Running));
-                        Claim::Running(wait_on(sender.subscribe()))
-                    }
-                }
-            }
+        if self.retention.sweep_due(now) {
+            self.sweep(now);
         }
+        self.keys.claim(scope, fingerprint, now, || Claim::Run)
     }
 
     fn complete(&self, scope: &IdempotencyScope, outcome: Arc<StoredOutcome>) {
-        let (hash, mut shard) = self.shard(scope);
-        if let Some(slot) = shard.get_mut(&hash) {
-            let expires_at = self.expiry(slot.claimed_at);
-            let previous = std::mem::replace(
-                &mut slot.state,
-                SlotState::Done {
-                    outcome: Arc::clone(&outcome),
-                    expires_at,
-                },
-            );
-            if let SlotState::Running(Some(sender)) = previous {
-                sender.send_replace(Flight::Done(outcome));
-            }
-        }
+        self.keys.complete(scope, outcome, |claimed_at| {
+            Some(self.retention.expiry(claimed_at))
+        });
     }
 
     fn release(&self, scope: &IdempotencyScope) {
-        let removed = {
-            let (hash, mut shard) = self.shard(scope);
-            match shard.get(&hash) {
-                Some(slot) if matches!(slot.state, SlotState::Running(_)) => shard.remove(&hash),
-                _ => None,
-            }
-        };
-        if let Some(Slot {
-            state: SlotState::Running(Some(sender)),
-            ..
-        }) = removed
-        {
-            sender.send_replace(Flight::Released);
-        }
+        self.keys.release(scope, || {});
     }
 
     fn sweep(&self, now: Timestamp) -> usize {
-        let mut removed = 0;
-        for shard in &self.shards {
-            let mut shard = shard.lock().unwrap_or_else(PoisonError::into_inner);
-            let before = shard.len();
-            shard.retain(|_, slot| !slot.expired(now));
-            removed += before - shard.len();
-        }
-        removed
+        self.keys.sweep(now)
     }
 
     fn len(&self) -> usize {
-        self.shards
-            .iter()
-            .map(|shard| shard.lock().unwrap_or_else(PoisonError::into_inner).len())
-            .sum()
+        self.keys.len()
     }
 }
 

@@ -14,7 +14,7 @@ use crate::proposals::{
 /// Proposals in memory.
 #[derive(Default)]
 pub struct MemoryProposalStore {
-    proposals: scc::HashMap<ProposalId, Proposal, foldhash::fast::RandomState>,
+    proposals: scc::HashMap<ProposalId, Proposal>,
 }
 
 impl std::fmt::Debug for MemoryProposalStore {
