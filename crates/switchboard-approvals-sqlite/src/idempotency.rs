@@ -4,10 +4,10 @@
 //! Two halves, because waiting is a matter of one process and results are a matter of the
 //! file:
 //!
-//! - **In memory** (`local`): the keys this store value claimed and is running, with the
-//!   `watch` channel their racers wait on (created when the first racer arrives, as in the
-//!   in-memory store), and the results it completed whose typed copy it keeps (a typed copy is
-//!   a Rust value and cannot be written). A claim looks here first.
+//! - **In memory** (an [`InFlight`] table, shared with the in-memory store): the keys this
+//!   store value claimed and is running, with the racers waiting on them, and the results it
+//!   completed whose typed copy it keeps (a typed copy is a Rust value and cannot be written).
+//!   A claim looks here first.
 //! - **In the file**: every claim is written (`state = 'running'`, this store's `owner` id)
 //!   *before* the caller runs the tool, and completed with the first result. So after a
 //!   restart, or in another process, a retry finds the result and replays it, and a claim
@@ -17,51 +17,23 @@
 //!
 //! A new key costs a read and two commits on the call path: the claim (one `INSERT … ON
 //! CONFLICT DO UPDATE … WHERE expired`, atomic across processes) and the result. A replay
-//! reads one row. A release deletes the claim. Both locks (`local`, then the connection) are held for the whole
-//! of each operation, which makes `claim` atomic per key within the process; SQLite's write
-//! lock makes it atomic across processes.
+//! reads one row. A release deletes the claim. The key's entry in the table is locked for the
+//! whole of each operation, which makes `claim` atomic per key within the process; SQLite's
+//! write lock makes it atomic across processes.
 
-use std::{
-    collections::HashMap,
-    sync::{Arc, Mutex, MutexGuard, PoisonError},
-    time::Duration,
-};
+use std::{sync::Arc, time::Duration};
 
 use jiff::Timestamp;
 use rusqlite::{Connection, OptionalExtension, params};
 use switchboard_approvals::{
-    Claim, Fingerprint, IdempotencyScope, IdempotencyStore, Retention, StoredOutcome, Waiter,
+    Claim, Fingerprint, IdempotencyScope, IdempotencyStore, InFlight, Retention, StoredOutcome,
 };
 use switchboard_sqlite::timestamp_to_sql;
-use tokio::sync::watch;
 
 use crate::{
     database::{ApprovalsDatabase, Database, SqliteOptions},
     idempotency_rows::{self, KEY_COLUMNS, KeyRow},
 };
-
-/// What a waiter learns.
-#[derive(Clone)]
-enum Flight {
-    Running,
-    Done(Arc<StoredOutcome>),
-    Released,
-}
-
-/// A key this store value knows about without reading the file.
-enum Local {
-    /// Claimed here, running; the sender exists once someone waits.
-    Running {
-        fingerprint: Fingerprint,
-        sender: Option<watch::Sender<Flight>>,
-    },
-    /// Completed here with a typed output (or a result the file failed to take).
-    Done {
-        fingerprint: Fingerprint,
-        outcome: Arc<StoredOutcome>,
-        expires_at: Timestamp,
-    },
-}
 
 /// Keys and first results in a SQLite database: results survive restarts and are shared by
 /// every process that opens the file; racers within this process wait for the first caller.
@@ -70,7 +42,7 @@ pub struct SqliteIdempotencyStore {
     /// This store value's id in the `owner` column of the keys it claims.
     owner: String,
     retention: Retention,
-    local: Mutex<HashMap<IdempotencyScope, Local>>,
+    in_flight: InFlight,
 }
 
 impl std::fmt::Debug for SqliteIdempotencyStore {
@@ -89,7 +61,7 @@ impl SqliteIdempotencyStore {
             database,
             owner: uuid::Uuid::new_v4().simple().to_string(),
             retention: Retention::new(retention),
-            local: Mutex::new(HashMap::new()),
+            in_flight: InFlight::new(),
         }
     }
 
@@ -108,12 +80,6 @@ impl SqliteIdempotencyStore {
     /// How long a first result is kept after it completed.
     pub fn retention(&self) -> Duration {
         self.retention.duration()
-    }
-
-    fn local(&self) -> MutexGuard<'_, HashMap<IdempotencyScope, Local>> {
-        // Every change under this lock is one insertion or removal: a panic cannot leave the
-        // map half-changed, so a poisoned lock is taken as is.
-        self.local.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn expiry(&self, from: Timestamp) -> Timestamp {
@@ -216,107 +182,17 @@ impl SqliteIdempotencyStore {
             }
         })))
     }
-}
 
-fn wait_on(receiver: watch::Receiver<Flight>) -> Waiter {
-    Waiter::new(async move {
-        let mut receiver = receiver;
-        match receiver
-            .wait_for(|flight| !matches!(flight, Flight::Running))
-            .await
-        {
-            Ok(flight) => match &*flight {
-                Flight::Done(outcome) => Some(Arc::clone(outcome)),
-                Flight::Running | Flight::Released => None,
-            },
-            // The entry went away without a result: claim again.
-            Err(_) => None,
-        }
-    })
-}
-
-fn same(stored: &Fingerprint, asked: &Fingerprint) -> bool {
-    (Arc::ptr_eq(&stored.tool, &asked.tool) || stored.tool == asked.tool)
-        && stored.params == asked.params
-}
-
-impl IdempotencyStore for SqliteIdempotencyStore {
-    fn claim(&self, scope: &IdempotencyScope, fingerprint: &Fingerprint, now: Timestamp) -> Claim {
-        self.maybe_sweep(now);
-        let mut local = self.local();
-        match local.get_mut(scope) {
-            Some(Local::Running {
-                fingerprint: stored,
-                sender,
-            }) => {
-                if !same(stored, fingerprint) {
-                    return Claim::Conflict;
-                }
-                let sender = sender.get_or_insert_with(|| watch::Sender::new(Flight::Running));
-                return Claim::Running(wait_on(sender.subscribe()));
-            }
-            Some(Local::Done {
-                fingerprint: stored,
-                outcome,
-                expires_at,
-            }) if *expires_at > now => {
-                if !same(stored, fingerprint) {
-                    return Claim::Conflict;
-                }
-                return Claim::Done(Arc::clone(outcome));
-            }
-            Some(Local::Done { .. }) => {
-                local.remove(scope);
-            }
-            None => {}
-        }
-        let claim = {
-            let connection = self.database.connection();
-            self.claim_in_file(&connection, scope, fingerprint, now)
-        };
-        match claim {
-            Ok(Claim::Run) => {
-                local.insert(
-                    scope.clone(),
-                    Local::Running {
-                        fingerprint: fingerprint.clone(),
-                        sender: None,
-                    },
-                );
-                Claim::Run
-            }
-            Ok(other) => other,
-            Err(error) => {
-                self.database
-                    .log_failure(&format!("claiming idempotency key {}", scope.key), &error);
-                Claim::Done(idempotency_rows::unavailable(
-                    scope,
-                    fingerprint,
-                    self.database.path(),
-                    &error,
-                ))
-            }
-        }
-    }
-
-    fn complete(&self, scope: &IdempotencyScope, outcome: Arc<StoredOutcome>) {
-        let completed_at = Timestamp::now();
-        let expires_at = self.expiry(completed_at);
-        let mut local = self.local();
-        let (fingerprint, sender) = match local.remove(scope) {
-            Some(Local::Running {
-                fingerprint,
-                sender,
-            }) => (fingerprint, sender),
-            // Completed before: the first result stands.
-            Some(done @ Local::Done { .. }) => {
-                local.insert(scope.clone(), done);
-                return;
-            }
-            // Not claimed here: nothing to complete.
-            None => return,
-        };
-        let (outcome_name, output, error) = idempotency_rows::outcome_columns(&outcome);
+    /// Writes the first result of a key this store value claimed; returns whether the file
+    /// took it.
+    fn write_result(
+        &self,
+        scope: &IdempotencyScope,
+        outcome: &StoredOutcome,
+        completed_at: Timestamp,
+        expires_at: Timestamp,
+    ) -> bool {
+        let (outcome_name, output, error) = idempotency_rows::outcome_columns(outcome);
         let written = self
             .database
             .connection()
@@ -338,7 +214,7 @@ impl IdempotencyStore for SqliteIdempotencyStore {
                     error,
                 ])
             });
-        let persisted = match written {
+        match written {
             Ok(1) => true,
             Ok(_) => {
                 tracing::warn!(
@@ -356,32 +232,11 @@ impl IdempotencyStore for SqliteIdempotencyStore {
                 );
                 false
             }
-        };
-        // This process keeps what it cannot read back from the file: the typed copy, or the
-        // whole result if the file did not take it (a restart then finds the key in doubt,
-        // never free to run again).
-        if outcome.typed.is_some() || !persisted {
-            local.insert(
-                scope.clone(),
-                Local::Done {
-                    fingerprint,
-                    outcome: Arc::clone(&outcome),
-                    expires_at,
-                },
-            );
-        }
-        drop(local);
-        if let Some(sender) = sender {
-            sender.send_replace(Flight::Done(outcome));
         }
     }
 
-    fn release(&self, scope: &IdempotencyScope) {
-        let mut local = self.local();
-        if !matches!(local.get(scope), Some(Local::Running { .. })) {
-            return;
-        }
-        let removed = local.remove(scope);
+    /// Deletes the claim of a key this store value is giving up.
+    fn delete_claim(&self, scope: &IdempotencyScope) {
         let deleted = self
             .database
             .connection()
@@ -402,21 +257,49 @@ impl IdempotencyStore for SqliteIdempotencyStore {
             self.database
                 .log_failure(&format!("releasing idempotency key {}", scope.key), &error);
         }
-        drop(local);
-        if let Some(Local::Running {
-            sender: Some(sender),
-            ..
-        }) = removed
-        {
-            sender.send_replace(Flight::Released);
-        }
+    }
+}
+
+impl IdempotencyStore for SqliteIdempotencyStore {
+    fn claim(&self, scope: &IdempotencyScope, fingerprint: &Fingerprint, now: Timestamp) -> Claim {
+        self.maybe_sweep(now);
+        self.in_flight.claim(scope, fingerprint, now, || {
+            let claim = {
+                let connection = self.database.connection();
+                self.claim_in_file(&connection, scope, fingerprint, now)
+            };
+            claim.unwrap_or_else(|error| {
+                self.database
+                    .log_failure(&format!("claiming idempotency key {}", scope.key), &error);
+                Claim::Done(idempotency_rows::unavailable(
+                    scope,
+                    fingerprint,
+                    self.database.path(),
+                    &error,
+                ))
+            })
+        })
+    }
+
+    fn complete(&self, scope: &IdempotencyScope, outcome: Arc<StoredOutcome>) {
+        let completed_at = Timestamp::now();
+        let expires_at = self.expiry(completed_at);
+        let kept = Arc::clone(&outcome);
+        self.in_flight.complete(scope, outcome, |_claimed_at| {
+            let persisted = self.write_result(scope, &kept, completed_at, expires_at);
+            // This process keeps what it cannot read back from the file: the typed copy, or
+            // the whole result if the file did not take it (a restart then finds the key in
+            // doubt, never free to run again).
+            (kept.typed.is_some() || !persisted).then_some(expires_at)
+        });
+    }
+
+    fn release(&self, scope: &IdempotencyScope) {
+        self.in_flight.release(scope, || self.delete_claim(scope));
     }
 
     fn sweep(&self, now: Timestamp) -> usize {
-        self.local().retain(|_, entry| match entry {
-            Local::Done { expires_at, .. } => *expires_at > now,
-            Local::Running { .. } => true,
-        });
+        self.in_flight.sweep(now);
         // The claims this store value is running are never swept; everything else past its
         // expiry is, whoever wrote it.
         let deleted = self
