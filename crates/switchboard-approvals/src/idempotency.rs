@@ -9,39 +9,16 @@
 //! when the first caller finishes; [`Claim::Conflict`] is the same key with another tool or
 //! other params. A store must make `claim` atomic per key: two racers never both get `Run`.
 
-use std::{
-    any::Any,
-    fmt::{self, Write as _},
-    future::Future,
-    sync::{
-        Arc, OnceLock,
-        atomic::{AtomicU64, Ordering},
-    },
-};
+use std::{any::Any, fmt, future::Future, sync::Arc};
 
-use arrayvec::ArrayString;
 use jiff::Timestamp;
 use serde_json::Value;
 use switchboard_audit::Digest;
 use switchboard_core::{ActionId, BoxFuture, IdempotencyKey, InvokeError, OrgId};
 
-/// A fresh action id, `act-<prefix>-<n>`: a random prefix drawn once per process and a counter.
-/// Unique across processes like a UUID, but one small allocation per call instead of a UUID's
-/// randomness and formatting.
+/// A fresh action id, `act-<uuid>`, with a UUIDv7 (time-ordered, unique across processes).
 pub fn new_action_id() -> ActionId {
-    static PREFIX: OnceLock<Box<str>> = OnceLock::new();
-    static COUNTER: AtomicU64 = AtomicU64::new(1);
-    let prefix = PREFIX.get_or_init(|| {
-        let random = uuid::Uuid::new_v4().simple().to_string();
-        format!("act-{}-", &random[..12]).into_boxed_str()
-    });
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    // Assembled on the stack and copied once into its shared string. The prefix is 17 bytes
-    // and a u64 at most 20 digits, so the 64-byte buffer cannot overflow.
-    let mut id = ArrayString::<64>::new();
-    id.push_str(prefix);
-    let _ = write!(id, "{n}");
-    ActionId::new(id.as_str())
+    ActionId::new(format!("act-{}", uuid::Uuid::now_v7()))
 }
 
 /// Keys are per organisation: the same key in two organisations names two actions.
@@ -180,18 +157,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn action_ids_are_unique_and_share_the_process_prefix() {
+    fn action_ids_are_unique_uuids() {
         let first = new_action_id();
         let second = new_action_id();
         assert_ne!(first, second);
-        let prefix = |id: &ActionId| {
-            id.as_str()
-                .rsplit_once('-')
-                .map(|(head, _)| head.to_owned())
-        };
-        assert_eq!(prefix(&first), prefix(&second));
-        assert!(first.as_str().starts_with("act-"), "{first}");
-        let (_, counter) = second.as_str().rsplit_once('-').expect("act-<prefix>-<n>");
-        assert!(counter.parse::<u64>().is_ok(), "{second}");
+        for id in [&first, &second] {
+            let uuid = id.as_str().strip_prefix("act-").expect("act-<uuid>");
+            assert!(uuid::Uuid::parse_str(uuid).is_ok(), "{id}");
+        }
     }
 }
