@@ -16,7 +16,11 @@
 //! entry only if they are equal. A done entry expires at the time its store gave it, and is
 //! removed by the next claim of its key or by a sweep.
 
-use std::{collections::hash_map::RandomState, fmt, hash::BuildHasher, sync::Arc};
+use std::{
+    fmt,
+    hash::{BuildHasher, RandomState},
+    sync::Arc,
+};
 
 use jiff::Timestamp;
 use scc::hash_map::Entry;
