@@ -36,67 +36,61 @@ enum Flight {
     Released,
 }
 
-/// A key held in this process.
+/// A key held in this process: what it was claimed for, and how far it got.
+struct HeldKey {
+    fingerprint: Fingerprint,
+    state: KeyState,
+}
+
 enum KeyState {
     /// Claimed here and running. The sender exists once a racer waits.
     Running {
-        fingerprint: Fingerprint,
         claimed_at: Timestamp,
         racers: Option<watch::Sender<Flight>>,
     },
     /// Completed here, kept until `expires_at`.
     Done {
-        fingerprint: Fingerprint,
         outcome: Arc<StoredOutcome>,
         expires_at: Timestamp,
     },
 }
 
-impl KeyState {
+impl HeldKey {
     fn running(fingerprint: &Fingerprint, claimed_at: Timestamp) -> Self {
-        Self::Running {
+        Self {
             fingerprint: fingerprint.clone(),
-            claimed_at,
-            racers: None,
-        }
-    }
-
-    fn into_racers(self) -> Option<watch::Sender<Flight>> {
-        match self {
-            Self::Running { racers, .. } => racers,
-            Self::Done { .. } => None,
+            state: KeyState::Running {
+                claimed_at,
+                racers: None,
+            },
         }
     }
 
     fn expired(&self, now: Timestamp) -> bool {
-        matches!(self, Self::Done { expires_at, .. } if *expires_at <= now)
+        matches!(self.state, KeyState::Done { expires_at, .. } if expires_at <= now)
     }
 
-    /// The answer this entry gives a claim with `asked` that has not expired: a conflict, the
+    /// The answer to a claim with `asked` while this key has not expired: a conflict, the
     /// first result, or a waiter on the running call.
     fn answer(&mut self, asked: &Fingerprint) -> Claim {
-        match self {
-            Self::Running {
-                fingerprint,
-                racers,
-                ..
-            } => {
-                if fingerprint != asked {
-                    return Claim::Conflict;
-                }
+        if self.fingerprint != *asked {
+            return Claim::Conflict;
+        }
+        match &mut self.state {
+            KeyState::Running { racers, .. } => {
                 let racers = racers.get_or_insert_with(|| watch::Sender::new(Flight::Running));
                 Claim::Running(wait_on(racers.subscribe()))
             }
-            Self::Done {
-                fingerprint,
-                outcome,
-                ..
-            } => {
-                if fingerprint != asked {
-                    return Claim::Conflict;
-                }
-                Claim::Done(Arc::clone(outcome))
-            }
+            KeyState::Done { outcome, .. } => Claim::Done(Arc::clone(outcome)),
+        }
+    }
+}
+
+impl KeyState {
+    fn into_racers(self) -> Option<watch::Sender<Flight>> {
+        match self {
+            Self::Running { racers, .. } => racers,
+            Self::Done { .. } => None,
         }
     }
 }
@@ -120,7 +114,7 @@ fn wait_on(mut receiver: watch::Receiver<Flight>) -> Waiter {
 /// The keys one process is running, with their waiting racers, and the results it keeps in
 /// memory.
 pub struct InFlight<H: BuildHasher = RandomState> {
-    keys: scc::HashMap<IdempotencyScope, KeyState, H>,
+    keys: scc::HashMap<IdempotencyScope, HeldKey, H>,
 }
 
 impl Default for InFlight {
@@ -164,27 +158,19 @@ impl<H: BuildHasher> InFlight<H> {
         now: Timestamp,
         claim_elsewhere: impl FnOnce() -> Claim,
     ) -> Claim {
-        match self.keys.entry_sync(scope.clone()) {
-            Entry::Occupied(mut occupied) if !occupied.get().expired(now) => {
-                occupied.get_mut().answer(fingerprint)
+        let entry = match self.keys.entry_sync(scope.clone()) {
+            Entry::Occupied(mut held) if !held.get().expired(now) => {
+                return held.get_mut().answer(fingerprint);
             }
-            Entry::Occupied(mut expired) => {
-                let claim = claim_elsewhere();
-                if matches!(claim, Claim::Run) {
-                    *expired.get_mut() = KeyState::running(fingerprint, now);
-                } else {
-                    drop(expired.remove());
-                }
-                claim
-            }
-            Entry::Vacant(vacant) => {
-                let claim = claim_elsewhere();
-                if matches!(claim, Claim::Run) {
-                    vacant.insert_entry(KeyState::running(fingerprint, now));
-                }
-                claim
-            }
+            absent_or_expired => absent_or_expired,
+        };
+        let claim = claim_elsewhere();
+        if matches!(claim, Claim::Run) {
+            entry.insert_entry(HeldKey::running(fingerprint, now));
+        } else if let Entry::Occupied(expired) = entry {
+            drop(expired.remove());
         }
+        claim
     }
 
     /// Completes a key running here with its first result and wakes its racers with it. `keep`
@@ -202,25 +188,18 @@ impl<H: BuildHasher> InFlight<H> {
             let Some(mut entry) = self.keys.get_sync(scope) else {
                 return;
             };
-            let KeyState::Running {
-                fingerprint,
-                claimed_at,
-                ..
-            } = entry.get()
-            else {
+            let KeyState::Running { claimed_at, .. } = entry.get().state else {
                 return;
             };
-            let fingerprint = fingerprint.clone();
-            match keep(*claimed_at) {
+            match keep(claimed_at) {
                 Some(expires_at) => {
                     let done = KeyState::Done {
-                        fingerprint,
                         outcome: Arc::clone(&outcome),
                         expires_at,
                     };
-                    std::mem::replace(entry.get_mut(), done).into_racers()
+                    std::mem::replace(&mut entry.get_mut().state, done).into_racers()
                 }
-                None => entry.remove().into_racers(),
+                None => entry.remove().state.into_racers(),
             }
         };
         if let Some(racers) = racers {
@@ -236,11 +215,11 @@ impl<H: BuildHasher> InFlight<H> {
             let Some(entry) = self.keys.get_sync(scope) else {
                 return;
             };
-            if !matches!(entry.get(), KeyState::Running { .. }) {
+            if !matches!(entry.get().state, KeyState::Running { .. }) {
                 return;
             }
             forget();
-            entry.remove().into_racers()
+            entry.remove().state.into_racers()
         };
         if let Some(racers) = racers {
             racers.send_replace(Flight::Released);
@@ -250,8 +229,8 @@ impl<H: BuildHasher> InFlight<H> {
     /// Removes the results expired at `now`; returns how many. Running keys stay.
     pub fn sweep(&self, now: Timestamp) -> usize {
         let mut removed = 0;
-        self.keys.retain_sync(|_, state| {
-            let expired = state.expired(now);
+        self.keys.retain_sync(|_, held| {
+            let expired = held.expired(now);
             removed += usize::from(expired);
             !expired
         });
