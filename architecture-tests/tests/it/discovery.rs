@@ -7,6 +7,9 @@
 //! `main.rs`, because a dependency alone does not link a crate and its `#[tool]`s would
 //! silently disappear (rust-lang/rust#64731). The opt-in domains are linked by the CLI itself.
 //!
+//! Architecture Invariant: a domain's default role grants come from the domain itself
+//! (`switchboard_core::default_grants!`), and grant only the domain's own permissions.
+//!
 //! Architecture Invariant: `docs/reference/tools.json` lists exactly the tools the linked
 //! registry has (minus the opt-in domains, `OPT_IN_DOMAINS`, which the binary leaves out by
 //! default), so the committed reference never drifts from the binary.
@@ -183,4 +186,14 @@ async fn the_tools_reference_lists_exactly_the_linked_tools() {
             "{TOOLS_REFERENCE} is out of date; run `cargo xtask catalog` and commit the result"
         ),
     );
+}
+
+#[test]
+fn every_linked_domains_default_grants_join_the_built_in_matrix() {
+    if let Err(error) = switchboard::PermissionMatrix::built_in() {
+        panic!(
+            "{error}: fix the domain's `default-permissions.toml` (the fragment its \
+             `switchboard_core::default_grants!` declares)"
+        );
+    }
 }

@@ -13,3 +13,8 @@ switchboard_core::domain! {
     name: "core",
     state: Directory = Directory::seeded,
 }
+
+switchboard_core::default_grants! {
+    domain: "core",
+    toml: include_str!("../default-permissions.toml"),
+}
