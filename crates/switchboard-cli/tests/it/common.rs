@@ -1,8 +1,6 @@
 //! What the tests that run the built `switchboard` binary share: a bound on every wait, and the
 //! command with nothing inherited from the environment that could change what it does.
 
-#![allow(dead_code, reason = "each test binary uses what it needs")]
-
 use std::{future::Future, process::Stdio, time::Duration};
 
 /// The longest any single step may take; a hang fails the test instead of stalling CI.

@@ -2,11 +2,6 @@
 //! connections in every protocol revision, one-round calls and retries, and the proposals and
 //! audit records to check.
 
-#![allow(
-    dead_code,
-    reason = "each test binary uses a subset of the shared helpers"
-)]
-
 use std::sync::{Arc, Mutex};
 
 use rmcp::{

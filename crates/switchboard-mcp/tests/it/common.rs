@@ -1,10 +1,5 @@
-//! Helpers shared by the MCP test binaries: bounded waits, a registry, an in-memory
+//! Helpers shared by the MCP tests: bounded waits, a registry, an in-memory
 //! client/server pair, and the teardown every test ends with.
-
-#![allow(
-    dead_code,
-    reason = "each test binary uses a subset of the shared helpers"
-)]
 
 use std::{future::Future, time::Duration};
 

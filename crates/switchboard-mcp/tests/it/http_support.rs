@@ -1,10 +1,5 @@
-//! Helpers for the HTTP test binaries: servers with bearer tokens, raw HTTP requests (for the
+//! Helpers for the HTTP tests: servers with bearer tokens, raw HTTP requests (for the
 //! status codes an MCP client hides), rmcp clients with a token, and the audit count.
-
-#![allow(
-    dead_code,
-    reason = "each test binary uses a subset of the shared helpers"
-)]
 
 use std::{net::SocketAddr, time::Duration};
 
