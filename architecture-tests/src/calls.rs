@@ -1,20 +1,21 @@
 //! Calling every tool the way the invariant tests do: contexts, fresh correlation ids, params
 //! that smuggle an `org_id`, and the audit records a call left behind.
 //!
-//! Nothing here links a domain: a test binary that wants the sample tools must reference the
-//! domain crates itself (`use switchboard_domain_core as _;`, see rust-lang/rust#64731).
+//! Nothing here links a domain: a test binary that wants the sample tools must reference
+//! `switchboard_domains` itself (`use switchboard_domains as _;`, see rust-lang/rust#64731).
 
-use std::{
-    collections::BTreeSet,
-    sync::atomic::{AtomicU64, Ordering},
-};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::Context as _;
 use serde_json::{Value, json};
 use switchboard::{AuditQuery, AuditRecord, CallContext, Initiator, InvokeError, ToolRegistry};
 use switchboard_audit::Outcome;
 
-use crate::workspace::{domain_crates, domain_of_crate, workspace_metadata};
+use switchboard_core::ToolOrigin;
+
+use crate::workspace::{
+    display_path, is_domain_crate, package_dir, workspace_members, workspace_metadata,
+};
 
 /// The organisation the tests act for (seeded by the sample domains).
 pub const HOME_ORG: &str = "acme";
@@ -31,8 +32,8 @@ pub const ROLE_WITHOUT_PERMISSIONS: &str = "nobody";
 /// Boots the registry the way an application does (through the facade), with every tool linked
 /// into the calling binary and the built-in permission matrix.
 ///
-/// Fails unless every domain crate of the workspace (`switchboard-domain-<name>`) registered
-/// its domain `<name>`: a test "for every tool" over some of the tools proves little.
+/// Fails unless every domain crate of the workspace (`switchboard-domain-*`) registered a tool:
+/// a test "for every tool" over some of the tools proves little.
 pub async fn start_registry() -> anyhow::Result<ToolRegistry> {
     let registry = ToolRegistry::builder()
         .start()
@@ -43,28 +44,40 @@ pub async fn start_registry() -> anyhow::Result<ToolRegistry> {
         registry.shutdown().await;
         anyhow::bail!(
             "this test binary does not register the domains of {missing:?} (tools found: {}): \
-             add each as a dev-dependency of architecture-tests and reference it in the test \
-             file with `use switchboard_domain_<name> as _;` (rust-lang/rust#64731)",
+             list each in crates/switchboard-domains/Cargo.toml, and reference \
+             `switchboard_domains` in the test binary with `use switchboard_domains as _;` \
+             (rust-lang/rust#64731)",
             tool_names(&registry).len()
         );
     }
     Ok(registry)
 }
 
-/// The workspace's domain crates whose domain (`switchboard-domain-<name>` declares `<name>`)
-/// `registry` does not have, sorted.
+/// The workspace's domain crates that no tool of `registry` is defined in, sorted.
+///
+/// A linked tool's origin is the `file:line` of its definition, relative to the workspace
+/// root, so the crate a tool comes from is the crate whose folder holds that file; a domain
+/// crate's name need not match the name of the domain it declares.
 pub fn unregistered_domain_crates(registry: &ToolRegistry) -> anyhow::Result<Vec<String>> {
     let metadata = workspace_metadata()?;
-    let registered: BTreeSet<String> = registry
-        .domains()
-        .into_iter()
-        .map(|domain| domain.name)
-        .collect();
-    Ok(domain_crates(metadata)
-        .into_iter()
-        .filter(|package_name| {
-            domain_of_crate(package_name).is_none_or(|domain| !registered.contains(domain))
+    let tool_locations: Vec<String> = registry
+        .list()
+        .iter()
+        .filter_map(|descriptor| match &descriptor.origin {
+            ToolOrigin::Linked { location } => Some(location.replace('\\', "/")),
+            _ => None,
         })
+        .collect();
+    Ok(workspace_members(metadata)
+        .into_iter()
+        .filter(|package| is_domain_crate(&package.name))
+        .filter(|package| {
+            let crate_dir = format!("{}/", display_path(&package_dir(package)));
+            !tool_locations
+                .iter()
+                .any(|location| location.starts_with(&crate_dir))
+        })
+        .map(|package| package.name.to_string())
         .collect())
 }
 

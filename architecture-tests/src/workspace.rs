@@ -15,10 +15,17 @@ use cargo_metadata::{Metadata, MetadataCommand, Package};
 /// Every domain crate's package name starts with this; tests discover domains by it.
 pub const DOMAIN_CRATE_PREFIX: &str = "switchboard-domain-";
 
+/// The crate that links every sample domain: binaries and test suites depend on it instead of
+/// naming each domain crate.
+pub const DOMAINS_CRATE: &str = "switchboard-domains";
+
 /// Domains linked into the `switchboard` binary but left out of its registry by default: only
 /// `switchboard serve --conformance` serves the MCP conformance suite's tools. The tool catalog
 /// (`docs/reference/tools.json`) does not list them; every other invariant covers them.
 pub const OPT_IN_DOMAINS: [&str; 1] = ["conformance"];
+
+/// The crates of [`OPT_IN_DOMAINS`]: not linked by [`DOMAINS_CRATE`], but by the CLI itself.
+pub const OPT_IN_DOMAIN_CRATES: [&str; 1] = ["switchboard-domain-conformance"];
 
 /// The top-level folders that hold the workspace's own code.
 pub const SOURCE_ROOTS: [&str; 4] = ["crates", "xtask", "tests", "architecture-tests"];
@@ -59,11 +66,6 @@ pub fn workspace_metadata() -> anyhow::Result<&'static Metadata> {
 /// Whether a package name is a domain crate's (`switchboard-domain-<name>`).
 pub fn is_domain_crate(package_name: &str) -> bool {
     package_name.starts_with(DOMAIN_CRATE_PREFIX)
-}
-
-/// The domain a domain crate is named after: `switchboard-domain-roster` → `roster`.
-pub fn domain_of_crate(package_name: &str) -> Option<&str> {
-    package_name.strip_prefix(DOMAIN_CRATE_PREFIX)
 }
 
 /// The Rust path a crate is `use`d by: `switchboard-domain-roster` → `switchboard_domain_roster`.
@@ -177,12 +179,13 @@ mod tests {
     }
 
     #[test]
-    fn names_domains_after_their_crate() {
-        assert_eq!(domain_of_crate("switchboard-domain-roster"), Some("roster"));
-        assert_eq!(domain_of_crate("switchboard-core"), None);
+    fn recognises_domain_crates_by_name() {
+        assert!(is_domain_crate("switchboard-domain-roster"));
+        assert!(!is_domain_crate("switchboard-domains"));
+        assert!(!is_domain_crate("switchboard-core"));
         assert_eq!(
-            crate_ident("switchboard-domain-core"),
-            "switchboard_domain_core"
+            crate_ident("switchboard-domain-directory"),
+            "switchboard_domain_directory"
         );
     }
 }

@@ -1,4 +1,4 @@
-//! Helpers shared by the cross-crate integration tests in `tests/tests/*.rs`.
+//! Helpers shared by the cross-crate integration tests in `tests/tests/it/`.
 //!
 //! Each test boots its own runtime with [`boot`]: a fresh registry (so fresh seeded domain
 //! state), its own in-memory audit store, and an orchestrator on top. Tests therefore run in

@@ -12,9 +12,8 @@
 
 // Cargo only makes a dependency a candidate for linking; a crate whose items are never
 // referenced is dropped, and with it every `#[tool]` it submits to `inventory`
-// (rust-lang/rust#64731, dtolnay/inventory#7). These lines keep the sample domains linked.
-use switchboard_domain_core as _;
-use switchboard_domain_roster as _;
+// (rust-lang/rust#64731, dtolnay/inventory#7). This line keeps the sample domains linked.
+use switchboard_domains as _;
 
 pub mod catalog;
 pub mod ensure_file;

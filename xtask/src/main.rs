@@ -6,11 +6,6 @@
 // A command-line tool reports to its terminal.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-// See the same lines in src/lib.rs: without a reference, the domain crates and their tools
-// would not be linked into this binary (rust-lang/rust#64731).
-use switchboard_domain_core as _;
-use switchboard_domain_roster as _;
-
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};

@@ -6,7 +6,7 @@
 
 // Cargo dependencies only make crates candidates for linking; a crate whose `#[tool]`s must be
 // registered has to be referenced (rust-lang/rust#64731).
-use switchboard_domain_core as _;
+use switchboard_domain_directory as _;
 use switchboard_domain_roster as _;
 
 use std::{path::Path, sync::Arc, time::Duration};

@@ -25,11 +25,11 @@ use std::process::ExitCode;
 use clap::Parser as _;
 
 // A domain's `#[tool]`s are registered only if the binary references its crate: a dependency
-// alone does not link it (rust-lang/rust#64731). One line per domain.
-// `switchboard_domain_conformance` is left out of the registry unless `serve --conformance`.
+// alone does not link it (rust-lang/rust#64731). `switchboard_domains` links every sample
+// domain; `switchboard_domain_conformance` is left out of the registry unless
+// `serve --conformance`.
 use switchboard_domain_conformance as _;
-use switchboard_domain_core as _;
-use switchboard_domain_roster as _;
+use switchboard_domains as _;
 
 fn main() -> ExitCode {
     let cli = args::Cli::parse();

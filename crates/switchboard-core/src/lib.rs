@@ -6,6 +6,7 @@ mod context;
 mod domain;
 mod error;
 mod error_record;
+mod grants;
 mod ids;
 mod policy;
 mod progress;
@@ -21,6 +22,7 @@ pub use domain::{
 };
 pub use error::{ErrorKind, FieldError, InvokeError, ToolError, UnknownErrorKind};
 pub use error_record::InvalidErrorRecord;
+pub use grants::{DefaultGrantsEntry, linked_default_grants};
 pub use ids::{
     ActionId, AgentType, CorrelationId, ID_FORMAT, IdempotencyKey, MAX_ID_LEN, OrgId, ProjectId,
     ProposalId, Role, SessionId, ThreadId, UserId, is_valid_id,

@@ -30,3 +30,8 @@ switchboard_core::domain! {
     name: "roster",
     state: Roster = Roster::seeded,
 }
+
+switchboard_core::default_grants! {
+    domain: "roster",
+    toml: include_str!("../default-permissions.toml"),
+}

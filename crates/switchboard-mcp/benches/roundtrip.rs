@@ -37,7 +37,7 @@ use criterion::Criterion;
 use serde_json::json;
 // The core domain's `#[tool]` must be linked for the registry to find it
 // (rust-lang/rust#64731); the plain server calls its function directly too.
-use switchboard_domain_core as _;
+use switchboard_domain_directory as _;
 use tokio::runtime::Runtime;
 
 use setup::{Client, Fixture};

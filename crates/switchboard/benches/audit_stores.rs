@@ -19,7 +19,7 @@
 
 // A domain's `#[tool]`s are registered only if the binary references its crate
 // (rust-lang/rust#64731).
-use switchboard_domain_core as _;
+use switchboard_domain_directory as _;
 
 use std::{sync::Arc, time::Instant};
 

@@ -32,7 +32,7 @@ use switchboard::{
     audit::{AuditError, AuditQuery, AuditRecord, AuditStats, AuditStore},
 };
 use switchboard_core::DomainCell;
-use switchboard_domain_core::{Directory, GetCurrentUser, get_current_user};
+use switchboard_domain_directory::{Directory, GetCurrentUser, get_current_user};
 use tokio::runtime::Runtime;
 
 /// The number of concurrent callers in the contended runs.

@@ -27,7 +27,7 @@ use std::{process::ExitCode, time::Instant};
 
 use switchboard::{CallContext, Initiator, NoInput, Switchboard, ToolRegistry};
 use switchboard_core::{Category, DomainCell, ToolContext};
-use switchboard_domain_core::{Directory, GetCurrentUser, get_current_user};
+use switchboard_domain_directory::{Directory, GetCurrentUser, get_current_user};
 
 /// What each call does.
 #[derive(Debug, Clone, Copy)]

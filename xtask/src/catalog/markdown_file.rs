@@ -124,9 +124,9 @@ fn render_introduction(page: &mut Page, snapshot: &RegistrySnapshot) {
          tool when one of the roles in its call context grants that permission.",
     );
     page.line(
-        "The roles listed with each tool are those the built-in matrix \
-         (`crates/switchboard-registry/default-permissions.toml`) grants it to; a deployment \
-         may load its own matrix instead.",
+        "The roles listed with each tool are those the built-in matrix grants it to: the base \
+         grants of `crates/switchboard-registry/default-permissions.toml` joined with each \
+         domain's own `default-permissions.toml`. A deployment may load its own matrix instead.",
     );
     page.blank();
     page.line("### Inputs and outputs");

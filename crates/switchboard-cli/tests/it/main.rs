@@ -1,11 +1,18 @@
-//! The CLI's integration tests that run the built `switchboard` binary, in one test binary.
+//! The CLI's integration tests, in one test binary: most run the built `switchboard` binary
+//! as a script or an MCP client would.
 
-#[path = "../common/mod.rs"]
 mod common;
 
+mod approvals_durability;
+mod audit_durability;
+mod cli;
 mod edge_http;
 mod edge_http_fuzz;
 mod edge_ids;
 mod edge_stdio;
 mod http_client;
+mod mcp_conformance;
+mod mcp_stdio;
+mod proposals;
+mod serve_http;
 mod stdio_client;

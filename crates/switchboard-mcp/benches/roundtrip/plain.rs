@@ -33,7 +33,7 @@ use rmcp::{
 };
 use serde_json::Value;
 use switchboard_core::{CallContext, Category, DomainCell, Initiator, NoInput, ToolContext};
-use switchboard_domain_core::{Directory, get_current_user};
+use switchboard_domain_directory::{Directory, get_current_user};
 use switchboard_registry::ToolRegistry;
 use tokio::{net::TcpListener, task::JoinHandle};
 use tokio_util::sync::CancellationToken;

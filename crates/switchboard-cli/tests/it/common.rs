@@ -1,0 +1,98 @@
+//! What the tests that run the built `switchboard` binary share: a bound on every wait, and the
+//! command with nothing inherited from the environment that could change what it does.
+
+use std::{future::Future, process::Stdio, time::Duration};
+
+/// The longest any single step may take; a hang fails the test instead of stalling CI.
+pub(crate) const LIMIT: Duration = Duration::from_secs(60);
+
+/// Waits for `future`, failing the test with `what` if it takes longer than [`LIMIT`].
+pub(crate) async fn bounded<T>(what: &str, future: impl Future<Output = T>) -> T {
+    tokio::time::timeout(LIMIT, future)
+        .await
+        .unwrap_or_else(|_| panic!("{what} took longer than {LIMIT:?}"))
+}
+
+/// `switchboard ARGS`: no identity, audit or approvals store, config or log filter inherited from the
+/// environment, no standard input unless the test pipes one, killed if the test drops it.
+pub(crate) fn switchboard(args: &[&str]) -> tokio::process::Command {
+    switchboard_under(&[], args)
+}
+
+/// [`switchboard`], run by the program `prefix` (its first word) with the rest of `prefix`
+/// before the binary, e.g. `prlimit --nofile=256:256 --`.
+pub(crate) fn switchboard_under(prefix: &[&str], args: &[&str]) -> tokio::process::Command {
+    let binary = env!("CARGO_BIN_EXE_switchboard");
+    let mut command = match prefix.split_first() {
+        Some((program, rest)) => {
+            let mut command = tokio::process::Command::new(program);
+            command.args(rest).arg(binary);
+            command
+        }
+        None => tokio::process::Command::new(binary),
+    };
+    command.args(args).kill_on_drop(true).stdin(Stdio::null());
+    for variable in [
+        "SWITCHBOARD_ORG",
+        "SWITCHBOARD_USER",
+        "SWITCHBOARD_ROLE",
+        "SWITCHBOARD_INITIATOR",
+        "SWITCHBOARD_AUDIT",
+        "SWITCHBOARD_APPROVALS",
+        "SWITCHBOARD_AGENT_MUTATIONS",
+        "SWITCHBOARD_CONFIG",
+        "RUST_LOG",
+    ] {
+        command.env_remove(variable);
+    }
+    command
+}
+
+/// A file in the temp directory holding `text`, removed on drop.
+pub(crate) struct TempFile(std::path::PathBuf);
+
+impl TempFile {
+    pub(crate) fn new(text: &str) -> Self {
+        let path =
+            std::env::temp_dir().join(format!("switchboard-tokens-{}.toml", uuid::Uuid::new_v4()));
+        std::fs::write(&path, text).expect("the temp file is written");
+        Self(path)
+    }
+
+    pub(crate) fn path(&self) -> &str {
+        self.0.to_str().expect("a UTF-8 temp path")
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The generated tool catalog, `docs/reference/tools.json`.
+const TOOL_CATALOG: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../docs/reference/tools.json"
+);
+
+/// The names of the tools `switchboard` serves by default, in catalog order (sorted by name),
+/// read from the generated catalog. The architecture tests keep the catalog equal to the linked
+/// registry, so no test here keeps its own list of every tool.
+pub(crate) fn catalog_tool_names() -> Vec<String> {
+    let text = std::fs::read_to_string(TOOL_CATALOG)
+        .unwrap_or_else(|error| panic!("cannot read {TOOL_CATALOG}: {error}"));
+    let catalog: serde_json::Value = serde_json::from_str(&text)
+        .unwrap_or_else(|error| panic!("{TOOL_CATALOG} is not JSON: {error}"));
+    catalog["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{TOOL_CATALOG} has no `tools` array"))
+        .iter()
+        .map(|tool| {
+            tool["name"]
+                .as_str()
+                .unwrap_or_else(|| panic!("a tool in {TOOL_CATALOG} has no name"))
+                .to_owned()
+        })
+        .collect()
+}

@@ -1,0 +1,97 @@
+//! `switchboard serve --stdio` seen from a real MCP client (rmcp): the test spawns the built
+//! binary, speaks MCP over its stdin and stdout, and checks that the process ends by itself once
+//! the client closes stdin. Every wait is bounded by `common::LIMIT`; the child is killed on drop if
+//! anything goes wrong.
+
+use crate::common::{bounded, catalog_tool_names, switchboard};
+use std::process::Stdio;
+
+use rmcp::{
+    ServiceExt as _,
+    model::{CallToolRequestParams, ErrorCode},
+    service::ServiceError,
+};
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_stdio_lists_and_calls_tools_then_exits_when_stdin_closes() {
+    let mut child = switchboard(&[
+        "serve", "--stdio", "--org", "acme", "--user", "alice", "--role", "admin",
+    ])
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null())
+    .spawn()
+    .expect("the binary starts");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let stdin = child.stdin.take().expect("piped stdin");
+
+    let client = bounded("the handshake", ().serve((stdout, stdin)))
+        .await
+        .expect("the server answers initialize");
+    let info = client.peer_info().expect("the server introduced itself");
+    let server_name = info.server_info.as_ref().map(|server| server.name.as_str());
+    assert_eq!(server_name, Some("switchboard"));
+
+    let tools = bounded("tools/list", client.list_all_tools())
+        .await
+        .expect("tools/list");
+    let names: Vec<String> = tools.iter().map(|tool| tool.name.to_string()).collect();
+    assert_eq!(
+        names,
+        catalog_tool_names(),
+        "tools/list serves the catalog's tools"
+    );
+
+    let me = bounded(
+        "tools/call",
+        client.call_tool(CallToolRequestParams::new("core_get_current_user")),
+    )
+    .await
+    .expect("a result");
+    assert_ne!(me.is_error, Some(true), "{me:?}");
+    let structured = me.structured_content.expect("structuredContent");
+    assert_eq!(structured["org_id"], json!("acme"), "{structured}");
+    assert_eq!(structured["user_id"], json!("alice"), "{structured}");
+
+    let unknown = bounded(
+        "tools/call of an unknown tool",
+        client.call_tool(CallToolRequestParams::new("no_such_tool")),
+    )
+    .await;
+    match unknown {
+        Err(ServiceError::McpError(error)) => assert_eq!(error.code, ErrorCode::INVALID_PARAMS),
+        other => panic!("expected -32602, got {other:?}"),
+    }
+
+    // Closing the client closes the child's stdin: the server must end on its own.
+    bounded("closing the client", client.cancel())
+        .await
+        .expect("the client closes");
+    let status = bounded("the server exiting", child.wait())
+        .await
+        .expect("the exit status");
+    assert!(status.success(), "{status:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_refuses_to_start_without_an_organisation_and_a_user() {
+    let output = bounded(
+        "the refusal",
+        switchboard(&["serve", "--stdio", "--role", "admin"])
+            .stdin(Stdio::null())
+            .output(),
+    )
+    .await
+    .expect("the binary runs");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(
+        output.stdout.is_empty(),
+        "stdout is the protocol channel: {output:?}"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--org") && stderr.contains("--user"),
+        "{stderr}"
+    );
+}

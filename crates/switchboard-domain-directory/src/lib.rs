@@ -1,0 +1,20 @@
+#![doc = include_str!("../README.md")]
+
+mod directory;
+#[cfg(test)]
+mod testing;
+mod tools;
+
+pub use directory::{Directory, DirectoryUser};
+pub use tools::{CurrentUser, GetCurrentUser, get_current_user};
+
+switchboard_core::domain! {
+    /// Who is calling: the users of each organisation, their display names and roles.
+    name: "core",
+    state: Directory = Directory::seeded,
+}
+
+switchboard_core::default_grants! {
+    domain: "core",
+    toml: include_str!("../default-permissions.toml"),
+}

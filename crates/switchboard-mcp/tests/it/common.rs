@@ -1,0 +1,95 @@
+//! Helpers shared by the MCP tests: bounded waits, a registry, an in-memory
+//! client/server pair, and the teardown every test ends with.
+
+use std::{future::Future, time::Duration};
+
+use rmcp::{
+    ClientHandler, RoleClient, RoleServer, ServiceExt as _, model::CallToolResult,
+    service::RunningService,
+};
+use serde_json::Value;
+use switchboard_mcp::{ERROR_META_KEY, Identity, McpServer};
+use switchboard_registry::ToolRegistry;
+
+/// The longest any single step may take.
+pub(crate) const LIMIT: Duration = Duration::from_secs(20);
+
+/// An rmcp client with no handler of its own.
+pub(crate) type Client = RunningService<RoleClient, ()>;
+
+/// The server end of an in-memory connection.
+pub(crate) type Server = RunningService<RoleServer, McpServer>;
+
+/// Awaits `future`, failing the test if it takes longer than [`LIMIT`].
+pub(crate) async fn bounded<T>(what: &str, future: impl Future<Output = T>) -> T {
+    tokio::time::timeout(LIMIT, future)
+        .await
+        .unwrap_or_else(|_| panic!("{what} took longer than {LIMIT:?}"))
+}
+
+/// A registry with every linked tool.
+pub(crate) async fn registry() -> ToolRegistry {
+    bounded("starting the registry", ToolRegistry::start())
+        .await
+        .expect("the registry starts")
+}
+
+/// An agent of acme with the admin role.
+pub(crate) fn admin() -> Identity {
+    Identity::agent("acme", "alice").with_role("admin")
+}
+
+/// A server on one end of an in-memory pipe, a client on the other.
+pub(crate) async fn connect_in_memory(
+    registry: &ToolRegistry,
+    identity: Identity,
+) -> (Client, Server) {
+    connect_handler(registry, identity, ()).await
+}
+
+/// As [`connect_in_memory`], with `handler` answering the client's side.
+pub(crate) async fn connect_handler<H: ClientHandler>(
+    registry: &ToolRegistry,
+    identity: Identity,
+    handler: H,
+) -> (RunningService<RoleClient, H>, Server) {
+    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+    let server = McpServer::new(registry.clone(), identity);
+    // Boxed: the two handshakes together are a large future (clippy::large_futures).
+    let handshakes =
+        Box::pin(async { tokio::join!(server.serve(server_io), handler.serve(client_io)) });
+    let (server, client) = bounded("the handshake", handshakes).await;
+    (
+        client.expect("the client connects"),
+        server.expect("the server accepts"),
+    )
+}
+
+/// Closes the client and waits for the server to end.
+pub(crate) async fn close<H: ClientHandler>(client: RunningService<RoleClient, H>, server: Server) {
+    bounded("closing the client", client.cancel())
+        .await
+        .expect("closes");
+    bounded("the server ending", server.waiting())
+        .await
+        .expect("ends");
+}
+
+/// Closes the client, waits for the server to end, and stops the registry.
+pub(crate) async fn disconnect(client: Client, server: Server, registry: ToolRegistry) {
+    close(client, server).await;
+    registry.shutdown().await;
+}
+
+/// The error's JSON of a refused or failed call (`{"kind", "message", ...}`), from the result's
+/// `_meta`; a refusal never puts it in `structuredContent`, where it would fail the tool's
+/// output schema.
+pub(crate) fn error_of(result: &CallToolResult) -> &Value {
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    assert_eq!(result.structured_content, None, "{result:?}");
+    result
+        .meta
+        .as_ref()
+        .and_then(|meta| meta.get(ERROR_META_KEY))
+        .unwrap_or_else(|| panic!("no `{ERROR_META_KEY}` in the error's `_meta`: {result:?}"))
+}
