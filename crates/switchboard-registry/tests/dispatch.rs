@@ -95,6 +95,27 @@ async fn doze(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> 
     Ok("rested".to_owned())
 }
 
+/// Blocks its thread for 100 ms before its first await, then sleeps 30 ms, under a timeout of
+/// its own of 50 ms.
+#[tool(domain = "slow", category = read, permission = "slow.use", timeout_ms = 50)]
+async fn block_then_sleep(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
+    std::thread::sleep(Duration::from_millis(100));
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    Ok("finished late".to_owned())
+}
+
+/// The mutating twin of `slow_block_then_sleep`: it runs in a task of its own, which the same
+/// timeout covers.
+#[tool(domain = "slow", category = execute, permission = "slow.use", timeout_ms = 50)]
+async fn block_then_sleep_mutating(
+    _ctx: &ToolContext,
+    _input: NoInput,
+) -> Result<String, ToolError> {
+    std::thread::sleep(Duration::from_millis(100));
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    Ok("finished late".to_owned())
+}
+
 /// Signalled by `slow_linger` once it runs.
 static LINGER_STARTED: LazyLock<Notify> = LazyLock::new(Notify::new);
 
@@ -317,6 +338,29 @@ async fn a_tool_past_its_own_timeout_is_stopped_and_audited() {
     registry.shutdown().await;
 }
 
+/// The timeout runs from the start of the tool's run, not from its first await: a tool that
+/// spends its whole timeout before it first suspends is stopped when it does, whether it reads
+/// or mutates.
+#[tokio::test]
+async fn the_timeout_counts_the_time_a_tool_spends_before_its_first_await() {
+    let registry = start(RegistryConfig::default()).await;
+    for (tool, correlation) in [
+        ("slow_block_then_sleep", "timeout-first-poll-1"),
+        ("slow_block_then_sleep_mutating", "timeout-first-poll-2"),
+    ] {
+        let error = invoke(&registry, tool, correlation)
+            .await
+            .expect_err("the tool is past its timeout when it first suspends");
+        assert_eq!(error.kind(), ErrorKind::Timeout, "{tool}: {error:?}");
+        assert_eq!(
+            only_record_of(&registry, correlation).await.outcome,
+            Outcome::Error(ErrorKind::Timeout)
+        );
+    }
+    assert_eq!(domain_status(&registry, "slow").in_flight, 0);
+    registry.shutdown().await;
+}
+
 #[tokio::test]
 async fn the_configured_default_timeout_applies_only_to_tools_without_their_own() {
     let registry = start(RegistryConfig {
@@ -457,8 +501,7 @@ async fn a_bulkhead_of_eight_runs_eight_calls_at_once() {
 }
 
 /// Callers spawn calls onto other tasks and threads, so both call futures must be `Send`. This
-/// is checked at compile time: the test fails to build if either future stops being `Send`
-/// (as happened when `Job::run`'s `Self: 'a` bound leaked into it, rust-lang/rust#100013).
+/// is checked at compile time: the test fails to build if either future stops being `Send`.
 #[test]
 fn the_call_futures_are_send() {
     fn assert_send<T: Send>(_: &T) {}
