@@ -127,7 +127,7 @@ impl ToolRegistry {
     ) -> Result<Step<OutputOf<R>>, InvokeError> {
         let shared = self.shared();
         let table = shared.table.load();
-        let draft = AuditDraft::open(
+        let mut draft = AuditDraft::open(
             &shared.audit,
             name,
             table.get(name),
@@ -136,18 +136,9 @@ impl ToolRegistry {
         )
         .await
         .map_err(|error| audit_failed(name, &error))?;
-        let mut draft = draft;
         let result = self
             .steps(&table, name, request, context, mode, &mut draft)
             .await;
-        let result = match (mode, result) {
-            // An agent's direct call of a mutating tool that became a proposal (under
-            // `AgentMutations::Propose`) is answered with the proposal to approve.
-            (Mode::Direct, Ok(Step::Proposed(proposal))) => {
-                Err(mutation::approval_required(&proposal))
-            }
-            (_, result) => result,
-        };
         record::<R::Job>(draft, name, result).await
     }
 
@@ -174,6 +165,11 @@ impl ToolRegistry {
         }
         let claimed = mutation::claim(shared, tool, &caller, context, admission, mode, job, draft);
         match claimed.await? {
+            // An agent's direct call that became a proposal (under `AgentMutations::Propose`)
+            // is answered with the proposal to approve.
+            Claimed::Proposed(proposal) if matches!(mode, Mode::Direct) => {
+                Err(mutation::approval_required(&proposal))
+            }
             Claimed::Proposed(proposal) => Ok(Step::Proposed(proposal)),
             Claimed::Replayed(result) => result.map(Step::Output),
             Claimed::Held(held) => mutation::run_held(tool, caller, held)
@@ -183,8 +179,8 @@ impl ToolRegistry {
     }
 }
 
-/// A direct call's answer. (A direct call's proposal has become `approval_required` in
-/// [`ToolRegistry::run`].)
+/// A direct call's answer: its output (a direct call that became a proposal is refused with
+/// `approval_required`).
 fn direct_output<O>(step: Step<O>) -> Result<O, InvokeError> {
     match step {
         Step::Output(output) => Ok(output),
