@@ -170,7 +170,7 @@ pub trait ThreadDirectory: Send + Sync + 'static {
 /// thread has no owner, so a call naming one is refused (`thread_not_owned`).
 #[derive(Debug, Default)]
 pub struct MemoryThreads {
-    owners: scc::HashMap<(OrgId, ThreadId), UserId, foldhash::fast::RandomState>,
+    owners: scc::HashMap<(OrgId, ThreadId), UserId>,
 }
 
 impl MemoryThreads {

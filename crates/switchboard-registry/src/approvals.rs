@@ -25,6 +25,7 @@ use tracing::Instrument;
 use crate::{
     audit::AuditDraft,
     invoke::{Mode, Step, audit_failed, category_refusal, finish, not_found, outcome_of},
+    job::JsonRequest,
     registry::ToolRegistry,
     table::RegisteredTool,
 };
@@ -56,7 +57,12 @@ impl ToolRegistry {
             correlation_id = context.correlation_id.as_ref().map(|id| id.as_str()),
         );
         let step = self
-            .run_json(name, params, context, Mode::Propose { summary })
+            .run(
+                name,
+                JsonRequest::new(params),
+                context,
+                Mode::Propose { summary },
+            )
             .instrument(span)
             .await?;
         match step {
@@ -112,9 +118,9 @@ impl ToolRegistry {
             run_context.project_id = proposal.proposer.project_id.clone();
             run_context.idempotency_key = None;
             let ran = self
-                .run_json(
+                .run(
                     &proposal.tool,
-                    Value::clone(&proposal.params),
+                    JsonRequest::new(Value::clone(&proposal.params)),
                     &run_context,
                     Mode::Approval {
                         proposal: &proposal.id,

@@ -13,8 +13,7 @@ use std::sync::{
 use arc_swap::ArcSwapOption;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use switchboard_core::{DomainCell, DomainState, DomainWriter, WriteOp};
-
-use crate::bulkhead::Bulkhead;
+use tokio::sync::Semaphore;
 
 /// Messages a domain actor handles.
 #[derive(Debug)]
@@ -44,8 +43,10 @@ impl DomainMsg {
 pub(crate) struct DomainRuntime {
     pub(crate) name: Arc<str>,
     pub(crate) cell: Arc<DomainCell>,
-    /// At most its limit of calls at once (the domain's configured concurrency).
-    pub(crate) bulkhead: Bulkhead,
+    /// The domain's configured concurrency: how many of its calls may run at once.
+    concurrency: usize,
+    /// Holds `concurrency` permits, one per running call; waiting calls get them in order.
+    pub(crate) bulkhead: Semaphore,
     actor: Arc<ArcSwapOption<ActorRef<DomainMsg>>>,
     panics: AtomicU64,
     restarts: AtomicU64,
@@ -57,10 +58,12 @@ impl DomainRuntime {
         let writer = ActorWriter {
             actor: Arc::clone(&actor),
         };
+        let concurrency = concurrency.min(Semaphore::MAX_PERMITS);
         Arc::new(Self {
             name: name.into(),
             cell: Arc::new(DomainCell::new(name, state, Box::new(writer))),
-            bulkhead: Bulkhead::new(concurrency),
+            concurrency,
+            bulkhead: Semaphore::new(concurrency),
             actor,
             panics: AtomicU64::new(0),
             restarts: AtomicU64::new(0),
@@ -103,8 +106,10 @@ impl DomainRuntime {
         DomainStatus {
             name: self.name.to_string(),
             running: self.is_running(),
-            concurrency: self.bulkhead.limit(),
-            in_flight: self.bulkhead.in_flight(),
+            concurrency: self.concurrency,
+            in_flight: self
+                .concurrency
+                .saturating_sub(self.bulkhead.available_permits()),
             panics: self.panics.load(Ordering::Relaxed),
             restarts: self.restarts.load(Ordering::Relaxed),
         }

@@ -5,37 +5,34 @@
 //! input valid → gate → (mutating tools) scope ids → idempotency key → run once (in the
 //! domain's bulkhead, under a timeout, catching panics) → audit. A caller refused at one step
 //! learns nothing the later steps would have told it: a caller without the permission never
-//! sees the input's validation errors. Mutations (idempotency, proposals) live in
-//! `mutation.rs` and `approvals.rs`; this file keeps the order.
+//! sees the input's validation errors.
 //!
-//! The steps of a read run in line in one future (`call_typed`, `run_json`, with the domain run
-//! expanded from `run_in_domain!`), not in nested `async fn`s: a call's future is moved whole
-//! when the call starts, and nested futures copy their arguments and pad their layout, which
-//! cost more than the checks themselves. What is rare (a wait for room or a permit, a gate's
-//! context, the mutation path, a strict acknowledgement) is boxed for the same reason.
+//! JSON calls, typed calls and calls of run-time tools take the same steps, written once as
+//! `async fn`s over a [`Request`] (what differs between the faces, `job.rs`): [`admit`],
+//! [`Request::validate`], [`gate`], then [`mutation::claim`] for a mutating tool,
+//! [`run_in_domain`], and [`record`]. Mutations (idempotency, proposals) live in `mutation.rs`
+//! and `approvals.rs`.
 
-use std::{any::TypeId, future::Future, panic::AssertUnwindSafe, pin::pin, sync::Arc, task::Poll};
+use std::{panic::AssertUnwindSafe, sync::Arc};
 
 use futures::FutureExt;
 use serde_json::Value;
 use switchboard_approvals::Proposal;
-use switchboard_audit::{Outcome, Payload, Submitted};
+use switchboard_audit::{Outcome, Payload};
 use switchboard_core::{
     CallContext, Caller, Category, Initiator, InvokeError, ProposalId, Tool, ToolContext,
-    ToolError, schema::find_org_id, validate_typed,
+    ToolError, schema::find_org_id,
 };
-use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::{
     access::AgentScopes,
-    audit::{AuditDraft, reserve},
-    bulkhead::Permit,
+    audit::AuditDraft,
     config::AgentMutations,
-    job::{Job, JsonJob, TypedJob},
-    mutation,
+    job::{Job, JsonRequest, Request, TypedRequest},
+    mutation::{self, Claimed},
     registry::{Shared, ToolRegistry},
-    table::{Handler, RegisteredTool},
+    table::{RegisteredTool, ToolTable},
 };
 
 /// Why a call is being made.
@@ -57,10 +54,20 @@ pub(crate) enum Step<O> {
 
 /// Whether the checks let the call run, or turn it into a proposal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Admission {
+pub(crate) enum Admission {
     Run,
     Propose,
 }
+
+/// What [`admit`] resolved: the tool, the verified caller, and whether the call runs.
+struct Admitted<'t> {
+    tool: &'t Arc<RegisteredTool>,
+    caller: Caller,
+    admission: Admission,
+}
+
+/// The output a call's job returns.
+type OutputOf<R> = <<R as Request>::Job as Job>::Output;
 
 impl ToolRegistry {
     /// Calls a tool by name with JSON params, as agents and transports do.
@@ -78,318 +85,126 @@ impl ToolRegistry {
             tool = %switchboard_audit::clamp_tool_name(name),
             correlation_id = context.correlation_id.as_ref().map(|id| id.as_str()),
         );
-        self.invoke_json(name, params, context)
+        self.run(name, JsonRequest::new(params), context, Mode::Direct)
             .instrument(span)
             .await
-    }
-
-    async fn invoke_json(
-        &self,
-        name: &str,
-        params: Value,
-        context: &CallContext,
-    ) -> Result<Value, InvokeError> {
-        match self.run_json(name, params, context, Mode::Direct).await? {
-            Step::Output(output) => Ok(output),
-            // A direct call's proposal is reported as `approval_required` (see `run_json`).
-            Step::Proposed(proposal) => Err(mutation::approval_required(&proposal)),
-        }
-    }
-
-    /// The JSON call path in every mode: direct, proposing, or running an approved proposal.
-    pub(crate) async fn run_json(
-        &self,
-        name: &str,
-        params: Value,
-        context: &CallContext,
-        mode: Mode<'_>,
-    ) -> Result<Step<Value>, InvokeError> {
-        // A tool without parameters may be called with none at all.
-        let params = match params {
-            Value::Null => Value::Object(serde_json::Map::new()),
-            other => other,
-        };
-        let shared = self.shared();
-        let params = Arc::new(params);
-        let table = shared.table.load();
-        let found = table.get(name);
-        let started = std::time::Instant::now();
-        let reservation = reserve(&shared.audit)
-            .await
-            .map_err(|error| audit_failed(name, &error))?;
-        // A JSON call digests its own params and result when they are small (see
-        // `json_payload`); a typed call leaves its digests to the audit writer.
-        let mut draft = AuditDraft::new(
-            reservation,
-            started,
-            name,
-            found,
-            context,
-            json_payload(&params, || Payload::Json(Arc::clone(&params))),
-        );
-        // The steps run in line, in this future: only what waits is awaited, and the rare
-        // mutation path is boxed. The whole future is moved when a call starts, so every byte
-        // of it is paid for on every call.
-        let (result, caller) = 'call: {
-            let (tool, ctx, admission, job) =
-                match check_json(shared, &table, found, name, context, &params, mode) {
-                    Ok(checked) => checked,
-                    Err(error) => break 'call (Err(error), None),
-                };
-            if let Some(gate) = tool.gate() {
-                // Boxed: gates are rare, and a second context would bloat every call's future.
-                let gate_ctx = Box::new(read_only_context(tool, ctx.caller()));
-                let checking = gate(&gate_ctx, job.gate_input());
-                if let Err(error) = await_gate(tool, checking).await {
-                    break 'call (Err(error), Some(ctx.into_caller()));
-                }
-            }
-            if tool.category().mutates() {
-                let mutating = Mutating {
-                    shared,
-                    tool,
-                    caller: ctx.into_caller(),
-                    admission,
-                    context,
-                    mode,
-                };
-                break 'call (
-                    Box::pin(mutating.run_json(job, params, &mut draft)).await,
-                    None,
-                );
-            }
-            let result = run_in_domain!(tool, &ctx, job);
-            (result.map(Step::Output), Some(ctx.into_caller()))
-        };
-        let result = match (mode, result) {
-            (Mode::Direct, Ok(Step::Proposed(proposal))) => {
-                Err(mutation::approval_required(&proposal))
-            }
-            (_, result) => result,
-        };
-        let output = match &result {
-            Ok(Step::Output(output)) => Some(json_payload(output, || Payload::of(output))),
-            Ok(Step::Proposed(proposal)) => Some(Payload::typed(Proposal::clone(proposal))),
-            Err(_) => None,
-        };
-        let acknowledged = match draft.close(outcome_of(&result), output, caller) {
-            Submitted::Queued => Ok(()),
-            // Boxed: only strict durability waits here.
-            waiting => Box::pin(waiting.acknowledged()).await,
-        };
-        finish(acknowledged, name, result)
+            .and_then(direct_output)
     }
 
     /// Calls a linked tool with its typed input, as Rust services do. No JSON is parsed or
     /// produced; the checks, timeout, bulkhead and audit are the same as for [`invoke`].
     ///
     /// [`invoke`]: ToolRegistry::invoke
-    pub fn call<'a, T: Tool>(
-        &'a self,
+    pub async fn call<T: Tool>(
+        &self,
         input: T::Input,
-        context: &'a CallContext,
-    ) -> impl Future<Output = Result<T::Output, InvokeError>> + Send + 'a {
-        // Not an `async fn`: that would wrap the call's future in one more future, and copy it
-        // once more when the call starts.
+        context: &CallContext,
+    ) -> Result<T::Output, InvokeError> {
         let span = tracing::info_span!(
             "invoke",
             tool = T::SPEC.name,
             correlation_id = context.correlation_id.as_ref().map(|id| id.as_str()),
         );
-        self.call_typed::<T>(input, context).instrument(span)
+        self.run(
+            T::SPEC.name,
+            TypedRequest::<T>(input),
+            context,
+            Mode::Direct,
+        )
+        .instrument(span)
+        .await
+        .and_then(direct_output)
     }
 
-    async fn call_typed<T: Tool>(
+    /// The call path, in every mode (direct, proposing, or running an approved proposal): opens
+    /// the call's audit draft, takes the steps, and records how they ended.
+    pub(crate) async fn run<R: Request>(
         &self,
-        input: T::Input,
+        name: &str,
+        request: R,
         context: &CallContext,
-    ) -> Result<T::Output, InvokeError> {
+        mode: Mode<'_>,
+    ) -> Result<Step<OutputOf<R>>, InvokeError> {
         let shared = self.shared();
-        let name = T::SPEC.name;
         let table = shared.table.load();
-        let found = table.get(name);
-        let started = std::time::Instant::now();
-        let reservation = reserve(&shared.audit)
-            .await
-            .map_err(|error| audit_failed(name, &error))?;
-        let mut draft = AuditDraft::new(
-            reservation,
-            started,
+        let mut draft = AuditDraft::open(
+            &shared.audit,
             name,
-            found,
+            table.get(name),
             context,
-            Payload::of(&input),
-        );
-        // As in `run_json`: the steps in line, the mutation path boxed.
-        let (result, caller) = 'call: {
-            let (tool, ctx, admission) =
-                match check_typed::<T>(shared, &table, found, name, context, &input) {
-                    Ok(checked) => checked,
-                    Err(error) => break 'call (Err(error), None),
-                };
-            if let Some(gate) = tool.gate() {
-                // Boxed: gates are rare, and a second context would bloat every call's future.
-                let gate_ctx = Box::new(read_only_context(tool, ctx.caller()));
-                let checking = gate(&gate_ctx, &input);
-                if let Err(error) = await_gate(tool, checking).await {
-                    break 'call (Err(error), Some(ctx.into_caller()));
-                }
-            }
-            if tool.category().mutates() {
-                let mutating = Mutating {
-                    shared,
-                    tool,
-                    caller: ctx.into_caller(),
-                    admission,
-                    context,
-                    mode: Mode::Direct,
-                };
-                break 'call (
-                    Box::pin(mutating.run_typed::<T>(input, &mut draft)).await,
-                    None,
-                );
-            }
-            let result = run_in_domain!(tool, &ctx, TypedJob::<T>(input));
-            (result, Some(ctx.into_caller()))
-        };
-        let output = result.as_ref().ok().map(Payload::of);
-        let acknowledged = match draft.close(outcome_of(&result), output, caller) {
-            Submitted::Queued => Ok(()),
-            // Boxed: only strict durability waits here.
-            waiting => Box::pin(waiting.acknowledged()).await,
-        };
-        finish(acknowledged, name, result)
+            request.audit_input(),
+        )
+        .await
+        .map_err(|error| audit_failed(name, &error))?;
+        let result = self
+            .steps(&table, name, request, context, mode, &mut draft)
+            .await;
+        record::<R::Job>(draft, name, result).await
     }
-}
 
-/// A mutating call past its checks: what its scope-id check, proposal or run needs.
-struct Mutating<'a> {
-    shared: &'a Shared,
-    tool: &'a Arc<RegisteredTool>,
-    caller: Caller,
-    admission: Admission,
-    context: &'a CallContext,
-    mode: Mode<'a>,
-}
-
-impl Mutating<'_> {
-    async fn run_json(
-        self,
-        job: JsonJob,
-        params: Arc<Value>,
+    /// The checks and the run, in their order: the first refusal ends the call.
+    async fn steps<R: Request>(
+        &self,
+        table: &ToolTable,
+        name: &str,
+        request: R,
+        context: &CallContext,
+        mode: Mode<'_>,
         draft: &mut AuditDraft<'_>,
-    ) -> Result<Step<Value>, InvokeError> {
-        let Self {
-            shared,
+    ) -> Result<Step<OutputOf<R>>, InvokeError> {
+        let shared = self.shared();
+        let Admitted {
             tool,
             caller,
             admission,
-            context,
-            mode,
-        } = self;
-        mutation::check_scope_ids(tool, &caller)?;
-        if admission == Admission::Propose {
-            let summary = mutation::summary_of(mode);
-            let proposal = mutation::store_proposal(shared, tool, &caller, params, summary, draft)?;
-            return Ok(Step::Proposed(Box::new(proposal)));
+        } = admit(shared, table, name, context, request.params(), mode)?;
+        let job = request.validate(tool)?;
+        let job = gate(tool, &caller, job).await?;
+        if !tool.category().mutates() {
+            return run_in_domain(tool, caller, job).await.map(Step::Output);
         }
-        let digest = switchboard_audit::digest_json(&params);
-        mutation::run_once(shared, tool, caller, context, job, digest, mode, draft)
-            .await
-            .map(Step::Output)
-    }
-
-    async fn run_typed<T: Tool>(
-        self,
-        input: T::Input,
-        draft: &mut AuditDraft<'_>,
-    ) -> Result<T::Output, InvokeError> {
-        let Self {
-            shared,
-            tool,
-            caller,
-            admission,
-            context,
-            mode,
-        } = self;
-        mutation::check_scope_ids(tool, &caller)?;
-        if admission == Admission::Propose {
-            let params = Arc::new(serde_json::to_value(&input).unwrap_or(Value::Null));
-            let proposal = mutation::store_proposal(shared, tool, &caller, params, None, draft)?;
-            return Err(mutation::approval_required(&proposal));
+        let claimed = mutation::claim(shared, tool, &caller, context, admission, mode, job, draft);
+        match claimed.await? {
+            // An agent's direct call that became a proposal (under `AgentMutations::Propose`)
+            // is answered with the proposal to approve.
+            Claimed::Proposed(proposal) if matches!(mode, Mode::Direct) => {
+                Err(mutation::approval_required(&proposal))
+            }
+            Claimed::Proposed(proposal) => Ok(Step::Proposed(proposal)),
+            Claimed::Replayed(result) => result.map(Step::Output),
+            Claimed::Held(held) => mutation::run_held(tool, caller, held)
+                .await
+                .map(Step::Output),
         }
-        let digest = switchboard_audit::digest_of(&input);
-        let job = TypedJob::<T>(input);
-        mutation::run_once(shared, tool, caller, context, job, digest, mode, draft).await
     }
 }
 
-/// The JSON call's checks up to its gate: [`admit`], then the params against the schema, decoded
-/// into the job that runs the tool. The verified caller comes back inside the context the tool
-/// will run with (built once, in `admit`: the call's future holds one caller, not a copy per
-/// step).
-#[allow(
-    clippy::type_complexity,
-    reason = "one tuple of what the checks resolved, taken apart at once"
-)]
-fn check_json<'t>(
-    shared: &Shared,
-    table: &crate::table::ToolTable,
-    found: Option<&'t Arc<RegisteredTool>>,
-    name: &str,
-    context: &CallContext,
-    params: &Arc<Value>,
-    mode: Mode<'_>,
-) -> Result<(&'t Arc<RegisteredTool>, ToolContext, Admission, JsonJob), InvokeError> {
-    let (tool, ctx, admission) = admit(shared, table, found, name, context, Some(params), mode)?;
-    tool.schema_errors(params)
-        .map_err(|errors| invalid(tool, errors))?;
-    let job = match &tool.handler {
-        Handler::Linked(entry) => {
-            let input = (entry.decode)(params).map_err(|errors| invalid(tool, errors))?;
-            JsonJob::Linked(entry, input)
-        }
-        Handler::Runtime(runtime) => JsonJob::Runtime(Arc::clone(runtime), Value::clone(params)),
-    };
-    Ok((tool, ctx, admission, job))
-}
-
-/// The typed call's checks up to its gate: [`admit`], the tool's type, then the input.
-fn check_typed<'t, T: Tool>(
-    shared: &Shared,
-    table: &crate::table::ToolTable,
-    found: Option<&'t Arc<RegisteredTool>>,
-    name: &str,
-    context: &CallContext,
-    input: &T::Input,
-) -> Result<(&'t Arc<RegisteredTool>, ToolContext, Admission), InvokeError> {
-    let (tool, ctx, admission) = admit(shared, table, found, name, context, None, Mode::Direct)?;
-    if RegisteredTool::type_id(tool) != Some(TypeId::of::<T>()) {
-        return Err(not_found(name, Vec::new()));
+/// A direct call's answer: its output (a direct call that became a proposal is refused with
+/// `approval_required`).
+fn direct_output<O>(step: Step<O>) -> Result<O, InvokeError> {
+    match step {
+        Step::Output(output) => Ok(output),
+        Step::Proposed(proposal) => Err(mutation::approval_required(&proposal)),
     }
-    validate_typed(input).map_err(|errors| invalid(tool, errors))?;
-    Ok((tool, ctx, admission))
 }
 
 /// The checks before the input is looked at: tool, context, `org_id`, thread, agent scope,
-/// category, permission. Says whether the call runs or becomes a proposal, and gives back the
-/// verified caller inside the context the tool runs with.
+/// category, permission. Says whether the call runs or becomes a proposal.
 fn admit<'t>(
     shared: &Shared,
-    table: &crate::table::ToolTable,
-    found: Option<&'t Arc<RegisteredTool>>,
+    table: &'t ToolTable,
     name: &str,
     context: &CallContext,
     params: Option<&Value>,
     mode: Mode<'_>,
-) -> Result<(&'t Arc<RegisteredTool>, ToolContext, Admission), InvokeError> {
-    let tool = found.ok_or_else(|| not_found(name, table.similar_names(name)))?;
-    let caller = context
+) -> Result<Admitted<'t>, InvokeError> {
+    let tool = table
+        .get(name)
+        .ok_or_else(|| not_found(name, table.similar_names(name)))?;
+    let verified = context
         .verify()
         .map_err(|fields| InvokeError::MissingContext { fields })?;
-    // The context the tool will run with, built once: the steps below read the caller in it.
-    let ctx = tool_context(tool, caller);
-    let caller = ctx.caller();
+    let caller = &verified;
     if let Some(path) = params.and_then(find_org_id) {
         return Err(InvokeError::OrgIdNotAllowed { path });
     }
@@ -441,7 +256,11 @@ fn admit<'t>(
             roles: caller.roles.to_vec(),
         });
     }
-    Ok((tool, ctx, admission))
+    Ok(Admitted {
+        tool,
+        caller: verified,
+        admission,
+    })
 }
 
 /// The context a gate runs with: the caller and the domain, as a `read` tool (a gate cannot
@@ -451,27 +270,27 @@ fn read_only_context(tool: &RegisteredTool, caller: &Caller) -> ToolContext {
         caller.clone(),
         Arc::clone(&tool.name),
         Category::Read,
-        tool.domain.cell.clone(),
+        Arc::clone(&tool.domain.cell),
     )
 }
 
-/// Waits for a gate under the tool's timeout, catching a panic. The gate's future was started
-/// by the caller, so it borrows the context but not the input (the wrapper `tool_policy!`
-/// generates clones it), which keeps the call's future `Send`.
-async fn await_gate(
-    tool: &RegisteredTool,
-    checking: switchboard_core::BoxFuture<'_, Result<(), ToolError>>,
-) -> Result<(), InvokeError> {
-    let checked = Box::pin(tokio::time::timeout(
-        tool.timeout,
-        AssertUnwindSafe(checking).catch_unwind(),
-    ))
-    .await;
+/// Runs the gate the tool's domain declared, if any, under the tool's timeout, catching a
+/// panic.
+///
+/// Takes the job and gives it back rather than borrowing it: a decoded input is `Send` but not
+/// `Sync`, so a borrow of it held across the wait would make the call's future not `Send`. The
+/// gate's future borrows its context only (the wrapper `tool_policy!` generates clones the
+/// input before it starts).
+async fn gate<J: Job>(tool: &RegisteredTool, caller: &Caller, job: J) -> Result<J, InvokeError> {
+    let Some(gate) = tool.gate() else {
+        return Ok(job);
+    };
+    let ctx = read_only_context(tool, caller);
+    let checking = gate(&ctx, job.gate_input());
+    let checked =
+        tokio::time::timeout(tool.timeout, AssertUnwindSafe(checking).catch_unwind()).await;
     match checked {
-        Err(_) => Err(InvokeError::Timeout {
-            tool: tool.name.to_string(),
-            after: tool.timeout,
-        }),
+        Err(_) => Err(timed_out(tool)),
         Ok(Err(panic)) => Err(InvokeError::ToolPanicked {
             tool: tool.name.to_string(),
             message: format!("its gate panicked: {}", panic_message(&*panic)),
@@ -480,7 +299,7 @@ async fn await_gate(
             tool: tool.name.to_string(),
             error,
         }),
-        Ok(Ok(Ok(()))) => Ok(()),
+        Ok(Ok(Ok(()))) => Ok(job),
     }
 }
 
@@ -514,79 +333,31 @@ pub(crate) fn check_category(tool: &RegisteredTool, caller: &Caller) -> Result<(
     }
 }
 
-/// Runs a job in its domain with the context `ctx`: fail fast if the domain is down, take a
-/// bulkhead permit, catch a panic, and stop at the timeout (which also covers a wait for a
-/// permit). Evaluates to the call's result.
-///
-/// The common case costs no timer: a free permit is taken at once, and a tool that finishes on
-/// its first poll (most do: they read a snapshot and return) never registers one. Only a wait
-/// for a permit, or a tool that suspends, is put under `timeout_at`, boxed.
-///
-/// A macro, used inside an `async` body, rather than an `async fn`: a nested future would copy
-/// its arguments (the caller) into its own state and lay it out with padding, and the call's
-/// future, which holds it, is moved whole when the call starts. In line, the tool's context and
-/// future live in the call's own future.
-macro_rules! run_in_domain {
-    ($tool:expr, $ctx:expr, $job:expr) => {
-        'run: {
-            let tool: &RegisteredTool = $tool;
-            let ctx: &ToolContext = $ctx;
-            let mut deadline = None;
-            let permit = match enter_now(tool) {
-                Ok(Some(permit)) => permit,
-                // Boxed: the slow path's timer would otherwise bloat every call's future.
-                Ok(None) => match Box::pin(enter_later(tool)).await {
-                    Ok((permit, until)) => {
-                        deadline = Some(until);
-                        permit
-                    }
-                    Err(error) => break 'run Err(error),
-                },
-                Err(error) => break 'run Err(error),
-            };
-            let outcome = {
-                let mut running = pin!(AssertUnwindSafe(Job::run($job, ctx)).catch_unwind());
-                match futures::poll!(running.as_mut()) {
-                    Poll::Ready(outcome) => Some(outcome),
-                    Poll::Pending => {
-                        let until = deadline.unwrap_or_else(|| Instant::now() + tool.timeout);
-                        Box::pin(tokio::time::timeout_at(until, running)).await.ok()
-                    }
-                }
-            };
-            drop(permit);
-            settle(tool, outcome)
-        }
-    };
-}
-use run_in_domain;
-
-/// [`run_in_domain!`] as a function, for the mutation path (whose future is boxed anyway).
-pub(crate) async fn dispatch<J: Job>(
+/// Runs a job in its domain as `caller`: fails fast if the domain is down, then waits for a
+/// bulkhead permit and runs the tool body, catching a panic. The tool's timeout covers both
+/// the wait for a permit and the run.
+pub(crate) async fn run_in_domain<J: Job>(
     tool: &RegisteredTool,
     caller: Caller,
     job: J,
 ) -> Result<J::Output, InvokeError> {
-    let ctx = tool_context(tool, caller);
-    run_in_domain!(tool, &ctx, job)
-}
-
-/// A bulkhead permit if one is free (`None`: wait with [`enter_later`]); refused when the
-/// domain is down.
-fn enter_now(tool: &RegisteredTool) -> Result<Option<Permit<'_>>, InvokeError> {
     let domain = &tool.domain;
     if !domain.is_running() {
         return Err(domain_unavailable(tool, "its actor has stopped"));
     }
-    Ok(domain.bulkhead.try_enter())
-}
-
-/// Waits for a bulkhead permit under the tool's timeout; the deadline covers the run too.
-async fn enter_later(tool: &RegisteredTool) -> Result<(Permit<'_>, Instant), InvokeError> {
-    let until = Instant::now() + tool.timeout;
-    match tokio::time::timeout_at(until, tool.domain.bulkhead.enter()).await {
+    let ctx = tool_context(tool, caller);
+    let running = async {
+        let _permit = domain
+            .bulkhead
+            .acquire()
+            .await
+            .map_err(|_| domain_unavailable(tool, "its bulkhead is closed"))?;
+        Ok(AssertUnwindSafe(job.run(&ctx)).catch_unwind().await)
+    };
+    match tokio::time::timeout(tool.timeout, running).await {
         Err(_) => Err(timed_out(tool)),
-        Ok(permit) => Ok((permit, until)),
+        Ok(Err(refused)) => Err(refused),
+        Ok(Ok(ran)) => settle(tool, ran),
     }
 }
 
@@ -600,14 +371,13 @@ fn tool_context(tool: &RegisteredTool, caller: Caller) -> ToolContext {
     )
 }
 
-/// The call's result from how the tool's run ended (`None`: it timed out).
+/// The call's result from how the tool's run ended.
 fn settle<O>(
     tool: &RegisteredTool,
-    outcome: Option<std::thread::Result<Result<O, ToolError>>>,
+    ran: std::thread::Result<Result<O, ToolError>>,
 ) -> Result<O, InvokeError> {
-    match outcome {
-        None => Err(timed_out(tool)),
-        Some(Err(panic)) => {
+    match ran {
+        Err(panic) => {
             let message = panic_message(&*panic);
             tool.domain.report_panic(&tool.name, &message);
             Err(InvokeError::ToolPanicked {
@@ -616,14 +386,15 @@ fn settle<O>(
             })
         }
         // The domain's actor went away while the tool was writing through it.
-        Some(Ok(Err(error))) if error.code() == ToolError::DOMAIN_UNAVAILABLE => Err(
-            domain_unavailable(tool, "its actor stopped during the call"),
-        ),
-        Some(Ok(Err(error))) => Err(InvokeError::ToolFailed {
+        Ok(Err(error)) if error.code() == ToolError::DOMAIN_UNAVAILABLE => Err(domain_unavailable(
+            tool,
+            "its actor stopped during the call",
+        )),
+        Ok(Err(error)) => Err(InvokeError::ToolFailed {
             tool: tool.name.to_string(),
             error,
         }),
-        Some(Ok(Ok(output))) => Ok(output),
+        Ok(Ok(output)) => Ok(output),
     }
 }
 
@@ -642,23 +413,23 @@ pub(crate) fn outcome_of<O>(result: &Result<O, InvokeError>) -> Outcome {
     }
 }
 
-/// What a JSON call's audit record gets for its params or result: the digest, computed here on
-/// the caller's thread, or (for a large value) `for_the_writer`.
-///
-/// The audit writer is one thread that every call's record goes through, so work done there
-/// is work that does not spread over the machine's cores; work done here does. A
-/// `serde_json::Value` keeps its object keys sorted, so its canonical JSON is a straight write
-/// with no copy, tape or sorting first, and for a typical value the digest costs a JSON call a
-/// few hundred nanoseconds of its +2 µs budget. A large value would hold an async worker for
-/// as long as hashing it takes, so it goes to the writer, as every value did before. A typed
-/// call, whose budget is a few hundred nanoseconds in all, tapes its output for the writer.
-fn json_payload(value: &Value, for_the_writer: impl FnOnce() -> Payload) -> Payload {
-    /// The canonical JSON's size up to which the caller digests (a few µs at most).
-    const DIGEST_HERE_BYTES: usize = 4 * 1024;
-    match switchboard_audit::digest_json_within(value, DIGEST_HERE_BYTES) {
-        Some(digest) => Payload::Digest(digest),
-        None => for_the_writer(),
-    }
+/// Closes the call's audit draft with how the call ended, and answers once the record is
+/// acknowledged as the log's durability asks.
+async fn record<J: Job>(
+    draft: AuditDraft<'_>,
+    name: &str,
+    result: Result<Step<J::Output>, InvokeError>,
+) -> Result<Step<J::Output>, InvokeError> {
+    let output = match &result {
+        Ok(Step::Output(output)) => Some(J::audit_output(output)),
+        Ok(Step::Proposed(proposal)) => Some(Payload::typed(Proposal::clone(proposal))),
+        Err(_) => None,
+    };
+    let acknowledged = draft
+        .close(outcome_of(&result), output, None)
+        .acknowledged()
+        .await;
+    finish(acknowledged, name, result)
 }
 
 /// The call's answer once its record is acknowledged (see
@@ -692,13 +463,6 @@ pub(crate) fn not_found(name: &str, suggestions: Vec<String>) -> InvokeError {
     }
 }
 
-fn invalid(tool: &RegisteredTool, errors: Vec<switchboard_core::FieldError>) -> InvokeError {
-    InvokeError::InvalidInput {
-        tool: tool.name.to_string(),
-        errors,
-    }
-}
-
 fn domain_unavailable(tool: &RegisteredTool, reason: &str) -> InvokeError {
     InvokeError::DomainUnavailable {
         tool: tool.name.to_string(),
@@ -713,33 +477,4 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .map(|text| (*text).to_owned())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a non-string panic payload".to_owned())
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-    use switchboard_audit::digest_json;
-
-    use super::*;
-
-    /// The digest `json_payload` computed here, or `None` if it handed the value on.
-    fn digested_here(value: &Value) -> Option<switchboard_audit::Digest> {
-        match json_payload(value, || Payload::Json(Arc::new(Value::Null))) {
-            Payload::Digest(digest) => Some(digest),
-            _ => None,
-        }
-    }
-
-    #[test]
-    fn small_values_are_digested_here_and_large_ones_go_to_the_writer() {
-        let small = json!({"from": "2026-11-23", "to": "2026-11-29", "ids": [1, 2, null]});
-        assert_eq!(digested_here(&small), Some(digest_json(&small)));
-        assert_eq!(digested_here(&json!({})), Some(digest_json(&json!({}))));
-        assert_eq!(digested_here(&json!({"note": "x".repeat(5_000)})), None);
-        assert_eq!(
-            digested_here(&json!(vec![0; 3_000])),
-            None,
-            "many small members"
-        );
-    }
 }

@@ -1,30 +1,54 @@
-//! The tool body of one call, in its two faces: [`JsonJob`] (a linked tool's decoded input, or
-//! a run-time tool's params) and [`TypedJob`] (a typed caller's input). The call path
-//! (`invoke.rs`) and the mutation path (`mutation.rs`) run either through [`Job`], which also
-//! says how a first result is stored for retries and rebuilt from storage.
+//! What differs between a JSON call and a typed call, behind two traits, so that the call path
+//! (`invoke.rs`) and the mutation path (`mutation.rs`) are written once.
+//!
+//! A [`Request`] is what a caller handed in, before the input checks: JSON params
+//! ([`JsonRequest`], for linked and run-time tools alike) or a typed input ([`TypedRequest`]).
+//! Validating it gives a [`Job`]: the tool body ready to run, which also says how its params
+//! are digested, proposed and audited, and how a mutation's first result is stored for retries
+//! and rebuilt from storage.
 
 use std::{
-    any::Any,
+    any::{Any, TypeId},
     future::Future,
     sync::{Arc, Mutex},
 };
 
 use serde_json::Value;
 use switchboard_approvals::StoredOutcome;
+use switchboard_audit::{Digest, Payload};
 use switchboard_core::{
-    ActionId, ErasedInput, InvokeError, Tool, ToolContext, ToolEntry, ToolError,
+    ActionId, ErasedInput, FieldError, InvokeError, Tool, ToolContext, ToolEntry, ToolError,
+    validate_typed,
 };
 
-use crate::table::RuntimeTool;
+use crate::{
+    invoke::not_found,
+    table::{Handler, RegisteredTool, RuntimeTool},
+};
+
+/// A call's input as the caller gave it, before the input checks.
+pub(crate) trait Request: Send {
+    /// The tool body the input becomes once it is valid.
+    type Job: Job;
+
+    /// The JSON params, which must not name an `org_id`; `None` for a typed input, which
+    /// cannot (`ToolInput` refuses such a field at compile time).
+    fn params(&self) -> Option<&Value>;
+
+    /// The input, as the call's audit record keeps it.
+    fn audit_input(&self) -> Payload;
+
+    /// Checks the input against `tool` (step "input" of the call path) and decodes it.
+    fn validate(self, tool: &RegisteredTool) -> Result<Self::Job, InvokeError>;
+}
 
 /// A tool body ready to run, once the context exists.
 ///
-/// Jobs own what they carry (`'static`), so the future `run` returns borrows only the context:
-/// that keeps `invoke` and `call` futures `Send` for every lifetime (a `Self: 'a` bound here
-/// would not be provable, rust-lang/rust#100013) without boxing the typed path.
+/// Jobs own what they carry (`'static`): a mutation's job moves into a task of its own.
 pub(crate) trait Job: Send + 'static {
     type Output: Send + 'static;
 
+    /// Runs the tool body. The future is declared `Send` so that every call's future is.
     fn run(
         self,
         ctx: &ToolContext,
@@ -32,6 +56,16 @@ pub(crate) trait Job: Send + 'static {
 
     /// The validated input, as a gate sees it.
     fn gate_input(&self) -> &(dyn Any + Send);
+
+    /// The canonical digest of the params, which an idempotency key is derived from and a
+    /// retry is compared by.
+    fn params_digest(&self) -> Digest;
+
+    /// The params, as a proposal stores them.
+    fn proposal_params(&self) -> Arc<Value>;
+
+    /// The output, as the call's audit record keeps it.
+    fn audit_output(output: &Self::Output) -> Payload;
 
     /// The first result of a mutation, as retries will get it back.
     fn stored(action_id: ActionId, result: &Result<Self::Output, InvokeError>) -> StoredOutcome;
@@ -41,27 +75,93 @@ pub(crate) trait Job: Send + 'static {
     fn replayed(stored: &StoredOutcome) -> Option<Result<Self::Output, InvokeError>>;
 }
 
-pub(crate) enum JsonJob {
+/// JSON params, as agents and transports send them.
+pub(crate) struct JsonRequest {
+    params: Arc<Value>,
+}
+
+impl JsonRequest {
+    pub(crate) fn new(params: Value) -> Self {
+        // A tool without parameters may be called with none at all.
+        let params = match params {
+            Value::Null => Value::Object(serde_json::Map::new()),
+            other => other,
+        };
+        Self {
+            params: Arc::new(params),
+        }
+    }
+}
+
+impl Request for JsonRequest {
+    type Job = JsonJob;
+
+    fn params(&self) -> Option<&Value> {
+        Some(&self.params)
+    }
+
+    fn audit_input(&self) -> Payload {
+        json_payload(&self.params, || Payload::Json(Arc::clone(&self.params)))
+    }
+
+    /// The params against the compiled schema, then (a linked tool) serde and `validator`.
+    fn validate(self, tool: &RegisteredTool) -> Result<JsonJob, InvokeError> {
+        tool.schema_errors(&self.params)
+            .map_err(|errors| invalid(tool, errors))?;
+        let body = match &tool.handler {
+            Handler::Linked(entry) => {
+                let input = (entry.decode)(&self.params).map_err(|errors| invalid(tool, errors))?;
+                JsonBody::Linked(entry, input)
+            }
+            Handler::Runtime(runtime) => JsonBody::Runtime(Arc::clone(runtime)),
+        };
+        Ok(JsonJob {
+            params: self.params,
+            body,
+        })
+    }
+}
+
+/// Valid JSON params and the body that runs on them.
+pub(crate) struct JsonJob {
+    params: Arc<Value>,
+    body: JsonBody,
+}
+
+enum JsonBody {
+    /// A linked tool, with its decoded input.
     Linked(&'static ToolEntry, ErasedInput),
-    /// Run-time tools take their params by value; the audit draft keeps the caller's copy.
-    Runtime(Arc<dyn RuntimeTool>, Value),
+    /// A run-time tool, which takes the params themselves.
+    Runtime(Arc<dyn RuntimeTool>),
 }
 
 impl Job for JsonJob {
     type Output = Value;
 
     async fn run(self, ctx: &ToolContext) -> Result<Value, ToolError> {
-        match self {
-            JsonJob::Linked(entry, input) => (entry.run)(ctx, input).await,
-            JsonJob::Runtime(tool, params) => tool.call(ctx, params).await,
+        match self.body {
+            JsonBody::Linked(entry, input) => (entry.run)(ctx, input).await,
+            JsonBody::Runtime(tool) => tool.call(ctx, Arc::unwrap_or_clone(self.params)).await,
         }
     }
 
     fn gate_input(&self) -> &(dyn Any + Send) {
-        match self {
-            JsonJob::Linked(_, input) => &**input,
-            JsonJob::Runtime(_, params) => params,
+        match &self.body {
+            JsonBody::Linked(_, input) => &**input,
+            JsonBody::Runtime(_) => &*self.params,
         }
+    }
+
+    fn params_digest(&self) -> Digest {
+        switchboard_audit::digest_json(&self.params)
+    }
+
+    fn proposal_params(&self) -> Arc<Value> {
+        Arc::clone(&self.params)
+    }
+
+    fn audit_output(output: &Value) -> Payload {
+        json_payload(output, || Payload::of(output))
     }
 
     fn stored(action_id: ActionId, result: &Result<Value, InvokeError>) -> StoredOutcome {
@@ -77,7 +177,32 @@ impl Job for JsonJob {
     }
 }
 
-pub(crate) struct TypedJob<T: Tool>(pub(crate) T::Input);
+/// A typed input of tool `T`, as Rust services pass it.
+pub(crate) struct TypedRequest<T: Tool>(pub(crate) T::Input);
+
+impl<T: Tool> Request for TypedRequest<T> {
+    type Job = TypedJob<T>;
+
+    fn params(&self) -> Option<&Value> {
+        None
+    }
+
+    fn audit_input(&self) -> Payload {
+        Payload::of(&self.0)
+    }
+
+    /// The tool's marker type (the name must lead to `T` itself), then the `validator` rules.
+    fn validate(self, tool: &RegisteredTool) -> Result<TypedJob<T>, InvokeError> {
+        if tool.type_id() != Some(TypeId::of::<T>()) {
+            return Err(not_found(&tool.name, Vec::new()));
+        }
+        validate_typed(&self.0).map_err(|errors| invalid(tool, errors))?;
+        Ok(TypedJob(self.0))
+    }
+}
+
+/// A valid typed input of tool `T`.
+pub(crate) struct TypedJob<T: Tool>(T::Input);
 
 impl<T: Tool> Job for TypedJob<T> {
     type Output = T::Output;
@@ -91,6 +216,18 @@ impl<T: Tool> Job for TypedJob<T> {
 
     fn gate_input(&self) -> &(dyn Any + Send) {
         &self.0
+    }
+
+    fn params_digest(&self) -> Digest {
+        switchboard_audit::digest_of(&self.0)
+    }
+
+    fn proposal_params(&self) -> Arc<Value> {
+        Arc::new(serde_json::to_value(&self.0).unwrap_or(Value::Null))
+    }
+
+    fn audit_output(output: &T::Output) -> Payload {
+        Payload::of(output)
     }
 
     fn stored(action_id: ActionId, result: &Result<T::Output, InvokeError>) -> StoredOutcome {
@@ -121,5 +258,56 @@ impl<T: Tool> Job for TypedJob<T> {
                 .and_then(|typed| typed.downcast_ref::<Mutex<T::Output>>())
                 .and_then(|output| output.lock().ok().map(|output| Ok(output.clone()))),
         }
+    }
+}
+
+fn invalid(tool: &RegisteredTool, errors: Vec<FieldError>) -> InvokeError {
+    InvokeError::InvalidInput {
+        tool: tool.name.to_string(),
+        errors,
+    }
+}
+
+/// What a JSON call's audit record gets for its params or result: the digest, computed here
+/// on the caller's task, or (for a large value) `for_the_writer`.
+///
+/// The audit writer is one thread that every record goes through, so hashing there does not
+/// spread over the machine's cores; hashing here does. A large value would hold an async
+/// worker for as long as hashing it takes, so it goes to the writer.
+fn json_payload(value: &Value, for_the_writer: impl FnOnce() -> Payload) -> Payload {
+    /// The canonical JSON's size up to which the caller digests.
+    const DIGEST_HERE_BYTES: usize = 4 * 1024;
+    match switchboard_audit::digest_json_within(value, DIGEST_HERE_BYTES) {
+        Some(digest) => Payload::Digest(digest),
+        None => for_the_writer(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use switchboard_audit::digest_json;
+
+    use super::*;
+
+    /// The digest `json_payload` computed here, or `None` if it handed the value on.
+    fn digested_here(value: &Value) -> Option<Digest> {
+        match json_payload(value, || Payload::Json(Arc::new(Value::Null))) {
+            Payload::Digest(digest) => Some(digest),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn small_values_are_digested_here_and_large_ones_go_to_the_writer() {
+        let small = json!({"from": "2026-11-23", "to": "2026-11-29", "ids": [1, 2, null]});
+        assert_eq!(digested_here(&small), Some(digest_json(&small)));
+        assert_eq!(digested_here(&json!({})), Some(digest_json(&json!({}))));
+        assert_eq!(digested_here(&json!({"note": "x".repeat(5_000)})), None);
+        assert_eq!(
+            digested_here(&json!(vec![0; 3_000])),
+            None,
+            "many small members"
+        );
     }
 }

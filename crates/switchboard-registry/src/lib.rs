@@ -4,7 +4,6 @@ mod access;
 mod actor;
 mod approvals;
 mod audit;
-mod bulkhead;
 mod config;
 mod domain;
 mod error;

@@ -3,16 +3,16 @@
 //! After a mutating call (execute, restricted) has passed every earlier check, it needs the
 //! scope ids its tool's policy declares ([`check_scope_ids`]) and an idempotency key: the
 //! caller's, or one derived from tool, org, thread (else the request's correlation id) and the
-//! params' canonical digest ([`derive_key`]). [`run_once`] then claims the key in the `IdempotencyStore`:
+//! params' canonical digest ([`derive_key`]). [`claim`] then claims the key in the `IdempotencyStore`:
 //! the first caller runs the tool, racers wait for its result, later retries get it back
 //! (a `replayed` audit record, the same action id), and the same key with other params is
-//! `idempotency_conflict`. A run that does not finish on its first poll is detached from its
-//! caller (moved into a spawned task), so a caller that gives up cannot leave a key half-done:
-//! the tool finishes and its result is stored. A run that finishes at once costs no task.
+//! `idempotency_conflict`. The call that holds the key runs its tool in a task of its own
+//! ([`run_held`]), so a caller that gives up cannot leave a key half-done: the tool finishes
+//! and its result is stored.
 //!
 //! A call admitted as a proposal is stored by [`store_proposal`] instead of running.
 
-use std::{sync::Arc, task::Poll};
+use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
 use serde_json::Value;
@@ -26,14 +26,14 @@ use tracing::Instrument;
 
 use crate::{
     audit::AuditDraft,
-    invoke::{Mode, dispatch},
+    invoke::{Admission, Mode, run_in_domain},
     job::Job,
     registry::Shared,
     table::RegisteredTool,
 };
 
 /// Refuses a mutating call whose context lacks a scope id its tool's policy requires.
-pub(crate) fn check_scope_ids(tool: &RegisteredTool, caller: &Caller) -> Result<(), InvokeError> {
+fn check_scope_ids(tool: &RegisteredTool, caller: &Caller) -> Result<(), InvokeError> {
     let Some(policy) = tool.policy else {
         return Ok(());
     };
@@ -99,43 +99,54 @@ fn key_of(
     Ok(derive_key(&tool.name, caller, params))
 }
 
-/// Gives a claimed key back if the run never got to store a result (its task was dropped:
-/// the runtime shut down), so waiters are not left waiting.
-struct ReleaseUnlessCompleted {
-    store: Arc<dyn IdempotencyStore>,
-    scope: Option<IdempotencyScope>,
+/// Where a mutating call stands once [`claim`] has looked at it.
+pub(crate) enum Claimed<J: Job> {
+    /// The call was stored as a proposal instead of running.
+    Proposed(Box<Proposal>),
+    /// The key already has a result (or had one while this call waited): the retry's answer.
+    Replayed(Result<J::Output, InvokeError>),
+    /// This call holds the key: [`run_held`] runs the job and stores its result.
+    Held(Held<J>),
 }
 
-impl Drop for ReleaseUnlessCompleted {
-    fn drop(&mut self) {
-        if let Some(scope) = self.scope.take() {
-            self.store.release(&scope);
-        }
-    }
+/// A job whose call holds its idempotency key.
+pub(crate) struct Held<J> {
+    job: J,
+    key: HeldKey,
+    action_id: ActionId,
 }
 
-/// Runs a mutation at most once per idempotency key (see the module docs).
+/// The mutation context of a mutating call past its gate: the scope ids its tool's policy
+/// requires, then either the proposal it becomes, or its idempotency key and a claim on it.
+/// Links the call's record to the action (proposed, replayed, executed or approved).
 #[allow(
     clippy::too_many_arguments,
     reason = "the call path's state, passed down without an intermediate struct"
 )]
-pub(crate) async fn run_once<J: Job>(
+pub(crate) async fn claim<J: Job>(
     shared: &Shared,
-    tool: &Arc<RegisteredTool>,
-    caller: Caller,
+    tool: &RegisteredTool,
+    caller: &Caller,
     context: &CallContext,
-    job: J,
-    params: Digest,
+    admission: Admission,
     mode: Mode<'_>,
+    job: J,
     draft: &mut AuditDraft<'_>,
-) -> Result<J::Output, InvokeError> {
+) -> Result<Claimed<J>, InvokeError> {
+    check_scope_ids(tool, caller)?;
+    if admission == Admission::Propose {
+        let params = job.proposal_params();
+        let proposal = store_proposal(shared, tool, caller, params, summary_of(mode), draft)?;
+        return Ok(Claimed::Proposed(Box::new(proposal)));
+    }
+    let params = job.params_digest();
     let (key, preset_action) = match mode {
         Mode::Approval { proposal } => (
             IdempotencyKey::new(proposal.as_str()),
             Some(ActionId::new(proposal.as_str())),
         ),
         Mode::Direct | Mode::Propose { .. } => {
-            (key_of(shared, tool, &caller, context, &params)?, None)
+            (key_of(shared, tool, caller, context, &params)?, None)
         }
     };
     let scope = IdempotencyScope::new(caller.org_id.clone(), key);
@@ -166,13 +177,14 @@ pub(crate) async fn run_once<J: Job>(
         ));
         // A typed retry of an action whose first result is JSON only: it ran, and must not
         // run again; say so rather than call it a conflict.
-        return J::replayed(&stored).unwrap_or_else(|| {
+        let replayed = J::replayed(&stored).unwrap_or_else(|| {
             Err(InvokeError::IdempotencyConflict {
                 tool: tool.name.to_string(),
                 key: scope.key.clone(),
                 first_run: Some(stored.action_id.clone()),
             })
         });
+        return Ok(Claimed::Replayed(replayed));
     }
     let action_id = preset_action.unwrap_or_else(new_action_id);
     let event = match mode {
@@ -180,41 +192,72 @@ pub(crate) async fn run_once<J: Job>(
         Mode::Direct | Mode::Propose { .. } => ActionEvent::Executed,
     };
     draft.set_action(AuditAction::new(action_id.clone(), event));
-    let tool = Arc::clone(tool);
-    let mut guard = ReleaseUnlessCompleted {
+    let key = HeldKey {
         store: Arc::clone(&shared.idempotency),
         scope: Some(scope),
     };
+    Ok(Claimed::Held(Held {
+        job,
+        key,
+        action_id,
+    }))
+}
+
+/// Runs a held job in its domain and stores its result under its key.
+///
+/// The run is a task of its own, which owns what it needs; the caller awaits its handle. A
+/// caller that stops waiting drops only the handle: the tool finishes and its result is stored,
+/// so the key is never left half-done.
+pub(crate) async fn run_held<J: Job>(
+    tool: &Arc<RegisteredTool>,
+    caller: Caller,
+    held: Held<J>,
+) -> Result<J::Output, InvokeError> {
+    let Held {
+        job,
+        mut key,
+        action_id,
+    } = held;
+    let owned_tool = Arc::clone(tool);
     let run = async move {
-        let result = dispatch(&tool, caller, job).await;
-        if let Some(scope) = guard.scope.take() {
+        let result = run_in_domain(&owned_tool, caller, job).await;
+        if let Some(scope) = key.scope.take() {
             match &result {
                 // Nothing ran (the domain was down): the key is free for a retry.
-                Err(InvokeError::DomainUnavailable { .. }) => guard.store.release(&scope),
-                _ => guard
+                Err(InvokeError::DomainUnavailable { .. }) => key.store.release(&scope),
+                _ => key
                     .store
                     .complete(&scope, Arc::new(J::stored(action_id, &result))),
             }
         }
         result
     };
-    // Polled once here: most tools finish on their first poll, and then no task is spawned.
-    // One that suspends is moved, as it is, into a task of its own, which no caller can drop.
-    let mut run = Box::pin(run.instrument(tracing::Span::current()));
-    match futures::poll!(run.as_mut()) {
-        Poll::Ready(result) => result,
-        Poll::Pending => match tokio::spawn(run).await {
-            Ok(result) => result,
-            Err(error) => Err(InvokeError::ToolPanicked {
-                tool: fingerprint.tool.to_string(),
-                message: format!("the mutation's task ended abnormally: {error}"),
-            }),
-        },
+    match tokio::spawn(run.instrument(tracing::Span::current())).await {
+        Ok(result) => result,
+        Err(error) => Err(InvokeError::ToolPanicked {
+            tool: tool.name.to_string(),
+            message: format!("the mutation's task ended abnormally: {error}"),
+        }),
+    }
+}
+
+/// A claimed key. Given back if it is dropped before its run stored a result (the run's task
+/// was dropped: the runtime shut down), so waiters are not left waiting.
+struct HeldKey {
+    store: Arc<dyn IdempotencyStore>,
+    scope: Option<IdempotencyScope>,
+}
+
+impl Drop for HeldKey {
+    fn drop(&mut self) {
+        if let Some(scope) = self.scope.take() {
+            self.store.release(&scope);
+        }
     }
 }
 
 /// The summary a proposing caller gave, if any.
-pub(crate) fn summary_of<'a>(mode: Mode<'a>) -> Option<&'a str> {
+fn summary_of<'a>(mode: Mode<'a>) -> Option<&'a str> {
     match mode {
         Mode::Propose { summary } => summary,
         Mode::Direct | Mode::Approval { .. } => None,
@@ -222,7 +265,7 @@ pub(crate) fn summary_of<'a>(mode: Mode<'a>) -> Option<&'a str> {
 }
 
 /// Stores a validated mutation as a pending proposal and links the call's record to it.
-pub(crate) fn store_proposal(
+fn store_proposal(
     shared: &Shared,
     tool: &RegisteredTool,
     caller: &Caller,

@@ -186,22 +186,18 @@ fn is_null_branch(errors: &[ValidationError<'_>]) -> bool {
     )
 }
 
-/// Tool names hash with foldhash: several times cheaper than SipHash on short names, still
-/// seeded per process, which is all a table of at most a few thousand names needs.
-type ByName = HashMap<Box<str>, Arc<RegisteredTool>, foldhash::fast::RandomState>;
-
 /// An immutable snapshot of the registered tools.
 #[derive(Default)]
 pub(crate) struct ToolTable {
-    by_name: ByName,
+    by_name: HashMap<Arc<str>, Arc<RegisteredTool>>,
     sorted: Vec<Arc<RegisteredTool>>,
 }
 
 impl ToolTable {
     /// Builds a table, refusing duplicate names.
     pub(crate) fn build(tools: Vec<Arc<RegisteredTool>>) -> Result<Self, RegistryError> {
-        let mut by_name =
-            ByName::with_capacity_and_hasher(tools.len(), foldhash::fast::RandomState::default());
+        let mut by_name: HashMap<Arc<str>, Arc<RegisteredTool>> =
+            HashMap::with_capacity(tools.len());
         for tool in tools {
             if let Some(existing) = by_name.get(&*tool.name) {
                 return Err(RegistryError::DuplicateTool {
@@ -210,9 +206,7 @@ impl ToolTable {
                     second: origin(&tool.descriptor),
                 });
             }
-            // The key is a copy, not the tool's own `Arc`: every call clones `tool.name` (a write
-            // to the line its bytes share with the count) and every lookup reads the key's bytes.
-            by_name.insert(Box::from(&*tool.name), tool);
+            by_name.insert(Arc::clone(&tool.name), tool);
         }
         let mut sorted: Vec<_> = by_name.values().cloned().collect();
         sorted.sort_by(|a, b| a.name.cmp(&b.name));

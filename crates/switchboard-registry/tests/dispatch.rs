@@ -57,6 +57,12 @@ switchboard_core::domain! {
 }
 
 switchboard_core::domain! {
+    /// A bulkhead of one (set in the test's `RegistryConfig`).
+    name: "single",
+    state: Stateless = Stateless::default,
+}
+
+switchboard_core::domain! {
     /// A tool with `validator` rules, for typed calls.
     name: "forms",
     state: Stateless = Stateless::default,
@@ -93,6 +99,27 @@ async fn nap(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
 async fn doze(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
     tokio::time::sleep(Duration::from_millis(100)).await;
     Ok("rested".to_owned())
+}
+
+/// Blocks its thread for 100 ms before its first await, then sleeps 30 ms, under a timeout of
+/// its own of 50 ms.
+#[tool(domain = "slow", category = read, permission = "slow.use", timeout_ms = 50)]
+async fn block_then_sleep(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
+    std::thread::sleep(Duration::from_millis(100));
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    Ok("finished late".to_owned())
+}
+
+/// The mutating twin of `slow_block_then_sleep`: it runs in a task of its own, which the same
+/// timeout covers.
+#[tool(domain = "slow", category = execute, permission = "slow.use", timeout_ms = 50)]
+async fn block_then_sleep_mutating(
+    _ctx: &ToolContext,
+    _input: NoInput,
+) -> Result<String, ToolError> {
+    std::thread::sleep(Duration::from_millis(100));
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    Ok("finished late".to_owned())
 }
 
 /// Signalled by `slow_linger` once it runs.
@@ -176,6 +203,37 @@ async fn squeeze(_ctx: &ToolContext, _input: NoInput) -> Result<usize, ToolError
 #[tool(domain = "octet", category = read, permission = "octet.use")]
 async fn crowd(_ctx: &ToolContext, _input: NoInput) -> Result<usize, ToolError> {
     OCTET_GATE.pass().await
+}
+
+/// The correlation ids of the `single_enter` calls, in the order they entered.
+static SINGLE_ENTERED: LazyLock<std::sync::Mutex<Vec<String>>> =
+    LazyLock::new(|| std::sync::Mutex::new(Vec::new()));
+/// One permit per `single_enter` call the test lets out.
+static SINGLE_EXITS: Semaphore = Semaphore::const_new(0);
+
+/// Notes that it entered, then waits until the test lets it out.
+#[tool(domain = "single", category = read, permission = "single.use")]
+async fn enter(ctx: &ToolContext, _input: NoInput) -> Result<usize, ToolError> {
+    let position = {
+        let mut entered = SINGLE_ENTERED
+            .lock()
+            .map_err(|_| ToolError::new("poisoned", "a test thread panicked"))?;
+        entered.push(ctx.caller().correlation_id.as_str().to_owned());
+        entered.len()
+    };
+    SINGLE_EXITS
+        .acquire()
+        .await
+        .map_err(|_| ToolError::new("gate_closed", "the test closed the gate"))?
+        .forget();
+    Ok(position)
+}
+
+fn single_entered() -> Vec<String> {
+    SINGLE_ENTERED
+        .lock()
+        .expect("no test thread panicked")
+        .clone()
 }
 
 /// How to reach the person booking.
@@ -317,6 +375,29 @@ async fn a_tool_past_its_own_timeout_is_stopped_and_audited() {
     registry.shutdown().await;
 }
 
+/// The timeout runs from the start of the tool's run, not from its first await: a tool that
+/// spends its whole timeout before it first suspends is stopped when it does, whether it reads
+/// or mutates.
+#[tokio::test]
+async fn the_timeout_counts_the_time_a_tool_spends_before_its_first_await() {
+    let registry = start(RegistryConfig::default()).await;
+    for (tool, correlation) in [
+        ("slow_block_then_sleep", "timeout-first-poll-1"),
+        ("slow_block_then_sleep_mutating", "timeout-first-poll-2"),
+    ] {
+        let error = invoke(&registry, tool, correlation)
+            .await
+            .expect_err("the tool is past its timeout when it first suspends");
+        assert_eq!(error.kind(), ErrorKind::Timeout, "{tool}: {error:?}");
+        assert_eq!(
+            only_record_of(&registry, correlation).await.outcome,
+            Outcome::Error(ErrorKind::Timeout)
+        );
+    }
+    assert_eq!(domain_status(&registry, "slow").in_flight, 0);
+    registry.shutdown().await;
+}
+
 #[tokio::test]
 async fn the_configured_default_timeout_applies_only_to_tools_without_their_own() {
     let registry = start(RegistryConfig {
@@ -388,7 +469,11 @@ async fn the_configured_default_timeout_applies_only_to_tools_without_their_own(
 
 fn bulkhead_config() -> RegistryConfig {
     RegistryConfig {
-        domain_concurrency: BTreeMap::from([("pair".to_owned(), 2), ("octet".to_owned(), 8)]),
+        domain_concurrency: BTreeMap::from([
+            ("pair".to_owned(), 2),
+            ("octet".to_owned(), 8),
+            ("single".to_owned(), 1),
+        ]),
         ..RegistryConfig::default()
     }
 }
@@ -456,9 +541,47 @@ async fn a_bulkhead_of_eight_runs_eight_calls_at_once() {
     registry.shutdown().await;
 }
 
+/// Calls waiting for a domain's bulkhead get their permits in the order they started waiting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiting_calls_enter_a_full_bulkhead_in_arrival_order() {
+    let registry = start(bulkhead_config()).await;
+    let mut calls = Vec::new();
+    for index in 0..4 {
+        calls.extend(spawn_calls(
+            &registry,
+            "single_enter",
+            &format!("fifo{index}"),
+            1,
+        ));
+        if index == 0 {
+            wait_until("the first call is inside", || single_entered().len() == 1).await;
+        } else {
+            // Time for the call to reach the bulkhead and queue there.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    assert_eq!(
+        single_entered().len(),
+        1,
+        "a bulkhead of one let a second call in"
+    );
+    for released in 1..=4 {
+        SINGLE_EXITS.add_permits(1);
+        wait_until("the next call is inside", || {
+            single_entered().len() == (released + 1).min(4)
+        })
+        .await;
+    }
+    join_calls(calls).await;
+    assert_eq!(
+        single_entered(),
+        ["fifo0-0", "fifo1-0", "fifo2-0", "fifo3-0"]
+    );
+    registry.shutdown().await;
+}
+
 /// Callers spawn calls onto other tasks and threads, so both call futures must be `Send`. This
-/// is checked at compile time: the test fails to build if either future stops being `Send`
-/// (as happened when `Job::run`'s `Self: 'a` bound leaked into it, rust-lang/rust#100013).
+/// is checked at compile time: the test fails to build if either future stops being `Send`.
 #[test]
 fn the_call_futures_are_send() {
     fn assert_send<T: Send>(_: &T) {}
