@@ -385,6 +385,26 @@ mod tests {
         ]
     }
 
+    /// The wire form and the stored record of one error of every variant, and every kind's
+    /// name, byte for byte: scripts, MCP clients and stores written by earlier builds read
+    /// them, so any change here is a breaking change.
+    #[test]
+    fn wire_forms_and_records_are_unchanged() {
+        let mut golden = String::new();
+        for kind in ErrorKind::ALL {
+            golden.push_str(&format!("kind {kind}\n"));
+        }
+        for error in one_of_each() {
+            let wire = serde_json::to_string(&error).expect("serializes");
+            let wire_value = serde_json::to_value(&error).expect("serializes");
+            let record = error.to_record().to_string();
+            golden.push_str(&format!(
+                "wire {wire}\nvalue {wire_value}\nrecord {record}\n"
+            ));
+        }
+        insta::assert_snapshot!("error_wire_forms", golden);
+    }
+
     #[test]
     fn every_variant_round_trips_through_its_record() {
         let errors = one_of_each();
