@@ -49,7 +49,9 @@ pub use config::{
 };
 pub use origin::{AllowListError, AllowedHost, AllowedOrigin};
 
-use crate::{error::McpError, identity::Identity, server::McpServer, tools::ToolCatalog};
+use crate::{
+    approval::StateKey, error::McpError, identity::Identity, server::McpServer, tools::ToolCatalog,
+};
 use auth::{Authenticator, Principal};
 use guard::{Guard, REQUEST_PRINCIPAL};
 use origin::RebindingGuard;
@@ -72,7 +74,7 @@ impl Connection {
     /// A connection just accepted from `remote`, with a fresh handle.
     pub(crate) fn accepted(remote: SocketAddr) -> Self {
         Self {
-            handle: Arc::from(format!("mcp-conn-{}", uuid::Uuid::new_v4())),
+            handle: Arc::from(switchboard_core::mint_id("mcp-conn")),
             remote,
         }
     }
@@ -172,8 +174,10 @@ pub async fn serve_http_with(
         .with_max_request_body_bytes(config.max_body_bytes)
         .with_json_response(true)
         .with_cancellation_token(cancel.child_token());
-    // One catalog for every handler: rmcp asks the factory for one per request.
+    // One catalog and one state key for every handler: rmcp asks the factory for one per
+    // request.
     let catalog = Arc::new(ToolCatalog::default());
+    let state_key = config.state_key.unwrap_or_else(StateKey::process_default);
     let service = StreamableHttpService::new(
         move || {
             let principal = REQUEST_PRINCIPAL
@@ -189,6 +193,7 @@ pub async fn serve_http_with(
                 registry.clone(),
                 principal.identity.clone(),
                 Arc::clone(&catalog),
+                state_key.clone(),
             ))
         },
         manager,
