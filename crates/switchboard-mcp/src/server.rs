@@ -78,8 +78,9 @@ pub struct McpServer {
     /// The tools in MCP shape, shared with every instance made by [`McpServer::fresh_instance`]
     /// (or by the HTTP server for its sessions).
     catalog: Arc<tools::ToolCatalog>,
-    /// Seals and opens approval states; shared by every instance, like the catalog.
-    state_key: StateKey,
+    /// Seals and opens approval states; shared by every instance, like the catalog. `None`:
+    /// the key generated for the process, the first time an approval state needs one.
+    state_key: Option<StateKey>,
 }
 
 /// The state of one session: its log level, and the end of its background work.
@@ -116,19 +117,14 @@ impl McpServer {
     /// Approval states are sealed with a key generated once per process (with a warning)
     /// unless one is given with [`McpServer::with_state_key`].
     pub fn new(registry: ToolRegistry, identity: Identity) -> Self {
-        Self::sharing_catalog(
-            registry,
-            identity,
-            Arc::default(),
-            StateKey::process_default(),
-        )
+        Self::sharing_catalog(registry, identity, Arc::default(), None)
     }
 
     /// The same handler, sealing and opening approval states with `key`: servers given the
     /// same key open each other's states, across restarts and replicas.
     #[must_use]
     pub fn with_state_key(mut self, key: StateKey) -> Self {
-        self.state_key = key;
+        self.state_key = Some(key);
         self
     }
 
@@ -138,7 +134,7 @@ impl McpServer {
         registry: ToolRegistry,
         identity: Identity,
         catalog: Arc<tools::ToolCatalog>,
-        state_key: StateKey,
+        state_key: Option<StateKey>,
     ) -> Self {
         let minted_session_id = SessionId::from(switchboard_core::mint_id("mcp-session"));
         let mut call_template = identity.call_context(minted_session_id.as_str(), "");
@@ -323,7 +319,10 @@ impl ServerHandler for McpServer {
                 && let Some(answer) = Box::pin(approval::handle(
                     &self.registry,
                     &self.identity,
-                    &self.state_key,
+                    &self
+                        .state_key
+                        .clone()
+                        .unwrap_or_else(StateKey::process_default),
                     &request,
                     &call_context,
                     &context,

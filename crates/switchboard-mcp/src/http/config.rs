@@ -125,7 +125,7 @@ pub struct HttpConfig {
     pub(crate) max_body_bytes: usize,
     pub(crate) session_grace: Duration,
     pub(crate) limits: HttpLimits,
-    /// `None`: the process's generated key ([`McpServer::new`](crate::McpServer::new)).
+    /// `None`: the process's generated key, as [`McpServer::new`](crate::McpServer::new) has.
     pub(crate) state_key: Option<StateKey>,
 }
 

@@ -49,9 +49,7 @@ pub use config::{
 };
 pub use origin::{AllowListError, AllowedHost, AllowedOrigin};
 
-use crate::{
-    approval::StateKey, error::McpError, identity::Identity, server::McpServer, tools::ToolCatalog,
-};
+use crate::{error::McpError, identity::Identity, server::McpServer, tools::ToolCatalog};
 use auth::{Authenticator, Principal};
 use guard::{Guard, REQUEST_PRINCIPAL};
 use origin::RebindingGuard;
@@ -177,7 +175,7 @@ pub async fn serve_http_with(
     // One catalog and one state key for every handler: rmcp asks the factory for one per
     // request.
     let catalog = Arc::new(ToolCatalog::default());
-    let state_key = config.state_key.unwrap_or_else(StateKey::process_default);
+    let state_key = config.state_key;
     let service = StreamableHttpService::new(
         move || {
             let principal = REQUEST_PRINCIPAL
