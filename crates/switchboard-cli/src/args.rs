@@ -79,6 +79,23 @@ pub(crate) enum Command {
     Reject(RejectArgs),
 }
 
+impl Command {
+    /// Whether `--json` was given, so that a failure before the command runs is reported as
+    /// JSON too.
+    pub(crate) fn wants_json(&self) -> bool {
+        match self {
+            Command::Tools(args) => args.json,
+            Command::Call(args) => args.json,
+            Command::Ask(args) => args.json,
+            Command::Audit(args) => args.json,
+            Command::Proposals(args) => args.json,
+            Command::Approve(args) => args.json,
+            Command::Reject(args) => args.json,
+            Command::Schema(_) | Command::Serve(_) => false,
+        }
+    }
+}
+
 /// `switchboard tools [--json]`.
 #[derive(Debug, Args)]
 pub(crate) struct ToolsArgs {
@@ -172,6 +189,13 @@ pub(crate) struct ServeArgs {
     /// them.
     #[arg(long)]
     pub(crate) conformance: bool,
+
+    /// Seal the approval states MCP clients echo back (`requestState`) with the key in FILE:
+    /// 64 or more hex digits, such as `openssl rand -hex 32 > FILE`. SWITCHBOARD_STATE_KEY may
+    /// hold the key itself instead. Without either, a key is generated for this process, and
+    /// what it sealed is refused after a restart or by another replica.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) state_key_file: Option<PathBuf>,
 
     /// Who every MCP call acts as (on stdio, and on HTTP without --tokens).
     #[command(flatten)]

@@ -8,4 +8,6 @@ mod edge_http_fuzz;
 mod edge_ids;
 mod edge_stdio;
 mod http_client;
+mod json_failures;
+mod state_key;
 mod stdio_client;
