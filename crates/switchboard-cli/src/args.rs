@@ -28,8 +28,9 @@ Exit codes: 0 success; 1 the call was refused or failed (or `schema` named no to
 2 usage error (bad flags, PARAMS_JSON that is not JSON, an unreadable permission file,
 `serve` without --org or --user, an unreadable or invalid --tokens file, `serve --http` on a
 non-loopback address without --tokens, an invalid --config file, an --audit or --approvals
-store that cannot be opened);
-3 the runtime itself failed.";
+store that cannot be opened, an unreadable, malformed or short `serve` requestState key);
+3 the runtime itself failed. Under --json, usage errors and runtime failures are printed as
+{\"error\": {\"kind\": \"usage_error\" or \"internal_error\", \"message\"}} on standard output.";
 
 /// Switchboard: list, describe and call the audited tools linked into this binary, or ask for
 /// them in words.
