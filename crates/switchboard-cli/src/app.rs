@@ -111,7 +111,7 @@ fn try_run(cli: Cli) -> anyhow::Result<Exit> {
     let audit = AuditSetup::resolve(&cli.audit, &file.audit)?;
     let approvals = ApprovalsSetup::resolve(&cli.approvals, &file.approvals)?;
     // Params are read before the runtime boots: a typo should cost nothing.
-    let command = match Ready::prepare(cli.command, &audit, &approvals)? {
+    let command = match Ready::prepare(cli.command, &audit, &approvals, &file.serve)? {
         Prepared::Runtime(command) => command,
         Prepared::Audit(args, store) => {
             return async_runtime()?.block_on(commands::audit::run(args, store));

@@ -24,6 +24,7 @@ use crate::{
     args::{AskArgs, CallArgs, Command, SchemaArgs, ToolsArgs},
     audit_setup::AuditSetup,
     commands::serve::Serving,
+    config_file::ServeFile,
     params,
 };
 
@@ -61,6 +62,7 @@ impl Ready {
         command: Command,
         setup: &AuditSetup,
         approvals: &ApprovalsSetup,
+        serve_file: &ServeFile,
     ) -> Result<Prepared, UsageError> {
         let persistent = approvals.store.is_persistent();
         Ok(Prepared::Runtime(match command {
@@ -77,7 +79,7 @@ impl Ready {
             }
             Command::Serve(args) => {
                 let conformance = args.conformance;
-                Ready::Serve(Serving::prepare(args)?, conformance)
+                Ready::Serve(Serving::prepare(args, serve_file)?, conformance)
             }
             Command::Proposals(args) => {
                 args.identity.check_ids()?;

@@ -17,6 +17,7 @@ use switchboard_mcp::{
 use crate::{
     app::{Exit, UsageError},
     args::ServeArgs,
+    config_file::ServeFile,
     escape::escape_controls,
     output,
 };
@@ -34,13 +35,14 @@ pub(crate) struct Serving {
 }
 
 impl Serving {
-    /// Checks the flags and builds the configuration.
-    pub(crate) fn prepare(args: ServeArgs) -> Result<Self, UsageError> {
-        let state_key_file = args.state_key_file.clone();
+    /// Checks the flags and the config file's `[serve]` table, and builds the configuration.
+    pub(crate) fn prepare(args: ServeArgs, file: &ServeFile) -> Result<Self, UsageError> {
+        let state_key_flag = args.state_key_file.clone();
         let transport = Transport::prepare(args)?;
         let (state_key, state_key_generated) = match configured_state_key(
-            state_key_file.as_deref(),
+            state_key_flag.as_deref(),
             std::env::var(STATE_KEY_VARIABLE),
+            file.state_key_file.as_deref(),
         )? {
             Some(key) => (key, false),
             None => (StateKey::generate(), true),
@@ -53,22 +55,30 @@ impl Serving {
     }
 }
 
-/// The key from `--state-key-file`, else from [`STATE_KEY_VARIABLE`]; `None` if neither is
-/// given. A key that is unreadable, not hex or shorter than 32 bytes is a usage error.
+/// The key from `--state-key-file`, else from [`STATE_KEY_VARIABLE`], else from the config
+/// file's `[serve] state_key_file`; `None` if none is given. A key that is unreadable, not hex
+/// or shorter than 32 bytes is a usage error naming where it came from.
 fn configured_state_key(
-    file: Option<&Path>,
+    flag: Option<&Path>,
     variable: Result<String, VarError>,
+    config_file: Option<&Path>,
 ) -> Result<Option<StateKey>, UsageError> {
-    if let Some(path) = file {
-        return StateKey::from_file(path)
+    let from_file = |path: &Path, source: &str| {
+        StateKey::from_file(path)
             .map(Some)
-            .map_err(|error| UsageError::new(format!("{error} (given with --state-key-file)")));
+            .map_err(|error| UsageError::new(format!("{error} ({source})")))
+    };
+    if let Some(path) = flag {
+        return from_file(path, "given with --state-key-file");
     }
     match variable {
         Ok(text) => StateKey::from_hex(&text)
             .map(Some)
             .map_err(|error| UsageError::new(format!("{error} (from {STATE_KEY_VARIABLE})"))),
-        Err(VarError::NotPresent) => Ok(None),
+        Err(VarError::NotPresent) => match config_file {
+            Some(path) => from_file(path, "state_key_file in the config file's [serve] table"),
+            None => Ok(None),
+        },
         Err(VarError::NotUnicode(_)) => Err(UsageError::new(format!(
             "{STATE_KEY_VARIABLE} is not text; it must hold the requestState key as 64 or more \
              hex digits, such as the output of `openssl rand -hex 32`"
@@ -79,7 +89,8 @@ fn configured_state_key(
 /// Says, once the server is up, that the requestState key was generated and what that means.
 fn warn_generated_state_key() {
     tracing::warn!(
-        "no requestState key configured (--state-key-file FILE or {STATE_KEY_VARIABLE}): \
+        "no requestState key configured (--state-key-file FILE, {STATE_KEY_VARIABLE}, or \
+         state_key_file in the config file's [serve] table): \
          generated one for this process, so an approval asked over MCP and still open is refused \
          after a restart or by another replica; make a key with `openssl rand -hex 32`"
     );

@@ -1,5 +1,6 @@
 //! `serve`'s requestState key, end to end: a key that is not hex or shorter than 32 bytes,
-//! from `--state-key-file` or `SWITCHBOARD_STATE_KEY`, is refused before the server starts
+//! from `--state-key-file`, `SWITCHBOARD_STATE_KEY` or the config file's `[serve]` table, is
+//! refused before the server starts
 //! (exit 2, saying where the key came from and how to make one); a valid key is used without
 //! a word; no key at all is generated, with a warning. `serve --stdio` with a closed standard
 //! input stops as soon as it has started, so each run is short.
@@ -13,7 +14,13 @@ const VALID_KEY: &str = "5b0c6f3d9e2a47c18f60b3a9d2e4c7f1a8b5d0e3f6a9c2b5e8d1f4a
 const GENERATED: &str = "no requestState key configured";
 
 async fn serve(extra: &[&str], key_variable: Option<&str>) -> Output {
-    let mut args = SERVE.to_vec();
+    serve_after(&[], extra, key_variable).await
+}
+
+/// `switchboard BEFORE serve … EXTRA`, with `SWITCHBOARD_STATE_KEY` set to `key_variable`.
+async fn serve_after(before: &[&str], extra: &[&str], key_variable: Option<&str>) -> Output {
+    let mut args = before.to_vec();
+    args.extend(SERVE);
     args.extend(extra);
     let mut command = switchboard(&args);
     if let Some(key) = key_variable {
@@ -53,14 +60,28 @@ async fn a_malformed_or_short_key_is_refused_before_serving() {
     let output = serve(&["--state-key-file", "/no/such/key"], None).await;
     assert_eq!(output.status.code(), Some(2), "{output:?}");
     assert!(stderr_of(&output).contains("/no/such/key"), "{output:?}");
+
+    let config = TempFile::new(&format!("[serve]\nstate_key_file = {:?}\n", not_hex.path()));
+    let output = serve_after(&["--config", config.path()], &[], None).await;
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("not hexadecimal") && stderr.contains("[serve]"),
+        "{stderr}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_configured_key_is_used_quietly_and_a_missing_one_is_generated_with_a_warning() {
     let key_file = TempFile::new(&format!("{VALID_KEY}\n"));
+    let config = TempFile::new(&format!(
+        "[serve]\nstate_key_file = {:?}\n",
+        key_file.path()
+    ));
     for output in [
         serve(&["--state-key-file", key_file.path()], None).await,
         serve(&[], Some(VALID_KEY)).await,
+        serve_after(&["--config", config.path()], &[], None).await,
     ] {
         assert_eq!(output.status.code(), Some(0), "{output:?}");
         assert!(!stderr_of(&output).contains(GENERATED), "{output:?}");

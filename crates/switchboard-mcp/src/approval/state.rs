@@ -75,7 +75,7 @@ impl StateKey {
     /// `openssl rand -hex 32`.
     pub fn from_hex(text: &str) -> Result<Self, StateKeyError> {
         let digits = text.trim().as_bytes();
-        if digits.len() % 2 != 0 {
+        if !digits.len().is_multiple_of(2) {
             return Err(StateKeyError::NotHex(format!(
                 "{} digits, an odd number",
                 digits.len()
