@@ -216,7 +216,7 @@ pub enum InvokeError {
     )]
     MissingContext {
         /// The missing fields, in the order `org_id`, `user_id`, `session_id`, `correlation_id`.
-        #[serde(deserialize_with = "record_fields::context_fields")]
+        #[serde(deserialize_with = "crate::error_record::fields::context_fields")]
         fields: Vec<&'static str>,
     },
 
@@ -277,7 +277,7 @@ pub enum InvokeError {
         tool: String,
         /// What it reported.
         #[source]
-        #[serde(flatten, with = "record_fields::tool_error")]
+        #[serde(flatten, with = "crate::error_record::fields::tool_error")]
         error: ToolError,
     },
 
@@ -300,7 +300,7 @@ pub enum InvokeError {
         /// The tool.
         tool: String,
         /// The timeout that elapsed.
-        #[serde(flatten, with = "record_fields::timeout")]
+        #[serde(flatten, with = "crate::error_record::fields::timeout")]
         after: Duration,
     },
 
@@ -358,7 +358,7 @@ pub enum InvokeError {
         tool: String,
         /// What the gate reported (a stable code and a message).
         #[source]
-        #[serde(flatten, with = "record_fields::tool_error")]
+        #[serde(flatten, with = "crate::error_record::fields::tool_error")]
         error: ToolError,
     },
 
@@ -372,7 +372,7 @@ pub enum InvokeError {
         /// The tool.
         tool: String,
         /// The missing fields (`thread_id`, `project_id`).
-        #[serde(deserialize_with = "record_fields::scope_fields")]
+        #[serde(deserialize_with = "crate::error_record::fields::scope_fields")]
         fields: Vec<&'static str>,
     },
 
@@ -429,7 +429,7 @@ pub enum InvokeError {
         /// The proposal.
         proposal_id: ProposalId,
         /// `approved`, `rejected` or `expired`.
-        #[serde(deserialize_with = "record_fields::proposal_status")]
+        #[serde(deserialize_with = "crate::error_record::fields::proposal_status")]
         status: &'static str,
     },
 
@@ -567,138 +567,6 @@ impl Serialize for InvokeError {
             map.serialize_entry(key, value)?;
         }
         map.end()
-    }
-}
-
-/// How the record writes and reads the fields that are not plain values.
-mod record_fields {
-    use std::{borrow::Cow, time::Duration};
-
-    use serde::{Deserialize, Deserializer, Serialize, Serializer, de::Error as _};
-
-    use crate::{context::REQUIRED_CONTEXT_FIELDS, error::ToolError, policy::ScopeField};
-
-    /// A tool error as `code` (on the wire too) and `error_message` (in the record only).
-    pub(super) mod tool_error {
-        use super::*;
-
-        #[derive(Serialize, Deserialize)]
-        struct Fields<'a> {
-            code: Cow<'a, str>,
-            error_message: Cow<'a, str>,
-        }
-
-        pub(crate) fn serialize<S: Serializer>(
-            error: &ToolError,
-            serializer: S,
-        ) -> Result<S::Ok, S::Error> {
-            Fields {
-                code: Cow::Borrowed(error.code()),
-                error_message: Cow::Borrowed(error.message()),
-            }
-            .serialize(serializer)
-        }
-
-        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
-            deserializer: D,
-        ) -> Result<ToolError, D::Error> {
-            let fields = Fields::deserialize(deserializer)?;
-            Ok(ToolError::new(
-                fields.code.into_owned(),
-                fields.error_message.into_owned(),
-            ))
-        }
-    }
-
-    /// A timeout as `timeout_ms` (on the wire too) and the exact `timeout_secs` and
-    /// `timeout_subsec_nanos` (in the record only, and what is read back).
-    pub(super) mod timeout {
-        use super::*;
-
-        #[derive(Serialize)]
-        struct Written {
-            timeout_ms: u64,
-            timeout_secs: u64,
-            timeout_subsec_nanos: u32,
-        }
-
-        #[derive(Deserialize)]
-        struct Read {
-            timeout_secs: u64,
-            timeout_subsec_nanos: u32,
-        }
-
-        pub(crate) fn serialize<S: Serializer>(
-            after: &Duration,
-            serializer: S,
-        ) -> Result<S::Ok, S::Error> {
-            Written {
-                timeout_ms: u64::try_from(after.as_millis()).unwrap_or(u64::MAX),
-                timeout_secs: after.as_secs(),
-                timeout_subsec_nanos: after.subsec_nanos(),
-            }
-            .serialize(serializer)
-        }
-
-        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
-            deserializer: D,
-        ) -> Result<Duration, D::Error> {
-            let read = Read::deserialize(deserializer)?;
-            Ok(Duration::new(read.timeout_secs, read.timeout_subsec_nanos))
-        }
-    }
-
-    /// The names `ProposalClosed::status` can hold.
-    const PROPOSAL_STATUSES: [&str; 4] = ["pending", "approved", "rejected", "expired"];
-
-    /// The names `MutationScopeMissing::fields` can hold.
-    const SCOPE_FIELDS: [&str; 2] = [
-        ScopeField::ThreadId.as_str(),
-        ScopeField::ProjectId.as_str(),
-    ];
-
-    pub(super) fn context_fields<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Vec<&'static str>, D::Error> {
-        names(deserializer, "fields", &REQUIRED_CONTEXT_FIELDS)
-    }
-
-    pub(super) fn scope_fields<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Vec<&'static str>, D::Error> {
-        names(deserializer, "fields", &SCOPE_FIELDS)
-    }
-
-    pub(super) fn proposal_status<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<&'static str, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        known("status", &text, &PROPOSAL_STATUSES).map_err(D::Error::custom)
-    }
-
-    fn names<'de, D: Deserializer<'de>>(
-        deserializer: D,
-        key: &str,
-        vocabulary: &[&'static str],
-    ) -> Result<Vec<&'static str>, D::Error> {
-        Vec::<String>::deserialize(deserializer)?
-            .iter()
-            .map(|text| known(key, text, vocabulary).map_err(D::Error::custom))
-            .collect()
-    }
-
-    /// A name from a closed vocabulary, as the `&'static str` the error holds.
-    fn known(key: &str, text: &str, vocabulary: &[&'static str]) -> Result<&'static str, String> {
-        vocabulary
-            .iter()
-            .copied()
-            .find(|name| *name == text)
-            .ok_or_else(|| {
-                format!(
-                    "field `{key}`: `{text}` is not one of {}",
-                    vocabulary.join(", ")
-                )
-            })
     }
 }
 

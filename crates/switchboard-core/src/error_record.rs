@@ -4,11 +4,11 @@
 //!
 //! The record is the error's wire form, `{"kind", "message", …details}`, plus the fields the
 //! details leave out (free-text reasons, a tool error's message, a panic message, the exact
-//! timeout), so that
-//! `InvokeError::from_record(&error.to_record()) == Ok(error)` for every variant. Both
-//! directions are derived from the fields of [`InvokeError`]. `message` is kept for people
-//! reading the stored record and is not read back: the message is always rebuilt from the
-//! fields.
+//! timeout), so that `InvokeError::from_record(&error.to_record()) == Ok(error)` for every
+//! variant. Both directions are derived from the fields of [`InvokeError`] by serde; the
+//! [`fields`] module here writes and reads the few that are not plain values. `message` is
+//! kept for people reading the stored record and is not read back: the message is always
+//! rebuilt from the fields.
 
 use serde_json::Value;
 
@@ -50,6 +50,139 @@ impl InvokeError {
         // An owned value: the error's `&'static str` fields cannot borrow from the record.
         InvokeError::deserialize(record.clone())
             .map_err(|error| InvalidErrorRecord(format!("`{kind}` record: {error}")))
+    }
+}
+
+/// How the record writes and reads the fields of [`InvokeError`] that are not plain values
+/// (named in its `#[serde(with)]` attributes).
+pub(crate) mod fields {
+    use std::{borrow::Cow, time::Duration};
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer, de::Error as _};
+
+    use crate::{context::REQUIRED_CONTEXT_FIELDS, error::ToolError, policy::ScopeField};
+
+    /// A tool error as `code` (on the wire too) and `error_message` (in the record only).
+    pub(crate) mod tool_error {
+        use super::*;
+
+        #[derive(Serialize, Deserialize)]
+        struct Fields<'a> {
+            code: Cow<'a, str>,
+            error_message: Cow<'a, str>,
+        }
+
+        pub(crate) fn serialize<S: Serializer>(
+            error: &ToolError,
+            serializer: S,
+        ) -> Result<S::Ok, S::Error> {
+            Fields {
+                code: Cow::Borrowed(error.code()),
+                error_message: Cow::Borrowed(error.message()),
+            }
+            .serialize(serializer)
+        }
+
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+            deserializer: D,
+        ) -> Result<ToolError, D::Error> {
+            let fields = Fields::deserialize(deserializer)?;
+            Ok(ToolError::new(
+                fields.code.into_owned(),
+                fields.error_message.into_owned(),
+            ))
+        }
+    }
+
+    /// A timeout as `timeout_ms` (on the wire too) and the exact `timeout_secs` and
+    /// `timeout_subsec_nanos` (in the record only, and what is read back).
+    pub(crate) mod timeout {
+        use super::*;
+
+        #[derive(Serialize)]
+        struct Written {
+            timeout_ms: u64,
+            timeout_secs: u64,
+            timeout_subsec_nanos: u32,
+        }
+
+        #[derive(Deserialize)]
+        struct Read {
+            timeout_secs: u64,
+            timeout_subsec_nanos: u32,
+        }
+
+        pub(crate) fn serialize<S: Serializer>(
+            after: &Duration,
+            serializer: S,
+        ) -> Result<S::Ok, S::Error> {
+            Written {
+                timeout_ms: u64::try_from(after.as_millis()).unwrap_or(u64::MAX),
+                timeout_secs: after.as_secs(),
+                timeout_subsec_nanos: after.subsec_nanos(),
+            }
+            .serialize(serializer)
+        }
+
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+            deserializer: D,
+        ) -> Result<Duration, D::Error> {
+            let read = Read::deserialize(deserializer)?;
+            Ok(Duration::new(read.timeout_secs, read.timeout_subsec_nanos))
+        }
+    }
+
+    /// The names `ProposalClosed::status` can hold.
+    const PROPOSAL_STATUSES: [&str; 4] = ["pending", "approved", "rejected", "expired"];
+
+    /// The names `MutationScopeMissing::fields` can hold.
+    const SCOPE_FIELDS: [&str; 2] = [
+        ScopeField::ThreadId.as_str(),
+        ScopeField::ProjectId.as_str(),
+    ];
+
+    pub(crate) fn context_fields<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<&'static str>, D::Error> {
+        names(deserializer, "fields", &REQUIRED_CONTEXT_FIELDS)
+    }
+
+    pub(crate) fn scope_fields<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<&'static str>, D::Error> {
+        names(deserializer, "fields", &SCOPE_FIELDS)
+    }
+
+    pub(crate) fn proposal_status<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<&'static str, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        known("status", &text, &PROPOSAL_STATUSES).map_err(D::Error::custom)
+    }
+
+    fn names<'de, D: Deserializer<'de>>(
+        deserializer: D,
+        key: &str,
+        vocabulary: &[&'static str],
+    ) -> Result<Vec<&'static str>, D::Error> {
+        Vec::<String>::deserialize(deserializer)?
+            .iter()
+            .map(|text| known(key, text, vocabulary).map_err(D::Error::custom))
+            .collect()
+    }
+
+    /// A name from a closed vocabulary, as the `&'static str` the error holds.
+    fn known(key: &str, text: &str, vocabulary: &[&'static str]) -> Result<&'static str, String> {
+        vocabulary
+            .iter()
+            .copied()
+            .find(|name| *name == text)
+            .ok_or_else(|| {
+                format!(
+                    "field `{key}`: `{text}` is not one of {}",
+                    vocabulary.join(", ")
+                )
+            })
     }
 }
 
