@@ -4,7 +4,7 @@
 //!
 //! One TOML file, one table per concern: `[audit]` (see [`crate::audit_setup`]),
 //! `[approvals]` (see [`crate::approvals_setup`]) and `[serve]` (see
-//! [`crate::commands::serve`]). Unknown tables and keys are refused, so a
+//! `commands::serve`). Unknown tables and keys are refused, so a
 //! typo is a usage error naming the file and the key rather than a setting silently ignored.
 //! Flags always win over the file.
 
