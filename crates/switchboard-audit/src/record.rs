@@ -176,7 +176,8 @@ mod tests {
 
     #[test]
     fn outcomes_parse_back_from_their_names() {
-        let every = std::iter::once(Outcome::Ok).chain(ErrorKind::ALL.map(Outcome::Error));
+        let every =
+            std::iter::once(Outcome::Ok).chain(ErrorKind::ALL.iter().copied().map(Outcome::Error));
         for outcome in every {
             assert_eq!(outcome.as_str().parse::<Outcome>(), Ok(outcome));
         }

@@ -67,8 +67,10 @@ impl fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
-/// Runs the parsed command line and reports any error on standard error.
+/// Runs the parsed command line and reports any error on standard error, or on standard
+/// output as a JSON object under `--json`.
 pub(crate) fn run(cli: Cli) -> Exit {
+    let json = cli.command.wants_json();
     match try_run(cli) {
         Ok(exit) => exit,
         Err(error) => {
@@ -77,10 +79,30 @@ pub(crate) fn run(cli: Cli) -> Exit {
             } else {
                 Exit::Internal
             };
-            output::write_stderr(&output::render_failure(&error));
+            if json {
+                output::write_stdout(&output::failure_json(exit, &format!("{error:#}")));
+            } else {
+                output::write_stderr(&output::render_failure(&error));
+            }
             exit
         }
     }
+}
+
+/// Reports a command line clap refused: under `--json` (anywhere on it) as the JSON failure
+/// object on standard output, with exit code 2; otherwise as clap does (which also prints
+/// `--help` and `--version`).
+pub(crate) fn refuse_command_line(error: clap::Error) -> ExitCode {
+    let asked_for_json = std::env::args_os()
+        .skip(1)
+        .any(|argument| argument == "--json");
+    if !asked_for_json || !error.use_stderr() {
+        error.exit()
+    }
+    let text = error.to_string();
+    let message = text.strip_prefix("error: ").unwrap_or(&text).trim_end();
+    output::write_stdout(&output::failure_json(Exit::Usage, message));
+    Exit::Usage.into()
 }
 
 fn try_run(cli: Cli) -> anyhow::Result<Exit> {
@@ -89,7 +111,7 @@ fn try_run(cli: Cli) -> anyhow::Result<Exit> {
     let audit = AuditSetup::resolve(&cli.audit, &file.audit)?;
     let approvals = ApprovalsSetup::resolve(&cli.approvals, &file.approvals)?;
     // Params are read before the runtime boots: a typo should cost nothing.
-    let command = match Ready::prepare(cli.command, &audit, &approvals)? {
+    let command = match Ready::prepare(cli.command, &audit, &approvals, &file.serve)? {
         Prepared::Runtime(command) => command,
         Prepared::Audit(args, store) => {
             return async_runtime()?.block_on(commands::audit::run(args, store));

@@ -28,8 +28,9 @@ Exit codes: 0 success; 1 the call was refused or failed (or `schema` named no to
 2 usage error (bad flags, PARAMS_JSON that is not JSON, an unreadable permission file,
 `serve` without --org or --user, an unreadable or invalid --tokens file, `serve --http` on a
 non-loopback address without --tokens, an invalid --config file, an --audit or --approvals
-store that cannot be opened);
-3 the runtime itself failed.";
+store that cannot be opened, an unreadable, malformed or short `serve` requestState key);
+3 the runtime itself failed. Under --json, usage errors and runtime failures are printed as
+{\"error\": {\"kind\": \"usage_error\" or \"internal_error\", \"message\"}} on standard output.";
 
 /// Switchboard: list, describe and call the audited tools linked into this binary, or ask for
 /// them in words.
@@ -77,6 +78,23 @@ pub(crate) enum Command {
     Approve(ApproveArgs),
     /// Reject a pending proposal, with feedback for its proposer.
     Reject(RejectArgs),
+}
+
+impl Command {
+    /// Whether `--json` was given, so that a failure before the command runs is reported as
+    /// JSON too.
+    pub(crate) fn wants_json(&self) -> bool {
+        match self {
+            Command::Tools(args) => args.json,
+            Command::Call(args) => args.json,
+            Command::Ask(args) => args.json,
+            Command::Audit(args) => args.json,
+            Command::Proposals(args) => args.json,
+            Command::Approve(args) => args.json,
+            Command::Reject(args) => args.json,
+            Command::Schema(_) | Command::Serve(_) => false,
+        }
+    }
 }
 
 /// `switchboard tools [--json]`.
@@ -172,6 +190,13 @@ pub(crate) struct ServeArgs {
     /// them.
     #[arg(long)]
     pub(crate) conformance: bool,
+
+    /// Seal the approval states MCP clients echo back (`requestState`) with the key in FILE:
+    /// 64 or more hex digits, such as `openssl rand -hex 32 > FILE`. SWITCHBOARD_STATE_KEY may
+    /// hold the key itself instead. Without either, a key is generated for this process, and
+    /// what it sealed is refused after a restart or by another replica.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) state_key_file: Option<PathBuf>,
 
     /// Who every MCP call acts as (on stdio, and on HTTP without --tokens).
     #[command(flatten)]

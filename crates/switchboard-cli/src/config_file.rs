@@ -2,8 +2,9 @@
 //! its tables and the flags share: where a store lives (`memory` or `sqlite:PATH`) and ages
 //! such as `720h`.
 //!
-//! One TOML file, one table per concern: `[audit]` (see [`crate::audit_setup`]) and
-//! `[approvals]` (see [`crate::approvals_setup`]). Unknown tables and keys are refused, so a
+//! One TOML file, one table per concern: `[audit]` (see [`crate::audit_setup`]),
+//! `[approvals]` (see [`crate::approvals_setup`]) and `[serve]` (see
+//! `commands::serve`). Unknown tables and keys are refused, so a
 //! typo is a usage error naming the file and the key rather than a setting silently ignored.
 //! Flags always win over the file.
 
@@ -63,6 +64,18 @@ pub(crate) struct ConfigFile {
     /// `[approvals]`.
     #[serde(default)]
     pub(crate) approvals: ApprovalsFile,
+    /// `[serve]`.
+    #[serde(default)]
+    pub(crate) serve: ServeFile,
+}
+
+/// The `[serve]` table.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ServeFile {
+    /// The file holding the requestState key in hex; `--state-key-file` and
+    /// `SWITCHBOARD_STATE_KEY` win over it.
+    pub(crate) state_key_file: Option<PathBuf>,
 }
 
 impl ConfigFile {

@@ -311,11 +311,9 @@ fn present(value: Option<String>) -> Option<String> {
         .filter(|text| !text.is_empty())
 }
 
-/// A fresh id for a session or a correlation: `cli-<uuid v7>`. Version 7 ids grow with time,
-/// so a persistent audit store's correlation index takes them at its end instead of on a
-/// random page (2.4x faster inserts, measured with SQLite).
+/// A fresh id for a session or a correlation: `cli-<uuid v7>`.
 fn mint_id() -> String {
-    format!("cli-{}", uuid::Uuid::now_v7())
+    switchboard::mint_id("cli")
 }
 
 #[cfg(test)]

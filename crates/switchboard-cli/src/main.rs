@@ -32,7 +32,10 @@ use switchboard_domain_conformance as _;
 use switchboard_domains as _;
 
 fn main() -> ExitCode {
-    let cli = args::Cli::parse();
+    let cli = match args::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return app::refuse_command_line(error),
+    };
     logging::init(matches!(cli.command, args::Command::Serve(_)));
     app::run(cli).into()
 }

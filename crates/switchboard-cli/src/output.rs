@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 use switchboard::{AuditRecord, Route};
 
-use crate::escape::escape_controls;
+use crate::{app::Exit, escape::escape_controls};
 
 /// The one object `call --json` and `ask --json` print.
 ///
@@ -100,6 +100,27 @@ pub(crate) fn paint(text: &str, tone: Tone, stream: Stream) -> String {
     text.if_supports_color(stream, |text| text.style(style))
         .to_string()
 }
+
+/// What `--json` prints for an error that is not a call's (a usage or runtime error), in the
+/// shape of every `--json` failure: `{"error": {"kind", "message"}}`, where `kind` is
+/// [`USAGE_ERROR`] (exit code 2) or [`INTERNAL_ERROR`] (exit code 3).
+pub(crate) fn failure_json(exit: Exit, message: &str) -> String {
+    let kind = if exit == Exit::Usage {
+        USAGE_ERROR
+    } else {
+        INTERNAL_ERROR
+    };
+    let error = serde_json::json!({ "error": { "kind": kind, "message": message } });
+    // A `Value` of strings always serializes.
+    to_json(&error).unwrap_or_else(|_| format!("{error}\n"))
+}
+
+/// The `kind` of a `--json` failure of the command line itself (exit code 2): a flag, its
+/// value, `PARAMS_JSON`, a file named by a flag.
+pub(crate) const USAGE_ERROR: &str = "usage_error";
+
+/// The `kind` of a `--json` failure of the runtime itself (exit code 3).
+pub(crate) const INTERNAL_ERROR: &str = "internal_error";
 
 /// How an error that is not a call's (a usage or runtime error) is shown: the error and its
 /// causes, one per line. Messages quote what the user gave (a flag's value, a file's content),

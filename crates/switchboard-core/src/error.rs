@@ -7,7 +7,8 @@
 
 use std::{borrow::Cow, fmt, time::Duration};
 
-use serde::{Serialize, Serializer, ser::SerializeMap};
+use serde::{Deserialize, Serialize, Serializer, ser::SerializeMap};
+use serde_json::{Map, Value};
 
 use crate::{
     category::Category,
@@ -16,8 +17,28 @@ use crate::{
 };
 
 /// The stable name of an error, as scripts and transports see it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+///
+/// The names are derived (snake_case of the variant) for serde and strum alike; the variants
+/// are listed in the order of the steps of a call that produce them.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(
+    serialize_all = "snake_case",
+    parse_err_ty = UnknownErrorKind,
+    parse_err_fn = UnknownErrorKind::from_name
+)]
 #[non_exhaustive]
 pub enum ErrorKind {
     /// No tool has that name.
@@ -73,67 +94,11 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in the order of the steps of a call that produce them.
-    pub const ALL: [ErrorKind; 24] = [
-        ErrorKind::ToolNotFound,
-        ErrorKind::MissingContext,
-        ErrorKind::OrgIdNotAllowed,
-        ErrorKind::CategoryDenied,
-        ErrorKind::PermissionDenied,
-        ErrorKind::InvalidInput,
-        ErrorKind::ToolFailed,
-        ErrorKind::ToolPanicked,
-        ErrorKind::Timeout,
-        ErrorKind::DomainUnavailable,
-        ErrorKind::AuditFailed,
-        ErrorKind::NoRoute,
-        ErrorKind::Cancelled,
-        ErrorKind::ThreadNotOwned,
-        ErrorKind::ToolScopeDenied,
-        ErrorKind::GateRefused,
-        ErrorKind::MutationScopeMissing,
-        ErrorKind::IdempotencyKeyRequired,
-        ErrorKind::IdempotencyConflict,
-        ErrorKind::ApprovalRequired,
-        ErrorKind::ProposalNotFound,
-        ErrorKind::ProposalClosed,
-        ErrorKind::ApprovalDenied,
-        ErrorKind::StoreUnavailable,
-    ];
+    pub const ALL: &'static [ErrorKind] = <ErrorKind as strum::VariantArray>::VARIANTS;
 
     /// The stable snake_case name.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::ToolNotFound => "tool_not_found",
-            ErrorKind::MissingContext => "missing_context",
-            ErrorKind::OrgIdNotAllowed => "org_id_not_allowed",
-            ErrorKind::CategoryDenied => "category_denied",
-            ErrorKind::PermissionDenied => "permission_denied",
-            ErrorKind::InvalidInput => "invalid_input",
-            ErrorKind::ToolFailed => "tool_failed",
-            ErrorKind::ToolPanicked => "tool_panicked",
-            ErrorKind::Timeout => "timeout",
-            ErrorKind::DomainUnavailable => "domain_unavailable",
-            ErrorKind::AuditFailed => "audit_failed",
-            ErrorKind::NoRoute => "no_route",
-            ErrorKind::Cancelled => "cancelled",
-            ErrorKind::ThreadNotOwned => "thread_not_owned",
-            ErrorKind::ToolScopeDenied => "tool_scope_denied",
-            ErrorKind::GateRefused => "gate_refused",
-            ErrorKind::MutationScopeMissing => "mutation_scope_missing",
-            ErrorKind::IdempotencyKeyRequired => "idempotency_key_required",
-            ErrorKind::IdempotencyConflict => "idempotency_conflict",
-            ErrorKind::ApprovalRequired => "approval_required",
-            ErrorKind::ProposalNotFound => "proposal_not_found",
-            ErrorKind::ProposalClosed => "proposal_closed",
-            ErrorKind::ApprovalDenied => "approval_denied",
-            ErrorKind::StoreUnavailable => "store_unavailable",
-        }
-    }
-}
-
-impl fmt::Display for ErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+    pub fn as_str(self) -> &'static str {
+        self.into()
     }
 }
 
@@ -142,20 +107,14 @@ impl fmt::Display for ErrorKind {
 #[error("unknown error kind `{0}`: expected a stable snake_case kind such as `timeout`")]
 pub struct UnknownErrorKind(pub String);
 
-/// Parses the stable name back, so that stores and transports can round-trip a kind.
-impl std::str::FromStr for ErrorKind {
-    type Err = UnknownErrorKind;
-
-    fn from_str(value: &str) -> Result<Self, Self::Err> {
-        ErrorKind::ALL
-            .into_iter()
-            .find(|kind| kind.as_str() == value)
-            .ok_or_else(|| UnknownErrorKind(value.to_owned()))
+impl UnknownErrorKind {
+    fn from_name(name: &str) -> Self {
+        Self(name.to_owned())
     }
 }
 
 /// One reason why params do not fit a tool's input.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct FieldError {
     /// Where in the params, as a JSON Pointer (`/range/from`); empty for the params as a whole.
     pub path: String,
@@ -222,13 +181,28 @@ impl ToolError {
 ///
 /// The checks run in a fixed order (see `ARCHITECTURE.md`), so the error says which check
 /// refused the call first. Every variant is written to the audit trail.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+///
+/// Two JSON forms are derived from the fields below, both tagged with the variant's
+/// [`ErrorKind`] name under `kind`:
+/// - the *record* ([`to_record`](Self::to_record), [`from_record`](Self::from_record)): every
+///   field, so that a stored first result rebuilds the very same error;
+/// - the *wire form* (`Serialize`, [`details`](Self::details)): the record without the fields
+///   that only the record needs (free-text reasons, a tool error's or a panic's own message,
+///   the exact timeout),
+///   plus the `message`.
+///
+/// `#[serde(remote = "Self")]` makes the derive generate the record's `InvokeError::serialize`
+/// and `InvokeError::deserialize` as associated functions, so that the `Serialize` trait is free
+/// for the wire form.
+#[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize, Deserialize)]
+#[serde(remote = "Self", tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum InvokeError {
     /// No tool has that name.
     #[error("no tool is named `{name}`{}", suggest(.suggestions))]
     ToolNotFound {
         /// The name asked for.
+        #[serde(rename = "tool")]
         name: String,
         /// Registered names that look alike.
         suggestions: Vec<String>,
@@ -242,6 +216,7 @@ pub enum InvokeError {
     )]
     MissingContext {
         /// The missing fields, in the order `org_id`, `user_id`, `session_id`, `correlation_id`.
+        #[serde(deserialize_with = "crate::error_record::fields::context_fields")]
         fields: Vec<&'static str>,
     },
 
@@ -302,6 +277,7 @@ pub enum InvokeError {
         tool: String,
         /// What it reported.
         #[source]
+        #[serde(flatten, with = "crate::error_record::fields::tool_error")]
         error: ToolError,
     },
 
@@ -311,6 +287,7 @@ pub enum InvokeError {
         /// The tool.
         tool: String,
         /// The panic payload, if it was a string.
+        #[serde(rename = "panic_message")]
         message: String,
     },
 
@@ -323,6 +300,7 @@ pub enum InvokeError {
         /// The tool.
         tool: String,
         /// The timeout that elapsed.
+        #[serde(flatten, with = "crate::error_record::fields::timeout")]
         after: Duration,
     },
 
@@ -380,6 +358,7 @@ pub enum InvokeError {
         tool: String,
         /// What the gate reported (a stable code and a message).
         #[source]
+        #[serde(flatten, with = "crate::error_record::fields::tool_error")]
         error: ToolError,
     },
 
@@ -393,6 +372,7 @@ pub enum InvokeError {
         /// The tool.
         tool: String,
         /// The missing fields (`thread_id`, `project_id`).
+        #[serde(deserialize_with = "crate::error_record::fields::scope_fields")]
         fields: Vec<&'static str>,
     },
 
@@ -416,6 +396,7 @@ pub enum InvokeError {
         /// The key.
         key: IdempotencyKey,
         /// The action the key names, when it is this call's own action that already ran.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         first_run: Option<ActionId>,
     },
 
@@ -448,6 +429,7 @@ pub enum InvokeError {
         /// The proposal.
         proposal_id: ProposalId,
         /// `approved`, `rejected` or `expired`.
+        #[serde(deserialize_with = "crate::error_record::fields::proposal_status")]
         status: &'static str,
     },
 
@@ -543,88 +525,36 @@ impl InvokeError {
         }
     }
 
-    /// The structured details of this error, without `kind` and `message`.
-    pub fn details(&self) -> serde_json::Map<String, serde_json::Value> {
-        use serde_json::{Value, json};
-        let value = match self {
-            InvokeError::ToolNotFound { name, suggestions } => {
-                json!({ "tool": name, "suggestions": suggestions })
-            }
-            InvokeError::MissingContext { fields } => json!({ "fields": fields }),
-            InvokeError::OrgIdNotAllowed { path } => json!({ "path": path }),
-            InvokeError::CategoryDenied {
-                tool,
-                category,
-                initiator,
-                ..
-            } => json!({ "tool": tool, "category": category, "initiator": initiator }),
-            InvokeError::PermissionDenied {
-                tool,
-                permission,
-                roles,
-            } => json!({ "tool": tool, "permission": permission, "roles": roles }),
-            InvokeError::InvalidInput { tool, errors } => {
-                json!({ "tool": tool, "errors": errors })
-            }
-            InvokeError::ToolFailed { tool, error } => {
-                json!({ "tool": tool, "code": error.code() })
-            }
-            InvokeError::ToolPanicked { tool, .. } => json!({ "tool": tool }),
-            InvokeError::Timeout { tool, after } => {
-                json!({ "tool": tool, "timeout_ms": after.as_millis() as u64 })
-            }
-            InvokeError::DomainUnavailable { tool, domain, .. } => {
-                json!({ "tool": tool, "domain": domain })
-            }
-            InvokeError::AuditFailed { tool, .. }
-            | InvokeError::IdempotencyKeyRequired { tool } => json!({ "tool": tool }),
-            InvokeError::ThreadNotOwned { tool, thread_id } => {
-                json!({ "tool": tool, "thread_id": thread_id })
-            }
-            InvokeError::ToolScopeDenied { tool, agent_type } => {
-                json!({ "tool": tool, "agent_type": agent_type })
-            }
-            InvokeError::GateRefused { tool, error } => {
-                json!({ "tool": tool, "code": error.code() })
-            }
-            InvokeError::MutationScopeMissing { tool, fields } => {
-                json!({ "tool": tool, "fields": fields })
-            }
-            InvokeError::IdempotencyConflict {
-                tool,
-                key,
-                first_run,
-            } => match first_run {
-                None => json!({ "tool": tool, "key": key }),
-                Some(action) => json!({ "tool": tool, "key": key, "first_run": action }),
-            },
-            InvokeError::ApprovalRequired {
-                tool,
-                proposal_id,
-                expires_at,
-                summary,
-            } => json!({
-                "tool": tool,
-                "proposal_id": proposal_id,
-                "expires_at": expires_at,
-                "summary": summary,
-            }),
-            InvokeError::ProposalNotFound { proposal_id } => json!({ "proposal_id": proposal_id }),
-            InvokeError::ProposalClosed {
-                proposal_id,
-                status,
-            } => json!({ "proposal_id": proposal_id, "status": status }),
-            InvokeError::ApprovalDenied {
-                tool, proposal_id, ..
-            } => json!({ "tool": tool, "proposal_id": proposal_id }),
-            InvokeError::StoreUnavailable { store, .. } => json!({ "store": store }),
-        };
-        match value {
-            Value::Object(map) => map,
-            _ => serde_json::Map::new(),
+    /// The structured details of this error: its wire form without `kind` and `message`.
+    pub fn details(&self) -> Map<String, Value> {
+        let mut details = self.record_fields();
+        details.remove("kind");
+        for field in RECORD_ONLY_FIELDS {
+            details.remove(field);
+        }
+        details
+    }
+
+    /// Every field of this error and its `kind`, as the derived record form writes them.
+    pub(crate) fn record_fields(&self) -> Map<String, Value> {
+        match InvokeError::serialize(self, serde_json::value::Serializer) {
+            Ok(Value::Object(fields)) => fields,
+            // Every field serializes to JSON (strings, numbers, lists and enums of them), and
+            // an internally tagged variant always serializes to an object.
+            Ok(_) | Err(_) => Map::new(),
         }
     }
 }
+
+/// The record's fields that the wire form leaves out: free-text reasons, a tool error's or a
+/// panic's own message (the `message` already says what a caller may see) and the exact timeout.
+pub(crate) const RECORD_ONLY_FIELDS: [&str; 5] = [
+    "reason",
+    "error_message",
+    "panic_message",
+    "timeout_secs",
+    "timeout_subsec_nanos",
+];
 
 /// Serializes as `{"kind": …, "message": …, …details}`: the shape the CLI and MCP layer emit.
 impl Serialize for InvokeError {
@@ -646,40 +576,8 @@ mod tests {
 
     #[test]
     fn every_kind_parses_back_from_its_name() {
-        // An exhaustive match: a new kind does not compile until it is placed in `ALL`.
-        let position = |kind: ErrorKind| match kind {
-            ErrorKind::ToolNotFound => 0,
-            ErrorKind::MissingContext => 1,
-            ErrorKind::OrgIdNotAllowed => 2,
-            ErrorKind::CategoryDenied => 3,
-            ErrorKind::PermissionDenied => 4,
-            ErrorKind::InvalidInput => 5,
-            ErrorKind::ToolFailed => 6,
-            ErrorKind::ToolPanicked => 7,
-            ErrorKind::Timeout => 8,
-            ErrorKind::DomainUnavailable => 9,
-            ErrorKind::AuditFailed => 10,
-            ErrorKind::NoRoute => 11,
-            ErrorKind::Cancelled => 12,
-            ErrorKind::ThreadNotOwned => 13,
-            ErrorKind::ToolScopeDenied => 14,
-            ErrorKind::GateRefused => 15,
-            ErrorKind::MutationScopeMissing => 16,
-            ErrorKind::IdempotencyKeyRequired => 17,
-            ErrorKind::IdempotencyConflict => 18,
-            ErrorKind::ApprovalRequired => 19,
-            ErrorKind::ProposalNotFound => 20,
-            ErrorKind::ProposalClosed => 21,
-            ErrorKind::ApprovalDenied => 22,
-            ErrorKind::StoreUnavailable => 23,
-        };
-        for (index, kind) in ErrorKind::ALL.into_iter().enumerate() {
-            assert_eq!(
-                position(kind),
-                index,
-                "`ErrorKind::ALL` is out of order at {kind}"
-            );
-            assert_eq!(kind.as_str().parse::<ErrorKind>(), Ok(kind));
+        for kind in ErrorKind::ALL {
+            assert_eq!(kind.as_str().parse::<ErrorKind>(), Ok(*kind));
         }
         assert_eq!(
             "Timeout".parse::<ErrorKind>(),

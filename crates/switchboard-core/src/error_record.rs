@@ -5,20 +5,14 @@
 //! The record is the error's wire form, `{"kind", "message", …details}`, plus the fields the
 //! details leave out (free-text reasons, a tool error's message, a panic message, the exact
 //! timeout), so that `InvokeError::from_record(&error.to_record()) == Ok(error)` for every
-//! variant. Both directions match every variant exhaustively: a new variant does not compile
-//! until it is encoded here. `message` is kept for people reading the stored record and is not
-//! read back: the message is always rebuilt from the fields.
+//! variant. Both directions are derived from the fields of [`InvokeError`] by serde; the
+//! [`fields`] module here writes and reads the few that are not plain values. `message` is
+//! kept for people reading the stored record and is not read back: the message is always
+//! rebuilt from the fields.
 
-use std::time::Duration;
+use serde_json::Value;
 
-use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
-
-use crate::{
-    context::REQUIRED_CONTEXT_FIELDS,
-    error::{ErrorKind, FieldError, InvokeError, ToolError},
-    policy::ScopeField,
-};
+use crate::error::{ErrorKind, InvokeError};
 
 /// A stored error record this build cannot turn back into an [`InvokeError`]: written by a
 /// newer build, or damaged.
@@ -26,255 +20,183 @@ use crate::{
 #[error("not an error record this build can read back: {0}")]
 pub struct InvalidErrorRecord(String);
 
-/// The names `MutationScopeMissing::fields` can hold.
-const SCOPE_FIELDS: [&str; 2] = [
-    ScopeField::ThreadId.as_str(),
-    ScopeField::ProjectId.as_str(),
-];
-
-/// The names `ProposalClosed::status` can hold.
-const PROPOSAL_STATUSES: [&str; 4] = ["pending", "approved", "rejected", "expired"];
-
 impl InvokeError {
     /// Everything needed to rebuild this error: its wire form (`kind`, `message`, details) and
     /// the fields the details leave out. See [`from_record`](Self::from_record).
     pub fn to_record(&self) -> Value {
-        let mut record = Map::new();
-        record.insert("kind".to_owned(), Value::from(self.kind().as_str()));
+        let mut record = self.record_fields();
         record.insert("message".to_owned(), Value::from(self.to_string()));
-        record.extend(self.details());
-        let mut extra = |key: &str, value: Value| {
-            record.insert(key.to_owned(), value);
-        };
-        match self {
-            InvokeError::CategoryDenied { reason, .. }
-            | InvokeError::DomainUnavailable { reason, .. }
-            | InvokeError::AuditFailed { reason, .. }
-            | InvokeError::ApprovalDenied { reason, .. }
-            | InvokeError::StoreUnavailable { reason, .. } => {
-                extra("reason", reason.clone().into())
-            }
-            InvokeError::ToolFailed { error, .. } | InvokeError::GateRefused { error, .. } => {
-                extra("error_message", error.message().into());
-            }
-            InvokeError::ToolPanicked { message, .. } => {
-                extra("panic_message", message.clone().into())
-            }
-            InvokeError::Timeout { after, .. } => {
-                extra("timeout_secs", after.as_secs().into());
-                extra("timeout_subsec_nanos", after.subsec_nanos().into());
-            }
-            InvokeError::ToolNotFound { .. }
-            | InvokeError::MissingContext { .. }
-            | InvokeError::OrgIdNotAllowed { .. }
-            | InvokeError::PermissionDenied { .. }
-            | InvokeError::InvalidInput { .. }
-            | InvokeError::ThreadNotOwned { .. }
-            | InvokeError::ToolScopeDenied { .. }
-            | InvokeError::MutationScopeMissing { .. }
-            | InvokeError::IdempotencyKeyRequired { .. }
-            | InvokeError::IdempotencyConflict { .. }
-            | InvokeError::ApprovalRequired { .. }
-            | InvokeError::ProposalNotFound { .. }
-            | InvokeError::ProposalClosed { .. } => {}
-        }
         Value::Object(record)
     }
 
     /// Rebuilds the error [`to_record`](Self::to_record) described, field for field.
     pub fn from_record(record: &Value) -> Result<InvokeError, InvalidErrorRecord> {
-        let fields =
-            Fields(record.as_object().ok_or_else(|| {
-                InvalidErrorRecord("an error record is a JSON object".to_owned())
-            })?);
-        let kind: String = fields.get("kind")?;
+        let fields = record
+            .as_object()
+            .ok_or_else(|| InvalidErrorRecord("an error record is a JSON object".to_owned()))?;
+        let kind = fields
+            .get("kind")
+            .and_then(Value::as_str)
+            .ok_or_else(|| InvalidErrorRecord("field `kind`: expected a string".to_owned()))?;
         let kind: ErrorKind = kind
             .parse()
             .map_err(|error| InvalidErrorRecord(format!("{error}")))?;
-        Ok(match kind {
-            ErrorKind::ToolNotFound => InvokeError::ToolNotFound {
-                name: fields.get("tool")?,
-                suggestions: fields.get("suggestions")?,
-            },
-            ErrorKind::MissingContext => InvokeError::MissingContext {
-                fields: fields.names("fields", &REQUIRED_CONTEXT_FIELDS)?,
-            },
-            ErrorKind::OrgIdNotAllowed => InvokeError::OrgIdNotAllowed {
-                path: fields.get("path")?,
-            },
-            ErrorKind::CategoryDenied => InvokeError::CategoryDenied {
-                tool: fields.get("tool")?,
-                category: fields.get("category")?,
-                initiator: fields.get("initiator")?,
-                reason: fields.get("reason")?,
-            },
-            ErrorKind::PermissionDenied => InvokeError::PermissionDenied {
-                tool: fields.get("tool")?,
-                permission: fields.get("permission")?,
-                roles: fields.get("roles")?,
-            },
-            ErrorKind::InvalidInput => InvokeError::InvalidInput {
-                tool: fields.get("tool")?,
-                errors: fields.field_errors()?,
-            },
-            ErrorKind::ToolFailed => InvokeError::ToolFailed {
-                tool: fields.get("tool")?,
-                error: fields.tool_error()?,
-            },
-            ErrorKind::ToolPanicked => InvokeError::ToolPanicked {
-                tool: fields.get("tool")?,
-                message: fields.get("panic_message")?,
-            },
-            ErrorKind::Timeout => InvokeError::Timeout {
-                tool: fields.get("tool")?,
-                after: Duration::new(
-                    fields.get("timeout_secs")?,
-                    fields.get("timeout_subsec_nanos")?,
-                ),
-            },
-            ErrorKind::DomainUnavailable => InvokeError::DomainUnavailable {
-                tool: fields.get("tool")?,
-                domain: fields.get("domain")?,
-                reason: fields.get("reason")?,
-            },
-            ErrorKind::AuditFailed => InvokeError::AuditFailed {
-                tool: fields.get("tool")?,
-                reason: fields.get("reason")?,
-            },
-            ErrorKind::NoRoute | ErrorKind::Cancelled => {
-                return Err(InvalidErrorRecord(format!(
-                    "`{kind}` is reported by the orchestrator or the audit trail, never as an \
-                     invoke error"
-                )));
-            }
-            ErrorKind::ThreadNotOwned => InvokeError::ThreadNotOwned {
-                tool: fields.get("tool")?,
-                thread_id: fields.get("thread_id")?,
-            },
-            ErrorKind::ToolScopeDenied => InvokeError::ToolScopeDenied {
-                tool: fields.get("tool")?,
-                agent_type: fields.get("agent_type")?,
-            },
-            ErrorKind::GateRefused => InvokeError::GateRefused {
-                tool: fields.get("tool")?,
-                error: fields.tool_error()?,
-            },
-            ErrorKind::MutationScopeMissing => InvokeError::MutationScopeMissing {
-                tool: fields.get("tool")?,
-                fields: fields.names("fields", &SCOPE_FIELDS)?,
-            },
-            ErrorKind::IdempotencyKeyRequired => InvokeError::IdempotencyKeyRequired {
-                tool: fields.get("tool")?,
-            },
-            ErrorKind::IdempotencyConflict => InvokeError::IdempotencyConflict {
-                tool: fields.get("tool")?,
-                key: fields.get("key")?,
-                first_run: fields.get("first_run")?,
-            },
-            ErrorKind::ApprovalRequired => InvokeError::ApprovalRequired {
-                tool: fields.get("tool")?,
-                proposal_id: fields.get("proposal_id")?,
-                expires_at: fields.get("expires_at")?,
-                summary: fields.get("summary")?,
-            },
-            ErrorKind::ProposalNotFound => InvokeError::ProposalNotFound {
-                proposal_id: fields.get("proposal_id")?,
-            },
-            ErrorKind::ProposalClosed => InvokeError::ProposalClosed {
-                proposal_id: fields.get("proposal_id")?,
-                status: fields.name("status", &PROPOSAL_STATUSES)?,
-            },
-            ErrorKind::ApprovalDenied => InvokeError::ApprovalDenied {
-                tool: fields.get("tool")?,
-                proposal_id: fields.get("proposal_id")?,
-                reason: fields.get("reason")?,
-            },
-            ErrorKind::StoreUnavailable => InvokeError::StoreUnavailable {
-                store: fields.get("store")?,
-                reason: fields.get("reason")?,
-            },
-        })
+        if matches!(kind, ErrorKind::NoRoute | ErrorKind::Cancelled) {
+            return Err(InvalidErrorRecord(format!(
+                "`{kind}` is reported by the orchestrator or the audit trail, never as an \
+                 invoke error"
+            )));
+        }
+        // An owned value: the error's `&'static str` fields cannot borrow from the record.
+        InvokeError::deserialize(record.clone())
+            .map_err(|error| InvalidErrorRecord(format!("`{kind}` record: {error}")))
     }
 }
 
-/// The fields of a record, read with errors naming the field.
-struct Fields<'a>(&'a Map<String, Value>);
+/// How the record writes and reads the fields of [`InvokeError`] that are not plain values
+/// (named in its `#[serde(with)]` attributes).
+pub(crate) mod fields {
+    use std::{borrow::Cow, time::Duration};
 
-impl Fields<'_> {
-    fn get<T: DeserializeOwned>(&self, key: &str) -> Result<T, InvalidErrorRecord> {
-        let value = self.0.get(key).cloned().unwrap_or(Value::Null);
-        serde_json::from_value(value)
-            .map_err(|error| InvalidErrorRecord(format!("field `{key}`: {error}")))
+    use serde::{Deserialize, Deserializer, Serialize, Serializer, de::Error as _};
+
+    use crate::{context::REQUIRED_CONTEXT_FIELDS, error::ToolError, policy::ScopeField};
+
+    /// A tool error as `code` (on the wire too) and `error_message` (in the record only).
+    pub(crate) mod tool_error {
+        use super::*;
+
+        #[derive(Serialize, Deserialize)]
+        struct Fields<'a> {
+            code: Cow<'a, str>,
+            error_message: Cow<'a, str>,
+        }
+
+        pub(crate) fn serialize<S: Serializer>(
+            error: &ToolError,
+            serializer: S,
+        ) -> Result<S::Ok, S::Error> {
+            Fields {
+                code: Cow::Borrowed(error.code()),
+                error_message: Cow::Borrowed(error.message()),
+            }
+            .serialize(serializer)
+        }
+
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+            deserializer: D,
+        ) -> Result<ToolError, D::Error> {
+            let fields = Fields::deserialize(deserializer)?;
+            Ok(ToolError::new(
+                fields.code.into_owned(),
+                fields.error_message.into_owned(),
+            ))
+        }
+    }
+
+    /// A timeout as `timeout_ms` (on the wire too) and the exact `timeout_secs` and
+    /// `timeout_subsec_nanos` (in the record only, and what is read back).
+    pub(crate) mod timeout {
+        use super::*;
+
+        #[derive(Serialize)]
+        struct Written {
+            timeout_ms: u64,
+            timeout_secs: u64,
+            timeout_subsec_nanos: u32,
+        }
+
+        #[derive(Deserialize)]
+        struct Read {
+            timeout_secs: u64,
+            timeout_subsec_nanos: u32,
+        }
+
+        pub(crate) fn serialize<S: Serializer>(
+            after: &Duration,
+            serializer: S,
+        ) -> Result<S::Ok, S::Error> {
+            Written {
+                timeout_ms: u64::try_from(after.as_millis()).unwrap_or(u64::MAX),
+                timeout_secs: after.as_secs(),
+                timeout_subsec_nanos: after.subsec_nanos(),
+            }
+            .serialize(serializer)
+        }
+
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+            deserializer: D,
+        ) -> Result<Duration, D::Error> {
+            let read = Read::deserialize(deserializer)?;
+            Ok(Duration::new(read.timeout_secs, read.timeout_subsec_nanos))
+        }
+    }
+
+    /// The names `ProposalClosed::status` can hold.
+    const PROPOSAL_STATUSES: [&str; 4] = ["pending", "approved", "rejected", "expired"];
+
+    /// The names `MutationScopeMissing::fields` can hold.
+    const SCOPE_FIELDS: [&str; 2] = [
+        ScopeField::ThreadId.as_str(),
+        ScopeField::ProjectId.as_str(),
+    ];
+
+    pub(crate) fn context_fields<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<&'static str>, D::Error> {
+        names(deserializer, "fields", &REQUIRED_CONTEXT_FIELDS)
+    }
+
+    pub(crate) fn scope_fields<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<&'static str>, D::Error> {
+        names(deserializer, "fields", &SCOPE_FIELDS)
+    }
+
+    pub(crate) fn proposal_status<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<&'static str, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        known("status", &text, &PROPOSAL_STATUSES).map_err(D::Error::custom)
+    }
+
+    fn names<'de, D: Deserializer<'de>>(
+        deserializer: D,
+        key: &str,
+        vocabulary: &[&'static str],
+    ) -> Result<Vec<&'static str>, D::Error> {
+        Vec::<String>::deserialize(deserializer)?
+            .iter()
+            .map(|text| known(key, text, vocabulary).map_err(D::Error::custom))
+            .collect()
     }
 
     /// A name from a closed vocabulary, as the `&'static str` the error holds.
-    fn name(
-        &self,
-        key: &str,
-        vocabulary: &[&'static str],
-    ) -> Result<&'static str, InvalidErrorRecord> {
-        let text: String = self.get(key)?;
-        known(key, &text, vocabulary)
-    }
-
-    fn names(
-        &self,
-        key: &str,
-        vocabulary: &[&'static str],
-    ) -> Result<Vec<&'static str>, InvalidErrorRecord> {
-        let texts: Vec<String> = self.get(key)?;
-        texts
+    fn known(key: &str, text: &str, vocabulary: &[&'static str]) -> Result<&'static str, String> {
+        vocabulary
             .iter()
-            .map(|text| known(key, text, vocabulary))
-            .collect()
-    }
-
-    fn tool_error(&self) -> Result<ToolError, InvalidErrorRecord> {
-        let code: String = self.get("code")?;
-        let message: String = self.get("error_message")?;
-        Ok(ToolError::new(code, message))
-    }
-
-    fn field_errors(&self) -> Result<Vec<FieldError>, InvalidErrorRecord> {
-        let errors: Vec<Map<String, Value>> = self.get("errors")?;
-        errors
-            .iter()
-            .map(|error| {
-                let error = Fields(error);
-                Ok(FieldError::new(
-                    error.get::<String>("path")?,
-                    error.get::<String>("reason")?,
-                ))
+            .copied()
+            .find(|name| *name == text)
+            .ok_or_else(|| {
+                format!(
+                    "field `{key}`: `{text}` is not one of {}",
+                    vocabulary.join(", ")
+                )
             })
-            .collect()
     }
-}
-
-fn known(
-    key: &str,
-    text: &str,
-    vocabulary: &[&'static str],
-) -> Result<&'static str, InvalidErrorRecord> {
-    vocabulary
-        .iter()
-        .copied()
-        .find(|name| *name == text)
-        .ok_or_else(|| {
-            InvalidErrorRecord(format!(
-                "field `{key}`: `{text}` is not one of {}",
-                vocabulary.join(", ")
-            ))
-        })
 }
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeSet;
+    use std::{collections::BTreeSet, time::Duration};
 
     use serde_json::json;
 
     use super::*;
-    use crate::{Category, Initiator};
+    use crate::{
+        Category, Initiator,
+        error::{FieldError, ToolError},
+    };
 
     /// One error of every variant, with every optional field set one way or the other.
     fn one_of_each() -> Vec<InvokeError> {
@@ -385,6 +307,26 @@ mod tests {
         ]
     }
 
+    /// The wire form and the stored record of one error of every variant, and every kind's
+    /// name, byte for byte: scripts, MCP clients and stores written by earlier builds read
+    /// them, so any change here is a breaking change.
+    #[test]
+    fn wire_forms_and_records_are_unchanged() {
+        let mut golden = String::new();
+        for kind in ErrorKind::ALL {
+            golden.push_str(&format!("kind {kind}\n"));
+        }
+        for error in one_of_each() {
+            let wire = serde_json::to_string(&error).expect("serializes");
+            let wire_value = serde_json::to_value(&error).expect("serializes");
+            let record = error.to_record().to_string();
+            golden.push_str(&format!(
+                "wire {wire}\nvalue {wire_value}\nrecord {record}\n"
+            ));
+        }
+        insta::assert_snapshot!("error_wire_forms", golden);
+    }
+
     #[test]
     fn every_variant_round_trips_through_its_record() {
         let errors = one_of_each();
@@ -398,9 +340,9 @@ mod tests {
         }
         let covered: BTreeSet<&str> = errors.iter().map(|error| error.kind().as_str()).collect();
         let expected: BTreeSet<&str> = ErrorKind::ALL
-            .into_iter()
+            .iter()
             .filter(|kind| !matches!(kind, ErrorKind::NoRoute | ErrorKind::Cancelled))
-            .map(ErrorKind::as_str)
+            .map(|kind| kind.as_str())
             .collect();
         assert_eq!(covered, expected, "one sample per invoke error kind");
     }

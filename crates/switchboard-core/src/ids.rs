@@ -33,6 +33,15 @@ pub fn is_valid_id(text: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'))
 }
 
+/// A fresh id for a session, a call or a connection that brings none: `<prefix>-<uuid v7>`.
+///
+/// Version 7 UUIDs (RFC 9562) start with the time in milliseconds, so ids minted later sort
+/// later. With a prefix of up to 91 characters from [`ID_FORMAT`], the id is valid
+/// ([`is_valid_id`]).
+pub fn mint_id(prefix: &str) -> String {
+    format!("{prefix}-{}", uuid::Uuid::now_v7())
+}
+
 macro_rules! id_type {
     ($(#[$meta:meta])* $name:ident) => {
         $(#[$meta])*
@@ -168,6 +177,18 @@ id_type!(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn minted_ids_are_prefixed_version_7_uuids_and_valid_ids() {
+        let id = mint_id("mcp-session");
+        let uuid = id.strip_prefix("mcp-session-").expect("the prefix");
+        assert_eq!(
+            uuid::Uuid::parse_str(uuid).map(|uuid| uuid.get_version_num()),
+            Ok(7)
+        );
+        assert!(is_valid_id(&id), "{id}");
+        assert_ne!(mint_id("cli"), mint_id("cli"));
+    }
 
     #[test]
     fn ids_are_short_printable_ascii() {

@@ -25,7 +25,7 @@ pub use error_record::InvalidErrorRecord;
 pub use grants::{DefaultGrantsEntry, linked_default_grants};
 pub use ids::{
     ActionId, AgentType, CorrelationId, ID_FORMAT, IdempotencyKey, MAX_ID_LEN, OrgId, ProjectId,
-    ProposalId, Role, SessionId, ThreadId, UserId, is_valid_id,
+    ProposalId, Role, SessionId, ThreadId, UserId, is_valid_id, mint_id,
 };
 pub use policy::{GateFn, ScopeField, ToolPolicyEntry, linked_policies};
 pub use progress::{Progress, ProgressNotifier, ProgressSink};

@@ -6,7 +6,6 @@ mod http;
 mod identity;
 mod list_changed;
 mod logging;
-mod minted_id;
 mod notices;
 mod result;
 mod scope;
@@ -15,6 +14,7 @@ mod stdio;
 mod tools;
 mod traceparent;
 
+pub use approval::{StateKey, StateKeyError};
 pub use error::McpError;
 pub use http::{
     AllowListError, AllowedHost, AllowedOrigin, DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY_BYTES,
@@ -28,4 +28,4 @@ pub use logging::log_layer;
 pub use result::ERROR_META_KEY;
 pub use scope::{PROJECT_META_KEY, THREAD_META_KEY};
 pub use server::McpServer;
-pub use stdio::{STDIO_MAX_MESSAGE_BYTES, serve_io, serve_stdio};
+pub use stdio::{STDIO_MAX_MESSAGE_BYTES, serve_io, serve_stdio, serve_stdio_with};

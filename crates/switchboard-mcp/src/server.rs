@@ -48,11 +48,11 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use tracing::Instrument as _;
 
 use crate::{
-    approval,
+    approval::{self, StateKey},
     identity::Identity,
     list_changed,
     logging::{self, CallLog, SessionLogLevel},
-    minted_id, notices, result,
+    notices, result,
     scope::RequestScope,
     tools, traceparent,
 };
@@ -78,6 +78,9 @@ pub struct McpServer {
     /// The tools in MCP shape, shared with every instance made by [`McpServer::fresh_instance`]
     /// (or by the HTTP server for its sessions).
     catalog: Arc<tools::ToolCatalog>,
+    /// Seals and opens approval states; shared by every instance, like the catalog. `None`:
+    /// the key generated for the process, the first time an approval state needs one.
+    state_key: Option<StateKey>,
 }
 
 /// The state of one session: its log level, and the end of its background work.
@@ -110,8 +113,19 @@ impl SessionState {
 
 impl McpServer {
     /// A handler serving `registry` to a client acting as `identity`.
+    ///
+    /// Approval states are sealed with a key generated once per process (with a warning)
+    /// unless one is given with [`McpServer::with_state_key`].
     pub fn new(registry: ToolRegistry, identity: Identity) -> Self {
-        Self::sharing_catalog(registry, identity, Arc::default())
+        Self::sharing_catalog(registry, identity, Arc::default(), None)
+    }
+
+    /// The same handler, sealing and opening approval states with `key`: servers given the
+    /// same key open each other's states, across restarts and replicas.
+    #[must_use]
+    pub fn with_state_key(mut self, key: StateKey) -> Self {
+        self.state_key = Some(key);
+        self
     }
 
     /// [`McpServer::new`], with the tools' MCP forms kept in `catalog`: the HTTP server makes
@@ -120,8 +134,9 @@ impl McpServer {
         registry: ToolRegistry,
         identity: Identity,
         catalog: Arc<tools::ToolCatalog>,
+        state_key: Option<StateKey>,
     ) -> Self {
-        let minted_session_id: SessionId = minted_id::with_prefix("mcp-session");
+        let minted_session_id = SessionId::from(switchboard_core::mint_id("mcp-session"));
         let mut call_template = identity.call_context(minted_session_id.as_str(), "");
         call_template.correlation_id = None;
         Self {
@@ -131,16 +146,18 @@ impl McpServer {
             call_template,
             session: Arc::new(SessionState::new()),
             catalog,
+            state_key,
         }
     }
 
-    /// The same registry and identity, with a newly minted session id.
+    /// The same registry, identity and state key, with a newly minted session id.
     #[must_use]
     pub fn fresh_instance(&self) -> Self {
         Self::sharing_catalog(
             self.registry.clone(),
             self.identity.clone(),
             Arc::clone(&self.catalog),
+            self.state_key.clone(),
         )
     }
 
@@ -302,6 +319,10 @@ impl ServerHandler for McpServer {
                 && let Some(answer) = Box::pin(approval::handle(
                     &self.registry,
                     &self.identity,
+                    &self
+                        .state_key
+                        .clone()
+                        .unwrap_or_else(StateKey::process_default),
                     &request,
                     &call_context,
                     &context,

@@ -29,9 +29,7 @@
 //! is the characters 3 to 35 of each of its correlation ids.
 
 use rmcp::{RoleServer, service::RequestContext};
-use switchboard_core::CorrelationId;
-
-use crate::minted_id;
+use switchboard_core::{CorrelationId, mint_id};
 
 /// The length of a version-`00` `traceparent`.
 const LENGTH: usize = 55;
@@ -47,9 +45,9 @@ pub(crate) fn correlation_id(context: &RequestContext<RoleServer>) -> Correlatio
                 "the call's `_meta.traceparent` is not a valid W3C traceparent; ignored, and a \
                  correlation id minted"
             );
-            minted_id::with_prefix("mcp")
+            CorrelationId::from(mint_id("mcp"))
         }
-        None => minted_id::with_prefix("mcp"),
+        None => CorrelationId::from(mint_id("mcp")),
     }
 }
 

@@ -13,7 +13,7 @@ pub use switchboard_core::{
     DomainCell, EmbeddedResource, ErrorKind, FieldError, ID_FORMAT, IdempotencyKey, Initiator,
     InvokeError, MAX_ID_LEN, NoInput, OrgId, Progress, ProgressNotifier, ProgressSink, ProjectId,
     ProposalId, Role, ScopeField, SessionId, ThreadId, Tool, ToolContent, ToolContext,
-    ToolDescriptor, ToolError, ToolInput, ToolOrigin, UserId, domain, is_valid_id, tool,
+    ToolDescriptor, ToolError, ToolInput, ToolOrigin, UserId, domain, is_valid_id, mint_id, tool,
     tool_policy,
 };
 pub use switchboard_orchestrator::{

@@ -117,7 +117,8 @@ pub fn append_taken_appends_like_append_batch(make: &StoreFactory) -> Result<(),
 /// extreme durations.
 pub fn records_round_trip_unchanged(make: &StoreFactory) -> Result<(), Failure> {
     let store = make();
-    let outcomes = std::iter::once(Outcome::Ok).chain(ErrorKind::ALL.map(Outcome::Error));
+    let outcomes =
+        std::iter::once(Outcome::Ok).chain(ErrorKind::ALL.iter().copied().map(Outcome::Error));
     let mut records: Vec<AuditRecord> = outcomes
         .enumerate()
         .map(|(n, outcome)| {

@@ -23,7 +23,8 @@ use crate::{
     approvals_setup::ApprovalsSetup,
     args::{AskArgs, CallArgs, Command, SchemaArgs, ToolsArgs},
     audit_setup::AuditSetup,
-    commands::serve::Transport,
+    commands::serve::Serving,
+    config_file::ServeFile,
     params,
 };
 
@@ -40,7 +41,7 @@ pub(crate) enum Ready {
     Ask(AskArgs),
     /// `serve`, with its transport configured (identity or token file, HTTP options), and
     /// whether `--conformance` was given.
-    Serve(Transport, bool),
+    Serve(Serving, bool),
     /// `proposals`, `approve` or `reject`, and whether proposals outlive the process.
     Decide(proposals::Decision, bool),
 }
@@ -61,6 +62,7 @@ impl Ready {
         command: Command,
         setup: &AuditSetup,
         approvals: &ApprovalsSetup,
+        serve_file: &ServeFile,
     ) -> Result<Prepared, UsageError> {
         let persistent = approvals.store.is_persistent();
         Ok(Prepared::Runtime(match command {
@@ -77,7 +79,7 @@ impl Ready {
             }
             Command::Serve(args) => {
                 let conformance = args.conformance;
-                Ready::Serve(Transport::prepare(args)?, conformance)
+                Ready::Serve(Serving::prepare(args, serve_file)?, conformance)
             }
             Command::Proposals(args) => {
                 args.identity.check_ids()?;
@@ -105,7 +107,7 @@ impl Ready {
             Ready::Schema(args) => schema::run(&switchboard.registry, &args),
             Ready::Call(args, params) => call::run(&switchboard.registry, args, params).await,
             Ready::Ask(args) => ask::run(switchboard, args).await,
-            Ready::Serve(transport, _) => serve::run(&switchboard.registry, transport).await,
+            Ready::Serve(serving, _) => serve::run(&switchboard.registry, serving).await,
             Ready::Decide(decision, persistent) => {
                 proposals::run(&switchboard.registry, decision, persistent).await
             }

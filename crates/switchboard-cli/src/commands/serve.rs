@@ -1,22 +1,100 @@
 //! `switchboard serve`: hand the registry to an MCP client, over stdio or streamable HTTP.
 //!
 //! The protocol, authentication and HTTP rules live in `switchboard-mcp`; this module turns the
-//! flags into its configuration before the runtime boots (so an unreadable token file or a
-//! refused address is a usage error, exit 2), says where the HTTP endpoint is (on standard
-//! error, as standard output may be the protocol channel) and stops the HTTP server on Ctrl-C.
+//! flags into its configuration before the runtime boots (so an unreadable token file or
+//! requestState key, or a refused address, is a usage error, exit 2), says where the HTTP
+//! endpoint is (on standard error, as standard output may be the protocol channel) and stops
+//! the HTTP server on Ctrl-C.
 
-use std::time::Duration;
+use std::{env::VarError, path::Path, time::Duration};
 
 use anyhow::Context as _;
 use switchboard::ToolRegistry;
-use switchboard_mcp::{HttpAuth, HttpConfig, HttpLimits, Identity, TokenTable};
+use switchboard_mcp::{
+    HttpAuth, HttpConfig, HttpLimits, Identity, McpServer, StateKey, TokenTable,
+};
 
 use crate::{
     app::{Exit, UsageError},
     args::ServeArgs,
+    config_file::ServeFile,
     escape::escape_controls,
     output,
 };
+
+/// The variable that may hold the requestState key itself, in hex (`--state-key-file` wins).
+pub(crate) const STATE_KEY_VARIABLE: &str = "SWITCHBOARD_STATE_KEY";
+
+/// What `serve` was asked for, configured: the transport and the requestState key.
+#[derive(Debug, Clone)]
+pub(crate) struct Serving {
+    transport: Transport,
+    state_key: StateKey,
+    /// No key was configured, so `state_key` was generated for this process.
+    state_key_generated: bool,
+}
+
+impl Serving {
+    /// Checks the flags and the config file's `[serve]` table, and builds the configuration.
+    pub(crate) fn prepare(args: ServeArgs, file: &ServeFile) -> Result<Self, UsageError> {
+        let state_key_flag = args.state_key_file.clone();
+        let transport = Transport::prepare(args)?;
+        let (state_key, state_key_generated) = match configured_state_key(
+            state_key_flag.as_deref(),
+            std::env::var(STATE_KEY_VARIABLE),
+            file.state_key_file.as_deref(),
+        )? {
+            Some(key) => (key, false),
+            None => (StateKey::generate(), true),
+        };
+        Ok(Self {
+            transport,
+            state_key,
+            state_key_generated,
+        })
+    }
+}
+
+/// The key from `--state-key-file`, else from [`STATE_KEY_VARIABLE`], else from the config
+/// file's `[serve] state_key_file`; `None` if none is given. A key that is unreadable, not hex
+/// or shorter than 32 bytes is a usage error naming where it came from.
+fn configured_state_key(
+    flag: Option<&Path>,
+    variable: Result<String, VarError>,
+    config_file: Option<&Path>,
+) -> Result<Option<StateKey>, UsageError> {
+    let from_file = |path: &Path, source: &str| {
+        StateKey::from_file(path)
+            .map(Some)
+            .map_err(|error| UsageError::new(format!("{error} ({source})")))
+    };
+    if let Some(path) = flag {
+        return from_file(path, "given with --state-key-file");
+    }
+    match variable {
+        Ok(text) => StateKey::from_hex(&text)
+            .map(Some)
+            .map_err(|error| UsageError::new(format!("{error} (from {STATE_KEY_VARIABLE})"))),
+        Err(VarError::NotPresent) => match config_file {
+            Some(path) => from_file(path, "state_key_file in the config file's [serve] table"),
+            None => Ok(None),
+        },
+        Err(VarError::NotUnicode(_)) => Err(UsageError::new(format!(
+            "{STATE_KEY_VARIABLE} is not text; it must hold the requestState key as 64 or more \
+             hex digits, such as the output of `openssl rand -hex 32`"
+        ))),
+    }
+}
+
+/// Says, once the server is up, that the requestState key was generated and what that means.
+fn warn_generated_state_key() {
+    tracing::warn!(
+        "no requestState key configured (--state-key-file FILE, {STATE_KEY_VARIABLE}, or \
+         state_key_file in the config file's [serve] table): \
+         generated one for this process, so an approval asked over MCP and still open is refused \
+         after a restart or by another replica; make a key with `openssl rand -hex 32`"
+    );
+}
 
 /// The transport `serve` was asked for, configured.
 #[derive(Debug, Clone)]
@@ -30,7 +108,7 @@ pub(crate) enum Transport {
 impl Transport {
     /// Checks the flags and builds the transport's configuration (clap already requires
     /// exactly one of `--stdio` and `--http`).
-    pub(crate) fn prepare(args: ServeArgs) -> Result<Self, UsageError> {
+    fn prepare(args: ServeArgs) -> Result<Self, UsageError> {
         let addr = match args.http {
             Some(addr) if !args.stdio => addr,
             _ => return Ok(Transport::Stdio(args.identity.into_mcp_identity()?)),
@@ -80,14 +158,24 @@ impl Transport {
 }
 
 /// Serves until the client closes stdin (stdio) or the process is interrupted (HTTP).
-pub(crate) async fn run(registry: &ToolRegistry, transport: Transport) -> anyhow::Result<Exit> {
+pub(crate) async fn run(registry: &ToolRegistry, serving: Serving) -> anyhow::Result<Exit> {
+    let Serving {
+        transport,
+        state_key,
+        state_key_generated,
+    } = serving;
     match transport {
         Transport::Stdio(identity) => {
-            switchboard_mcp::serve_stdio(registry.clone(), identity)
+            if state_key_generated {
+                warn_generated_state_key();
+            }
+            let server = McpServer::new(registry.clone(), identity).with_state_key(state_key);
+            switchboard_mcp::serve_stdio_with(server)
                 .await
                 .context("serving MCP on stdio failed")?;
         }
         Transport::Http(config, summary) => {
+            let config = config.state_key(state_key);
             let server = switchboard_mcp::serve_http_with(registry.clone(), config)
                 .await
                 .context("could not start the MCP HTTP server")?;
@@ -97,6 +185,10 @@ pub(crate) async fn run(registry: &ToolRegistry, transport: Transport) -> anyhow
                 server.url(),
                 escape_controls(&summary)
             ));
+            // After the start-up line, which scripts read first.
+            if state_key_generated {
+                warn_generated_state_key();
+            }
             tokio::signal::ctrl_c()
                 .await
                 .context("could not wait for Ctrl-C")?;

@@ -41,6 +41,7 @@ pub(crate) fn switchboard_under(prefix: &[&str], args: &[&str]) -> tokio::proces
         "SWITCHBOARD_APPROVALS",
         "SWITCHBOARD_AGENT_MUTATIONS",
         "SWITCHBOARD_CONFIG",
+        "SWITCHBOARD_STATE_KEY",
         "RUST_LOG",
     ] {
         command.env_remove(variable);

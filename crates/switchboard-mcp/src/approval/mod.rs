@@ -35,6 +35,8 @@
 mod form;
 mod state;
 
+pub use state::{StateKey, StateKeyError};
+
 use std::time::Duration;
 
 use rmcp::{
@@ -83,12 +85,13 @@ pub(crate) fn concerns(identity: &Identity, request: &CallToolRequestParams) -> 
 pub(crate) async fn handle(
     registry: &ToolRegistry,
     identity: &Identity,
+    state_key: &StateKey,
     request: &CallToolRequestParams,
     call_context: &CallContext,
     context: &RequestContext<RoleServer>,
 ) -> Option<Result<CallToolResponse, ErrorData>> {
     if let Some(sealed) = request.request_state.as_deref() {
-        return Some(resume(registry, identity, request, sealed, call_context).await);
+        return Some(resume(registry, identity, state_key, request, sealed, call_context).await);
     }
     if !identity.approve_by_elicitation || identity.initiator != Initiator::Agent {
         return None;
@@ -119,7 +122,9 @@ pub(crate) async fn handle(
     let user = identity.user.as_deref().unwrap_or_default();
     let question = form::question(&proposal, descriptor.category, user);
     Some(match channel {
-        Channel::InputRequired => Ok(ask_in_result(identity, request, &proposal, question)),
+        Channel::InputRequired => Ok(ask_in_result(
+            identity, state_key, request, &proposal, question,
+        )),
         Channel::Inline => ask_inline(registry, &proposal, question, call_context, context).await,
     })
 }
@@ -143,12 +148,13 @@ fn channel(context: &RequestContext<RoleServer>) -> Option<Channel> {
 /// The `input_required` result asking the question, with the sealed state.
 fn ask_in_result(
     identity: &Identity,
+    state_key: &StateKey,
     request: &CallToolRequestParams,
     proposal: &Proposal,
     question: ElicitRequestParams,
 ) -> CallToolResponse {
     let binding = state::Binding::of(identity, request);
-    let sealed = match state::seal(proposal, &binding) {
+    let sealed = match state::seal(state_key, proposal, &binding) {
         Ok(sealed) => sealed,
         Err(error) => {
             tracing::error!(%error, proposal_id = %proposal.id, "could not seal an approval state");
@@ -201,12 +207,13 @@ async fn ask_inline(
 async fn resume(
     registry: &ToolRegistry,
     identity: &Identity,
+    state_key: &StateKey,
     request: &CallToolRequestParams,
     sealed: &str,
     call_context: &CallContext,
 ) -> Result<CallToolResponse, ErrorData> {
     let binding = state::Binding::of(identity, request);
-    let proposal_id = match state::open(sealed, &binding) {
+    let proposal_id = match state::open(state_key, sealed, &binding) {
         Ok(proposal_id) if identity.approve_by_elicitation => proposal_id,
         Ok(proposal_id) => {
             tracing::warn!(%proposal_id, "approval state refused: approval by elicitation is off");

@@ -2,11 +2,14 @@
 //!
 //! The client echoes the state back verbatim when it retries the call with the human's answer,
 //! so to the server it is untrusted input. It is sealed with rmcp's [`RequestStateCodec`]
-//! (HMAC-SHA256) under a key this process mints the first time it needs one and never shows
-//! anyone: 48 bytes from three version-4 UUIDs (366 random bits, from the `uuid` crate's
-//! cryptographically secure source, seeded by the operating system). One key per process, not per handler, because over HTTP each 2026-07-28 request
-//! gets a handler of its own: the retry must open what another handler sealed. A restart
-//! forgets the key, so states sealed before it are refused (the proposal stays pending).
+//! (HMAC-SHA256) under a [`StateKey`] that never leaves the server. Every handler of a server
+//! shares its key, because over HTTP each 2026-07-28 request gets a handler of its own: the
+//! retry must open what another handler sealed. The key comes from configuration
+//! ([`McpServer::with_state_key`](crate::McpServer::with_state_key),
+//! [`HttpConfig::state_key`](crate::HttpConfig::state_key)), so that a restarted server, or
+//! another replica given the same key, opens the states sealed before. Without one, a key is
+//! generated once per process: states sealed before a restart are then refused (the proposal
+//! stays pending, for the CLI or the API).
 //!
 //! What it holds and what it is bound to:
 //!
@@ -22,7 +25,9 @@
 //! proposal store, so a second use finds the proposal decided (`proposal_closed`).
 
 use std::{
-    sync::OnceLock,
+    fmt,
+    path::{Path, PathBuf},
+    sync::{Arc, OnceLock},
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
@@ -40,17 +45,124 @@ pub(crate) const STATE_TTL: Duration = Duration::from_secs(15 * 60);
 /// Separates this use of the key from any other.
 const DOMAIN: &[u8] = b"switchboard.mcp.approval-state.v1";
 
-/// The process's codec, with a key minted on first use.
-fn codec() -> &'static RequestStateCodec {
-    static CODEC: OnceLock<RequestStateCodec> = OnceLock::new();
-    CODEC.get_or_init(|| {
+/// The secret that seals and opens approval states: at least [`StateKey::MIN_BYTES`] bytes.
+///
+/// Cloning shares the key. `Debug` never shows it.
+#[derive(Clone)]
+pub struct StateKey(Arc<RequestStateCodec>);
+
+impl fmt::Debug for StateKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("StateKey(..)")
+    }
+}
+
+impl StateKey {
+    /// The shortest key accepted, in bytes (HMAC-SHA256's output size).
+    pub const MIN_BYTES: usize = RequestStateCodec::MIN_KEY_LENGTH;
+
+    /// A key from raw bytes.
+    pub fn from_bytes(bytes: impl Into<Vec<u8>>) -> Result<Self, StateKeyError> {
+        let bytes = bytes.into();
+        if bytes.len() < Self::MIN_BYTES {
+            return Err(StateKeyError::TooShort { bytes: bytes.len() });
+        }
+        Ok(Self(Arc::new(RequestStateCodec::new_unchecked(bytes))))
+    }
+
+    /// A key written as hexadecimal digits (upper or lower case; surrounding whitespace, such
+    /// as a file's final newline, is ignored): at least 64 digits for 32 bytes, the output of
+    /// `openssl rand -hex 32`.
+    pub fn from_hex(text: &str) -> Result<Self, StateKeyError> {
+        let digits = text.trim().as_bytes();
+        if !digits.len().is_multiple_of(2) {
+            return Err(StateKeyError::NotHex(format!(
+                "{} digits, an odd number",
+                digits.len()
+            )));
+        }
+        let bytes = digits
+            .chunks_exact(2)
+            .enumerate()
+            .map(|(index, pair)| {
+                std::str::from_utf8(pair)
+                    .ok()
+                    .and_then(|pair| u8::from_str_radix(pair, 16).ok())
+                    .ok_or_else(|| {
+                        StateKeyError::NotHex(format!(
+                            "the characters at {} and {} are not two hex digits",
+                            2 * index + 1,
+                            2 * index + 2
+                        ))
+                    })
+            })
+            .collect::<Result<Vec<u8>, _>>()?;
+        Self::from_bytes(bytes)
+    }
+
+    /// A key read from a file holding it in hex (see [`StateKey::from_hex`]).
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, StateKeyError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| StateKeyError::Unreadable {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_hex(&text)
+    }
+
+    /// A fresh random key (48 bytes from the operating system's secure random source, through
+    /// three version-4 UUIDs: 366 random bits). States it seals can be opened only by this
+    /// key: configure one instead where a restart or another replica must open them.
+    pub fn generate() -> Self {
         let mut key = Vec::with_capacity(48);
         for _ in 0..3 {
             key.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
         }
-        // 48 bytes: above `RequestStateCodec::MIN_KEY_LENGTH` (32), so nothing to check.
-        RequestStateCodec::new_unchecked(key)
-    })
+        Self(Arc::new(RequestStateCodec::new_unchecked(key)))
+    }
+
+    /// The key of servers given none: generated once per process, with a warning.
+    pub(crate) fn process_default() -> Self {
+        static KEY: OnceLock<StateKey> = OnceLock::new();
+        KEY.get_or_init(|| {
+            tracing::warn!(
+                "no requestState key configured: generated one for this process, so approval \
+                 states sealed now will not open after a restart or on another replica; give \
+                 the server a key (`McpServer::with_state_key`, `HttpConfig::state_key`)"
+            );
+            StateKey::generate()
+        })
+        .clone()
+    }
+}
+
+/// A [`StateKey`] that cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StateKeyError {
+    /// Fewer bytes than [`StateKey::MIN_BYTES`].
+    #[error(
+        "the requestState key is {bytes} bytes long, and must be at least 32 (64 hex digits); \
+         make one with `openssl rand -hex 32`"
+    )]
+    TooShort {
+        /// Its length.
+        bytes: usize,
+    },
+    /// Not hexadecimal digits.
+    #[error(
+        "the requestState key is not hexadecimal ({0}); write it as 64 or more hex digits, \
+         such as the output of `openssl rand -hex 32`"
+    )]
+    NotHex(String),
+    /// The key file could not be read.
+    #[error("cannot read the requestState key file {}: {source}", .path.display())]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
 }
 
 /// The sealed payload.
@@ -106,13 +218,17 @@ impl Binding {
 pub(crate) struct StateRefused(RequestStateError);
 
 /// Seals the state of an approval of `proposal` asked for in the request `binding` describes.
-pub(crate) fn seal(proposal: &Proposal, binding: &Binding) -> Result<String, RequestStateError> {
+pub(crate) fn seal(
+    key: &StateKey,
+    proposal: &Proposal,
+    binding: &Binding,
+) -> Result<String, RequestStateError> {
     // An expired proposal gets a state that is already stale: its answer could decide nothing.
     let ttl = until_expiry(proposal).map_or(Duration::from_millis(1), |left| left.min(STATE_TTL));
     let payload = Payload {
         proposal: proposal.id.clone(),
     };
-    codec().seal_json_with(
+    key.0.seal_json_with(
         &payload,
         &SealOptions::new().associated_data(&binding.0).ttl(ttl),
     )
@@ -120,8 +236,12 @@ pub(crate) fn seal(proposal: &Proposal, binding: &Binding) -> Result<String, Req
 
 /// Opens an echoed state: the proposal it is about, if it was sealed here, for this identity
 /// and this request, and has not expired.
-pub(crate) fn open(sealed: &str, binding: &Binding) -> Result<ProposalId, StateRefused> {
-    codec()
+pub(crate) fn open(
+    key: &StateKey,
+    sealed: &str,
+    binding: &Binding,
+) -> Result<ProposalId, StateRefused> {
+    key.0
         .open_json_with::<Payload>(sealed, &binding.0)
         .map(|payload| payload.proposal)
         .map_err(StateRefused)
@@ -148,6 +268,12 @@ mod tests {
     fn request(arguments: serde_json::Value) -> CallToolRequestParams {
         CallToolRequestParams::new("roster_assign_shift")
             .with_arguments(arguments.as_object().cloned().unwrap_or_default())
+    }
+
+    const KEY_HEX: &str = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+
+    fn key() -> StateKey {
+        StateKey::from_hex(KEY_HEX).expect("a valid key")
     }
 
     fn alice() -> Identity {
@@ -179,8 +305,11 @@ mod tests {
     #[test]
     fn opens_only_for_the_same_identity_and_request() {
         let binding = Binding::of(&alice(), &request(json!({"shift_id": "s"})));
-        let sealed = seal(&proposal(), &binding).expect("seals");
-        assert_eq!(open(&sealed, &binding).expect("opens").as_str(), "prop-1");
+        let sealed = seal(&key(), &proposal(), &binding).expect("seals");
+        assert_eq!(
+            open(&key(), &sealed, &binding).expect("opens").as_str(),
+            "prop-1"
+        );
 
         let others = [
             Binding::of(
@@ -199,20 +328,51 @@ mod tests {
         ];
         for other in others {
             assert_ne!(other, binding);
-            assert!(open(&sealed, &other).is_err());
+            assert!(open(&key(), &sealed, &other).is_err());
         }
     }
 
     #[test]
     fn tampering_is_refused() {
         let binding = Binding::of(&alice(), &request(json!({})));
-        let sealed = seal(&proposal(), &binding).expect("seals");
+        let sealed = seal(&key(), &proposal(), &binding).expect("seals");
         let mut bytes = sealed.clone().into_bytes();
         let middle = bytes.len() / 2;
         bytes[middle] = if bytes[middle] == b'A' { b'B' } else { b'A' };
         let tampered = String::from_utf8(bytes).expect("ASCII");
-        assert!(open(&tampered, &binding).is_err());
-        assert!(open("rs1.not.ours", &binding).is_err());
-        assert!(open("", &binding).is_err());
+        assert!(open(&key(), &tampered, &binding).is_err());
+        assert!(open(&key(), "rs1.not.ours", &binding).is_err());
+        assert!(open(&key(), "", &binding).is_err());
+    }
+
+    #[test]
+    fn a_state_opens_under_the_same_key_only() {
+        let binding = Binding::of(&alice(), &request(json!({})));
+        let sealed = seal(&key(), &proposal(), &binding).expect("seals");
+        let same = StateKey::from_hex(&format!("{}\n", KEY_HEX.to_uppercase())).expect("valid");
+        assert_eq!(
+            open(&same, &sealed, &binding).expect("opens").as_str(),
+            "prop-1"
+        );
+        assert!(open(&StateKey::generate(), &sealed, &binding).is_err());
+    }
+
+    #[test]
+    fn short_or_malformed_keys_are_refused_with_what_to_do() {
+        let short = StateKey::from_hex(&KEY_HEX[..62]).expect_err("31 bytes");
+        assert!(
+            matches!(short, StateKeyError::TooShort { bytes: 31 }),
+            "{short}"
+        );
+        for malformed in [&KEY_HEX[..63], "zz", "0x0102"] {
+            let error = StateKey::from_hex(malformed).expect_err("not hex");
+            assert!(matches!(error, StateKeyError::NotHex(_)), "{error}");
+            assert!(
+                error.to_string().contains("openssl rand -hex 32"),
+                "{error}"
+            );
+        }
+        assert!(StateKey::from_bytes(vec![7; 32]).is_ok());
+        assert_eq!(format!("{:?}", key()), "StateKey(..)");
     }
 }

@@ -15,7 +15,7 @@ use super::{
     auth::TokenTable,
     origin::{AllowedHost, AllowedOrigin},
 };
-use crate::identity::Identity;
+use crate::{approval::StateKey, identity::Identity};
 
 /// The default limit on a request body: 4 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -125,6 +125,8 @@ pub struct HttpConfig {
     pub(crate) max_body_bytes: usize,
     pub(crate) session_grace: Duration,
     pub(crate) limits: HttpLimits,
+    /// `None`: the process's generated key, as [`McpServer::new`](crate::McpServer::new) has.
+    pub(crate) state_key: Option<StateKey>,
 }
 
 impl HttpConfig {
@@ -147,6 +149,7 @@ impl HttpConfig {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             session_grace: DEFAULT_SESSION_GRACE,
             limits: HttpLimits::default(),
+            state_key: None,
         })
     }
 
@@ -187,6 +190,15 @@ impl HttpConfig {
     #[must_use]
     pub fn limits(mut self, limits: HttpLimits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Seals and opens approval states with `key`, so that a restarted server, or another
+    /// replica with the same key, opens the states this one sealed (default: a key generated
+    /// once per process, with a warning).
+    #[must_use]
+    pub fn state_key(mut self, key: StateKey) -> Self {
+        self.state_key = Some(key);
         self
     }
 

@@ -72,7 +72,7 @@ impl Connection {
     /// A connection just accepted from `remote`, with a fresh handle.
     pub(crate) fn accepted(remote: SocketAddr) -> Self {
         Self {
-            handle: Arc::from(format!("mcp-conn-{}", uuid::Uuid::new_v4())),
+            handle: Arc::from(switchboard_core::mint_id("mcp-conn")),
             remote,
         }
     }
@@ -172,8 +172,10 @@ pub async fn serve_http_with(
         .with_max_request_body_bytes(config.max_body_bytes)
         .with_json_response(true)
         .with_cancellation_token(cancel.child_token());
-    // One catalog for every handler: rmcp asks the factory for one per request.
+    // One catalog and one state key for every handler: rmcp asks the factory for one per
+    // request.
     let catalog = Arc::new(ToolCatalog::default());
+    let state_key = config.state_key;
     let service = StreamableHttpService::new(
         move || {
             let principal = REQUEST_PRINCIPAL
@@ -189,6 +191,7 @@ pub async fn serve_http_with(
                 registry.clone(),
                 principal.identity.clone(),
                 Arc::clone(&catalog),
+                state_key.clone(),
             ))
         },
         manager,

@@ -31,8 +31,14 @@ pub const STDIO_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Serves MCP on this process's stdin and stdout until the client closes stdin.
 pub async fn serve_stdio(registry: ToolRegistry, identity: Identity) -> Result<(), McpError> {
+    serve_stdio_with(McpServer::new(registry, identity)).await
+}
+
+/// [`serve_stdio`] with a handler configured beforehand (for instance
+/// [`McpServer::with_state_key`]).
+pub async fn serve_stdio_with(server: McpServer) -> Result<(), McpError> {
     let (read, write) = rmcp::transport::stdio_pipes();
-    serve_io(registry, identity, read, write).await
+    serve_handler(server, read, write).await
 }
 
 /// Serves MCP with messages read from `read` and answers written to `write`, until `read`
@@ -48,7 +54,14 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let server = McpServer::new(registry, identity);
+    serve_handler(McpServer::new(registry, identity), read, write).await
+}
+
+async fn serve_handler<R, W>(server: McpServer, read: R, write: W) -> Result<(), McpError>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let transport = guarded::GuardedStdio::new(read, write, STDIO_MAX_MESSAGE_BYTES);
     let started = transport.started();
     let running = match server.serve(transport).await {

@@ -114,8 +114,12 @@ pub(crate) async fn connect(
     identity: Identity,
     human: Human,
 ) -> (Client, Server) {
+    connect_to(McpServer::new(registry.clone(), identity), human).await
+}
+
+/// [`connect`] to a handler configured beforehand.
+pub(crate) async fn connect_to(server: McpServer, human: Human) -> (Client, Server) {
     let (client_io, server_io) = tokio::io::duplex(64 * 1024);
-    let server = McpServer::new(registry.clone(), identity);
     if human.version >= ProtocolVersion::V_2026_07_28 {
         let lifecycle = ClientLifecycleMode::Discover {
             preferred_versions: vec![human.version.clone()],

@@ -18,11 +18,13 @@ use rmcp::{
 use serde_json::{Value, json};
 use switchboard_audit::ActionEvent;
 use switchboard_core::{Initiator, ProposalId};
-use switchboard_mcp::{Identity, PROJECT_META_KEY, THREAD_META_KEY, serve_http};
+use switchboard_mcp::{
+    Identity, McpServer, PROJECT_META_KEY, StateKey, THREAD_META_KEY, serve_http,
+};
 use switchboard_registry::{AgentMutations, ProposalStatus, RegistryConfig, ToolRegistry};
 
 use crate::approval_support::{
-    ASSIGN, Human, alice, assignment, call, call_once, connect, decision, human_admin,
+    ASSIGN, Human, alice, assignment, call, call_once, connect, connect_to, decision, human_admin,
     input_required, invalid_params, kind, only_proposal, proposal_id_of, proposals, records_of,
     request, retry, runs,
 };
@@ -279,6 +281,45 @@ async fn a_tampered_request_state_is_refused_and_decides_nothing() {
     assert_eq!(runs(&registry).await, 0);
 
     close(client, server).await;
+    registry.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_state_opens_on_another_server_with_the_same_key_and_not_with_another_key() {
+    // A restart or another replica: a second server instance, given the key the first one
+    // sealed the state with, decides on it; one with another key refuses it.
+    const KEY: &str = "5b0c6f3d9e2a47c18f60b3a9d2e4c7f1a8b5d0e3f6a9c2b5e8d1f4a7c0b3e6d9";
+    let registry = registry().await;
+    let server_with = |key: StateKey| McpServer::new(registry.clone(), alice()).with_state_key(key);
+    let key = || StateKey::from_hex(KEY).expect("a valid key");
+    let params = request(ASSIGN, assignment());
+    let approve = decision(json!({"decision": "approve"}));
+
+    let human = Human::approving(ProtocolVersion::V_2026_07_28);
+    let (first_client, first_server) = connect_to(server_with(key()), human.clone()).await;
+    let state = input_required(&first_client, params.clone())
+        .await
+        .request_state
+        .expect("a state");
+    close(first_client, first_server).await;
+
+    let (other_client, other_server) =
+        connect_to(server_with(StateKey::generate()), human.clone()).await;
+    let message = invalid_params(call_once(&other_client, retry(&params, &approve, &state)).await);
+    assert!(message.contains("nothing was decided"), "{message}");
+    assert!(only_proposal(&registry).await.status.is_pending());
+    close(other_client, other_server).await;
+
+    let (same_client, same_server) = connect_to(server_with(key()), human).await;
+    let result = call_once(&same_client, retry(&params, &approve, &state))
+        .await
+        .expect("an answer");
+    let CallToolResponse::Complete(result) = result else {
+        panic!("a final result: {result:?}");
+    };
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    assert_eq!(runs(&registry).await, 1);
+    close(same_client, same_server).await;
     registry.shutdown().await;
 }
 

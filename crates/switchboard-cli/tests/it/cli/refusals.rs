@@ -6,7 +6,7 @@ use predicates::prelude::*;
 use serde_json::{Value, json};
 
 use super::{
-    ACME_ADMIN, ACME_MANAGER, ACME_STAFF, ok_json, refused, run, stderr_of, stdout_of, switchboard,
+    ACME_ADMIN, ACME_MANAGER, ACME_STAFF, json_of, ok_json, refused, run, stderr_of, switchboard,
     with,
 };
 
@@ -195,11 +195,17 @@ fn params_that_are_not_json_are_a_usage_error() {
         ),
         2,
     );
-    assert!(output.stdout.is_empty(), "{}", stdout_of(&output));
+    // Under `--json`, the usage error is the JSON failure object on standard output.
     let stderr = stderr_of(&output);
-    assert!(stderr.contains("PARAMS_JSON is not valid JSON"), "{stderr}");
-    assert!(stderr.contains("line 1, column 2"), "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+    let report = json_of(&output);
+    assert_eq!(report["error"]["kind"], "usage_error", "{report}");
+    let message = report["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("PARAMS_JSON is not valid JSON"),
+        "{message}"
+    );
+    assert!(message.contains("line 1, column 2"), "{message}");
 }
 
 #[test]
