@@ -22,7 +22,7 @@ use std::{
 use arrayvec::ArrayString;
 use jiff::Timestamp;
 use serde_json::Value;
-use switchboard_audit::Digest;
+use switchboard_core::Digest;
 use switchboard_core::{ActionId, BoxFuture, IdempotencyKey, InvokeError, OrgId};
 
 /// A fresh action id, `act-<prefix>-<n>`: a random prefix drawn once per process and a counter.

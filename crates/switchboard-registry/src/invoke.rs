@@ -19,7 +19,7 @@ use std::{any::TypeId, future::Future, panic::AssertUnwindSafe, pin::pin, sync::
 use futures::FutureExt;
 use serde_json::Value;
 use switchboard_approvals::Proposal;
-use switchboard_audit::{Outcome, Payload, Submitted};
+use switchboard_audit::{Outcome, Submitted, digest_json};
 use switchboard_core::{
     CallContext, Caller, Category, Initiator, InvokeError, ProposalId, Tool, ToolContext,
     ToolError, schema::find_org_id, validate_typed,
@@ -29,7 +29,7 @@ use tracing::Instrument;
 
 use crate::{
     access::AgentScopes,
-    audit::{AuditDraft, reserve},
+    audit::{AuditDraft, digest_value, reserve},
     bulkhead::Permit,
     config::AgentMutations,
     job::{Job, JsonJob, TypedJob},
@@ -117,15 +117,13 @@ impl ToolRegistry {
         let reservation = reserve(&shared.audit)
             .await
             .map_err(|error| audit_failed(name, &error))?;
-        // A JSON call digests its own params and result when they are small (see
-        // `json_payload`); a typed call leaves its digests to the audit writer.
         let mut draft = AuditDraft::new(
             reservation,
             started,
             name,
             found,
             context,
-            json_payload(&params, || Payload::Json(Arc::clone(&params))),
+            Ok(digest_json(&params)),
         );
         // The steps run in line, in this future: only what waits is awaited, and the rare
         // mutation path is boxed. The whole future is moved when a call starts, so every byte
@@ -168,8 +166,8 @@ impl ToolRegistry {
             (_, result) => result,
         };
         let output = match &result {
-            Ok(Step::Output(output)) => Some(json_payload(output, || Payload::of(output))),
-            Ok(Step::Proposed(proposal)) => Some(Payload::typed(Proposal::clone(proposal))),
+            Ok(Step::Output(output)) => Some(Ok(digest_json(output))),
+            Ok(Step::Proposed(proposal)) => Some(digest_value(&**proposal)),
             Err(_) => None,
         };
         let acknowledged = match draft.close(outcome_of(&result), output, caller) {
@@ -218,7 +216,7 @@ impl ToolRegistry {
             name,
             found,
             context,
-            Payload::of(&input),
+            digest_value(&input),
         );
         // As in `run_json`: the steps in line, the mutation path boxed.
         let (result, caller) = 'call: {
@@ -252,7 +250,7 @@ impl ToolRegistry {
             let result = run_in_domain!(tool, &ctx, TypedJob::<T>(input));
             (result, Some(ctx.into_caller()))
         };
-        let output = result.as_ref().ok().map(Payload::of);
+        let output = result.as_ref().ok().map(digest_value);
         let acknowledged = match draft.close(outcome_of(&result), output, caller) {
             Submitted::Queued => Ok(()),
             // Boxed: only strict durability waits here.
@@ -293,7 +291,7 @@ impl Mutating<'_> {
             let proposal = mutation::store_proposal(shared, tool, &caller, params, summary, draft)?;
             return Ok(Step::Proposed(Box::new(proposal)));
         }
-        let digest = switchboard_audit::digest_json(&params);
+        let digest = digest_json(&params);
         mutation::run_once(shared, tool, caller, context, job, digest, mode, draft)
             .await
             .map(Step::Output)
@@ -318,7 +316,8 @@ impl Mutating<'_> {
             let proposal = mutation::store_proposal(shared, tool, &caller, params, None, draft)?;
             return Err(mutation::approval_required(&proposal));
         }
-        let digest = switchboard_audit::digest_of(&input);
+        // A fingerprint needs a digest: an input that cannot be serialized has that of `null`.
+        let digest = digest_value(&input).unwrap_or_else(|_| digest_json(&Value::Null));
         let job = TypedJob::<T>(input);
         mutation::run_once(shared, tool, caller, context, job, digest, mode, draft).await
     }
@@ -642,25 +641,6 @@ pub(crate) fn outcome_of<O>(result: &Result<O, InvokeError>) -> Outcome {
     }
 }
 
-/// What a JSON call's audit record gets for its params or result: the digest, computed here on
-/// the caller's thread, or (for a large value) `for_the_writer`.
-///
-/// The audit writer is one thread that every call's record goes through, so work done there
-/// is work that does not spread over the machine's cores; work done here does. A
-/// `serde_json::Value` keeps its object keys sorted, so its canonical JSON is a straight write
-/// with no copy, tape or sorting first, and for a typical value the digest costs a JSON call a
-/// few hundred nanoseconds of its +2 µs budget. A large value would hold an async worker for
-/// as long as hashing it takes, so it goes to the writer, as every value did before. A typed
-/// call, whose budget is a few hundred nanoseconds in all, tapes its output for the writer.
-fn json_payload(value: &Value, for_the_writer: impl FnOnce() -> Payload) -> Payload {
-    /// The canonical JSON's size up to which the caller digests (a few µs at most).
-    const DIGEST_HERE_BYTES: usize = 4 * 1024;
-    match switchboard_audit::digest_json_within(value, DIGEST_HERE_BYTES) {
-        Some(digest) => Payload::Digest(digest),
-        None => for_the_writer(),
-    }
-}
-
 /// The call's answer once its record is acknowledged (see
 /// [`Durability`](switchboard_audit::Durability)): its result, or `audit_failed`.
 pub(crate) fn finish<O>(
@@ -713,33 +693,4 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .map(|text| (*text).to_owned())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a non-string panic payload".to_owned())
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-    use switchboard_audit::digest_json;
-
-    use super::*;
-
-    /// The digest `json_payload` computed here, or `None` if it handed the value on.
-    fn digested_here(value: &Value) -> Option<switchboard_audit::Digest> {
-        match json_payload(value, || Payload::Json(Arc::new(Value::Null))) {
-            Payload::Digest(digest) => Some(digest),
-            _ => None,
-        }
-    }
-
-    #[test]
-    fn small_values_are_digested_here_and_large_ones_go_to_the_writer() {
-        let small = json!({"from": "2026-11-23", "to": "2026-11-29", "ids": [1, 2, null]});
-        assert_eq!(digested_here(&small), Some(digest_json(&small)));
-        assert_eq!(digested_here(&json!({})), Some(digest_json(&json!({}))));
-        assert_eq!(digested_here(&json!({"note": "x".repeat(5_000)})), None);
-        assert_eq!(
-            digested_here(&json!(vec![0; 3_000])),
-            None,
-            "many small members"
-        );
-    }
 }
