@@ -163,6 +163,10 @@ pub struct AuditLogStats {
 }
 
 /// What travels through the channel to the writer.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "nearly every message is a record; boxing it would allocate once per call"
+)]
 pub(crate) enum Message {
     /// A call's record and, under strict durability, who waits for it to be stored.
     Record {
