@@ -59,12 +59,14 @@ pub enum DigestError {
 
 /// The digest of a JSON value.
 pub fn digest_json(value: &Value) -> Digest {
-    let canonical = if has_null_members(value) {
-        canonical_bytes(&without_null_members(value))
+    let stripped;
+    let value = if has_null_members(value) {
+        stripped = without_null_members(value);
+        &stripped
     } else {
-        canonical_bytes(value)
+        value
     };
-    match canonical {
+    match canonical_bytes(value) {
         Ok(bytes) => Digest(*blake3::hash(&bytes).as_bytes()),
         // A `serde_json::Value` holds neither NaN nor non-string keys, and is written into memory.
         Err(error) => unreachable!("a serde_json::Value is not JCS-serializable: {error}"),
@@ -78,8 +80,39 @@ pub fn digest_of<T: Serialize + ?Sized>(value: &T) -> Result<Digest, DigestError
     Ok(digest_json(&value))
 }
 
+/// The RFC 8785 form of `value`.
+///
+/// For most values serde_json's own output already is that form, and it costs a fraction of the
+/// general canonicalizer's: see [`written_canonically_by_serde_json`].
 fn canonical_bytes(value: &Value) -> Result<Vec<u8>, serde_json::Error> {
-    serde_json_canonicalizer::to_vec(value)
+    if written_canonically_by_serde_json(value) {
+        serde_json::to_vec(value)
+    } else {
+        serde_json_canonicalizer::to_vec(value)
+    }
+}
+
+/// Whether serde_json writes `value` exactly as RFC 8785 does. Both write strings and integers
+/// of at most 2^53 - 1 in magnitude alike, and serde_json's `Map` keeps its keys sorted by bytes
+/// (the workspace never enables serde_json's `preserve_order`), which for ASCII keys is the
+/// UTF-16 order RFC 8785 asks for. Other numbers (written as the nearest ECMAScript double) and
+/// non-ASCII keys need the canonicalizer. A property test below checks the two agree on every
+/// value this accepts.
+fn written_canonically_by_serde_json(value: &Value) -> bool {
+    /// JavaScript's `Number.MAX_SAFE_INTEGER`: larger integers are not all exact doubles.
+    const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+    match value {
+        Value::Number(number) => number
+            .as_i64()
+            .map(i64::unsigned_abs)
+            .or(number.as_u64())
+            .is_some_and(|magnitude| magnitude <= MAX_SAFE_INTEGER),
+        Value::Array(items) => items.iter().all(written_canonically_by_serde_json),
+        Value::Object(members) => members
+            .iter()
+            .all(|(key, member)| key.is_ascii() && written_canonically_by_serde_json(member)),
+        Value::Null | Value::Bool(_) | Value::String(_) => true,
+    }
 }
 
 fn has_null_members(value: &Value) -> bool {
@@ -116,7 +149,8 @@ mod tests {
     #[test]
     fn a_known_value_has_a_known_digest() {
         let value = json!({"to": "2026-11-29", "from": "2026-11-23", "assignee": null, "n": [1, null, 2.5]});
-        let canonical = canonical_bytes(&without_null_members(&value)).expect("canonical");
+        let canonical =
+            serde_json_canonicalizer::to_vec(&without_null_members(&value)).expect("canonical");
         assert_eq!(
             std::str::from_utf8(&canonical).expect("utf-8"),
             r#"{"from":"2026-11-23","n":[1,null,2.5],"to":"2026-11-29"}"#
@@ -183,5 +217,48 @@ mod tests {
     fn different_values_differ() {
         assert_ne!(digest_json(&json!({"a": 1})), digest_json(&json!({"a": 2})));
         assert_eq!(digest_json(&json!(null)).to_hex().len(), 64);
+    }
+
+    fn arbitrary_json() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            "[a-z]{0,3}".prop_map(Value::from),
+            ".{0,8}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 32, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                // Keys inserted in the order generated, not sorted: a `Map` that kept insertion
+                // order (serde_json's `preserve_order`) would show here.
+                prop::collection::vec(("[a-zA-Z_]{0,4}|.{0,3}", inner), 0..5)
+                    .prop_map(|members| Value::Object(members.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Where serde_json's output is taken as the canonical form, it is RFC 8785's.
+        #[test]
+        fn serde_json_output_is_taken_only_where_it_is_canonical(value in arbitrary_json()) {
+            if written_canonically_by_serde_json(&value) {
+                proptest::prop_assert_eq!(
+                    String::from_utf8(serde_json::to_vec(&value).expect("writes")),
+                    String::from_utf8(serde_json_canonicalizer::to_vec(&value).expect("writes"))
+                );
+            }
+        }
+
+        /// Every digest is BLAKE3 of the canonicalizer's output for the value less its `null`
+        /// members.
+        #[test]
+        fn every_digest_is_of_the_jcs_form(value in arbitrary_json()) {
+            let jcs = serde_json_canonicalizer::to_vec(&without_null_members(&value)).expect("writes");
+            proptest::prop_assert_eq!(digest_json(&value), Digest(*blake3::hash(&jcs).as_bytes()));
+        }
     }
 }
