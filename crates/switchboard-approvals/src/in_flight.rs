@@ -257,7 +257,7 @@ mod tests {
 
     use proptest::prelude::*;
     use serde_json::json;
-    use switchboard_audit::digest_json;
+    use switchboard_core::digest_json;
     use switchboard_core::ActionId;
 
     use super::*;

@@ -141,8 +141,9 @@ fn pool(ordered_ids: bool) -> Vec<AuditRecord> {
                 session_id: Some(format!("session-{:x}", scatter(n / 16)).into()),
                 correlation_id: Some(correlation_id(n, ordered_ids)),
                 initiator: Initiator::Human,
-                input_hash,
+                input_hash: Some(input_hash),
                 output_hash: (!failed).then_some(output_hash),
+                digest_error: None,
                 duration_us: 40 + n % 100,
                 action: None,
                 outcome: if failed {

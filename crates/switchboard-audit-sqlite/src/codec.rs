@@ -131,7 +131,11 @@ fn bind_fields(insert: &mut Statement<'_>, before: usize, row: &Row<'_>) -> rusq
         record.correlation_id.as_ref().map(CorrelationId::as_str),
     )?;
     insert.raw_bind_parameter(at + 9, record.initiator.as_str())?;
-    insert.raw_bind_parameter(at + 10, &record.input_hash.0[..])?;
+    // The column is NOT NULL: a record without an input digest is refused by the insert.
+    insert.raw_bind_parameter(
+        at + 10,
+        record.input_hash.as_ref().map(|digest| &digest.0[..]),
+    )?;
     insert.raw_bind_parameter(
         at + 11,
         record.output_hash.as_ref().map(|digest| &digest.0[..]),
@@ -169,8 +173,9 @@ pub(crate) fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<AuditRecord> {
         correlation_id: row.get_ref(8)?.as_str_or_null()?.map(CorrelationId::from),
         initiator: parsed::<Initiator>(row, 9)?
             .ok_or_else(|| invalid(9, Type::Null, "the initiator is missing"))?,
-        input_hash: Digest(row.get(10)?),
+        input_hash: Some(Digest(row.get(10)?)),
         output_hash: row.get::<_, Option<[u8; 32]>>(11)?.map(Digest),
+        digest_error: None,
         duration_us: duration as u64,
         outcome: parsed::<Outcome>(row, 13)?
             .ok_or_else(|| invalid(13, Type::Null, "the outcome is missing"))?,

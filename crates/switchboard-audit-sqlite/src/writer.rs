@@ -240,8 +240,9 @@ mod tests {
             session_id: None,
             correlation_id: Some(format!("correlation-{n}").into()),
             initiator: Initiator::Human,
-            input_hash: Digest([n as u8; 32]),
+            input_hash: Some(Digest([n as u8; 32])),
             output_hash: (!n.is_multiple_of(7)).then_some(Digest([1; 32])),
+            digest_error: None,
             duration_us: n,
             outcome: if n.is_multiple_of(6) {
                 Outcome::Error(ErrorKind::PermissionDenied)

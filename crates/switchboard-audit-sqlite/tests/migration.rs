@@ -86,8 +86,9 @@ fn old_record(n: u64) -> AuditRecord {
         } else {
             Initiator::Agent
         },
-        input_hash: Digest([(n % 251) as u8; 32]),
+        input_hash: Some(Digest([(n % 251) as u8; 32])),
         output_hash: (!n.is_multiple_of(10)).then_some(Digest([(n % 13) as u8; 32])),
+        digest_error: None,
         duration_us: if n == 5 { u64::MAX } else { n * 31 },
         outcome,
         action: (n.is_multiple_of(8)).then(|| {
@@ -137,7 +138,7 @@ fn write_version_2(path: &Path, records: &[AuditRecord], deleted: &[u64]) {
                     record.session_id.as_ref().map(|id| id.as_str()),
                     record.correlation_id.as_ref().map(|id| id.as_str()),
                     record.initiator.as_str(),
-                    record.input_hash.0,
+                    record.input_hash.map(|digest| digest.0),
                     record.output_hash.map(|digest| digest.0),
                     record.duration_us as i64,
                     record.outcome.as_str(),

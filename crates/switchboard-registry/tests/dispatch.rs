@@ -264,6 +264,25 @@ async fn book(_ctx: &ToolContext, input: Booking) -> Result<u32, ToolError> {
     Ok(input.seats)
 }
 
+/// An output whose `Serialize` impl fails, as a user's may.
+#[derive(Debug, Clone, PartialEq, JsonSchema)]
+struct Opaque {
+    /// How many seats.
+    seats: u32,
+}
+
+impl Serialize for Opaque {
+    fn serialize<S: serde::Serializer>(&self, _serializer: S) -> Result<S::Ok, S::Error> {
+        Err(serde::ser::Error::custom("opaque values stay opaque"))
+    }
+}
+
+/// Books seats and answers with a value that cannot be serialized.
+#[tool(domain = "forms", category = read, permission = "forms.book")]
+async fn book_opaquely(_ctx: &ToolContext, input: Booking) -> Result<Opaque, ToolError> {
+    Ok(Opaque { seats: input.seats })
+}
+
 #[tokio::test]
 async fn a_panicking_tool_is_reported_audited_and_its_domain_keeps_serving() {
     let registry = start(RegistryConfig::default()).await;
@@ -714,7 +733,7 @@ async fn a_typed_call_reports_every_validation_error_sorted_with_json_pointers()
     assert_eq!(record.domain.as_deref(), Some("forms"));
     assert_eq!(
         record.input_hash,
-        switchboard_audit::digest_of(&invalid_booking()),
+        switchboard_audit::digest_of(&invalid_booking()).ok(),
         "a typed call hashes its typed input"
     );
 
@@ -737,7 +756,7 @@ async fn a_typed_call_reports_every_validation_error_sorted_with_json_pointers()
     assert_eq!(record.outcome, Outcome::Ok);
     assert_eq!(
         record.output_hash,
-        Some(switchboard_audit::digest_of(&3_u32))
+        switchboard_audit::digest_of(&3_u32).ok()
     );
     registry.shutdown().await;
 }
@@ -780,6 +799,36 @@ async fn a_typed_call_is_refused_before_validation_when_the_caller_lacks_the_per
     assert_eq!(
         only_record_of(&registry, "typed-denied").await.outcome,
         Outcome::Error(ErrorKind::PermissionDenied)
+    );
+    registry.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_typed_output_that_cannot_be_serialized_is_audited_without_a_digest() {
+    let registry = start(RegistryConfig::default()).await;
+    let booking = Booking {
+        name: "ada".to_owned(),
+        seats: 2,
+        contact: Contact {
+            email: "ada@example.com".to_owned(),
+        },
+    };
+    let output = registry
+        .call::<BookOpaquely>(booking.clone(), &admin_context("typed-opaque"))
+        .await
+        .expect("the call's result does not depend on its audit digest");
+    assert_eq!(output, Opaque { seats: 2 });
+    let record = only_record_of(&registry, "typed-opaque").await;
+    assert_eq!(record.outcome, Outcome::Ok);
+    assert_eq!(
+        record.input_hash,
+        switchboard_audit::digest_of(&booking).ok()
+    );
+    assert!(record.input_hash.is_some());
+    assert_eq!(record.output_hash, None, "never the digest of `null`");
+    assert_eq!(
+        record.digest_error.as_deref(),
+        Some("output: the value cannot be serialized as JSON: opaque values stay opaque")
     );
     registry.shutdown().await;
 }
