@@ -250,8 +250,9 @@ fn sample(n: usize) -> AuditRecord {
         } else {
             Initiator::Agent
         },
-        input_hash: input_digest(n),
+        input_hash: Some(input_digest(n)),
         output_hash: outcome.is_ok().then(|| digest_json(&json!({ "out": n }))),
+        digest_error: None,
         duration_us: n as u64 * 3,
         outcome,
         // Every fifth record belongs to an action, so stores round-trip that too.

@@ -162,6 +162,7 @@ impl QueuedRecord {
             initiator,
             input_hash: _,
             output_hash: _,
+            digest_error: _,
             duration_us,
             outcome,
             action,
@@ -211,8 +212,9 @@ impl QueuedRecord {
             session_id: self.session_id,
             correlation_id: self.correlation_id,
             initiator: self.initiator,
-            input_hash,
+            input_hash: Some(input_hash),
             output_hash,
+            digest_error: None,
             duration_us: self.duration_us,
             outcome: self.outcome,
             action: self.action,
@@ -273,8 +275,9 @@ mod tests {
             session_id: None,
             correlation_id: None,
             initiator: switchboard_core::Initiator::Agent,
-            input_hash: Digest([0; 32]),
+            input_hash: Some(Digest([0; 32])),
             output_hash: None,
+            digest_error: None,
             duration_us: 0,
             outcome: crate::Outcome::Ok,
             action: None,
@@ -285,7 +288,10 @@ mod tests {
             output: Some(Payload::Json(Arc::new(json!({"ok": true})))),
         };
         let finished = QueuedRecord::new(pending, None).into_record(|_| unreachable!());
-        assert_eq!(finished.input_hash, digest_json(&serde_json::Value::Null));
+        assert_eq!(
+            finished.input_hash,
+            Some(digest_json(&serde_json::Value::Null))
+        );
         assert_eq!(
             finished.output_hash,
             Some(digest_json(&json!({"ok": true})))
@@ -305,8 +311,9 @@ mod tests {
             session_id: Some("s-1".into()),
             correlation_id: Some("c-1".into()),
             initiator: switchboard_core::Initiator::Human,
-            input_hash: Digest([7; 32]),
+            input_hash: Some(Digest([7; 32])),
             output_hash: None,
+            digest_error: None,
             duration_us: 42,
             outcome: crate::Outcome::Error(switchboard_core::ErrorKind::Timeout),
             action: None,
@@ -319,7 +326,7 @@ mod tests {
             output: Some(Payload::Json(Arc::new(output.clone()))),
         };
         let mut expected = record.clone();
-        expected.input_hash = digest_json(&input);
+        expected.input_hash = Some(digest_json(&input));
         expected.output_hash = Some(digest_json(&output));
 
         let kept = QueuedRecord::new(pending(record.clone()), None).into_record(|_| unreachable!());

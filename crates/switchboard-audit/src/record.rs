@@ -123,10 +123,15 @@ pub struct AuditRecord {
     pub correlation_id: Option<CorrelationId>,
     /// Who started the call.
     pub initiator: Initiator,
-    /// Digest of the params' canonical JSON.
-    pub input_hash: Digest,
-    /// Digest of the result's canonical JSON, on success.
+    /// Digest of the params' canonical JSON; `None` only when the input could not be
+    /// serialized.
+    pub input_hash: Option<Digest>,
+    /// Digest of the result's canonical JSON: `Some` on success; `None` on failure or when the
+    /// output could not be serialized.
     pub output_hash: Option<Digest>,
+    /// Why a digest is missing, e.g. `output: <serde error>`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub digest_error: Option<String>,
     /// Wall time from the start of the invoke to the end of the tool, in microseconds.
     pub duration_us: u64,
     /// How it ended.

@@ -141,8 +141,9 @@ impl<'a> AuditDraft<'a> {
             correlation_id,
             initiator: context.initiator,
             // Computed by the writer from `input` and the output.
-            input_hash: Digest([0; 32]),
+            input_hash: Some(Digest([0; 32])),
             output_hash: None,
+            digest_error: None,
             duration_us,
             outcome,
             action: self.action.take(),
