@@ -198,6 +198,7 @@ impl SqliteAuditStore {
 }
 
 impl AuditStore for SqliteAuditStore {
+    #[tracing::instrument(level = "debug", name = "audit_sqlite_append", skip_all, fields(records = records.len()))]
     fn append_batch(&self, records: &mut [AuditRecord]) -> Result<(), AuditError> {
         if records.is_empty() {
             return Ok(());
@@ -215,6 +216,7 @@ impl AuditStore for SqliteAuditStore {
         Ok(())
     }
 
+    #[tracing::instrument(level = "debug", name = "audit_sqlite_query", skip(self))]
     fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, AuditError> {
         if query.limit == Some(0) {
             return Ok(Vec::new());
@@ -222,6 +224,7 @@ impl AuditStore for SqliteAuditStore {
         self.with_reader(|connection| query::run(connection, query))
     }
 
+    #[tracing::instrument(level = "debug", name = "audit_sqlite_expire", skip(self))]
     fn delete_before(&self, cutoff: Timestamp, limit: usize) -> Result<u64, AuditError> {
         if limit == 0 {
             return Ok(0);

@@ -9,7 +9,11 @@ use switchboard_audit::AuditRecord;
 
 use crate::codec;
 
-/// The expired records (`timestamp_ns < ?1`), lowest ids first, at most `?2` of them.
+/// Whether any record is timestamped before `?1` (the time index answers it at once).
+const ANY_EXPIRED: &str = "SELECT EXISTS (SELECT 1 FROM audit_records WHERE timestamp_ns < ?1)";
+
+/// The expired records (`timestamp_ns < ?1`), lowest ids first, at most `?2` of them. SQLite
+/// walks the table from its lowest id and stops at the limit.
 const DELETE_EXPIRED: &str = "DELETE FROM audit_records WHERE id IN (SELECT id FROM audit_records \
      WHERE timestamp_ns < ?1 ORDER BY id LIMIT ?2)";
 
@@ -40,6 +44,12 @@ pub(crate) fn delete_before(
     limit: i64,
 ) -> rusqlite::Result<u64> {
     let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let any_expired: bool = transaction
+        .prepare_cached(ANY_EXPIRED)?
+        .query_row([cutoff_ns], |row| row.get(0))?;
+    if !any_expired {
+        return Ok(0);
+    }
     let deleted = transaction
         .prepare_cached(DELETE_EXPIRED)?
         .execute((cutoff_ns, limit))?;
