@@ -92,10 +92,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     },
 ];
 
-/// Version 3: the shape the module docs explain. The existing records are copied into the
-/// new `audit_records` (same ids, tools and orgs replaced by their dictionary keys), then the
-/// postings and time bounds are built for them as if they had been appended in batches of
-/// 1,024 consecutive ids, so that every query finds them exactly as it finds new ones.
+/// Version 3: one per-record index (correlation); tools and orgs as keys into dictionary
+/// tables; per-batch postings (the offsets of a batch's records of each org, tool and outcome)
+/// and time bounds instead of per-record indexes; ids handed out from `audit_sequence`. The
+/// existing records are copied under their ids and their postings and bounds built as if they
+/// had been appended in batches of 1,024. Migration 4 turns this back into plain indexes.
 const MIGRATION_3: &str = "
     CREATE TABLE audit_tools (
         key  INTEGER PRIMARY KEY,
