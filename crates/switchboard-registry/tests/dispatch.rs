@@ -591,7 +591,7 @@ async fn a_typed_call_reports_every_validation_error_sorted_with_json_pointers()
     assert_eq!(record.domain.as_deref(), Some("forms"));
     assert_eq!(
         record.input_hash,
-        switchboard_audit::digest_of(&invalid_booking()),
+        Some(switchboard_audit::digest_of(&invalid_booking())),
         "a typed call hashes its typed input"
     );
 
