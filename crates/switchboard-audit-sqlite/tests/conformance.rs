@@ -10,12 +10,7 @@ use std::sync::Arc;
 use common::TempStore;
 use switchboard_audit_sqlite::{SqliteOptions, Synchronous};
 
-// The current schema has no room for a record without an input digest (`input_hash` is
-// NOT NULL, and there is no `digest_error` column).
-switchboard_audit::audit_store_conformance!(
-    TempStore::fresh,
-    known_failures = [records_without_a_digest_round_trip]
-);
+switchboard_audit::audit_store_conformance!(TempStore::fresh);
 
 mod synchronous_normal {
     use super::*;
@@ -26,8 +21,5 @@ mod synchronous_normal {
         ))
     }
 
-    switchboard_audit::audit_store_conformance!(
-        fresh,
-        known_failures = [records_without_a_digest_round_trip]
-    );
+    switchboard_audit::audit_store_conformance!(fresh);
 }

@@ -142,17 +142,9 @@ pub fn run_all(make: &StoreFactory) -> Result<(), Vec<(&'static str, Failure)>> 
 
 /// Generates one `#[test]` per conformance check against the stores that `$make` (a closure or
 /// function returning an `Arc` of a store) builds. Invoke it once, in a test module of its own.
-///
-/// `audit_store_conformance!(make, known_failures = [check_name, ...])` generates the same
-/// tests, but those of the named checks pass only while the check fails: for a store that
-/// cannot pass a check yet, and is told when it does.
 #[macro_export]
 macro_rules! audit_store_conformance {
     ($make:expr $(,)?) => {
-        $crate::audit_store_conformance!($make, known_failures = []);
-    };
-    ($make:expr, known_failures = [$($known:ident),* $(,)?] $(,)?) => {
-        const KNOWN_CONFORMANCE_FAILURES: &[&str] = &[$(::std::stringify!($known)),*];
         $crate::__audit_store_conformance_tests!(
             $make;
             append_assigns_increasing_ids,
@@ -182,13 +174,7 @@ macro_rules! __audit_store_conformance_tests {
             fn $check() {
                 let make = || -> ::std::sync::Arc<dyn $crate::AuditStore> { ($make)() };
                 let result = $crate::conformance::$check(&make);
-                if KNOWN_CONFORMANCE_FAILURES.contains(&::std::stringify!($check)) {
-                    ::std::assert!(
-                        result.is_err(),
-                        "conformance check `{}` passes now: take it out of `known_failures`",
-                        ::std::stringify!($check)
-                    );
-                } else if let ::std::result::Result::Err(failure) = result {
+                if let ::std::result::Result::Err(failure) = result {
                     ::std::panic!(
                         "conformance check `{}` failed: {}",
                         ::std::stringify!($check),
