@@ -327,6 +327,25 @@ fn summary(feeders: &mut Feeders) {
             }
         );
     }
+    // The headline figure `cargo xtask bench` collects: the default store in batches of 1,024,
+    // against the memory store in the same rounds.
+    let batch = BATCH_SIZES
+        .iter()
+        .position(|&size| size == 1_024)
+        .unwrap_or(0);
+    let index_of = |wanted: Kind| {
+        Kind::ALL
+            .iter()
+            .position(|&kind| kind == wanted)
+            .unwrap_or(0)
+    };
+    let figure = serde_json::json!({
+        "id": "audit_sqlite.batch_1024",
+        "median": medians[index_of(Kind::SqliteFull)][batch],
+        "baseline": medians[index_of(Kind::Memory)][batch],
+        "unit": "records/s",
+    });
+    println!("BENCH {figure}");
 }
 
 fn main() {
