@@ -201,10 +201,10 @@ fn amount(value: f64, unit: Unit) -> String {
 fn nanoseconds(value: f64) -> String {
     if value < 10_000.0 {
         format!("{} ns", thousands(value))
-    } else if value < 10_000_000.0 {
+    } else if value < 1_000_000.0 {
         format!("{:.1} µs", value / 1e3)
     } else {
-        format!("{:.1} ms", value / 1e6)
+        format!("{:.2} ms", value / 1e6)
     }
 }
 
