@@ -282,10 +282,7 @@ impl ToolRegistry {
             Ok(()) => Ok(()),
             Err(error) => Err(error.clone()),
         };
-        let acknowledged = draft
-            .close(outcome_of(&outcome), None)
-            .acknowledged()
-            .await;
+        let acknowledged = draft.close(outcome_of(&outcome), None).acknowledged().await;
         finish(acknowledged, &proposal.tool, outcome)
     }
 
