@@ -1,11 +1,11 @@
 //! Project automation for Switchboard, run as `cargo xtask <command>` (matklad's xtask pattern).
 //!
-//! Today there is one command, `catalog`, which writes the tool reference
-//! (`docs/reference/tools.md` and `docs/reference/tools.json`) from the registry this crate
-//! boots. The logic lives in this library, not in `main.rs`, so that a plain `#[test]` can run
-//! the same check as `cargo xtask catalog --check` and `cargo test --workspace` fails while
-//! the committed catalog is stale (rust-analyzer: "all code invariants are tested by `#[test]`
-//! tests").
+//! `catalog` writes the tool reference (`docs/reference/tools.md` and
+//! `docs/reference/tools.json`) from the registry this crate boots; `bench` runs the headline
+//! benchmarks and prints today's figures against today's targets. The logic lives in this
+//! library, not in `main.rs`, so that a plain `#[test]` can run the same check as
+//! `cargo xtask catalog --check` and `cargo test --workspace` fails while the committed catalog
+//! is stale (rust-analyzer: "all code invariants are tested by `#[test]` tests").
 //!
 //! This crate is never published and is the one place (with tests and `main` functions) where
 //! `anyhow` is the error type.
@@ -15,6 +15,7 @@
 // (rust-lang/rust#64731, dtolnay/inventory#7). This line keeps the sample domains linked.
 use switchboard_domains as _;
 
+pub mod bench;
 pub mod catalog;
 pub mod ensure_file;
 

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use xtask::{
+    bench,
     catalog::{self, CatalogReport},
     ensure_file::{FileStatus, Mode},
 };
@@ -31,6 +32,14 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Run the headline benchmarks and print today's figures against today's targets.
+    Bench {
+        /// Shorter runs where a benchmark offers them.
+        #[arg(long)]
+        quick: bool,
+        /// Run only these benchmarks (invoke, writer, roundtrip, http).
+        names: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -45,6 +54,27 @@ fn main() -> ExitCode {
                     ExitCode::FAILURE
                 }
             }
+        }
+        Command::Bench { quick, names } => report_bench(&bench::Options { quick, only: names }),
+    }
+}
+
+fn report_bench(options: &bench::Options) -> ExitCode {
+    match bench::run(options) {
+        Ok(rows) => {
+            println!("\n{}", bench::render(&rows));
+            if rows
+                .iter()
+                .any(|row| row.verdict == bench::Verdict::NotMeasured)
+            {
+                eprintln!("error: a benchmark printed no figure for a headline row");
+                return ExitCode::FAILURE;
+            }
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
         }
     }
 }

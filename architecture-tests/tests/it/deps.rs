@@ -58,12 +58,11 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
             "switchboard-audit",
             "switchboard-sqlite",
         ]),
-        "switchboard-approvals" => Allowed::Only(&["switchboard-core", "switchboard-audit"]),
+        "switchboard-approvals" => Allowed::Only(&["switchboard-core"]),
         // The persistent proposal and idempotency stores: the approvals crate's traits, nothing
         // more (never the registry); the binary picks them at startup.
         "switchboard-approvals-sqlite" => Allowed::Only(&[
             "switchboard-core",
-            "switchboard-audit",
             "switchboard-approvals",
             "switchboard-sqlite",
         ]),

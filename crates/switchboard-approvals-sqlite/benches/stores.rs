@@ -34,7 +34,7 @@ use switchboard_approvals::{
     MemoryProposalStore, Proposal, ProposalStatus, ProposalStore, Proposer, StoredOutcome,
 };
 use switchboard_approvals_sqlite::{ApprovalsDatabase, SqliteOptions, Synchronous};
-use switchboard_audit::digest_json;
+use switchboard_core::digest_json;
 use switchboard_core::{ActionId, Initiator};
 use tempfile::TempDir;
 

@@ -19,7 +19,7 @@ use switchboard_approvals::{
     ProposalStore, Proposer, StoredOutcome, TransitionError,
 };
 use switchboard_approvals_sqlite::{ApprovalsDatabase, SqliteOptions};
-use switchboard_audit::digest_json;
+use switchboard_core::digest_json;
 use switchboard_core::{ActionId, Initiator, InvokeError, ToolError};
 
 const RETENTION: Duration = Duration::from_secs(3_600);

@@ -18,7 +18,7 @@ use switchboard::{
 };
 use switchboard_approvals::{Claim, Fingerprint, IdempotencyScope, IdempotencyStore};
 use switchboard_approvals_sqlite::ApprovalsDatabase;
-use switchboard_audit::digest_json;
+use switchboard_core::digest_json;
 use switchboard_domain_roster::{AssignShift, AssignShiftInput};
 
 const RETENTION: Duration = Duration::from_secs(3_600);

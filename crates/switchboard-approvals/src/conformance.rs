@@ -33,7 +33,7 @@ use std::{fmt, sync::Arc, time::Duration};
 
 use jiff::{SignedDuration, Timestamp};
 use serde_json::json;
-use switchboard_audit::digest_json;
+use switchboard_core::digest_json;
 use switchboard_core::{IdempotencyKey, Initiator, OrgId};
 
 use crate::{

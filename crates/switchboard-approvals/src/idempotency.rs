@@ -13,7 +13,7 @@ use std::{any::Any, fmt, future::Future, sync::Arc};
 
 use jiff::Timestamp;
 use serde_json::Value;
-use switchboard_audit::Digest;
+use switchboard_core::Digest;
 use switchboard_core::{ActionId, BoxFuture, IdempotencyKey, InvokeError, OrgId};
 
 /// A fresh action id, `act-<uuid>`, with a UUIDv7 (time-ordered, unique across processes).

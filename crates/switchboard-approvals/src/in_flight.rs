@@ -257,8 +257,8 @@ mod tests {
 
     use proptest::prelude::*;
     use serde_json::json;
-    use switchboard_audit::digest_json;
     use switchboard_core::ActionId;
+    use switchboard_core::digest_json;
 
     use super::*;
 

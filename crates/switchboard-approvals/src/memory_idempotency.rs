@@ -63,8 +63,8 @@ impl IdempotencyStore for MemoryIdempotencyStore {
 mod tests {
     use jiff::SignedDuration;
     use serde_json::json;
-    use switchboard_audit::digest_json;
     use switchboard_core::ActionId;
+    use switchboard_core::digest_json;
 
     use super::*;
 

@@ -1,15 +1,9 @@
 #![doc = include_str!("../README.md")]
 
 mod codec;
-mod dictionary;
-mod postings;
 mod query;
 mod schema;
-mod select;
 mod store;
-#[cfg(test)]
-mod test_support;
-mod time_bounds;
 mod writer;
 
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};

@@ -1,126 +1,143 @@
-//! Running a query on a reader connection: resolve its names and time range, plan it
-//! (`select`), and read the records, all in one read transaction, so every statement sees the
-//! same snapshot of the last commit.
+//! An [`AuditQuery`] as one SQL statement: a condition per filter that is set,
+//! `ORDER BY id DESC` (newest first) and the limit, run on a reader connection.
+//!
+//! Which index answers it is SQLite's choice: every filter that narrows a search on its own has
+//! one (`schema`), and each ends with the rowid, so a single filter walks its index newest first.
 
-use rusqlite::{Connection, params_from_iter};
+use rusqlite::{Connection, params_from_iter, types::Value};
 use switchboard_audit::{AuditQuery, AuditRecord};
 
-use crate::{
-    codec,
-    dictionary::{self, Table},
-    postings,
-    select::{self, Plan, Resolved, Select},
-    time_bounds,
-};
+use crate::codec::{self, COLUMNS};
 
 /// The records matching `query`, newest first.
 pub(crate) fn run(
     connection: &Connection,
     query: &AuditQuery,
 ) -> rusqlite::Result<Vec<AuditRecord>> {
-    if query.limit == Some(0) {
-        return Ok(Vec::new());
-    }
-    let transaction = connection.unchecked_transaction()?;
-    let Some(resolved) = resolve(&transaction, query)? else {
-        return Ok(Vec::new());
-    };
-    let records = match select::plan(query, &resolved) {
-        Plan::Records(select) => transaction
-            .prepare_cached(&select.sql)?
-            .query_map(params_from_iter(&select.parameters), codec::read)?
-            .collect::<rusqlite::Result<_>>()?,
-        Plan::Postings {
-            postings,
-            fetch,
-            before_id,
-            highest_id,
-            limit,
-        } => {
-            let walk = Walk {
-                before_id,
-                highest_id,
-                limit: limit.unwrap_or(usize::MAX),
-            };
-            walk.run(&transaction, &postings, &fetch)?
-        }
-    };
-    transaction.commit()?;
-    Ok(records)
+    let select = Select::of(query);
+    connection
+        .prepare_cached(&select.sql)?
+        .query_map(params_from_iter(&select.parameters), codec::read)?
+        .collect()
 }
 
-/// The query's names as keys and its time range as ids; `None` when that alone shows nothing
-/// matches (an org or tool never seen, a range no record can be in).
-fn resolve(connection: &Connection, query: &AuditQuery) -> rusqlite::Result<Option<Resolved>> {
-    let mut resolved = Resolved::default();
-    if let Some(tool) = &query.tool {
-        match dictionary::find(connection, Table::Tools, tool)? {
-            Some(key) => resolved.tool_key = Some(key),
-            None => return Ok(None),
-        }
-    }
-    if let Some(org_id) = &query.org_id {
-        match dictionary::find(connection, Table::Orgs, org_id.as_str())? {
-            Some(key) => resolved.org_key = Some(key),
-            None => return Ok(None),
-        }
-    }
-    if let Some(since) = query.since {
-        match time_bounds::lowest_id_since(connection, codec::timestamp_to_sql(since))? {
-            Some(id) => resolved.lowest_id = Some(id),
-            None => return Ok(None),
-        }
-    }
-    if let Some(until) = query.until {
-        match time_bounds::highest_id_before(connection, codec::timestamp_to_sql(until))? {
-            Some(id) => resolved.highest_id = Some(id),
-            None => return Ok(None),
-        }
-    }
-    Ok(Some(resolved))
+/// A `SELECT` statement and its parameters, in order.
+#[derive(Debug, PartialEq)]
+struct Select {
+    sql: String,
+    parameters: Vec<Value>,
 }
 
-/// Walking postings: which ids to skip, and when to stop.
-struct Walk {
-    before_id: Option<i64>,
-    highest_id: Option<i64>,
-    limit: usize,
+impl Select {
+    /// The statement that answers `query`. Its text depends only on which filters are set, so
+    /// a reader connection keeps one prepared statement per combination in use.
+    fn of(query: &AuditQuery) -> Self {
+        let text = |value: &str| Some(Value::Text(value.to_owned()));
+        let conditions = [
+            (
+                "correlation_id = ?",
+                query
+                    .correlation_id
+                    .as_ref()
+                    .and_then(|id| text(id.as_str())),
+            ),
+            ("tool = ?", query.tool.as_deref().and_then(text)),
+            (
+                "org_id = ?",
+                query.org_id.as_ref().and_then(|org| text(org.as_str())),
+            ),
+            (
+                "user_id = ?",
+                query.user_id.as_ref().and_then(|user| text(user.as_str())),
+            ),
+            (
+                "outcome = ?",
+                query.outcome.and_then(|outcome| text(outcome.as_str())),
+            ),
+            (
+                "timestamp_ns >= ?",
+                query
+                    .since
+                    .map(|since| Value::Integer(codec::timestamp_to_sql(since))),
+            ),
+            (
+                "timestamp_ns < ?",
+                query
+                    .until
+                    .map(|until| Value::Integer(codec::timestamp_to_sql(until))),
+            ),
+            (
+                "id < ?",
+                query
+                    .before_id
+                    .map(|id| Value::Integer(codec::id_to_sql(id))),
+            ),
+        ];
+        let mut sql = format!("SELECT {COLUMNS} FROM audit_records");
+        let mut parameters = Vec::new();
+        for (condition, value) in conditions {
+            let Some(value) = value else { continue };
+            sql.push_str(if parameters.is_empty() {
+                " WHERE "
+            } else {
+                " AND "
+            });
+            sql.push_str(condition);
+            parameters.push(value);
+        }
+        sql.push_str(" ORDER BY id DESC");
+        if let Some(limit) = query.limit {
+            sql.push_str(" LIMIT ?");
+            parameters.push(Value::Integer(i64::try_from(limit).unwrap_or(i64::MAX)));
+        }
+        Self { sql, parameters }
+    }
 }
 
-impl Walk {
-    fn run(
-        &self,
-        connection: &Connection,
-        postings: &Select,
-        fetch: &Select,
-    ) -> rusqlite::Result<Vec<AuditRecord>> {
-        let mut records = Vec::new();
-        let mut fetch_statement = connection.prepare_cached(&fetch.sql)?;
-        for (index, parameter) in fetch.parameters.iter().enumerate() {
-            fetch_statement.raw_bind_parameter(index + 2, parameter)?;
-        }
-        let mut postings_statement = connection.prepare_cached(&postings.sql)?;
-        let mut rows = postings_statement.query(params_from_iter(&postings.parameters))?;
-        while let Some(row) = rows.next()? {
-            let first_id: i64 = row.get(0)?;
-            for offset in postings::offsets(row.get_ref(1)?.as_str()?, 1)? {
-                let id = first_id + offset;
-                if self.before_id.is_some_and(|before| id >= before)
-                    || self.highest_id.is_some_and(|highest| id > highest)
-                {
-                    continue;
-                }
-                fetch_statement.raw_bind_parameter(1, id)?;
-                let mut found = fetch_statement.raw_query();
-                // Retention may have deleted it, or another filter rejects it.
-                if let Some(record) = found.next()? {
-                    records.push(codec::read(record)?);
-                    if records.len() >= self.limit {
-                        return Ok(records);
-                    }
-                }
-            }
-        }
-        Ok(records)
+#[cfg(test)]
+mod tests {
+    use switchboard_audit::Outcome;
+    use switchboard_core::ErrorKind;
+
+    use super::*;
+
+    #[test]
+    fn no_filter_reads_every_record_newest_first() {
+        let select = Select::of(&AuditQuery::all());
+        assert_eq!(
+            select.sql,
+            format!("SELECT {COLUMNS} FROM audit_records ORDER BY id DESC")
+        );
+        assert!(select.parameters.is_empty());
+    }
+
+    #[test]
+    fn each_filter_set_is_one_condition_with_its_parameter_in_order() {
+        let query = AuditQuery {
+            outcome: Some(Outcome::Error(ErrorKind::Timeout)),
+            before_id: Some(u64::MAX),
+            ..AuditQuery::all()
+                .org("acme")
+                .tool("roster_list_shifts")
+                .limit(3)
+        };
+        let select = Select::of(&query);
+        assert_eq!(
+            select.sql,
+            format!(
+                "SELECT {COLUMNS} FROM audit_records WHERE tool = ? AND org_id = ? AND \
+                 outcome = ? AND id < ? ORDER BY id DESC LIMIT ?"
+            )
+        );
+        assert_eq!(
+            select.parameters,
+            [
+                Value::Text("roster_list_shifts".to_owned()),
+                Value::Text("acme".to_owned()),
+                Value::Text("timeout".to_owned()),
+                Value::Integer(i64::MAX),
+                Value::Integer(3),
+            ]
+        );
     }
 }

@@ -1,45 +1,39 @@
 //! The audit database's schema: its application id, the versioned migrations that run at
-//! startup, and why the tables are shaped as they are.
+//! startup, and the shape they build.
 //!
 //! Opening, recognising our own files, refusing others' and running the migrations is
 //! `switchboard-sqlite`'s job, shared with the other SQLite stores: a file is ours when its
 //! `PRAGMA application_id` is [`APPLICATION_ID`]; its schema version is `PRAGMA user_version`,
 //! the number of [`MIGRATIONS`] applied. Migrations only ever append to [`MIGRATIONS`]: an
-//! entry, once released, never changes.
+//! entry, once released, never changes, so a file of any earlier version upgrades by running
+//! the ones it lacks, in order.
 //!
-//! # The shape (version 3), and why
+//! # The shape (version 4)
 //!
-//! The writer must sustain hundreds of thousands of records a second in batches, under
-//! `synchronous = FULL`; queries must still reach any filter's records without scanning the
-//! table. Measured on raw SQLite (same rows, batches of 4,096, `docs/benchmarks.md`): the table
-//! itself costs about 2 µs of CPU per record, and each per-record secondary index 0.6–1 µs
-//! more, plus the pages it dirties in every commit. Version 2 had four (correlation, org, tool,
-//! time); version 3 keeps one and finds the rest per batch:
+//! One table, `audit_records`, with a row per record and a column per field, each a plain
+//! value (`codec` says how each field is written), so that a row means something in `sqlite3`.
+//! `id` is `INTEGER PRIMARY KEY AUTOINCREMENT`: the rowid, increasing in append order, and never
+//! reused, even after retention deleted every record, so a cursor never lands on a different
+//! record.
 //!
-//! - `audit_records`: one row per record. `id` is the rowid, reserved by the writer from
-//!   `audit_sequence` (one row, the last id given: ids are never reused, as `AUTOINCREMENT`
-//!   promised, for one update per batch instead of one per record; a batch's first row is
-//!   written with its id, the others numbered by SQLite and checked, see `codec`). The tool and the org are
-//!   keys into `audit_tools` and `audit_orgs` (`dictionary`): small integers, in the row and in
-//!   the postings. Every other field is a plain column (`codec`): a row means something in
-//!   `sqlite3`.
-//! - `audit_records_by_correlation`: the one per-record index. A correlation id has a handful
-//!   of records, often one, so nothing coarser would do; ids minted as UUIDv7 (the CLI and the
-//!   MCP server do) grow with time and land at the index's end.
-//! - `audit_org_postings`, `audit_tool_postings`, `audit_outcome_postings` (`postings`): per
-//!   batch and per key, the offsets of the batch's records with that key. An org, tool or
-//!   outcome query walks its key's postings newest batch first and reads only the records
-//!   listed, as it would walk an index, but a batch of 4,096 records from 50 orgs writes 50 org
-//!   postings, not 4,096 index entries.
-//! - `audit_time_highs`, `audit_time_lows` (`time_bounds`): per batch, bounds that turn a time
-//!   range into an id range that holds every record in it, instead of a per-record time index.
+//! One ordinary index per filter of `AuditQuery` that narrows a search on its own:
+//! correlation id, org, tool, outcome and time. SQLite ends every index entry with the rowid,
+//! so an index on `org_id` is in effect on `(org_id, id)`: a query for one org walks it
+//! backwards and reads its records newest first, with no sort. The user has no index: a user's
+//! records are looked for within an org, a correlation, a tool or a time range.
 //!
-//! `user_id` has no structure of its own, as in version 2: a user's records are found within
-//! an org (or a correlation, a tool, a time range), and postings per user would dirty a page
-//! per distinct user in every batch (measured: about 1 µs more per record with 200 users).
+//! When a query sets several filters, SQLite picks one index by how many rows it expects each
+//! to leave, which it reads from `sqlite_stat1`. Migration 4 writes there the rough shape of an
+//! audit table (a correlation id has a couple of records, an org or a tool thousands, an
+//! outcome a large share, a timestamp one), as SQLite's documentation suggests for data whose
+//! shape is known in advance: a query for one correlation id within an org then walks the
+//! correlation index from the first record on, not the org's. `ANALYZE` replaces these figures
+//! with measured ones.
 //!
-//! Migration 3 rebuilds version 2's table into this shape, keeping every id, and builds the
-//! postings and bounds of the existing records as if they had come in batches of 1,024.
+//! Versions 1 and 2 had this table without `digest_error`, with `input_hash` required.
+//! Version 3 replaced the per-record org, tool and time indexes with per-batch structures
+//! (postings, dictionaries, time bounds, an id sequence); migration 4 copies its records back
+//! into the plain table, keeping every id and the highest id ever given, and drops them.
 
 use switchboard_sqlite::{Migration, Schema};
 
@@ -90,12 +84,19 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
                       time bounds instead of a time index; ids from audit_sequence",
         sql: MIGRATION_3,
     },
+    Migration {
+        description: "plain tables and indexes: tools and orgs as text, one index per filter \
+                      (correlation, org, tool, outcome, time), nullable digests and the reason \
+                      one is missing",
+        sql: MIGRATION_4,
+    },
 ];
 
-/// Version 3: the shape the module docs explain. The existing records are copied into the
-/// new `audit_records` (same ids, tools and orgs replaced by their dictionary keys), then the
-/// postings and time bounds are built for them as if they had been appended in batches of
-/// 1,024 consecutive ids, so that every query finds them exactly as it finds new ones.
+/// Version 3: one per-record index (correlation); tools and orgs as keys into dictionary
+/// tables; per-batch postings (the offsets of a batch's records of each org, tool and outcome)
+/// and time bounds instead of per-record indexes; ids handed out from `audit_sequence`. The
+/// existing records are copied under their ids and their postings and bounds built as if they
+/// had been appended in batches of 1,024. Migration 4 turns this back into plain indexes.
 const MIGRATION_3: &str = "
     CREATE TABLE audit_tools (
         key  INTEGER PRIMARY KEY,
@@ -227,6 +228,73 @@ const MIGRATION_3: &str = "
     )
     INSERT INTO audit_time_lows (last_id, min_ts)
         SELECT last_id, min_ts FROM lows WHERE later_min IS NULL OR min_ts < later_min;
+";
+
+/// Version 4: version 3's records, each under its own id, copied into a plain
+/// `audit_records` (tools and orgs resolved from their dictionaries, no digest error), with
+/// the `AUTOINCREMENT` counter set to the highest id version 3 ever gave; then version 3's
+/// tables are dropped, the indexes built and their expected shape written to `sqlite_stat1`
+/// (`ANALYZE sqlite_schema` creates that table without reading any other).
+const MIGRATION_4: &str = "
+    ALTER TABLE audit_records RENAME TO audit_records_v3;
+    CREATE TABLE audit_records (
+        id             INTEGER PRIMARY KEY AUTOINCREMENT,
+        timestamp_ns   INTEGER NOT NULL,
+        tool           TEXT    NOT NULL,
+        domain         TEXT,
+        category       TEXT,
+        org_id         TEXT,
+        user_id        TEXT,
+        session_id     TEXT,
+        correlation_id TEXT,
+        initiator      TEXT    NOT NULL,
+        input_hash     BLOB,
+        output_hash    BLOB,
+        digest_error   TEXT,
+        duration_us    INTEGER NOT NULL,
+        outcome        TEXT    NOT NULL,
+        action_id      TEXT,
+        action_event   TEXT
+    ) STRICT;
+    INSERT INTO audit_records (id, timestamp_ns, tool, domain, category, org_id, user_id,
+                               session_id, correlation_id, initiator, input_hash, output_hash,
+                               duration_us, outcome, action_id, action_event)
+        SELECT r.id, r.timestamp_ns, t.name, r.domain, r.category, o.name, r.user_id,
+               r.session_id, r.correlation_id, r.initiator, r.input_hash, r.output_hash,
+               r.duration_us, r.outcome, r.action_id, r.action_event
+        FROM audit_records_v3 r
+        JOIN audit_tools t ON t.key = r.tool_key
+        LEFT JOIN audit_orgs o ON o.key = r.org_key
+        ORDER BY r.id;
+    DELETE FROM sqlite_sequence WHERE name IN ('audit_records', 'audit_records_v3');
+    INSERT INTO sqlite_sequence (name, seq)
+        SELECT 'audit_records', max(last_id, coalesce((SELECT max(id) FROM audit_records), 0))
+        FROM audit_sequence;
+
+    DROP TABLE audit_records_v3;
+    DROP TABLE audit_tools;
+    DROP TABLE audit_orgs;
+    DROP TABLE audit_org_postings;
+    DROP TABLE audit_tool_postings;
+    DROP TABLE audit_outcome_postings;
+    DROP TABLE audit_time_highs;
+    DROP TABLE audit_time_lows;
+    DROP TABLE audit_sequence;
+
+    CREATE INDEX audit_records_by_correlation ON audit_records (correlation_id);
+    CREATE INDEX audit_records_by_org ON audit_records (org_id);
+    CREATE INDEX audit_records_by_tool ON audit_records (tool);
+    CREATE INDEX audit_records_by_outcome ON audit_records (outcome);
+    CREATE INDEX audit_records_by_time ON audit_records (timestamp_ns);
+
+    ANALYZE sqlite_schema;
+    DELETE FROM sqlite_stat1 WHERE tbl = 'audit_records';
+    INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES
+        ('audit_records', 'audit_records_by_correlation', '1000000 2'),
+        ('audit_records', 'audit_records_by_org', '1000000 20000'),
+        ('audit_records', 'audit_records_by_tool', '1000000 50000'),
+        ('audit_records', 'audit_records_by_outcome', '1000000 250000'),
+        ('audit_records', 'audit_records_by_time', '1000000 1');
 ";
 
 /// The schema version this build writes and reads.

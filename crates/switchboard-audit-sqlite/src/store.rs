@@ -5,7 +5,7 @@
 //! - one writer connection (`writer`), behind a mutex, used by `append_batch` and
 //!   `delete_before`. The audit log calls both from its single writer thread, so the mutex is
 //!   never contended in practice; it only makes the store safe to share. A batch is one
-//!   immediate transaction: every record or none, ids assigned in order, and `append_batch`
+//!   immediate transaction: every record or none, ids given in order, and `append_batch`
 //!   returns after the commit. A retention step is one short transaction too, between batches.
 //! - reader connections, `query_only`, taken from a small pool by each query (`query`) and
 //!   given back. A query reads a snapshot of the last commit and never waits for the writer,
@@ -32,7 +32,7 @@ use switchboard_sqlite::{ConnectionSettings, OpenError, Synchronous, open_databa
 use crate::{
     codec, query,
     schema::{SCHEMA, SCHEMA_VERSION},
-    writer::Writer,
+    writer,
 };
 
 /// How a [`SqliteAuditStore`] uses its file.
@@ -86,7 +86,7 @@ impl SqliteOptions {
 pub struct SqliteAuditStore {
     path: PathBuf,
     options: SqliteOptions,
-    writer: Mutex<Writer>,
+    writer: Mutex<Connection>,
     readers: Mutex<Vec<Connection>>,
     appended: AtomicU64,
     held: AtomicU64,
@@ -120,27 +120,23 @@ impl SqliteAuditStore {
         let writer = open_database(&path, &SCHEMA, settings)?;
         let file = path.as_path();
         let classify = |action| move |error| OpenError::classify(SCHEMA.store, file, action, error);
-        // A 64 MiB page cache keeps the hot index pages of a growing database in memory, and a
-        // checkpoint every 16,384 pages (64 MiB of WAL with 4 KiB pages) instead of SQLite's
-        // 1,000 lets batches of thousands of records commit without a checkpoint (and its
-        // `fsync` of the database file) every few batches: together about twice the sustained
-        // insert rate.
+        // A 64 MiB page cache keeps the hot pages of the table and its indexes in memory as the
+        // file grows, and a checkpoint every 16,384 pages (64 MiB of WAL with 4 KiB pages)
+        // instead of SQLite's 1,000 lets batches of thousands of records commit without a
+        // checkpoint (and its `fsync` of the database file) every few batches.
         writer
             .execute_batch("PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = 16384;")
             .map_err(classify("sizing its cache and checkpoints"))?;
-        // A batch runs about fifteen distinct statements (the insert, the dictionaries, the
-        // postings, the time bounds, the sequence); all of them stay prepared.
-        writer.set_prepared_statement_cache_capacity(32);
         let held: i64 = writer
             .query_row("SELECT count(*) FROM audit_records", [], |row| row.get(0))
             .map_err(classify("counting its records"))?;
-        let reader =
-            open_reader(&path, &options).map_err(classify("opening a reader connection"))?;
+        let reader = switchboard_sqlite::open_reader(&path, options.busy_timeout)
+            .map_err(classify("opening a reader connection"))?;
         tracing::debug!(path = %path.display(), held, "audit database open");
         Ok(Self {
             path,
             options,
-            writer: Mutex::new(Writer::new(writer)),
+            writer: Mutex::new(writer),
             readers: Mutex::new(vec![reader]),
             appended: AtomicU64::new(0),
             held: AtomicU64::new(held.unsigned_abs()),
@@ -170,7 +166,7 @@ impl SqliteAuditStore {
         ))
     }
 
-    fn writer(&self) -> std::sync::MutexGuard<'_, Writer> {
+    fn writer(&self) -> std::sync::MutexGuard<'_, Connection> {
         // A panic while the lock was held cannot leave a transaction open: `Transaction` rolls
         // back when dropped. So a poisoned lock still guards a usable connection.
         self.writer.lock().unwrap_or_else(PoisonError::into_inner)
@@ -189,7 +185,7 @@ impl SqliteAuditStore {
             .pop();
         let connection = match idle {
             Some(connection) => connection,
-            None => open_reader(&self.path, &self.options)
+            None => switchboard_sqlite::open_reader(&self.path, self.options.busy_timeout)
                 .map_err(|error| self.unavailable("opening a reader connection", &error))?,
         };
         let result = read(&connection).map_err(|error| self.unavailable("querying", &error));
@@ -202,18 +198,17 @@ impl SqliteAuditStore {
 }
 
 impl AuditStore for SqliteAuditStore {
+    #[tracing::instrument(level = "debug", name = "audit_sqlite_append", skip_all, fields(records = records.len()))]
     fn append_batch(&self, records: &mut [AuditRecord]) -> Result<(), AuditError> {
         if records.is_empty() {
             return Ok(());
         }
-        let first_id = self
-            .writer()
-            .append(records)
+        let ids = writer::append(&mut self.writer(), records)
             .map_err(|error| self.unavailable("appending a batch", &error))?;
         // Only once committed: on error the records keep their ids untouched. Ids start at 1
         // and only grow.
-        for (record, id) in records.iter_mut().zip(first_id.unsigned_abs()..) {
-            record.id = id;
+        for (record, id) in records.iter_mut().zip(ids) {
+            record.id = id.unsigned_abs();
         }
         let count = records.len() as u64;
         self.appended.fetch_add(count, Ordering::Relaxed);
@@ -221,6 +216,7 @@ impl AuditStore for SqliteAuditStore {
         Ok(())
     }
 
+    #[tracing::instrument(level = "debug", name = "audit_sqlite_query", skip(self))]
     fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, AuditError> {
         if query.limit == Some(0) {
             return Ok(Vec::new());
@@ -228,17 +224,17 @@ impl AuditStore for SqliteAuditStore {
         self.with_reader(|connection| query::run(connection, query))
     }
 
+    #[tracing::instrument(level = "debug", name = "audit_sqlite_expire", skip(self))]
     fn delete_before(&self, cutoff: Timestamp, limit: usize) -> Result<u64, AuditError> {
         if limit == 0 {
             return Ok(0);
         }
-        let deleted = self
-            .writer()
-            .delete_before(
-                codec::timestamp_to_sql(cutoff),
-                i64::try_from(limit).unwrap_or(i64::MAX),
-            )
-            .map_err(|error| self.unavailable("deleting expired records", &error))?;
+        let deleted = writer::delete_before(
+            &mut self.writer(),
+            codec::timestamp_to_sql(cutoff),
+            i64::try_from(limit).unwrap_or(i64::MAX),
+        )
+        .map_err(|error| self.unavailable("deleting expired records", &error))?;
         self.expired.fetch_add(deleted, Ordering::Relaxed);
         // `fetch_update` cannot fail with a closure that always returns `Some`.
         let _ = self
@@ -258,11 +254,4 @@ impl AuditStore for SqliteAuditStore {
             capacity: None,
         }
     }
-}
-
-/// Opens a reader connection on an existing database: it only ever reads.
-fn open_reader(path: &Path, options: &SqliteOptions) -> rusqlite::Result<Connection> {
-    let connection = switchboard_sqlite::open_reader(path, options.busy_timeout)?;
-    connection.set_prepared_statement_cache_capacity(32);
-    Ok(connection)
 }

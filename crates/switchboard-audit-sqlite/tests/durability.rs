@@ -44,7 +44,7 @@ async fn write(log: &AuditLog, correlation_id: &str) {
     log.reserve()
         .await
         .expect("room in the queue")
-        .submit(common::pending(correlation_id))
+        .submit(common::record(correlation_id))
         .acknowledged()
         .await
         .expect("the record is acknowledged");
@@ -65,7 +65,10 @@ fn ensure_all_present(path: &Path, acknowledged: &BTreeSet<String>) {
             1,
             "acknowledged record `{correlation_id}` should be in the file exactly once"
         );
-        assert_eq!(found[0].input_hash, common::input_digest(correlation_id));
+        assert_eq!(
+            found[0].input_hash,
+            Some(common::input_digest(correlation_id))
+        );
     }
     drop(store);
     let connection = Connection::open(path).expect("plain SQLite opens the file");

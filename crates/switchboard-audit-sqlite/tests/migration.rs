@@ -1,10 +1,15 @@
-//! A database written by the previous build (schema version 2: one wide table, four indexes)
-//! opens with this one, migrates, and keeps every record: each reads back unchanged under its
-//! old id, every query finds what it found before, new records get new ids, and retention
-//! works across old and new records.
+//! Databases of earlier schema versions open with this build, migrate, and keep every record:
+//! each reads back unchanged under its old id, every query finds what it found before, new
+//! records get ids above the highest ever given, and retention works across old and new
+//! records.
 //!
-//! The version 2 file is made here with plain SQLite, from the statements that build released
-//! (frozen below), so the test keeps checking the upgrade whatever the current schema becomes.
+//! Two kinds of old file:
+//!
+//! - a large version 2 file, made here with plain SQLite from the statements that build
+//!   released (frozen below), with thousands of records whose every field varies;
+//! - a small file of each earlier version (1, 2 and 3) written by the real `switchboard` CLI of
+//!   that version, with that build's own export of its records beside it (`tests/fixtures`,
+//!   whose README says how they were made).
 
 use std::path::Path;
 
@@ -86,8 +91,9 @@ fn old_record(n: u64) -> AuditRecord {
         } else {
             Initiator::Agent
         },
-        input_hash: Digest([(n % 251) as u8; 32]),
+        input_hash: Some(Digest([(n % 251) as u8; 32])),
         output_hash: (!n.is_multiple_of(10)).then_some(Digest([(n % 13) as u8; 32])),
+        digest_error: None,
         duration_us: if n == 5 { u64::MAX } else { n * 31 },
         outcome,
         action: (n.is_multiple_of(8)).then(|| {
@@ -137,7 +143,10 @@ fn write_version_2(path: &Path, records: &[AuditRecord], deleted: &[u64]) {
                     record.session_id.as_ref().map(|id| id.as_str()),
                     record.correlation_id.as_ref().map(|id| id.as_str()),
                     record.initiator.as_str(),
-                    record.input_hash.0,
+                    record
+                        .input_hash
+                        .expect("every old record has an input digest")
+                        .0,
                     record.output_hash.map(|digest| digest.0),
                     record.duration_us as i64,
                     record.outcome.as_str(),
@@ -295,16 +304,209 @@ fn a_version_2_database_migrates_with_every_record_intact() {
         .query_row("PRAGMA integrity_check", [], |row| row.get(0))
         .expect("integrity_check");
     assert_eq!(integrity, "ok");
-    let old_indexes: i64 = connection
-        .query_row(
-            "SELECT count(*) FROM sqlite_schema WHERE name IN ('audit_records_by_org', \
-             'audit_records_by_tool', 'audit_records_by_time')",
-            [],
-            |row| row.get(0),
+    assert_eq!(schema_objects(&connection), CURRENT_OBJECTS);
+}
+
+/// The tables and indexes of the current schema, by name.
+const CURRENT_OBJECTS: [&str; 6] = [
+    "table audit_records",
+    "index audit_records_by_correlation",
+    "index audit_records_by_org",
+    "index audit_records_by_outcome",
+    "index audit_records_by_time",
+    "index audit_records_by_tool",
+];
+
+/// Every table and index of the database (`type name`), SQLite's own left out.
+fn schema_objects(connection: &Connection) -> Vec<String> {
+    connection
+        .prepare(
+            "SELECT type || ' ' || name FROM sqlite_schema \
+             WHERE name NOT LIKE 'sqlite_%' ORDER BY name",
         )
-        .expect("the schema");
+        .expect("prepares")
+        .query_map([], |row| row.get(0))
+        .expect("reads the schema")
+        .collect::<Result<_, _>>()
+        .expect("reads the schema")
+}
+
+/// A fixture database of schema `version`, copied into a new temporary directory (the
+/// migration rewrites it), and its records as that build exported them, newest first.
+fn fixture(
+    version: i64,
+) -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    Vec<serde_json::Value>,
+) {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("audit.db");
+    std::fs::copy(fixtures.join(format!("audit-v{version}.db")), &path)
+        .expect("the fixture copies");
+    let export = std::fs::read_to_string(fixtures.join(format!("audit-v{version}.jsonl")))
+        .expect("the fixture's export reads");
+    let exported = export
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("an exported record is JSON"))
+        .collect();
+    (dir, path, exported)
+}
+
+fn as_json(records: &[AuditRecord]) -> Vec<serde_json::Value> {
+    records
+        .iter()
+        .map(|record| serde_json::to_value(record).expect("a record serializes"))
+        .collect()
+}
+
+/// One query per value each filter takes in `records`, and a few combinations, cursors,
+/// limits and time ranges.
+fn questions_about(records: &[AuditRecord]) -> Vec<AuditQuery> {
+    let mut questions = vec![AuditQuery::all(), AuditQuery::all().limit(3)];
+    for record in records {
+        if let Some(correlation_id) = &record.correlation_id {
+            questions.push(AuditQuery::correlation(correlation_id.clone()));
+        }
+        questions.push(AuditQuery::all().tool(&*record.tool));
+        questions.push(AuditQuery {
+            user_id: record.user_id.clone(),
+            ..AuditQuery::all()
+        });
+        questions.push(AuditQuery {
+            outcome: Some(record.outcome),
+            ..AuditQuery::all()
+        });
+        if let Some(org_id) = &record.org_id {
+            questions.push(AuditQuery::all().org(org_id.clone()));
+            questions.push(AuditQuery::all().org(org_id.clone()).tool(&*record.tool));
+            questions.push(AuditQuery {
+                outcome: Some(record.outcome),
+                ..AuditQuery::all().org(org_id.clone()).limit(2)
+            });
+        }
+        questions.push(AuditQuery {
+            before_id: Some(record.id),
+            ..AuditQuery::all().limit(4)
+        });
+        questions.push(AuditQuery {
+            since: Some(record.timestamp),
+            ..AuditQuery::all()
+        });
+        questions.push(AuditQuery {
+            until: Some(record.timestamp),
+            ..AuditQuery::all()
+        });
+        questions.push(AuditQuery::all().between(
+            record.timestamp,
+            record.timestamp + SignedDuration::from_millis(1),
+        ));
+    }
+    questions
+}
+
+/// The fixture of `version` migrates with every record intact, answers every query as the
+/// records say it should, and takes new records after its highest id.
+fn upgrade_from_fixture(version: i64) {
+    let (_dir, path, exported) = fixture(version);
+    let store = SqliteAuditStore::open(&path).expect("the fixture opens and migrates");
+    assert_eq!(store.schema_version(), SCHEMA_VERSION);
+
+    let mut records = store.query(&AuditQuery::all()).expect("every record reads");
     assert_eq!(
-        old_indexes, 0,
-        "the per-record org, tool and time indexes are gone"
+        as_json(&records),
+        exported,
+        "version {version}: every record, with its id and every field, in the same order"
     );
+    assert_eq!(store.stats().held, records.len() as u64);
+    records.reverse();
+    for question in questions_about(&records) {
+        let got = store.query(&question).expect("the query runs");
+        assert!(
+            got == expected(&records, &question),
+            "version {version}: {question:?} returned ids {:?}, expected {:?}",
+            got.iter().map(|record| record.id).collect::<Vec<_>>(),
+            expected(&records, &question)
+                .iter()
+                .map(|record| record.id)
+                .collect::<Vec<_>>()
+        );
+    }
+
+    let highest = records
+        .iter()
+        .map(|record| record.id)
+        .max()
+        .expect("records");
+    let mut new: Vec<AuditRecord> = records
+        .iter()
+        .take(3)
+        .map(|record| AuditRecord {
+            id: 0,
+            ..record.clone()
+        })
+        .collect();
+    store
+        .append_batch(&mut new)
+        .expect("appends after migrating");
+    let ids: Vec<u64> = new.iter().map(|record| record.id).collect();
+    assert_eq!(ids, [highest + 1, highest + 2, highest + 3]);
+    records.extend(new);
+    let mut all = store.query(&AuditQuery::all()).expect("every record reads");
+    all.reverse();
+    assert_eq!(all, records);
+    drop(store);
+
+    let connection = Connection::open(&path).expect("plain SQLite opens it");
+    let integrity: String = connection
+        .query_row("PRAGMA integrity_check", [], |row| row.get(0))
+        .expect("integrity_check");
+    assert_eq!(integrity, "ok");
+    assert_eq!(schema_objects(&connection), CURRENT_OBJECTS);
+}
+
+/// What the fixtures hold, so that they keep covering what the upgrade must carry: several
+/// orgs and tools, records without an org, refusals and, from version 2, actions.
+fn ensure_fixture_covers(version: i64) {
+    let (_dir, _path, exported) = fixture(version);
+    let strings = |field: &str| -> std::collections::BTreeSet<String> {
+        exported
+            .iter()
+            .map(|record| record[field].as_str().unwrap_or("(none)").to_owned())
+            .collect()
+    };
+    assert!(
+        strings("org_id").len() >= 3,
+        "orgs: {:?}",
+        strings("org_id")
+    );
+    assert!(strings("org_id").contains("(none)"));
+    assert!(strings("tool").len() >= 3, "tools: {:?}", strings("tool"));
+    assert!(
+        strings("outcome").len() >= 3,
+        "outcomes: {:?}",
+        strings("outcome")
+    );
+    if version >= 2 {
+        assert!(exported.iter().any(|record| record["action"].is_object()));
+    }
+}
+
+#[test]
+fn a_version_1_file_written_by_the_version_1_cli_upgrades() {
+    ensure_fixture_covers(1);
+    upgrade_from_fixture(1);
+}
+
+#[test]
+fn a_version_2_file_written_by_the_version_2_cli_upgrades() {
+    ensure_fixture_covers(2);
+    upgrade_from_fixture(2);
+}
+
+#[test]
+fn a_version_3_file_written_by_the_version_3_cli_upgrades() {
+    ensure_fixture_covers(3);
+    upgrade_from_fixture(3);
 }

@@ -1,41 +1,37 @@
 //! The audit log: the one way records reach a store.
 //!
-//! A call reserves room in a bounded queue *before* it runs, and hands its record over when it
-//! ends; a writer thread takes records off the queue in batches, computes the digests left to
-//! it and appends them to the [`AuditStore`]. So the caller's path holds no store lock and no
-//! I/O (and no hashing, unless the caller chose to digest a small value itself), and a slow
-//! store never slows a call down until the queue is full.
+//! The log is a bounded `tokio::sync::mpsc` channel with one writer at its far end. A call
+//! takes its permit (room for one record) *before* it runs, and sends its record on that permit
+//! when it ends, which never waits; the writer receives records in batches and appends them to
+//! the [`AuditStore`]. So the caller's path holds no store lock and no I/O, and a slow store
+//! never slows a call down until the channel is full.
 //!
-//! Reserving first is what makes "nothing is dropped silently" hold under a full queue. When
-//! there is no room, the policy decides before anything has happened: [`WhenFull::Block`]
-//! makes the caller wait for room, [`WhenFull::Fail`] refuses the call (counted in
-//! [`AuditLogStats::rejected`]). A call that was admitted always has room for its record, even
-//! when its caller stops waiting halfway.
+//! Taking the permit first is what makes "nothing is dropped silently" hold under a full
+//! channel. When there is no room, the policy decides before anything has happened:
+//! [`WhenFull::Block`] makes the caller wait for room, [`WhenFull::Fail`] refuses the call
+//! (counted in [`AuditLogStats::rejected`]). A call that was admitted always has room for its
+//! record, even when its caller stops waiting halfway.
 //!
-//! [`Durability`] decides when a call is acknowledged: `Relaxed` once its record is queued (a
-//! crash may lose the queue, at most [`AuditConfig::queue_capacity`] records), `Strict` once the
-//! store has appended it (a persistent store: committed). Either way a query through
+//! [`Durability`] decides when a call is acknowledged: `Relaxed` once its record is sent (a
+//! crash may lose the channel, at most [`AuditConfig::queue_capacity`] records), `Strict` once
+//! the store has appended it (a persistent store: committed). Either way a query through
 //! [`AuditLog::query`] sees every record of every call that has returned: it flushes first.
 
 use std::{
     sync::{
         Arc,
-        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
+        atomic::{AtomicU64, Ordering},
     },
-    thread::Thread,
-    time::{Duration, Instant},
+    time::Duration,
 };
 
-use crossbeam_queue::ArrayQueue;
-use crossbeam_utils::CachePadded;
-use event_listener::Event;
-use futures_channel::oneshot;
 use serde::Serialize;
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::{
-    pending::{PendingRecord, QueuedRecord},
     record::{AuditId, AuditRecord},
     store::{AuditError, AuditQuery, AuditStats, AuditStore},
+    writer::{Counters, Writer},
 };
 
 /// What a caller meets when the queue is full.
@@ -64,7 +60,8 @@ pub enum Durability {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AuditConfig {
-    /// How many records may wait for the writer (default 65,536).
+    /// How many records may wait for the writer, running calls' reserved room included
+    /// (default 65,536).
     pub queue_capacity: usize,
     /// What a caller meets when the queue is full (default: block).
     pub when_full: WhenFull,
@@ -165,110 +162,38 @@ pub struct AuditLogStats {
     pub max_write_us: u64,
 }
 
-/// A queued record and, in strict mode, who waits for it.
-///
-/// Aligned to a cache line, so that every slot of the queue starts on one and no two slots
-/// share a line: callers on different cores fill neighbouring slots at the same time, and the
-/// writer reads one slot while the next is being filled. Unaligned, whether neighbours shared a
-/// line depended on where the allocator happened to put the queue, and measured with 64
-/// callers on two cores that was the difference between two stable speeds of the same build
-/// (docs/benchmarks.md, session 8).
-#[repr(align(64))]
-pub(crate) struct Queued {
-    pub(crate) record: QueuedRecord,
-    pub(crate) ack: Option<oneshot::Sender<Result<AuditId, AuditError>>>,
-}
-
-/// What the caller-side handles and the writer thread share.
-pub(crate) struct Shared {
-    pub(crate) store: Arc<dyn AuditStore>,
-    pub(crate) config: AuditConfig,
-    pub(crate) queue: ArrayQueue<Queued>,
-    /// Room promised to running calls plus records queued: never above the queue's capacity,
-    /// so a promised push always finds room. Every call writes it, from every core: padded to
-    /// a line of its own, so that the fields every call only reads are not invalidated with it.
-    pub(crate) reserved: CachePadded<AtomicUsize>,
-    /// Notified when the writer frees room.
-    pub(crate) room: Event,
-    /// Flush tickets handed out, and the newest ticket whose records are all written.
-    pub(crate) flush_requested: AtomicU64,
-    pub(crate) flush_completed: AtomicU64,
-    /// Notified when a flush ticket completes, and when the writer stops.
-    pub(crate) flushed: Event,
-    /// Set by the writer before it parks without a timeout; producers then wake it.
-    pub(crate) sleeping: AtomicBool,
-    pub(crate) closed: AtomicBool,
-    pub(crate) stopped: AtomicBool,
-    pub(crate) writer: std::sync::OnceLock<Thread>,
-    pub(crate) counters: Counters,
-}
-
-#[derive(Default)]
-pub(crate) struct Counters {
-    pub(crate) written: AtomicU64,
-    pub(crate) lost: AtomicU64,
-    pub(crate) rejected: AtomicU64,
-    pub(crate) blocked: AtomicU64,
-    pub(crate) batches: AtomicU64,
-    pub(crate) largest_batch: AtomicU64,
-    pub(crate) write_time_us: AtomicU64,
-    pub(crate) max_write_us: AtomicU64,
-}
-
-impl Shared {
-    pub(crate) fn wake_writer(&self) {
-        if let Some(writer) = self.writer.get() {
-            writer.unpark();
-        }
-    }
-
-    /// Takes room for one record; `Some(held)` with the records now held (reserved or
-    /// queued, this one included), `None` when the queue is full.
-    fn try_reserve(&self) -> Option<usize> {
-        let capacity = self.queue.capacity();
-        let mut held = self.reserved.load(Ordering::Relaxed);
-        loop {
-            if held >= capacity {
-                return None;
-            }
-            match self.reserved.compare_exchange_weak(
-                held,
-                held + 1,
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return Some(held + 1),
-                Err(now) => held = now,
-            }
-        }
-    }
-
-    fn release(&self, count: usize) {
-        self.reserved.fetch_sub(count, Ordering::AcqRel);
-        self.room.notify(count);
-    }
-
-    fn closed_error() -> AuditError {
-        AuditError::Unavailable("the audit log is shut down".to_owned())
-    }
+/// What travels through the channel to the writer.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "nearly every message is a record; boxing it would allocate once per call"
+)]
+pub(crate) enum Message {
+    /// A call's record and, under strict durability, who waits for it to be stored.
+    Record {
+        record: AuditRecord,
+        stored: Option<oneshot::Sender<Result<AuditId, AuditError>>>,
+    },
+    /// Answered once every message sent before it is handled.
+    Flush(oneshot::Sender<()>),
 }
 
 /// The handle calls write through. Clone it freely; the writer stops when the last handle is
-/// dropped or [`AuditLog::shutdown`] is called, after writing every record it was given.
+/// dropped or [`AuditLog::shutdown`] is called, after writing every record it was given or
+/// promised.
 #[derive(Clone)]
 pub struct AuditLog {
     shared: Arc<Shared>,
-    _owner: Arc<Owner>,
 }
 
-/// Closes the log when the last handle goes.
-struct Owner(Arc<Shared>);
-
-impl Drop for Owner {
-    fn drop(&mut self) {
-        self.0.closed.store(true, Ordering::SeqCst);
-        self.0.wake_writer();
-    }
+struct Shared {
+    sender: mpsc::Sender<Message>,
+    store: Arc<dyn AuditStore>,
+    config: AuditConfig,
+    counters: Arc<Counters>,
+    /// Set to ask the writer to stop taking records; dropped (with the last handle) too.
+    closing: watch::Sender<bool>,
+    /// Set by the writer when it has stopped.
+    stopped: watch::Receiver<bool>,
 }
 
 impl std::fmt::Debug for AuditLog {
@@ -280,6 +205,10 @@ impl std::fmt::Debug for AuditLog {
     }
 }
 
+fn closed_error() -> AuditError {
+    AuditError::Unavailable("the audit log is shut down".to_owned())
+}
+
 impl AuditLog {
     /// Starts the writer thread for `store`.
     pub fn start(store: Arc<dyn AuditStore>, config: AuditConfig) -> Result<Self, AuditError> {
@@ -289,34 +218,28 @@ impl AuditLog {
             write_attempts: config.write_attempts.max(1),
             ..config
         };
-        let shared = Arc::new(Shared {
-            store,
-            queue: ArrayQueue::new(config.queue_capacity),
-            config,
-            reserved: CachePadded::new(AtomicUsize::new(0)),
-            room: Event::new(),
-            flush_requested: AtomicU64::new(0),
-            flush_completed: AtomicU64::new(0),
-            flushed: Event::new(),
-            sleeping: AtomicBool::new(false),
-            closed: AtomicBool::new(false),
-            stopped: AtomicBool::new(false),
-            writer: std::sync::OnceLock::new(),
-            counters: Counters::default(),
-        });
-        let writer = Arc::clone(&shared);
-        let thread = std::thread::Builder::new()
-            .name("switchboard-audit".to_owned())
-            .spawn(move || crate::writer::run(&writer))
-            .map_err(|error| {
-                AuditError::Unavailable(format!("cannot start the audit writer thread: {error}"))
-            })?;
-        // The writer parks only after it has seen its own handle.
-        let _ = shared.writer.set(thread.thread().clone());
-        shared.wake_writer();
+        let (sender, receiver) = mpsc::channel(config.queue_capacity);
+        let (closing, closing_seen) = watch::channel(false);
+        let (stopped_tx, stopped) = watch::channel(false);
+        let counters = Arc::new(Counters::default());
+        Writer {
+            receiver,
+            store: Arc::clone(&store),
+            config: config.clone(),
+            counters: Arc::clone(&counters),
+            closing: closing_seen,
+            stopped: stopped_tx,
+        }
+        .spawn()?;
         Ok(Self {
-            _owner: Arc::new(Owner(Arc::clone(&shared))),
-            shared,
+            shared: Arc::new(Shared {
+                sender,
+                store,
+                config,
+                counters,
+                closing,
+                stopped,
+            }),
         })
     }
 
@@ -339,69 +262,41 @@ impl AuditLog {
         &self.shared.config
     }
 
-    /// Promises room for one record, before the call it records runs. Waits for room or
-    /// refuses, as [`AuditConfig::when_full`] says; refuses once the log is shut down.
-    pub async fn reserve(&self) -> Result<Reservation<'_>, AuditError> {
-        if let Some(reservation) = self.try_reserve()? {
-            return Ok(reservation);
-        }
+    /// Takes room for one record, before the call it records runs. Waits for room or refuses,
+    /// as [`AuditConfig::when_full`] says; refuses once the log is shut down.
+    pub async fn reserve(&self) -> Result<Reservation, AuditError> {
         let shared = &self.shared;
-        shared.counters.blocked.fetch_add(1, Ordering::Relaxed);
-        tracing::debug!("audit queue full: waiting for room");
-        loop {
-            shared.wake_writer();
-            let listener = shared.room.listen();
-            if shared.closed.load(Ordering::Acquire) {
-                return Err(Shared::closed_error());
-            }
-            if let Some(held) = shared.try_reserve() {
-                return Ok(Reservation::new(self, held));
-            }
-            listener.await;
-        }
+        let permit = match shared.sender.clone().try_reserve_owned() {
+            Ok(permit) => permit,
+            Err(mpsc::error::TrySendError::Closed(_)) => return Err(closed_error()),
+            Err(mpsc::error::TrySendError::Full(sender)) => match shared.config.when_full {
+                WhenFull::Block => {
+                    shared.counters.blocked.fetch_add(1, Ordering::Relaxed);
+                    tracing::debug!("audit queue full: waiting for room");
+                    sender.reserve_owned().await.map_err(|_| closed_error())?
+                }
+                WhenFull::Fail => {
+                    shared.counters.rejected.fetch_add(1, Ordering::Relaxed);
+                    return Err(AuditError::Unavailable(format!(
+                        "the audit queue is full ({} records waiting for the store) and the \
+                         policy is to refuse calls; the store is slower than the calls, or stuck",
+                        shared.config.queue_capacity
+                    )));
+                }
+            },
+        };
+        Ok(Reservation {
+            permit,
+            durability: shared.config.durability,
+        })
     }
 
-    /// [`reserve`](Self::reserve) without waiting: `Ok(None)` when the queue is full and the
-    /// policy is to wait (then call `reserve`).
-    pub fn try_reserve(&self) -> Result<Option<Reservation<'_>>, AuditError> {
-        let shared = &self.shared;
-        if shared.closed.load(Ordering::Acquire) {
-            return Err(Shared::closed_error());
-        }
-        if let Some(held) = shared.try_reserve() {
-            return Ok(Some(Reservation::new(self, held)));
-        }
-        match shared.config.when_full {
-            WhenFull::Block => Ok(None),
-            WhenFull::Fail => {
-                shared.counters.rejected.fetch_add(1, Ordering::Relaxed);
-                Err(AuditError::Unavailable(format!(
-                    "the audit queue is full ({} records waiting for the store) and the policy \
-                     is to refuse calls; the store is slower than the calls, or stuck",
-                    shared.queue.capacity()
-                )))
-            }
-        }
-    }
-
-    /// Waits until every record handed over before this call is in the store.
+    /// Waits until every record sent before this call is in the store (or reported lost).
     pub async fn flush(&self) {
-        let shared = &self.shared;
-        let ticket = shared.flush_requested.fetch_add(1, Ordering::SeqCst) + 1;
-        loop {
-            shared.wake_writer();
-            if shared.flush_completed.load(Ordering::Acquire) >= ticket
-                || shared.stopped.load(Ordering::Acquire)
-            {
-                return;
-            }
-            let listener = shared.flushed.listen();
-            if shared.flush_completed.load(Ordering::Acquire) >= ticket
-                || shared.stopped.load(Ordering::Acquire)
-            {
-                return;
-            }
-            listener.await;
+        let (done, flushed) = oneshot::channel();
+        // A stopped writer has written everything it will: nothing to wait for.
+        if self.shared.sender.send(Message::Flush(done)).await.is_ok() {
+            let _ = flushed.await;
         }
     }
 
@@ -424,14 +319,16 @@ impl AuditLog {
         }
     }
 
-    /// The counters, as of now (records still queued are counted in `queued`, not yet in the
-    /// store's). Call [`flush`](Self::flush) first to count every returned call.
+    /// The counters, as of now (records still in the channel are counted in `queued`, not yet
+    /// in the store's). Call [`flush`](Self::flush) first to count every returned call.
     pub fn stats(&self) -> AuditLogStats {
-        let counters = &self.shared.counters;
+        let shared = &self.shared;
+        let counters = &shared.counters;
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        let free = shared.sender.capacity();
         AuditLogStats {
-            store: self.shared.store.stats(),
-            queued: self.shared.reserved.load(Ordering::Relaxed) as u64,
+            store: shared.store.stats(),
+            queued: shared.sender.max_capacity().saturating_sub(free) as u64,
             written: load(&counters.written),
             lost: load(&counters.lost),
             rejected: load(&counters.rejected),
@@ -443,140 +340,65 @@ impl AuditLog {
         }
     }
 
-    /// The counters once every record handed over so far is written ([`flush`](Self::flush),
-    /// then [`stats`](Self::stats)).
+    /// The counters once every record sent so far is written ([`flush`](Self::flush), then
+    /// [`stats`](Self::stats)).
     pub async fn settled_stats(&self) -> AuditLogStats {
         self.flush().await;
         self.stats()
     }
 
-    /// Stops taking records, writes every record already given or promised, and waits for the
+    /// Stops taking records, writes every record already sent or promised, and waits for the
     /// writer to stop.
     pub async fn shutdown(&self) {
-        let shared = &self.shared;
-        shared.closed.store(true, Ordering::SeqCst);
-        loop {
-            shared.wake_writer();
-            if shared.stopped.load(Ordering::Acquire) {
-                return;
-            }
-            let listener = shared.flushed.listen();
-            if shared.stopped.load(Ordering::Acquire) {
-                return;
-            }
-            listener.await;
-        }
+        self.shared.closing.send_replace(true);
+        let mut stopped = self.shared.stopped.clone();
+        // An error means the writer is gone already.
+        let _ = stopped.wait_for(|stopped| *stopped).await;
     }
 }
 
-/// Room for one record in the queue, promised to a call before it runs.
+/// Room for one record in the channel, taken for a call before it runs.
 ///
-/// Hand the record over with [`submit`](Reservation::submit); dropping the reservation unused
-/// gives the room back.
-///
-/// It borrows the log rather than sharing it: a call holds one for its whole run, and taking
-/// and dropping a reference count on every call is two atomic writes for nothing.
-pub struct Reservation<'log> {
-    shared: &'log Shared,
-    /// The records held (reserved or queued) when this room was promised, itself included:
-    /// how full the queue is, known without reading the writer's end of the queue (a cache
-    /// line the writer keeps writing).
-    held: usize,
-    used: bool,
+/// Send the record with [`submit`](Reservation::submit); dropping the reservation unused gives
+/// the room back.
+#[derive(Debug)]
+pub struct Reservation {
+    permit: mpsc::OwnedPermit<Message>,
+    durability: Durability,
 }
 
-impl std::fmt::Debug for Reservation<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Reservation")
-            .field("held", &self.held)
-            .field("used", &self.used)
-            .finish()
-    }
-}
-
-impl<'log> Reservation<'log> {
-    fn new(log: &'log AuditLog, held: usize) -> Self {
-        Self {
-            shared: &log.shared,
-            held,
-            used: false,
-        }
-    }
-
-    /// Queues the record. Never waits: the room was promised. In strict mode the returned
+impl Reservation {
+    /// Sends the record. Never waits: the room was taken. Under strict durability the returned
     /// [`Submitted`] resolves once the store has the record.
-    pub fn submit(self, pending: PendingRecord) -> Submitted {
-        self.queue(pending, None)
-    }
-
-    /// [`submit`](Self::submit), with the record's `timestamp` set by the writer to the
-    /// wall-clock time of `started`: the writer reads the wall clock once per batch and steps
-    /// back by the monotonic time elapsed since `started`. A call then reads one clock to
-    /// start and one to end (its duration), not a third for the wall time. The two clocks
-    /// agree up to a step of the wall clock (or a suspend) while the record waits in the
-    /// queue, which is milliseconds.
-    #[inline]
-    pub fn submit_started_at(self, pending: PendingRecord, started: Instant) -> Submitted {
-        self.queue(pending, Some(started))
-    }
-
-    #[inline]
-    fn queue(mut self, pending: PendingRecord, started: Option<Instant>) -> Submitted {
-        self.used = true;
-        let shared = self.shared;
-        let (ack, submitted) = match shared.config.durability {
+    pub fn submit(self, record: AuditRecord) -> Submitted {
+        let (stored, submitted) = match self.durability {
             Durability::Relaxed => (None, Submitted::Queued),
             Durability::Strict => {
                 let (sender, receiver) = oneshot::channel();
                 (Some(sender), Submitted::Waiting(receiver))
             }
         };
-        if shared
-            .queue
-            .push(Queued {
-                record: QueuedRecord::new(pending, started),
-                ack,
-            })
-            .is_err()
-        {
-            // Unreachable while reservations hold: `reserved` never exceeds the capacity.
-            tracing::error!("audit queue overflowed despite a reservation; record lost");
-            shared.counters.lost.fetch_add(1, Ordering::Relaxed);
-            shared.release(1);
-            return Submitted::Failed(AuditError::Unavailable(
-                "the audit queue overflowed".to_owned(),
-            ));
-        }
-        // Wake the writer when someone waits for it, when the queue is filling up (as of this
-        // record's reservation), or when it went to sleep with nothing to do. Otherwise it
-        // picks the record up on its next round.
-        if matches!(submitted, Submitted::Waiting(_))
-            || shared.sleeping.load(Ordering::SeqCst)
-            || self.held * 2 > shared.queue.capacity()
-        {
-            shared.wake_writer();
-        }
+        self.permit.send(Message::Record { record, stored });
         submitted
     }
 }
 
-impl Drop for Reservation<'_> {
-    fn drop(&mut self) {
-        if !self.used {
-            self.shared.release(1);
+impl std::fmt::Debug for Message {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Message::Record { record, .. } => f.debug_tuple("Record").field(&record.tool).finish(),
+            Message::Flush(_) => f.write_str("Flush"),
         }
     }
 }
 
-/// A record handed to the log.
+/// A record sent to the log.
 #[derive(Debug)]
 pub enum Submitted {
-    /// Queued; under relaxed durability that is the acknowledgement.
+    /// Sent; under relaxed durability that is the acknowledgement.
     Queued,
     /// Strict durability: resolves once the store has appended the record.
     Waiting(oneshot::Receiver<Result<AuditId, AuditError>>),
-    /// The record could not be queued.
-    Failed(AuditError),
 }
 
 impl Submitted {
@@ -584,7 +406,6 @@ impl Submitted {
     pub async fn acknowledged(self) -> Result<(), AuditError> {
         match self {
             Submitted::Queued => Ok(()),
-            Submitted::Failed(error) => Err(error),
             Submitted::Waiting(receiver) => match receiver.await {
                 Ok(result) => result.map(drop),
                 Err(_) => Err(AuditError::Unavailable(
@@ -592,21 +413,5 @@ impl Submitted {
                 )),
             },
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Queued;
-
-    /// The queue's slots start on cache lines of their own (see [`Queued`]).
-    #[test]
-    fn a_queued_record_fills_whole_cache_lines() {
-        assert_eq!(std::mem::align_of::<Queued>(), 64);
-        assert_eq!(
-            std::mem::size_of::<Queued>(),
-            256,
-            "four cache lines, no more"
-        );
     }
 }

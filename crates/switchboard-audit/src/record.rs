@@ -7,39 +7,12 @@ use std::{fmt, sync::Arc};
 
 use jiff::Timestamp;
 use serde::{Serialize, Serializer};
-use switchboard_core::{Category, CorrelationId, ErrorKind, Initiator, OrgId, SessionId, UserId};
+use switchboard_core::{
+    Category, CorrelationId, Digest, ErrorKind, Initiator, OrgId, SessionId, UserId,
+};
 
 /// A record's position in its store: unique and increasing in the order records were appended.
 pub type AuditId = u64;
-
-/// A BLAKE3 digest of the canonical JSON of a value.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Digest(pub [u8; 32]);
-
-impl Digest {
-    /// Lower-case hex.
-    pub fn to_hex(&self) -> String {
-        blake3::Hash::from_bytes(self.0).to_hex().to_string()
-    }
-}
-
-impl fmt::Debug for Digest {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Digest({})", self.to_hex())
-    }
-}
-
-impl fmt::Display for Digest {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.to_hex())
-    }
-}
-
-impl Serialize for Digest {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.to_hex())
-    }
-}
 
 /// How a call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -123,10 +96,15 @@ pub struct AuditRecord {
     pub correlation_id: Option<CorrelationId>,
     /// Who started the call.
     pub initiator: Initiator,
-    /// Digest of the params' canonical JSON.
-    pub input_hash: Digest,
-    /// Digest of the result's canonical JSON, on success.
+    /// Digest of the params' canonical JSON; `None` only when the input could not be
+    /// serialized.
+    pub input_hash: Option<Digest>,
+    /// Digest of the result's canonical JSON: `Some` on success, `None` on failure and when
+    /// the output could not be serialized.
     pub output_hash: Option<Digest>,
+    /// Why a digest is missing (`input: …` or `output: …`); absent when none is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub digest_error: Option<String>,
     /// Wall time from the start of the invoke to the end of the tool, in microseconds.
     pub duration_us: u64,
     /// How it ended.

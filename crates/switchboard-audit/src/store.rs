@@ -139,26 +139,6 @@ pub trait AuditStore: Send + Sync + 'static {
     /// the writer retries the whole batch.
     fn append_batch(&self, records: &mut [AuditRecord]) -> Result<(), AuditError>;
 
-    /// Appends `records` as [`append_batch`](Self::append_batch) does, taking them: on success
-    /// `records` is left empty and `ids` has each record's id pushed, in order; on error
-    /// `records` is as it was, for the writer to try again. The audit writer appends through
-    /// this method, since it has no use for a record once it is stored.
-    ///
-    /// The default borrows the records through `append_batch`, then drops them. A store that
-    /// keeps the records themselves (the in-memory table) overrides it to move them in instead
-    /// of cloning them: a clone writes the reference counts of the record's ids, which the
-    /// calls of every core write too. An override must not fail or panic once it has started
-    /// taking records.
-    fn append_taken(
-        &self,
-        records: &mut Vec<AuditRecord>,
-        ids: &mut Vec<AuditId>,
-    ) -> Result<(), AuditError> {
-        self.append_batch(records)?;
-        ids.extend(records.drain(..).map(|record| record.id));
-        Ok(())
-    }
-
     /// Records matching `query`, newest first.
     fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, AuditError>;
 
@@ -174,14 +154,6 @@ pub trait AuditStore: Send + Sync + 'static {
 impl<S: AuditStore + ?Sized> AuditStore for Arc<S> {
     fn append_batch(&self, records: &mut [AuditRecord]) -> Result<(), AuditError> {
         (**self).append_batch(records)
-    }
-
-    fn append_taken(
-        &self,
-        records: &mut Vec<AuditRecord>,
-        ids: &mut Vec<AuditId>,
-    ) -> Result<(), AuditError> {
-        (**self).append_taken(records, ids)
     }
 
     fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, AuditError> {

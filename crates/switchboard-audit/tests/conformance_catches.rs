@@ -9,7 +9,7 @@ use std::sync::{
 
 use jiff::Timestamp;
 use switchboard_audit::{
-    AuditError, AuditId, AuditQuery, AuditRecord, AuditStats, AuditStore, MemoryAuditStore,
+    AuditError, AuditQuery, AuditRecord, AuditStats, AuditStore, MemoryAuditStore,
     conformance::{self, StoreFactory},
 };
 
@@ -28,8 +28,8 @@ enum Flaw {
     DropsRecords,
     /// Numbers records from 1 again once retention has emptied it.
     ReusesIds,
-    /// Reports the ids of records it takes (`append_taken`) in reverse order.
-    ReversesTakenIds,
+    /// Does not keep why a digest is missing.
+    ForgetsDigestErrors,
 }
 
 struct Flawed {
@@ -45,6 +45,11 @@ impl AuditStore for Flawed {
             _ => records.len(),
         };
         let mut stored = records[..kept].to_vec();
+        if let Flaw::ForgetsDigestErrors = self.flaw {
+            for record in &mut stored {
+                record.digest_error = None;
+            }
+        }
         if let Flaw::RoundsTimestamps = self.flaw {
             // Rounded in what is kept only: the caller's records keep their nanoseconds.
             for record in &mut stored {
@@ -60,20 +65,6 @@ impl AuditStore for Flawed {
                 Some(stored) => stored.id,
                 None => record.id.max(1) + 1_000_000,
             };
-        }
-        Ok(())
-    }
-
-    fn append_taken(
-        &self,
-        records: &mut Vec<AuditRecord>,
-        ids: &mut Vec<AuditId>,
-    ) -> Result<(), AuditError> {
-        let first = ids.len();
-        self.append_batch(records)?;
-        ids.extend(records.drain(..).map(|record| record.id));
-        if let Flaw::ReversesTakenIds = self.flaw {
-            ids[first..].reverse();
         }
         Ok(())
     }
@@ -202,9 +193,9 @@ fn the_unflawed_table_passes_everything() {
 }
 
 #[test]
-fn misreported_ids_of_taken_records_are_caught() {
+fn forgotten_digest_errors_are_caught() {
     assert_caught(
-        Flaw::ReversesTakenIds,
-        &["append_taken_appends_like_append_batch"],
+        Flaw::ForgetsDigestErrors,
+        &["records_without_a_digest_round_trip"],
     );
 }

@@ -24,8 +24,8 @@
 //! the machine's noise hits them alike; every loop is bounded in calls and in time, so a server
 //! that stalls 40 ms per answer still finishes in the same time budget. Run:
 //! `cargo bench -p switchboard-cli --bench http` (about a minute, two at most), or `-- quick`
-//! for a short smoke run (about 10 seconds). The method and figures are in
-//! `docs/benchmarks.md`.
+//! for a short smoke run (about 10 seconds). `cargo xtask bench` collects the `BENCH` lines the
+//! report ends with.
 
 #![allow(clippy::print_stdout, reason = "a benchmark's output is its report")]
 #![allow(missing_docs, reason = "a benchmark binary has no public API")]

@@ -3,6 +3,7 @@
 mod category;
 mod content;
 mod context;
+pub mod digest;
 mod domain;
 mod error;
 mod error_record;
@@ -16,6 +17,7 @@ mod tool;
 pub use category::{Category, UnknownCategory};
 pub use content::{CONTENT_SCHEMA_MARKER, ContentBlock, EmbeddedResource, ToolContent};
 pub use context::{CallContext, CallContextBuilder, Caller, Initiator, REQUIRED_CONTEXT_FIELDS};
+pub use digest::{Digest, DigestError, digest_json, digest_of};
 pub use domain::{
     DomainCell, DomainEntry, DomainState, DomainWriter, StateRef, ToolContext, WriteOp,
     linked_domains,

@@ -13,7 +13,9 @@
 //!
 //! How each transport is set up is in `roundtrip/setup.rs`, the baseline in
 //! `roundtrip/plain.rs`. Run: `cargo bench -p switchboard-mcp --bench roundtrip` (it builds the
-//! `switchboard` binary with the same profile first). Results go in `docs/benchmarks.md`.
+//! `switchboard` binary with the same profile first; `-- nomatch`, a filter that matches no
+//! criterion benchmark, runs the summary alone). `cargo xtask bench` collects the `BENCH` lines
+//! the summary prints.
 
 #![allow(clippy::print_stdout, reason = "a benchmark reports to its terminal")]
 #![allow(missing_docs, reason = "a benchmark binary has no public API")]

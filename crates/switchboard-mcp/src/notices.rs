@@ -14,7 +14,7 @@
 //! The queue is a mutex-guarded `VecDeque` and a [`Notify`], one small allocation per call,
 //! rather than a Tokio channel, whose first block of slots is a ~4 KB allocation: rmcp's own
 //! client asks for progress on every request, so every call from it pays for the queue, while
-//! few tools ever report (`docs/benchmarks.md`, MCP section).
+//! few tools ever report.
 
 #![allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).
 

@@ -2,10 +2,10 @@
 //!
 //! The shape comes from [`ToolDescriptor::mcp`] in `switchboard-core`, so the CLI's
 //! `schema --format mcp` and this server can never disagree; it reaches rmcp's [`Tool`]
-//! through a serde round trip. That round trip copies both schemas twice (5–10 µs a tool), so
-//! a [`ToolCatalog`] keeps each descriptor's conversion: `tools/list` and rmcp's own lookups
-//! (on 2026-07-28 it looks a tool's input schema up on every HTTP `tools/call` to check the
-//! `Mcp-Param-*` headers) clone a converted tool instead of converting again.
+//! through a serde round trip. That round trip copies both schemas twice, so a [`ToolCatalog`]
+//! keeps each descriptor's conversion: `tools/list` and rmcp's own lookups (on 2026-07-28 it
+//! looks a tool's input schema up on every HTTP `tools/call` to check the `Mcp-Param-*`
+//! headers) clone a converted tool instead of converting again.
 //!
 //! Pages are cut from the name-sorted list; the cursor is the offset of the next page, opaque
 //! to clients, and any cursor we did not hand out is a JSON-RPC invalid-params error.

@@ -12,13 +12,11 @@
 //! approver. Every decision attempt on a found proposal, and every expiry, leaves an audit
 //! record linked by the proposal's id.
 
-use std::sync::Arc;
-
 use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
 use switchboard_approvals::{Decision, Proposal, StoreError, TransitionError};
-use switchboard_audit::{ActionEvent, AuditAction, Payload};
+use switchboard_audit::{ActionEvent, AuditAction, digest_json};
 use switchboard_core::{ActionId, CallContext, Caller, Initiator, InvokeError, ProposalId};
 use tracing::Instrument;
 
@@ -275,7 +273,7 @@ impl ToolRegistry {
             &proposal.tool,
             table.get(&proposal.tool),
             context,
-            Payload::Json(Arc::clone(&proposal.params)),
+            Ok(digest_json(&proposal.params)),
         )
         .await
         .map_err(|error| audit_failed(&proposal.tool, &error))?;
@@ -284,10 +282,7 @@ impl ToolRegistry {
             Ok(()) => Ok(()),
             Err(error) => Err(error.clone()),
         };
-        let acknowledged = draft
-            .close(outcome_of(&outcome), None, None)
-            .acknowledged()
-            .await;
+        let acknowledged = draft.close(outcome_of(&outcome), None).acknowledged().await;
         finish(acknowledged, &proposal.tool, outcome)
     }
 

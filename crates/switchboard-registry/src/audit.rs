@@ -5,35 +5,48 @@
 //! failed, panicked, timed out, or successful — is written exactly once. If the caller stops
 //! waiting (the invoke future is dropped), the draft's `Drop` hands the record over with the
 //! outcome `cancelled`: the reserved room means that never has to wait, so exactly once still
-//! holds. The digests of input and output are computed by the log's writer, not here.
+//! holds.
+//!
+//! The digests of input and output are computed here, on the caller's task, so the record is
+//! complete when it is sent. A value that cannot be serialized (its `Serialize` impl fails or
+//! panics) gets no digest: the record says why in `digest_error`, and the call goes on.
 //!
 //! The draft only borrows what the record will say (the context, the tool) and builds the
-//! record once, when it closes: a call that got as far as running its tool hands its verified
-//! [`Caller`] back, and the record takes the ids out of it instead of copying them from the
-//! context a second time. The call reads the monotonic clock when it opens and when it closes;
-//! the record's wall-clock timestamp is filled in by the writer from the start instant
-//! ([`Reservation::submit_started_at`]).
+//! record once, when it closes. Its ids are the context's, present or not: a call refused for
+//! `missing_context` is recorded with what it did give.
 
-use std::{sync::Arc, time::Instant};
+use std::{panic::AssertUnwindSafe, sync::Arc, time::Instant};
 
 use jiff::Timestamp;
+use serde::Serialize;
 use switchboard_audit::{
-    AuditAction, AuditError, AuditLog, AuditRecord, Digest, Outcome, Payload, PendingRecord,
-    Reservation, Submitted, clamp_tool_name,
+    AuditAction, AuditError, AuditLog, AuditRecord, Digest, DigestError, Outcome, Reservation,
+    Submitted, clamp_tool_name,
 };
-use switchboard_core::{CallContext, Caller, ErrorKind};
+use switchboard_core::{CallContext, ErrorKind};
+
+/// A value's digest for the record, or why it has none.
+pub(crate) type Digested = Result<Digest, DigestError>;
+
+/// The digest of a typed value. Its `Serialize` impl is user code: a panic there is caught and
+/// recorded as the reason the digest is missing, and the call goes on.
+pub(crate) fn digest_value<T: Serialize + ?Sized>(value: &T) -> Digested {
+    std::panic::catch_unwind(AssertUnwindSafe(|| switchboard_audit::digest_of(value)))
+        .unwrap_or(Err(DigestError::Panicked))
+}
 
 use crate::table::RegisteredTool;
 
 pub(crate) struct AuditDraft<'a> {
     /// `None` once the record is handed over.
-    reservation: Option<Reservation<'a>>,
+    reservation: Option<Reservation>,
     started: Instant,
+    timestamp: Timestamp,
     /// The name asked for, and the tool it resolved to, if any.
     name: &'a str,
     found: Option<&'a RegisteredTool>,
     context: &'a CallContext,
-    input: Option<Payload>,
+    input: Digested,
     action: Option<AuditAction>,
 }
 
@@ -46,31 +59,21 @@ impl<'a> AuditDraft<'a> {
         name: &'a str,
         found: Option<&'a Arc<RegisteredTool>>,
         context: &'a CallContext,
-        input: Payload,
+        input: Digested,
     ) -> Result<Self, AuditError> {
         let started = Instant::now();
-        let reservation = reserve(log).await?;
-        Ok(Self::new(reservation, started, name, found, context, input))
-    }
-
-    /// The draft of a call that started at `started` and has room for its record.
-    pub(crate) fn new(
-        reservation: Reservation<'a>,
-        started: Instant,
-        name: &'a str,
-        found: Option<&'a Arc<RegisteredTool>>,
-        context: &'a CallContext,
-        input: Payload,
-    ) -> Self {
-        Self {
+        let timestamp = Timestamp::now();
+        let reservation = log.reserve().await?;
+        Ok(Self {
             reservation: Some(reservation),
             started,
+            timestamp,
             name,
             found: found.map(|tool| &**tool),
             context,
-            input: Some(input),
+            input,
             action: None,
-        }
+        })
     }
 
     /// Links the record to a mutation (its action id and what this call did to it).
@@ -79,55 +82,37 @@ impl<'a> AuditDraft<'a> {
     }
 
     /// Hands the record over with its outcome; await the result's
-    /// [`acknowledged`](Submitted::acknowledged) as the log's durability asks. `caller` is the
-    /// verified caller of a call that got that far: its ids go into the record.
-    pub(crate) fn close(
-        mut self,
-        outcome: Outcome,
-        output: Option<Payload>,
-        caller: Option<Caller>,
-    ) -> Submitted {
-        self.submit(outcome, output, caller)
+    /// [`acknowledged`](Submitted::acknowledged) as the log's durability asks.
+    pub(crate) fn close(mut self, outcome: Outcome, output: Option<Digested>) -> Submitted {
+        self.submit(outcome, output)
     }
 
-    fn submit(
-        &mut self,
-        outcome: Outcome,
-        output: Option<Payload>,
-        caller: Option<Caller>,
-    ) -> Submitted {
+    fn submit(&mut self, outcome: Outcome, output: Option<Digested>) -> Submitted {
         let Some(reservation) = self.reservation.take() else {
             return Submitted::Queued;
         };
         let duration_us = elapsed_us(self.started);
         let context = self.context;
-        let (org_id, user_id, session_id, correlation_id) = match caller {
-            Some(Caller {
-                org_id,
-                user_id,
-                session_id,
-                correlation_id,
-                ..
-            }) => (
-                Some(org_id),
-                Some(user_id),
-                Some(session_id),
-                Some(correlation_id),
-            ),
-            // Refused before the context was verified (or a mutation, whose caller went into
-            // its run): the record says what the context said, present or not.
-            None => (
-                context.org_id.clone(),
-                context.user_id.clone(),
-                context.session_id.clone(),
-                context.correlation_id.clone(),
-            ),
-        };
         let found = self.found;
+        let mut digest_errors = Vec::new();
+        let input_hash = match &self.input {
+            Ok(digest) => Some(*digest),
+            Err(error) => {
+                digest_errors.push(format!("input: {error}"));
+                None
+            }
+        };
+        let output_hash = match output {
+            Some(Ok(digest)) => Some(digest),
+            Some(Err(error)) => {
+                digest_errors.push(format!("output: {error}"));
+                None
+            }
+            None => None,
+        };
         let record = AuditRecord {
             id: 0,
-            // Set by the writer from `started`.
-            timestamp: Timestamp::UNIX_EPOCH,
+            timestamp: self.timestamp,
             // A found tool's name is shared; only an unknown name is copied.
             tool: found.map_or_else(
                 || clamp_tool_name(self.name).into(),
@@ -135,27 +120,19 @@ impl<'a> AuditDraft<'a> {
             ),
             domain: found.map(|tool| Arc::clone(&tool.domain.name)),
             category: found.map(RegisteredTool::category),
-            org_id,
-            user_id,
-            session_id,
-            correlation_id,
+            org_id: context.org_id.clone(),
+            user_id: context.user_id.clone(),
+            session_id: context.session_id.clone(),
+            correlation_id: context.correlation_id.clone(),
             initiator: context.initiator,
-            // Computed by the writer from `input` and the output.
-            input_hash: Digest([0; 32]),
-            output_hash: None,
+            input_hash,
+            output_hash,
+            digest_error: (!digest_errors.is_empty()).then(|| digest_errors.join("; ")),
             duration_us,
             outcome,
             action: self.action.take(),
         };
-        let pending = PendingRecord {
-            record,
-            input: self
-                .input
-                .take()
-                .unwrap_or(Payload::Digest(Digest([0; 32]))),
-            output,
-        };
-        reservation.submit_started_at(pending, self.started)
+        reservation.submit(record)
     }
 }
 
@@ -170,19 +147,33 @@ impl Drop for AuditDraft<'_> {
         );
         // Nobody waits for the acknowledgement: the caller is gone. The record is queued either
         // way; a strict store's failure is logged and counted by the writer.
-        drop(self.submit(Outcome::Error(ErrorKind::Cancelled), None, None));
-    }
-}
-
-/// Room for a call's record: at once, or after a wait (boxed: the wait is rare, and its future
-/// would bloat every call's). Fails when the log refuses: the call must not run then.
-pub(crate) async fn reserve(log: &AuditLog) -> Result<Reservation<'_>, AuditError> {
-    match log.try_reserve()? {
-        Some(reservation) => Ok(reservation),
-        None => Box::pin(log.reserve()).await,
+        drop(self.submit(Outcome::Error(ErrorKind::Cancelled), None));
     }
 }
 
 fn elapsed_us(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A value whose `Serialize` impl panics, as a user's may.
+    struct Explodes;
+
+    impl Serialize for Explodes {
+        fn serialize<S: serde::Serializer>(&self, _serializer: S) -> Result<S::Ok, S::Error> {
+            panic!("a user's Serialize impl panicked");
+        }
+    }
+
+    #[test]
+    fn a_panicking_serialize_impl_leaves_no_digest_and_says_why() {
+        assert_eq!(digest_value(&Explodes), Err(DigestError::Panicked));
+        assert_eq!(
+            digest_value(&[1, 2]),
+            Ok(switchboard_audit::digest_json(&serde_json::json!([1, 2])))
+        );
+    }
 }

@@ -18,7 +18,7 @@ use std::{panic::AssertUnwindSafe, sync::Arc};
 use futures::FutureExt;
 use serde_json::Value;
 use switchboard_approvals::Proposal;
-use switchboard_audit::{Outcome, Payload};
+use switchboard_audit::Outcome;
 use switchboard_core::{
     CallContext, Caller, Category, Initiator, InvokeError, ProposalId, Tool, ToolContext,
     ToolError, schema::find_org_id,
@@ -27,7 +27,7 @@ use tracing::Instrument;
 
 use crate::{
     access::AgentScopes,
-    audit::AuditDraft,
+    audit::{AuditDraft, digest_value},
     config::AgentMutations,
     job::{Job, JsonRequest, Request, TypedRequest},
     mutation::{self, Claimed},
@@ -422,11 +422,11 @@ async fn record<J: Job>(
 ) -> Result<Step<J::Output>, InvokeError> {
     let output = match &result {
         Ok(Step::Output(output)) => Some(J::audit_output(output)),
-        Ok(Step::Proposed(proposal)) => Some(Payload::typed(Proposal::clone(proposal))),
+        Ok(Step::Proposed(proposal)) => Some(digest_value(&**proposal)),
         Err(_) => None,
     };
     let acknowledged = draft
-        .close(outcome_of(&result), output, None)
+        .close(outcome_of(&result), output)
         .acknowledged()
         .await;
     finish(acknowledged, name, result)

@@ -15,13 +15,14 @@ use std::{
 
 use serde_json::Value;
 use switchboard_approvals::StoredOutcome;
-use switchboard_audit::{Digest, Payload};
+use switchboard_audit::{Digest, digest_json};
 use switchboard_core::{
     ActionId, ErasedInput, FieldError, InvokeError, Tool, ToolContext, ToolEntry, ToolError,
     validate_typed,
 };
 
 use crate::{
+    audit::{Digested, digest_value},
     invoke::not_found,
     table::{Handler, RegisteredTool, RuntimeTool},
 };
@@ -36,7 +37,7 @@ pub(crate) trait Request: Send {
     fn params(&self) -> Option<&Value>;
 
     /// The input, as the call's audit record keeps it.
-    fn audit_input(&self) -> Payload;
+    fn audit_input(&self) -> Digested;
 
     /// Checks the input against `tool` (step "input" of the call path) and decodes it.
     fn validate(self, tool: &RegisteredTool) -> Result<Self::Job, InvokeError>;
@@ -65,7 +66,7 @@ pub(crate) trait Job: Send + 'static {
     fn proposal_params(&self) -> Arc<Value>;
 
     /// The output, as the call's audit record keeps it.
-    fn audit_output(output: &Self::Output) -> Payload;
+    fn audit_output(output: &Self::Output) -> Digested;
 
     /// The first result of a mutation, as retries will get it back.
     fn stored(action_id: ActionId, result: &Result<Self::Output, InvokeError>) -> StoredOutcome;
@@ -100,8 +101,8 @@ impl Request for JsonRequest {
         Some(&self.params)
     }
 
-    fn audit_input(&self) -> Payload {
-        json_payload(&self.params, || Payload::Json(Arc::clone(&self.params)))
+    fn audit_input(&self) -> Digested {
+        Ok(digest_json(&self.params))
     }
 
     /// The params against the compiled schema, then (a linked tool) serde and `validator`.
@@ -153,15 +154,15 @@ impl Job for JsonJob {
     }
 
     fn params_digest(&self) -> Digest {
-        switchboard_audit::digest_json(&self.params)
+        digest_json(&self.params)
     }
 
     fn proposal_params(&self) -> Arc<Value> {
         Arc::clone(&self.params)
     }
 
-    fn audit_output(output: &Value) -> Payload {
-        json_payload(output, || Payload::of(output))
+    fn audit_output(output: &Value) -> Digested {
+        Ok(digest_json(output))
     }
 
     fn stored(action_id: ActionId, result: &Result<Value, InvokeError>) -> StoredOutcome {
@@ -187,8 +188,8 @@ impl<T: Tool> Request for TypedRequest<T> {
         None
     }
 
-    fn audit_input(&self) -> Payload {
-        Payload::of(&self.0)
+    fn audit_input(&self) -> Digested {
+        digest_value(&self.0)
     }
 
     /// The tool's marker type (the name must lead to `T` itself), then the `validator` rules.
@@ -219,15 +220,16 @@ impl<T: Tool> Job for TypedJob<T> {
     }
 
     fn params_digest(&self) -> Digest {
-        switchboard_audit::digest_of(&self.0)
+        // A fingerprint needs a digest: an input that cannot be serialized has that of `null`.
+        digest_value(&self.0).unwrap_or_else(|_| digest_json(&Value::Null))
     }
 
     fn proposal_params(&self) -> Arc<Value> {
         Arc::new(serde_json::to_value(&self.0).unwrap_or(Value::Null))
     }
 
-    fn audit_output(output: &T::Output) -> Payload {
-        Payload::of(output)
+    fn audit_output(output: &T::Output) -> Digested {
+        digest_value(output)
     }
 
     fn stored(action_id: ActionId, result: &Result<T::Output, InvokeError>) -> StoredOutcome {
@@ -265,49 +267,5 @@ fn invalid(tool: &RegisteredTool, errors: Vec<FieldError>) -> InvokeError {
     InvokeError::InvalidInput {
         tool: tool.name.to_string(),
         errors,
-    }
-}
-
-/// What a JSON call's audit record gets for its params or result: the digest, computed here
-/// on the caller's task, or (for a large value) `for_the_writer`.
-///
-/// The audit writer is one thread that every record goes through, so hashing there does not
-/// spread over the machine's cores; hashing here does. A large value would hold an async
-/// worker for as long as hashing it takes, so it goes to the writer.
-fn json_payload(value: &Value, for_the_writer: impl FnOnce() -> Payload) -> Payload {
-    /// The canonical JSON's size up to which the caller digests.
-    const DIGEST_HERE_BYTES: usize = 4 * 1024;
-    match switchboard_audit::digest_json_within(value, DIGEST_HERE_BYTES) {
-        Some(digest) => Payload::Digest(digest),
-        None => for_the_writer(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-    use switchboard_audit::digest_json;
-
-    use super::*;
-
-    /// The digest `json_payload` computed here, or `None` if it handed the value on.
-    fn digested_here(value: &Value) -> Option<Digest> {
-        match json_payload(value, || Payload::Json(Arc::new(Value::Null))) {
-            Payload::Digest(digest) => Some(digest),
-            _ => None,
-        }
-    }
-
-    #[test]
-    fn small_values_are_digested_here_and_large_ones_go_to_the_writer() {
-        let small = json!({"from": "2026-11-23", "to": "2026-11-29", "ids": [1, 2, null]});
-        assert_eq!(digested_here(&small), Some(digest_json(&small)));
-        assert_eq!(digested_here(&json!({})), Some(digest_json(&json!({}))));
-        assert_eq!(digested_here(&json!({"note": "x".repeat(5_000)})), None);
-        assert_eq!(
-            digested_here(&json!(vec![0; 3_000])),
-            None,
-            "many small members"
-        );
     }
 }

@@ -9,7 +9,7 @@
 //! execute call). The tools do no work and write nothing, so the runtime's share is all there
 //! is to see.
 //!
-//! Run: `cargo bench -p switchboard --bench idempotency`. Results go in `docs/benchmarks.md`.
+//! Run: `cargo bench -p switchboard --bench idempotency` (`-- nomatch` for the summary alone).
 
 #![allow(clippy::print_stdout, reason = "a benchmark reports to its terminal")]
 #![allow(missing_docs, reason = "a benchmark binary has no public API")]

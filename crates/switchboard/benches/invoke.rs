@@ -2,16 +2,17 @@
 //! through the orchestrator, with 1 caller and with 64 concurrent callers, in one run.
 //!
 //! Criterion measures each variant on its own; then a summary interleaves all variants round by
-//! round (so machine noise hits them alike) and prints medians, p99 and the ratios the targets
-//! are stated in: JSON invoke over the direct JSON call, typed registry call over the direct
-//! typed call, and how each scales from 1 to 64 callers. The audit store's own cost is isolated
-//! by running JSON invoke once more against a store that only counts records. Last, ten
-//! contended JSON phases back to back, timed until every audit record is written: a 64-caller
-//! phase of the summary fits in the audit queue, so that figure shows the pace the audit writer
-//! keeps up with over a longer stretch. Each round also times a cache line's trip to the other
-//! core and back, printed at the end: the contended figures move with it.
+//! round (so machine noise hits them alike) and prints medians, p99, throughput, and the
+//! headline figures: JSON invoke against the direct JSON call (target: adds at most 2 µs
+//! median) and the typed registry call against the direct typed call (reported, no target). The
+//! audit store's own cost is isolated by running JSON invoke once more against a store that
+//! only counts records. Last, ten contended JSON phases back to back, timed until every audit
+//! record is written: a 64-caller phase of the summary fits in the audit queue, so that figure
+//! shows the pace the audit writer keeps up with over a longer stretch.
 //!
-//! Run: `cargo bench -p switchboard --bench invoke`. Results go in `docs/benchmarks.md`.
+//! Run: `cargo bench -p switchboard --bench invoke` (`-- nomatch`, a filter that matches no
+//! criterion benchmark, runs the summary alone). `cargo xtask bench` collects the `BENCH`
+//! lines the summary prints.
 
 #![allow(clippy::print_stdout, reason = "a benchmark reports to its terminal")]
 #![allow(missing_docs, reason = "a benchmark binary has no public API")]
@@ -267,10 +268,8 @@ fn summary(runtime: &Runtime, fixture: &Fixture) {
     let mut samples: Vec<Vec<f64>> = vec![Vec::new(); Variant::ALL.len()];
     let mut single: Vec<Vec<f64>> = vec![Vec::new(); Variant::ALL.len()];
     let mut many: Vec<Vec<f64>> = vec![Vec::new(); Variant::ALL.len()];
-    let mut crossings = Vec::with_capacity(ROUNDS);
     runtime.block_on(async {
         for _ in 0..ROUNDS {
-            crossings.push(cross_core_round_trip_ns());
             for (index, variant) in Variant::ALL.into_iter().enumerate() {
                 latencies(fixture, variant, SAMPLES, &mut samples[index]).await;
                 let started = Instant::now();
@@ -282,7 +281,6 @@ fn summary(runtime: &Runtime, fixture: &Fixture) {
         }
     });
     let sustained = runtime.block_on(sustained_invoke(fixture));
-    crossings.sort_by(f64::total_cmp);
     let results: Vec<Summary> = (0..Variant::ALL.len())
         .map(|index| {
             let latencies = &mut samples[index];
@@ -325,22 +323,12 @@ fn summary(runtime: &Runtime, fixture: &Fixture) {
     let counting = of(Variant::RegistryJsonNoAuditTable);
     let added = invoke.median_ns - direct_json.median_ns;
     let typed_ratio = typed.median_ns / direct_typed.median_ns;
-    let scaling = (invoke.throughput_64 / invoke.throughput_1)
-        / (direct_json.throughput_64 / direct_json.throughput_1);
-    let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
     println!();
     println!(
         "JSON invoke adds {added:.0} ns median over the direct JSON call (target <= 2000 ns): {}",
-        verdict(added <= 2_000.0)
+        if added <= 2_000.0 { "met" } else { "NOT met" }
     );
-    println!(
-        "typed registry call / direct typed call = {typed_ratio:.2}x (target <= 3x): {}",
-        verdict(typed_ratio <= 3.0)
-    );
-    println!(
-        "JSON invoke scaling 64/1 relative to the direct call's = {scaling:.2}x (target >= 0.8x): {}",
-        verdict(scaling >= 0.8)
-    );
+    println!("typed registry call / direct typed call = {typed_ratio:.2}x (reported, no target)");
     println!(
         "audit table cost: invoke with the memory table {:.0} ns vs a counting store {:.0} ns median ({:+.0} ns)",
         invoke.median_ns,
@@ -352,49 +340,14 @@ fn summary(runtime: &Runtime, fixture: &Fixture) {
          {sustained:.0} calls/s = {:.2}x one caller's (not a target; the phases above fit in the audit queue, these do not)",
         sustained / invoke.throughput_1
     );
-    println!(
-        "cross-core cache line round trip: median {:.0} ns, {:.0}-{:.0} ns over the rounds (not a target: \
-         what every write shared between the cores costs in this run; see docs/benchmarks.md)",
-        percentile(&crossings, 0.5),
-        crossings[0],
-        crossings[crossings.len() - 1]
-    );
+    print_headline("invoke.json", invoke.median_ns, direct_json.median_ns);
+    print_headline("invoke.typed", typed.median_ns, direct_typed.median_ns);
 }
 
-/// How long one cache line takes to go to the other core and back, in ns: the mean of 4,000
-/// hand-offs of a counter between two threads (the summary reports the median over its rounds).
-///
-/// The contended figures above depend on it: every write the cores share (a reference count, a
-/// queue index, a bulkhead's counter) waits for the line to arrive. On the project's VM it is
-/// ~70 ns at some times and ~400 ns at others, as the host places the two vCPUs, and the
-/// 64-caller phases of the registry variants (not the direct calls, which share nothing) slow
-/// down with it; printing it makes a run's scaling ratio readable.
-fn cross_core_round_trip_ns() -> f64 {
-    const HAND_OFFS: u64 = 4_000;
-    /// On a cache line of its own, so nothing else moves with it.
-    #[repr(align(128))]
-    struct Line(AtomicU64);
-    let line = Arc::new(Line(AtomicU64::new(0)));
-    let other = Arc::clone(&line);
-    let echo = std::thread::spawn(move || {
-        // Answers every odd value with the next even one.
-        for turn in 0..HAND_OFFS {
-            while other.0.load(Ordering::Acquire) != 2 * turn + 1 {
-                std::hint::spin_loop();
-            }
-            other.0.store(2 * turn + 2, Ordering::Release);
-        }
-    });
-    let started = Instant::now();
-    for turn in 0..HAND_OFFS {
-        line.0.store(2 * turn + 1, Ordering::Release);
-        while line.0.load(Ordering::Acquire) != 2 * turn + 2 {
-            std::hint::spin_loop();
-        }
-    }
-    let elapsed = started.elapsed();
-    let _ = echo.join();
-    elapsed.as_nanos() as f64 / HAND_OFFS as f64
+/// A headline figure and its baseline from this run, as the line `cargo xtask bench` collects.
+fn print_headline(id: &str, median_ns: f64, baseline_ns: f64) {
+    let figure = json!({ "id": id, "median": median_ns, "baseline": baseline_ns, "unit": "ns" });
+    println!("BENCH {figure}");
 }
 
 /// Calls per contended phase of the summary: all callers together.

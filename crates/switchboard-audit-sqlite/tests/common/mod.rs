@@ -7,8 +7,7 @@ use std::{path::PathBuf, sync::Arc};
 
 use jiff::Timestamp;
 use switchboard_audit::{
-    AuditError, AuditQuery, AuditRecord, AuditStats, AuditStore, Digest, Outcome, Payload,
-    PendingRecord, digest_json,
+    AuditError, AuditQuery, AuditRecord, AuditStats, AuditStore, Digest, Outcome, digest_json,
 };
 use switchboard_audit_sqlite::{SqliteAuditStore, SqliteOptions};
 use switchboard_core::{Category, Initiator};
@@ -72,8 +71,9 @@ pub(crate) fn record(correlation_id: &str) -> AuditRecord {
         session_id: Some("durability".into()),
         correlation_id: Some(correlation_id.into()),
         initiator: Initiator::Human,
-        input_hash: input_digest(correlation_id),
+        input_hash: Some(input_digest(correlation_id)),
         output_hash: None,
+        digest_error: None,
         duration_us: 12,
         outcome: Outcome::Ok,
         action: None,
@@ -83,15 +83,4 @@ pub(crate) fn record(correlation_id: &str) -> AuditRecord {
 /// The input digest [`record`] gives a correlation id.
 pub(crate) fn input_digest(correlation_id: &str) -> Digest {
     digest_json(&serde_json::json!({ "correlation": correlation_id }))
-}
-
-/// [`record`] as a call hands it to an `AuditLog`: the writer computes the input digest.
-pub(crate) fn pending(correlation_id: &str) -> PendingRecord {
-    PendingRecord {
-        record: record(correlation_id),
-        input: Payload::Json(Arc::new(
-            serde_json::json!({ "correlation": correlation_id }),
-        )),
-        output: None,
-    }
 }

@@ -1,4 +1,4 @@
-//! Tests of the in-memory table: queries, paging, eviction accounting and concurrency.
+//! Tests of the in-memory store: queries, paging, eviction accounting and concurrency.
 
 use std::{sync::Arc, thread};
 
@@ -21,8 +21,9 @@ fn record(tool: &str, org: &str, correlation: &str, at: Timestamp) -> AuditRecor
         session_id: Some("s1".into()),
         correlation_id: Some(CorrelationId::from(correlation)),
         initiator: Initiator::Human,
-        input_hash: digest_json(&serde_json::json!({})),
+        input_hash: Some(digest_json(&serde_json::json!({}))),
         output_hash: None,
+        digest_error: None,
         duration_us: 7,
         outcome: Outcome::Ok,
         action: None,
@@ -196,7 +197,7 @@ fn concurrent_writers_past_capacity_account_for_every_record() {
 }
 
 proptest! {
-    /// The ring behaves like a bounded deque: it keeps exactly the newest `capacity` records.
+    /// The store keeps exactly the newest `capacity` records.
     #[test]
     fn keeps_the_newest_records(capacity in 1usize..20, tools in prop::collection::vec("[a-c]", 0..60)) {
         let store = MemoryAuditStore::with_capacity(capacity);

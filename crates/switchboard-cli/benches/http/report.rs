@@ -170,6 +170,27 @@ impl Results {
                 );
             }
         }
+        self.print_headlines();
+    }
+
+    /// The headline figures `cargo xtask bench` collects: Switchboard's median against the
+    /// floor's, per revision and client count.
+    fn print_headlines(&self) {
+        for clients in crate::CLIENT_COUNTS {
+            for revision in [Revision::Session, Revision::Stateless] {
+                let ours = self.median(Server::Switchboard, revision, clients);
+                let floor = self.median(Server::Floor, revision, clients);
+                if let (Some(ours), Some(floor)) = (ours, floor) {
+                    let figure = serde_json::json!({
+                        "id": format!("serve_http.{}.{clients}", revision.label().replace('-', "_")),
+                        "median": ours.as_nanos() as f64,
+                        "baseline": floor.as_nanos() as f64,
+                        "unit": "ns",
+                    });
+                    println!("BENCH {figure}");
+                }
+            }
+        }
     }
 }
 

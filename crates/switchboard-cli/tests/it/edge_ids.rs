@@ -246,8 +246,9 @@ fn hostile_record(index: u64, hostile: &str) -> AuditRecord {
         session_id: Some(SessionId::from(text("session"))),
         correlation_id: Some(CorrelationId::from(text("correlation"))),
         initiator: Initiator::Agent,
-        input_hash: Digest([7; 32]),
+        input_hash: Some(Digest([7; 32])),
         output_hash: None,
+        digest_error: None,
         duration_us: 1_500,
         outcome: if index.is_multiple_of(2) {
             Outcome::Ok

@@ -36,6 +36,18 @@ const PAIRS: [(&str, Variant, Variant); 4] = [
     ),
 ];
 
+/// The headline figures `cargo xtask bench` collects, as (id, ours, plain): the single-client
+/// median round trip over each transport the target is stated for.
+const HEADLINES: [(&str, Variant, Variant); 3] = [
+    ("mcp.stdio", Variant::OursStdio, Variant::PlainStdio),
+    ("mcp.http", Variant::OursHttp, Variant::PlainHttp),
+    (
+        "mcp.http_2026_07_28",
+        Variant::OursHttpStateless,
+        Variant::PlainHttpStateless,
+    ),
+];
+
 /// Interleaved rounds.
 const ROUNDS: usize = 20;
 
@@ -352,6 +364,9 @@ fn report(results: &[Summary]) {
         micros(of(Variant::InProcess).median_ns),
         micros(of(Variant::InProcess).cpu_ns)
     );
+    for (id, ours, plain) in HEADLINES {
+        print_headline(id, of(ours).median_ns, of(plain).median_ns);
+    }
     let (ours_stdio, plain_blocking) = (of(Variant::OursStdio), of(Variant::PlainStdioBlocking));
     println!("stdio, for scale: the plain server on rmcp's blocking stdio() (diag), median:");
     println!(
@@ -360,4 +375,15 @@ fn report(results: &[Summary]) {
         micros(plain_blocking.median_ns),
         ours_stdio.median_ns / plain_blocking.median_ns,
     );
+}
+
+/// A headline figure and its baseline from this run, as the line `cargo xtask bench` collects.
+fn print_headline(id: &str, median_ns: f64, baseline_ns: f64) {
+    let figure = serde_json::json!({
+        "id": id,
+        "median": median_ns,
+        "baseline": baseline_ns,
+        "unit": "ns",
+    });
+    println!("BENCH {figure}");
 }

@@ -6,8 +6,8 @@
 //! at as JSON (`serde_json::Value`) to tell the errors apart: not JSON (`-32700`, `id: null`),
 //! a batch array or a scalar (`-32600`, `id: null`), or an object that is not a message an MCP
 //! client sends (`-32600`, with the object's `id` when it can be echoed exactly). Parsing
-//! every line into a `Value` first and converting that into the message cost about a third
-//! more per request (`docs/benchmarks.md`, MCP section).
+//! every line into a `Value` first and converting that into the message would parse every
+//! valid request twice.
 //!
 //! An error echoes the client's `id` only when it is a string or an integer that fits 64 bits
 //! (signed or unsigned): `serde_json::Value` reads any other number as an `f64`, and writing

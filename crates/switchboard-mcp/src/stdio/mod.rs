@@ -10,8 +10,7 @@
 //! [`serve_stdio`] reads and writes the standard streams through rmcp's `stdio_pipes()`: when
 //! both are pipes (the way MCP clients start a stdio server) and on Linux, they are driven by
 //! Tokio's I/O reactor instead of handing every read and write to the blocking thread pool, as
-//! `tokio::io::stdin()`/`stdout()` do: a round trip takes 0.57–0.85× as long
-//! (`docs/benchmarks.md`, MCP section). Anywhere else (a terminal, a file, a socket, macOS,
+//! `tokio::io::stdin()`/`stdout()` do. Anywhere else (a terminal, a file, a socket, macOS,
 //! Windows) it falls back to Tokio's blocking handles.
 
 pub(crate) mod classify;

@@ -3,7 +3,7 @@
 //!
 //! A message rmcp sends is written by the `send` future itself (rmcp runs each in a task of
 //! its own), under an async lock held for the whole line: no hand-off to a writer task and back,
-//! which cost two task wake-ups per response (`docs/benchmarks.md`, MCP section).
+//! which would cost two task wake-ups per response.
 //!
 //! An error reply for a bad input line cannot be written that way: it is decided in
 //! `Transport::receive`, which rmcp races against other events and must stay cancel-safe, so it

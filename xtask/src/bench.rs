@@ -1,0 +1,265 @@
+//! `cargo xtask bench`: runs the headline benchmarks and prints one table of today's figures
+//! against today's targets.
+//!
+//! The measuring stays in the benchmarks (`crates/*/benches`). Each one's summary measures a
+//! figure and its baseline in the same run, interleaved round by round so that the machine's
+//! noise hits both alike, and prints every headline figure as one `BENCH {json}` line (see
+//! [`Measurement`]). This module runs those benchmarks one after another, passes their output
+//! through, collects the `BENCH` lines and compares each figure with its target
+//! ([`HEADLINES`]). Criterion's own per-variant runs are skipped with a filter that matches no
+//! benchmark: the interleaved summaries are what the targets are read from, and they take a
+//! few minutes in all.
+//!
+//! A missed target is reported, not treated as a failure: the command fails only when a
+//! benchmark fails to run or a headline figure is missing.
+
+mod table;
+#[cfg(test)]
+mod tests;
+
+use std::{
+    io::{BufRead as _, BufReader},
+    process::{Command, Stdio},
+};
+
+use anyhow::{Context as _, bail};
+
+pub use table::{Measurement, Row, Target, Unit, Verdict, render, rows};
+
+/// A benchmark binary that prints headline figures.
+#[derive(Debug, Clone, Copy)]
+pub struct Benchmark {
+    /// The name `cargo xtask bench NAME` selects it by.
+    pub name: &'static str,
+    /// The package it belongs to.
+    pub package: &'static str,
+    /// Its `[[bench]]` name.
+    pub bench: &'static str,
+    /// The arguments after `--` for a full run.
+    pub args: &'static [&'static str],
+    /// The arguments after `--` for `--quick`.
+    pub quick_args: &'static [&'static str],
+}
+
+/// The criterion filter that matches no benchmark, so that only a benchmark's interleaved
+/// summary runs.
+const SUMMARY_ONLY: &str = "nomatch";
+
+/// The headline benchmarks, in the order they run.
+pub const BENCHMARKS: [Benchmark; 4] = [
+    Benchmark {
+        name: "invoke",
+        package: "switchboard",
+        bench: "invoke",
+        args: &[SUMMARY_ONLY],
+        quick_args: &[SUMMARY_ONLY],
+    },
+    Benchmark {
+        name: "writer",
+        package: "switchboard-audit-sqlite",
+        bench: "writer",
+        args: &[SUMMARY_ONLY],
+        quick_args: &[SUMMARY_ONLY],
+    },
+    Benchmark {
+        name: "roundtrip",
+        package: "switchboard-mcp",
+        bench: "roundtrip",
+        args: &[SUMMARY_ONLY],
+        quick_args: &[SUMMARY_ONLY],
+    },
+    Benchmark {
+        name: "http",
+        package: "switchboard-cli",
+        bench: "http",
+        args: &[],
+        quick_args: &["quick"],
+    },
+];
+
+/// One headline row: the figure a benchmark reports under `id`, and its target.
+#[derive(Debug, Clone, Copy)]
+pub struct Headline {
+    /// The `id` of the benchmark's `BENCH` line.
+    pub id: &'static str,
+    /// The benchmark (`Benchmark::name`) that prints it.
+    pub benchmark: &'static str,
+    /// What the row measures, against what.
+    pub label: &'static str,
+    /// Today's target.
+    pub target: Target,
+}
+
+/// Today's headline figures and targets, in table order.
+pub const HEADLINES: [Headline; 10] = [
+    Headline {
+        id: "invoke.json",
+        benchmark: "invoke",
+        label: "JSON `registry.invoke`, every check and audit, vs the direct JSON call",
+        target: Target::AddsAtMostNs(2_000.0),
+    },
+    Headline {
+        id: "invoke.typed",
+        benchmark: "invoke",
+        label: "typed `registry.call::<T>` vs the direct typed call",
+        target: Target::Reported,
+    },
+    Headline {
+        id: "audit_sqlite.batch_1024",
+        benchmark: "writer",
+        label: "SQLite audit store, batches of 1,024 (`synchronous` FULL) vs a raw INSERT loop on the same table",
+        target: Target::AtLeast(100_000.0),
+    },
+    Headline {
+        id: "mcp.stdio",
+        benchmark: "roundtrip",
+        label: "MCP `tools/call` over stdio vs plain rmcp",
+        target: Target::RatioAtMost(1.10),
+    },
+    Headline {
+        id: "mcp.http",
+        benchmark: "roundtrip",
+        label: "MCP `tools/call` over streamable HTTP (2025-11-25 sessions) vs plain rmcp",
+        target: Target::RatioAtMost(1.10),
+    },
+    Headline {
+        id: "mcp.http_2026_07_28",
+        benchmark: "roundtrip",
+        label: "MCP `tools/call` over streamable HTTP (2026-07-28) vs plain rmcp",
+        target: Target::RatioAtMost(1.10),
+    },
+    Headline {
+        id: "serve_http.2025_11_25.1",
+        benchmark: "http",
+        label: "`switchboard serve --http`, 2025-11-25, 1 client vs the floor",
+        target: Target::RatioAtMost(2.0),
+    },
+    Headline {
+        id: "serve_http.2026_07_28.1",
+        benchmark: "http",
+        label: "`switchboard serve --http`, 2026-07-28, 1 client vs the floor",
+        target: Target::RatioAtMost(2.0),
+    },
+    Headline {
+        id: "serve_http.2025_11_25.32",
+        benchmark: "http",
+        label: "`switchboard serve --http`, 2025-11-25, 32 clients vs the floor",
+        target: Target::RatioAtMost(2.0),
+    },
+    Headline {
+        id: "serve_http.2026_07_28.32",
+        benchmark: "http",
+        label: "`switchboard serve --http`, 2026-07-28, 32 clients vs the floor",
+        target: Target::RatioAtMost(2.0),
+    },
+];
+
+/// What `cargo xtask bench` was asked for.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Shorter runs where a benchmark offers them (the HTTP benchmark's `quick`).
+    pub quick: bool,
+    /// The benchmarks to run, by name; all of them when empty.
+    pub only: Vec<String>,
+}
+
+/// The benchmarks `options` selects, or an error naming the unknown ones.
+pub fn selected(options: &Options) -> anyhow::Result<Vec<Benchmark>> {
+    let unknown: Vec<&str> = options
+        .only
+        .iter()
+        .map(String::as_str)
+        .filter(|name| !BENCHMARKS.iter().any(|benchmark| benchmark.name == *name))
+        .collect();
+    if !unknown.is_empty() {
+        let known: Vec<&str> = BENCHMARKS.iter().map(|benchmark| benchmark.name).collect();
+        bail!(
+            "unknown benchmark {}: choose from {}",
+            unknown.join(", "),
+            known.join(", ")
+        );
+    }
+    Ok(BENCHMARKS
+        .into_iter()
+        .filter(|benchmark| {
+            options.only.is_empty() || options.only.iter().any(|name| name == benchmark.name)
+        })
+        .collect())
+}
+
+/// Runs the selected benchmarks and returns the table rows: every headline of the benchmarks
+/// that ran, then any figure a benchmark printed that has no headline.
+pub fn run(options: &Options) -> anyhow::Result<Vec<Row>> {
+    let benchmarks = selected(options)?;
+    let mut measurements = Vec::new();
+    for benchmark in &benchmarks {
+        measurements.extend(run_one(benchmark, options.quick)?);
+    }
+    let headlines: Vec<Headline> = HEADLINES
+        .into_iter()
+        .filter(|headline| {
+            benchmarks
+                .iter()
+                .any(|benchmark| benchmark.name == headline.benchmark)
+        })
+        .collect();
+    Ok(rows(&headlines, &measurements))
+}
+
+/// Runs one benchmark with `cargo bench`, echoing its output, and returns its `BENCH` lines.
+#[allow(
+    clippy::print_stdout,
+    reason = "a benchmark's own report is passed through to the terminal"
+)]
+fn run_one(benchmark: &Benchmark, quick: bool) -> anyhow::Result<Vec<Measurement>> {
+    let args = if quick {
+        benchmark.quick_args
+    } else {
+        benchmark.args
+    };
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    command
+        .current_dir(crate::project_root())
+        .args([
+            "bench",
+            "-p",
+            benchmark.package,
+            "--bench",
+            benchmark.bench,
+            "--",
+        ])
+        .args(args)
+        .stdout(Stdio::piped());
+    let shown = format!(
+        "cargo bench -p {} --bench {} -- {}",
+        benchmark.package,
+        benchmark.bench,
+        args.join(" ")
+    );
+    println!("\n==> {}", shown.trim_end());
+    let mut child = command
+        .spawn()
+        .with_context(|| format!("could not start `{shown}`"))?;
+    let stdout = child
+        .stdout
+        .take()
+        .context("the benchmark's output was not captured")?;
+    let mut measurements = Vec::new();
+    for line in BufReader::new(stdout).lines() {
+        let line = line.with_context(|| format!("reading the output of `{shown}`"))?;
+        match Measurement::parse_line(&line) {
+            Some(parsed) => measurements.push(parsed.with_context(|| {
+                format!("`{shown}` printed a BENCH line xtask cannot read: {line}")
+            })?),
+            None => println!("{line}"),
+        }
+    }
+    let status = child
+        .wait()
+        .with_context(|| format!("waiting for `{shown}`"))?;
+    if !status.success() {
+        bail!("`{shown}` failed ({status})");
+    }
+    Ok(measurements)
+}
