@@ -14,8 +14,7 @@
 //! them round by round, so machine noise hits them alike, and prints the median time per
 //! operation and the ratio to the in-memory store.
 //!
-//! Run: `cargo bench -p switchboard-approvals-sqlite --bench stores`. Results go in
-//! `docs/benchmarks.md`.
+//! Run: `cargo bench -p switchboard-approvals-sqlite --bench stores`.
 
 #![allow(clippy::print_stdout, reason = "a benchmark reports to its terminal")]
 #![allow(missing_docs, reason = "a benchmark binary has no public API")]

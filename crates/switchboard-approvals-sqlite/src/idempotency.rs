@@ -59,7 +59,7 @@ impl SqliteIdempotencyStore {
     pub(crate) fn new(database: Arc<Database>, retention: Duration) -> Self {
         Self {
             database,
-            owner: uuid::Uuid::new_v4().simple().to_string(),
+            owner: uuid::Uuid::now_v7().simple().to_string(),
             retention: Retention::new(retention),
             in_flight: InFlight::new(),
         }

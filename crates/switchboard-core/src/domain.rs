@@ -16,7 +16,6 @@ use std::{
 };
 
 use arc_swap::ArcSwap;
-use crossbeam_utils::CachePadded;
 
 use crate::{category::Category, context::Caller, error::ToolError};
 
@@ -104,11 +103,8 @@ impl fmt::Debug for WriteOp {
 /// A domain's published state and the way to change it.
 pub struct DomainCell {
     name: Arc<str>,
-    /// Read by every call of every tool of the domain, from every core. Padded onto lines of its
-    /// own: a cell lives in an `Arc` that every call clones for its `ToolContext`, and unpadded
-    /// the state sat on the cache line of that reference count, so each read waited for a line
-    /// the other core had just written (docs/benchmarks.md, session 9).
-    state: CachePadded<ArcSwap<DomainState>>,
+    /// The last published snapshot, read by every call of the domain's tools.
+    state: ArcSwap<DomainState>,
     writer: Box<dyn DomainWriter>,
 }
 
@@ -121,7 +117,7 @@ impl DomainCell {
     ) -> Self {
         Self {
             name: name.into(),
-            state: CachePadded::new(ArcSwap::from_pointee(state)),
+            state: ArcSwap::from_pointee(state),
             writer,
         }
     }
@@ -292,21 +288,6 @@ impl<S> fmt::Debug for StateRef<S> {
 mod tests {
     use super::*;
     use crate::{CallContext, Category};
-
-    /// The state is read on every call and the `Arc` around the cell is cloned on every call:
-    /// they must not share a cache line (see [`DomainCell::state`]).
-    #[test]
-    fn the_state_is_not_on_the_cache_line_of_the_cells_reference_count() {
-        let cell = DomainCell::standalone("core", Box::new(()));
-        // `Arc`'s two counts sit right before the value.
-        let counts = Arc::as_ptr(&cell).cast::<u8>() as usize - 2 * size_of::<usize>();
-        let state = std::ptr::from_ref(&cell.state).cast::<u8>() as usize;
-        assert_ne!(counts / 64, state / 64);
-        assert_ne!(
-            counts / 64,
-            (state + size_of::<ArcSwap<DomainState>>() - 1) / 64
-        );
-    }
 
     fn context(category: Category, cell: Arc<DomainCell>) -> ToolContext {
         let caller = CallContext::builder()

@@ -273,7 +273,7 @@ fn store_proposal(
     summary: Option<&str>,
     draft: &mut AuditDraft<'_>,
 ) -> Result<Proposal, InvokeError> {
-    let id = ProposalId::new(format!("prop-{}", uuid::Uuid::new_v4().simple()));
+    let id = ProposalId::new(switchboard_core::mint_id("prop"));
     let now = Timestamp::now();
     let ttl = SignedDuration::try_from(shared.config.proposal_ttl).unwrap_or(SignedDuration::MAX);
     let summary = match summary.map(str::trim) {

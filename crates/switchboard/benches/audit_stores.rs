@@ -1,4 +1,4 @@
-//! Invoke throughput by audit store (issue 5): the in-memory table, SQLite with strict
+//! Invoke throughput by audit store: the in-memory table, SQLite with strict
 //! durability (a call returns once its record is committed) and SQLite with relaxed durability
 //! (once it is queued), each with 1 and 64 concurrent callers, in one run.
 //!

@@ -1,9 +1,7 @@
 //! What the SQLite store's test files share: a store on a file in a temporary directory that
 //! lives exactly as long as the store.
 
-#![allow(dead_code, reason = "each test file uses a different part")]
-
-use std::{path::PathBuf, sync::Arc};
+use std::sync::Arc;
 
 use jiff::Timestamp;
 use switchboard_audit::{
@@ -17,7 +15,7 @@ use tempfile::TempDir;
 #[derive(Debug)]
 pub(crate) struct TempStore {
     pub(crate) store: SqliteAuditStore,
-    pub(crate) dir: TempDir,
+    _dir: TempDir,
 }
 
 impl TempStore {
@@ -26,16 +24,12 @@ impl TempStore {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let store = SqliteAuditStore::open_with(dir.path().join("audit.db"), options)
             .expect("a new audit database opens");
-        Self { store, dir }
+        Self { store, _dir: dir }
     }
 
     /// A fresh store with the default options, shared.
     pub(crate) fn fresh() -> Arc<Self> {
         Arc::new(Self::new(SqliteOptions::default()))
-    }
-
-    pub(crate) fn path(&self) -> PathBuf {
-        self.store.path().to_path_buf()
     }
 }
 

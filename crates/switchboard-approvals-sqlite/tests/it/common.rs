@@ -1,8 +1,6 @@
 //! What the SQLite stores' test files share: stores on a file in a temporary directory that
 //! lives exactly as long as the store, so the conformance suites can make fresh ones at will.
 
-#![allow(dead_code, reason = "each test file uses a different part")]
-
 use std::{sync::Arc, time::Duration};
 
 use jiff::Timestamp;

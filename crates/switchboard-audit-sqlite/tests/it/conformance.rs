@@ -3,11 +3,9 @@
 //! the default `synchronous = FULL` and once with `NORMAL`, which changes only when commits are
 //! flushed, never what a query sees.
 
-mod common;
-
 use std::sync::Arc;
 
-use common::TempStore;
+use crate::common::TempStore;
 use switchboard_audit_sqlite::{SqliteOptions, Synchronous};
 
 switchboard_audit::audit_store_conformance!(TempStore::fresh);

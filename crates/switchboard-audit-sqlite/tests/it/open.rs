@@ -1,8 +1,6 @@
 //! Opening an audit database: new files, reopened files, and every file the store must refuse
 //! with a clear error naming it (never a panic, never a silent fallback), leaving it untouched.
 
-mod common;
-
 use std::{fs, path::Path};
 
 use rusqlite::Connection;
@@ -68,7 +66,7 @@ fn reopening_migrates_nothing_and_keeps_the_records() {
     let dir = scratch();
     let path = dir.path().join("audit.db");
     let store = SqliteAuditStore::open(&path).expect("opens");
-    let mut records = vec![common::record("reopened"); 3];
+    let mut records = vec![crate::common::record("reopened"); 3];
     store.append_batch(&mut records).expect("appends");
     drop(store);
     for _ in 0..3 {
@@ -103,7 +101,7 @@ fn a_database_damaged_past_its_header_is_refused_as_corrupt() {
     let dir = scratch();
     let path = dir.path().join("audit.db");
     let store = SqliteAuditStore::open(&path).expect("opens");
-    let mut records = vec![common::record("damaged"); 2_000];
+    let mut records = vec![crate::common::record("damaged"); 2_000];
     store.append_batch(&mut records).expect("appends");
     drop(store);
     // Page 1 (the header and the schema) stays; every table and index page becomes garbage.

@@ -8,7 +8,7 @@
 //! - a large version 2 file, made here with plain SQLite from the statements that build
 //!   released (frozen below), with thousands of records whose every field varies;
 //! - a small file of each earlier version (1, 2 and 3) written by the real `switchboard` CLI of
-//!   that version, with that build's own export of its records beside it (`tests/fixtures`,
+//!   that version, with that build's own export of its records beside it (`tests/it/fixtures`,
 //!   whose README says how they were made).
 
 use std::path::Path;
@@ -340,7 +340,7 @@ fn fixture(
     std::path::PathBuf,
     Vec<serde_json::Value>,
 ) {
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures");
     let dir = tempfile::tempdir().expect("a temporary directory");
     let path = dir.path().join("audit.db");
     std::fs::copy(fixtures.join(format!("audit-v{version}.db")), &path)

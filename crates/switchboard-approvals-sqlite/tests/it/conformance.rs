@@ -3,9 +3,7 @@
 //! once with the default `synchronous = FULL` and once with `NORMAL`, which changes only when
 //! commits are flushed, never what a store answers.
 
-mod common;
-
-use common::{TempKeys, TempProposals};
+use crate::common::{TempKeys, TempProposals};
 use switchboard_approvals_sqlite::SqliteOptions;
 
 switchboard_approvals::proposal_store_conformance!(|| TempProposals::fresh(

@@ -7,8 +7,6 @@
 //! acknowledged correlation id. The parent kills it mid-load, reopens the file (SQLite recovers
 //! from the write-ahead log) and looks for every acknowledged record.
 
-mod common;
-
 use std::{
     collections::BTreeSet,
     io::{BufRead, BufReader, Write},
@@ -44,7 +42,7 @@ async fn write(log: &AuditLog, correlation_id: &str) {
     log.reserve()
         .await
         .expect("room in the queue")
-        .submit(common::record(correlation_id))
+        .submit(crate::common::record(correlation_id))
         .acknowledged()
         .await
         .expect("the record is acknowledged");
@@ -67,7 +65,7 @@ fn ensure_all_present(path: &Path, acknowledged: &BTreeSet<String>) {
         );
         assert_eq!(
             found[0].input_hash,
-            Some(common::input_digest(correlation_id))
+            Some(crate::common::input_digest(correlation_id))
         );
     }
     drop(store);
@@ -172,7 +170,7 @@ fn strict_acknowledged_records_survive_sigkill() {
     let mut child = Command::new(std::env::current_exe().expect("the test binary"))
         .args([
             "--exact",
-            "strict_acknowledged_records_survive_sigkill",
+            "durability::strict_acknowledged_records_survive_sigkill",
             "--nocapture",
             "--test-threads=1",
         ])

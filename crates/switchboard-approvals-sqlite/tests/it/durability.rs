@@ -4,8 +4,6 @@
 //! a database that cannot be written fails closed: nothing runs, nothing is decided, and the
 //! caller is told so (an error naming the file, not "not found").
 
-mod common;
-
 use std::{
     sync::{Arc, Barrier},
     thread,
