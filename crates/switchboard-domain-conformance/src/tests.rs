@@ -10,7 +10,7 @@ use switchboard_core::{
 };
 
 use crate::{
-    DOMAIN, ErrorHandling, ImageContent, JsonSchemaFeatures, MultipleContentTypes, NoState,
+    DOMAIN, ErrorHandling, ImageContent, JsonSchemaFeatures, MultipleContentTypes,
     PERMISSION, SimpleText, ToolWithProgress,
 };
 
@@ -28,7 +28,7 @@ fn context(progress: ProgressNotifier) -> ToolContext {
         caller,
         Arc::from("test"),
         Category::Read,
-        DomainCell::standalone(DOMAIN, Box::new(NoState)),
+        DomainCell::standalone(DOMAIN, ()),
     )
 }
 

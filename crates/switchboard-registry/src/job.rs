@@ -17,7 +17,7 @@ use serde_json::Value;
 use switchboard_approvals::StoredOutcome;
 use switchboard_audit::{Digest, digest_json};
 use switchboard_core::{
-    ActionId, ErasedInput, FieldError, InvokeError, Tool, ToolContext, ToolEntry, ToolError,
+    ActionId, CallScope, ErasedInput, FieldError, InvokeError, StateOf, Tool, ToolEntry, ToolError,
     validate_typed,
 };
 
@@ -49,14 +49,15 @@ pub(crate) trait Request: Send {
 pub(crate) trait Job: Send + 'static {
     type Output: Send + 'static;
 
-    /// Runs the tool body. The future is declared `Send` so that every call's future is.
+    /// Runs the tool body in `scope`. The future is declared `Send` so that every call's
+    /// future is.
     fn run(
         self,
-        ctx: &ToolContext,
-    ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send + '_;
+        scope: CallScope,
+    ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send + 'static;
 
     /// The validated input, as a gate sees it.
-    fn gate_input(&self) -> &(dyn Any + Send);
+    fn gate_input(&self) -> &(dyn Any + Send + Sync);
 
     /// The canonical digest of the params, which an idempotency key is derived from and a
     /// retry is compared by.
@@ -139,14 +140,18 @@ enum JsonBody {
 impl Job for JsonJob {
     type Output = Value;
 
-    async fn run(self, ctx: &ToolContext) -> Result<Value, ToolError> {
+    async fn run(self, scope: CallScope) -> Result<Value, ToolError> {
         match self.body {
-            JsonBody::Linked(entry, input) => (entry.run)(ctx, input).await,
-            JsonBody::Runtime(tool) => tool.call(ctx, Arc::unwrap_or_clone(self.params)).await,
+            JsonBody::Linked(entry, input) => (entry.run)(scope, input).await,
+            JsonBody::Runtime(tool) => {
+                // The registry gives run-time tools stateless domains only.
+                let ctx = scope.into_context::<()>()?;
+                tool.call(&ctx, Arc::unwrap_or_clone(self.params)).await
+            }
         }
     }
 
-    fn gate_input(&self) -> &(dyn Any + Send) {
+    fn gate_input(&self) -> &(dyn Any + Send + Sync) {
         match &self.body {
             JsonBody::Linked(_, input) => &**input,
             JsonBody::Runtime(_) => &*self.params,
@@ -208,14 +213,12 @@ pub(crate) struct TypedJob<T: Tool>(T::Input);
 impl<T: Tool> Job for TypedJob<T> {
     type Output = T::Output;
 
-    fn run(
-        self,
-        ctx: &ToolContext,
-    ) -> impl Future<Output = Result<T::Output, ToolError>> + Send + '_ {
-        T::call(ctx, self.0)
+    async fn run(self, scope: CallScope) -> Result<T::Output, ToolError> {
+        let ctx = scope.into_context::<StateOf<T>>()?;
+        T::call(&ctx, self.0).await
     }
 
-    fn gate_input(&self) -> &(dyn Any + Send) {
+    fn gate_input(&self) -> &(dyn Any + Send + Sync) {
         &self.0
     }
 

@@ -38,13 +38,9 @@ use switchboard_approvals::{
 use tokio::runtime::Runtime;
 use validator::Validate;
 
-#[derive(Debug, Clone, Default)]
-struct Bench;
-
 switchboard::domain! {
     /// Tools that do nothing, to measure the runtime around them.
-    name: "bench",
-    state: Bench = Bench::default,
+    Bench { name: "bench" }
 }
 
 /// A number.
@@ -55,13 +51,13 @@ struct Number {
 }
 
 /// Returns its input (read).
-#[switchboard::tool(domain = "bench", category = read, permission = "bench.read")]
+#[switchboard::tool(domain = Bench, category = read, permission = "bench.read")]
 async fn echo(_ctx: &ToolContext, input: Number) -> Result<u64, ToolError> {
     Ok(input.n)
 }
 
 /// Returns its input (execute, writes nothing).
-#[switchboard::tool(domain = "bench", category = execute, permission = "bench.run")]
+#[switchboard::tool(domain = Bench, category = execute, permission = "bench.run")]
 async fn run(_ctx: &ToolContext, input: Number) -> Result<u64, ToolError> {
     Ok(input.n)
 }
