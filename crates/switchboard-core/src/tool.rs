@@ -157,6 +157,9 @@ pub struct ToolEntry {
     pub run: fn(CallScope, ErasedInput) -> BoxFuture<'static, Result<Value, ToolError>>,
     /// The marker type, so a typed call can prove it reached the tool it named.
     pub type_id: fn() -> TypeId,
+    /// The type of the domain cell the tool expects (`DomainCell<State>`), so the registry can
+    /// check at boot that its domain holds that state.
+    pub cell_type: fn() -> TypeId,
 }
 
 impl ToolEntry {
@@ -169,6 +172,7 @@ impl ToolEntry {
             decode: decode_input::<T>,
             run: run_erased::<T>,
             type_id: TypeId::of::<T>,
+            cell_type: TypeId::of::<crate::DomainCell<StateOf<T>>>,
         }
     }
 }

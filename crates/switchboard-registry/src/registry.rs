@@ -237,6 +237,14 @@ impl RegistryBuilder {
                         .join(", "),
                 });
             };
+            // Only a hand-written `Domain` impl sharing a declared domain's name can differ.
+            if (*domain.cell).type_id() != (entry.cell_type)() {
+                return Err(RegistryError::DomainStateMismatch {
+                    tool: entry.spec.name.to_owned(),
+                    location: entry.spec.location.to_string(),
+                    domain: entry.spec.domain.to_owned(),
+                });
+            }
             let mut tool = RegisteredTool::new(
                 ToolDescriptor::from_entry(entry),
                 Handler::Linked(entry),

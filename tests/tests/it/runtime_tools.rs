@@ -260,6 +260,27 @@ async fn a_schema_that_accepts_an_org_id_is_refused_at_registration() {
 }
 
 #[tokio::test]
+async fn a_domain_with_state_is_refused_to_runtime_tools() {
+    let runtime = boot().await;
+    let mut spec = doubler(TOOL, &[]);
+    spec.descriptor.domain = Cow::Borrowed("roster");
+
+    let error = runtime
+        .registry
+        .register(vec![spec])
+        .await
+        .expect_err("the roster domain has state");
+
+    assert!(
+        matches!(&error, RegistryError::StatefulDomain { tool, domain } if tool == TOOL && domain == "roster"),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("a domain of its own"), "{error}");
+    assert!(runtime.registry.find(TOOL).is_none());
+    runtime.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_taken_name_is_refused_naming_both_tools_and_the_batch_is_dropped() {
     let runtime = boot().await;
     let registry = &runtime.registry;
