@@ -15,7 +15,7 @@ use std::{
 
 use serde_json::Value;
 use switchboard_approvals::StoredOutcome;
-use switchboard_audit::{Digest, digest_json};
+use switchboard_audit::{Digest, DigestError, digest_json};
 use switchboard_core::{
     ActionId, CallScope, ErasedInput, FieldError, InvokeError, StateOf, Tool, ToolEntry, ToolError,
     validate_typed,
@@ -60,11 +60,12 @@ pub(crate) trait Job: Send + 'static {
     fn gate_input(&self) -> &(dyn Any + Send + Sync);
 
     /// The canonical digest of the params, which an idempotency key is derived from and a
-    /// retry is compared by.
-    fn params_digest(&self) -> Digest;
+    /// retry is compared by. A mutation whose params have none cannot be keyed, and is
+    /// refused.
+    fn params_digest(&self, tool: &RegisteredTool) -> Result<Digest, InvokeError>;
 
-    /// The params, as a proposal stores them.
-    fn proposal_params(&self) -> Arc<Value>;
+    /// The params, as a proposal stores them; refused if they cannot be written as JSON.
+    fn proposal_params(&self, tool: &RegisteredTool) -> Result<Arc<Value>, InvokeError>;
 
     /// The output, as the call's audit record keeps it.
     fn audit_output(output: &Self::Output) -> Digested;
@@ -103,7 +104,7 @@ impl Request for JsonRequest {
     }
 
     fn audit_input(&self) -> Digested {
-        Ok(digest_json(&self.params))
+        digest_json(&self.params)
     }
 
     /// The params against the compiled schema, then (a linked tool) serde and `validator`.
@@ -158,16 +159,16 @@ impl Job for JsonJob {
         }
     }
 
-    fn params_digest(&self) -> Digest {
-        digest_json(&self.params)
+    fn params_digest(&self, tool: &RegisteredTool) -> Result<Digest, InvokeError> {
+        digest_json(&self.params).map_err(|error| unkeyable(tool, &error))
     }
 
-    fn proposal_params(&self) -> Arc<Value> {
-        Arc::clone(&self.params)
+    fn proposal_params(&self, _tool: &RegisteredTool) -> Result<Arc<Value>, InvokeError> {
+        Ok(Arc::clone(&self.params))
     }
 
     fn audit_output(output: &Value) -> Digested {
-        Ok(digest_json(output))
+        digest_json(output)
     }
 
     fn stored(action_id: ActionId, result: &Result<Value, InvokeError>) -> StoredOutcome {
@@ -222,13 +223,19 @@ impl<T: Tool> Job for TypedJob<T> {
         &self.0
     }
 
-    fn params_digest(&self) -> Digest {
-        // A fingerprint needs a digest: an input that cannot be serialized has that of `null`.
-        digest_value(&self.0).unwrap_or_else(|_| digest_json(&Value::Null))
+    fn params_digest(&self, tool: &RegisteredTool) -> Result<Digest, InvokeError> {
+        digest_value(&self.0).map_err(|error| unkeyable(tool, &error))
     }
 
-    fn proposal_params(&self) -> Arc<Value> {
-        Arc::new(serde_json::to_value(&self.0).unwrap_or(Value::Null))
+    fn proposal_params(&self, tool: &RegisteredTool) -> Result<Arc<Value>, InvokeError> {
+        let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            serde_json::to_value(&self.0)
+                .map_err(|error| DigestError::Serialize(error.to_string()))
+        }))
+        .unwrap_or(Err(DigestError::Panicked));
+        written
+            .map(Arc::new)
+            .map_err(|error| unkeyable(tool, &error))
     }
 
     fn audit_output(output: &T::Output) -> Digested {
@@ -264,6 +271,20 @@ impl<T: Tool> Job for TypedJob<T> {
                 .and_then(|output| output.lock().ok().map(|output| Ok(output.clone()))),
         }
     }
+}
+
+/// The refusal of a mutation whose input cannot be written as JSON: without it, the call can
+/// be neither keyed for retries nor stored for an approver.
+fn unkeyable(tool: &RegisteredTool, error: &DigestError) -> InvokeError {
+    invalid(
+        tool,
+        vec![FieldError::new(
+            "",
+            format!(
+                "{error}; a mutation's input must be JSON, to key its retries and store its proposal"
+            ),
+        )],
+    )
 }
 
 fn invalid(tool: &RegisteredTool, errors: Vec<FieldError>) -> InvokeError {

@@ -137,7 +137,7 @@ async fn a_registered_tool_runs_with_the_callers_org_and_is_audited() {
     assert!(record.outcome.is_ok());
     assert_eq!(
         record.output_hash,
-        Some(switchboard::audit::digest_json(&doubled))
+        Some(switchboard::audit::digest_json(&doubled).expect("JSON has a digest"))
     );
 
     // A run-time tool needs its permission like any other: staff lack `calc.double`.

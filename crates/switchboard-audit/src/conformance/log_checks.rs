@@ -118,7 +118,7 @@ fn ensure_everything_written(
         let want_output = record
             .outcome
             .is_ok()
-            .then(|| crate::digest_json(&serde_json::json!({ "out": n })));
+            .then(|| crate::digest_json(&serde_json::json!({ "out": n })).expect("JSON has a digest"));
         ensure!(
             record.output_hash == want_output,
             "record {} has output digest {:?}, expected {want_output:?}",

@@ -188,6 +188,25 @@ async fn book_opaquely(_ctx: &ToolContext, input: Booking) -> Result<Opaque, Too
     Ok(Opaque { seats: input.seats })
 }
 
+/// An input that deserializes but whose `Serialize` impl fails, as a user's may.
+#[derive(Debug, Deserialize, JsonSchema, Validate, ToolInput)]
+struct OpaqueTicket {
+    /// The ticket.
+    ticket: String,
+}
+
+impl Serialize for OpaqueTicket {
+    fn serialize<S: serde::Serializer>(&self, _serializer: S) -> Result<S::Ok, S::Error> {
+        Err(serde::ser::Error::custom("tickets stay sealed"))
+    }
+}
+
+/// Redeems a ticket: a mutation, so its input must be JSON to be keyed.
+#[tool(domain = Forms, category = execute, permission = "forms.book")]
+async fn redeem(_ctx: &ToolContext, input: OpaqueTicket) -> Result<String, ToolError> {
+    Ok(input.ticket)
+}
+
 #[tokio::test]
 async fn a_panicking_tool_is_reported_audited_and_its_domain_keeps_serving() {
     let registry = start(RegistryConfig::default()).await;
@@ -622,5 +641,37 @@ async fn a_typed_output_that_cannot_be_serialized_is_audited_without_a_digest() 
         record.digest_error.as_deref(),
         Some("output: the value cannot be serialized as JSON: opaque values stay opaque")
     );
+    registry.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_typed_mutation_whose_input_cannot_be_serialized_is_refused_not_keyed_by_null() {
+    let registry = start(RegistryConfig::default()).await;
+    let ticket = || OpaqueTicket {
+        ticket: "t-1".to_owned(),
+    };
+    let error = registry
+        .call::<Redeem>(ticket(), &admin_context("typed-sealed"))
+        .await
+        .expect_err("without JSON params there is no idempotency key");
+    assert_eq!(error.kind(), ErrorKind::InvalidInput, "{error:?}");
+    assert!(
+        error.to_string().contains("tickets stay sealed"),
+        "{error}"
+    );
+    let record = only_record_of(&registry, "typed-sealed").await;
+    assert_eq!(record.outcome, Outcome::Error(ErrorKind::InvalidInput));
+    assert_eq!(record.input_hash, None, "never the digest of `null`");
+    assert_eq!(
+        record.digest_error.as_deref(),
+        Some("input: the value cannot be serialized as JSON: tickets stay sealed")
+    );
+
+    // The JSON face of the same tool takes JSON params, and runs.
+    let redeemed = registry
+        .invoke("forms_redeem", json!({"ticket": "t-2"}), &admin_context("json-sealed"))
+        .await
+        .expect("JSON params are keyed by their own digest");
+    assert_eq!(redeemed, json!("t-2"));
     registry.shutdown().await;
 }
