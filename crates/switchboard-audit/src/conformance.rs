@@ -253,7 +253,9 @@ fn sample(n: usize) -> AuditRecord {
             Initiator::Agent
         },
         input_hash: Some(input_digest(n)),
-        output_hash: outcome.is_ok().then(|| digest_json(&json!({ "out": n })).expect("JSON has a digest")),
+        output_hash: outcome
+            .is_ok()
+            .then(|| digest_json(&json!({ "out": n })).expect("JSON has a digest")),
         digest_error: None,
         duration_us: n as u64 * 3,
         outcome,

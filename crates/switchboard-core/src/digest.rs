@@ -217,7 +217,10 @@ mod tests {
     #[test]
     fn different_values_differ() {
         assert_ne!(digest_json(&json!({"a": 1})), digest_json(&json!({"a": 2})));
-        assert_eq!(digest_json(&json!(null)).expect("a digest").to_hex().len(), 64);
+        assert_eq!(
+            digest_json(&json!(null)).expect("a digest").to_hex().len(),
+            64
+        );
     }
 
     fn arbitrary_json() -> impl proptest::strategy::Strategy<Value = Value> {

@@ -167,12 +167,12 @@ macro_rules! __tool_policy_gate {
                 let ctx = scope.into_context::<$crate::StateOf<$tool>>()?;
                 match input.downcast_ref::<<$tool as $crate::Tool>::Input>() {
                     ::core::option::Option::Some(input) => $gate(&ctx, input).await,
-                    ::core::option::Option::None => ::core::result::Result::Err(
-                        $crate::ToolError::new(
+                    ::core::option::Option::None => {
+                        ::core::result::Result::Err($crate::ToolError::new(
                             "input_type_mismatch",
                             "a gate was handed the input of another tool",
-                        ),
-                    ),
+                        ))
+                    }
                 }
             })
         }

@@ -10,8 +10,8 @@ use switchboard_core::{
 };
 
 use crate::{
-    DOMAIN, ErrorHandling, ImageContent, JsonSchemaFeatures, MultipleContentTypes,
-    PERMISSION, SimpleText, ToolWithProgress,
+    DOMAIN, ErrorHandling, ImageContent, JsonSchemaFeatures, MultipleContentTypes, PERMISSION,
+    SimpleText, ToolWithProgress,
 };
 
 fn context(progress: ProgressNotifier) -> ToolContext {

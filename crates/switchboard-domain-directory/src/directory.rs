@@ -116,7 +116,9 @@ mod tests {
     #[test]
     fn unknown_org_has_no_users() {
         assert_eq!(
-            DirectoryState::seeded().users(&OrgId::from("initech")).count(),
+            DirectoryState::seeded()
+                .users(&OrgId::from("initech"))
+                .count(),
             0
         );
     }

@@ -168,9 +168,9 @@ impl Actor for OrchestratorActor {
         myself: ActorRef<OrchestratorMsg>,
         shared: Arc<Shared>,
     ) -> Result<Arc<Shared>, ActorProcessingErr> {
-        shared
-            .registry
-            .subscribe_changes(myself, |changed| Some(OrchestratorMsg::ToolsChanged(changed)));
+        shared.registry.subscribe_changes(myself, |changed| {
+            Some(OrchestratorMsg::ToolsChanged(changed))
+        });
         // A change between the first build (in `start`) and the subscription is not missed.
         rebuild(&shared);
         Ok(shared)

@@ -20,8 +20,8 @@ use serde_json::Value;
 use switchboard_approvals::Proposal;
 use switchboard_audit::Outcome;
 use switchboard_core::{
-    CallContext, CallScope, Caller, Category, Initiator, InvokeError, ProposalId, Tool,
-    ToolError, schema::find_org_id,
+    CallContext, CallScope, Caller, Category, Initiator, InvokeError, ProposalId, Tool, ToolError,
+    schema::find_org_id,
 };
 use tracing::Instrument;
 

@@ -229,8 +229,7 @@ impl<T: Tool> Job for TypedJob<T> {
 
     fn proposal_params(&self, tool: &RegisteredTool) -> Result<Arc<Value>, InvokeError> {
         let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            serde_json::to_value(&self.0)
-                .map_err(|error| DigestError::Serialize(error.to_string()))
+            serde_json::to_value(&self.0).map_err(|error| DigestError::Serialize(error.to_string()))
         }))
         .unwrap_or(Err(DigestError::Panicked));
         written

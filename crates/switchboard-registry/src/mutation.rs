@@ -351,8 +351,10 @@ mod tests {
 
     #[test]
     fn derived_keys_depend_on_tool_org_thread_and_params_only() {
-        let params = digest_json(&serde_json::json!({ "a": 1, "b": 2 })).expect("JSON has a digest");
-        let same_params = digest_json(&serde_json::json!({ "b": 2, "a": 1 })).expect("JSON has a digest");
+        let params =
+            digest_json(&serde_json::json!({ "a": 1, "b": 2 })).expect("JSON has a digest");
+        let same_params =
+            digest_json(&serde_json::json!({ "b": 2, "a": 1 })).expect("JSON has a digest");
         let key = derive_key("t", &caller(Some("th"), "s1"), &params);
         // The request does not matter when there is a thread; key order in params neither.
         assert_eq!(

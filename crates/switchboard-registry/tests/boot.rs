@@ -9,9 +9,7 @@ mod common;
 
 use std::{path::PathBuf, sync::Arc, time::Duration};
 
-use common::{
-    domain_names, human_context, names, start, start_excluding, start_with_permissions,
-};
+use common::{domain_names, human_context, names, start, start_excluding, start_with_permissions};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

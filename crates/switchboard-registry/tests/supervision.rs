@@ -92,9 +92,7 @@ struct ArmInput {
 /// Arms the state: its next `times` drops panic, failing the domain actor each time.
 #[tool(domain = Fragile, category = read, permission = "fragile.arm")]
 async fn arm(ctx: &ToolContext<FragileState>, input: ArmInput) -> Result<u32, ToolError> {
-    ctx.state()
-        .armed
-        .store(input.times, Ordering::SeqCst);
+    ctx.state().armed.store(input.times, Ordering::SeqCst);
     Ok(input.times)
 }
 

@@ -76,7 +76,10 @@ async fn get_current_user_typed_matches_its_json_call() {
     assert_eq!(serde_json::to_value(&user).expect("serializes"), json_user);
     let (typed, json) = typed_and_json_records(&runtime, &typed_ctx, &json_ctx).await;
     assert_same_call(&typed, &json);
-    assert_eq!(typed.input_hash, Some(digest_json(&json!({})).expect("JSON has a digest")));
+    assert_eq!(
+        typed.input_hash,
+        Some(digest_json(&json!({})).expect("JSON has a digest"))
+    );
     assert!(typed.outcome.is_ok());
     runtime.shutdown().await;
 }

@@ -77,7 +77,10 @@ pub(crate) struct ShiftList {
     intents = ["shifts of {team}", "who works in {team}"],
     timeout_ms = 1500
 )]
-async fn list_shifts(ctx: &ToolContext<Roster>, input: ListShiftsInput) -> Result<ShiftList, ToolError> {
+async fn list_shifts(
+    ctx: &ToolContext<Roster>,
+    input: ListShiftsInput,
+) -> Result<ShiftList, ToolError> {
     let roster = ctx.state();
     let shifts = roster
         .shifts

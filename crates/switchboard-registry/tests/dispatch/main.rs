@@ -19,8 +19,8 @@ use std::{
 };
 
 use common::{
-    PATIENCE, actor_id, admin_context, domain_status, invoke, join_calls,
-    only_record_of, records_of, spawn_calls, start, wait_until,
+    PATIENCE, actor_id, admin_context, domain_status, invoke, join_calls, only_record_of,
+    records_of, spawn_calls, start, wait_until,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -655,10 +655,7 @@ async fn a_typed_mutation_whose_input_cannot_be_serialized_is_refused_not_keyed_
         .await
         .expect_err("without JSON params there is no idempotency key");
     assert_eq!(error.kind(), ErrorKind::InvalidInput, "{error:?}");
-    assert!(
-        error.to_string().contains("tickets stay sealed"),
-        "{error}"
-    );
+    assert!(error.to_string().contains("tickets stay sealed"), "{error}");
     let record = only_record_of(&registry, "typed-sealed").await;
     assert_eq!(record.outcome, Outcome::Error(ErrorKind::InvalidInput));
     assert_eq!(record.input_hash, None, "never the digest of `null`");
@@ -669,7 +666,11 @@ async fn a_typed_mutation_whose_input_cannot_be_serialized_is_refused_not_keyed_
 
     // The JSON face of the same tool takes JSON params, and runs.
     let redeemed = registry
-        .invoke("forms_redeem", json!({"ticket": "t-2"}), &admin_context("json-sealed"))
+        .invoke(
+            "forms_redeem",
+            json!({"ticket": "t-2"}),
+            &admin_context("json-sealed"),
+        )
         .await
         .expect("JSON params are keyed by their own digest");
     assert_eq!(redeemed, json!("t-2"));

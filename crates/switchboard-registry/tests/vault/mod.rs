@@ -81,7 +81,10 @@ async fn peek(ctx: &ToolContext<VaultState>, _input: NoInput) -> Result<Tally, T
 
 /// Adds an amount to the total.
 #[tool(domain = Vault, category = execute, permission = "vault.add")]
-pub(crate) async fn add(ctx: &ToolContext<VaultState>, input: AddInput) -> Result<Tally, ToolError> {
+pub(crate) async fn add(
+    ctx: &ToolContext<VaultState>,
+    input: AddInput,
+) -> Result<Tally, ToolError> {
     add_to_vault(ctx, input).await
 }
 
