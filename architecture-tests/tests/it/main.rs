@@ -7,6 +7,7 @@
 use switchboard_domain_conformance as _;
 use switchboard_domains as _;
 
+mod actors;
 mod audit;
 mod deps;
 mod discovery;

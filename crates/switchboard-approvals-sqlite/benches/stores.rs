@@ -116,7 +116,8 @@ fn subject(kind: Kind) -> Subject {
 fn fingerprint() -> Fingerprint {
     Fingerprint::new(
         "roster_assign_shift",
-        digest_json(&json!({ "shift_id": "acme-2026-11-24-pm", "user_id": "sam" })),
+        digest_json(&json!({ "shift_id": "acme-2026-11-24-pm", "user_id": "sam" }))
+            .expect("JSON has a digest"),
     )
 }
 

@@ -326,7 +326,10 @@ fn scope(org: &str, key: &str) -> IdempotencyScope {
 
 /// A fingerprint of `tool` with params `{"n": n}`.
 fn fingerprint(tool: &str, n: u64) -> Fingerprint {
-    Fingerprint::new(tool, digest_json(&json!({ "n": n })))
+    Fingerprint::new(
+        tool,
+        digest_json(&json!({ "n": n })).expect("JSON has a digest"),
+    )
 }
 
 /// A runtime to wait on a [`Waiter`](crate::Waiter) with, bounded so a store that never wakes

@@ -275,7 +275,10 @@ mod tests {
     }
 
     fn fingerprint(n: usize) -> Fingerprint {
-        Fingerprint::new("t", digest_json(&json!({ "n": n })))
+        Fingerprint::new(
+            "t",
+            digest_json(&json!({ "n": n })).expect("JSON has a digest"),
+        )
     }
 
     proptest! {

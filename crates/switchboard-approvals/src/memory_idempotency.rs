@@ -73,7 +73,10 @@ mod tests {
     }
 
     fn print(tool: &str, n: u64) -> Fingerprint {
-        Fingerprint::new(tool, digest_json(&json!({ "n": n })))
+        Fingerprint::new(
+            tool,
+            digest_json(&json!({ "n": n })).expect("JSON has a digest"),
+        )
     }
 
     #[test]

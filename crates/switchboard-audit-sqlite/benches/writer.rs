@@ -69,8 +69,9 @@ fn correlation_id(n: u64, ordered: bool) -> CorrelationId {
 }
 
 fn pool(ordered: bool) -> Vec<AuditRecord> {
-    let input_hash = digest_json(&serde_json::json!({ "from": "2026-11-23", "to": "2026-11-29" }));
-    let output_hash = digest_json(&serde_json::json!({ "shifts": [] }));
+    let input_hash = digest_json(&serde_json::json!({ "from": "2026-11-23", "to": "2026-11-29" }))
+        .expect("JSON has a digest");
+    let output_hash = digest_json(&serde_json::json!({ "shifts": [] })).expect("JSON has a digest");
     let now = Timestamp::now();
     (0..POOL as u64)
         .map(|n| {

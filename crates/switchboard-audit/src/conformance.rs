@@ -222,7 +222,7 @@ const USERS: [&str; 5] = ["alice", "mark", "sam", "gina", "hank"];
 
 /// The digest the `n`th sample's input has.
 fn input_digest(n: usize) -> Digest {
-    digest_json(&json!({ "n": n }))
+    digest_json(&json!({ "n": n })).expect("JSON has a digest")
 }
 
 /// A deterministic, varied record: `n` picks every field, so a dataset of consecutive samples
@@ -253,7 +253,9 @@ fn sample(n: usize) -> AuditRecord {
             Initiator::Agent
         },
         input_hash: Some(input_digest(n)),
-        output_hash: outcome.is_ok().then(|| digest_json(&json!({ "out": n }))),
+        output_hash: outcome
+            .is_ok()
+            .then(|| digest_json(&json!({ "out": n })).expect("JSON has a digest")),
         digest_error: None,
         duration_us: n as u64 * 3,
         outcome,

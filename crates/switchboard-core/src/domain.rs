@@ -1,38 +1,54 @@
-//! Domains: the state a group of tools shares, and the context a tool body runs with.
+//! Domains: the state a group of tools shares.
 //!
-//! A domain declares its state with [`domain!`](crate::domain). The runtime gives each domain
-//! a [`DomainCell`]: the current state, published as an immutable snapshot that any number of
-//! calls read at once, and a [`DomainWriter`] through which every change goes, one at a time,
-//! in the domain's actor. Reads never wait behind writes; writes never race each other.
+//! A domain is a type declared with [`domain!`](crate::domain), which names its state. A tool
+//! names its domain (`#[tool(domain = Roster, ...)]`) and reads the state through a
+//! [`ToolContext<RosterState>`](crate::ToolContext): the state's type is part of the tool's
+//! signature, so a tool wired to the wrong state does not compile. A domain without state is
+//! declared with no `state` line; its tools take a plain `&ToolContext`.
 //!
-//! Only `execute` and `restricted` tools get to write: [`ToolContext::write`] refuses the
-//! others, so a `read` or `propose` tool cannot change state even by mistake.
+//! The runtime gives each domain a [`DomainCell`]: the current state, published as an
+//! immutable snapshot that any number of calls read at once, and a [`DomainWriter`] through
+//! which every change goes, one at a time. In a registry the writer is the domain's actor:
+//! a write is a message in its mailbox, applied in order. Reads never wait behind writes;
+//! writes never race each other.
 
-use std::{
-    any::{Any, type_name},
-    fmt,
-    ops::Deref,
-    sync::Arc,
-};
+use std::{any::Any, fmt, ops::Deref, sync::Arc};
 
 use arc_swap::ArcSwap;
 
-use crate::{category::Category, context::Caller, error::ToolError};
+use crate::error::ToolError;
 
-/// A domain's state, type-erased. Domain state must be `Clone`: a write applies to a copy,
-/// which is then published whole.
-pub type DomainState = Box<dyn Any + Send + Sync>;
+/// A domain: a name and the type of the state its tools share. Declare one with
+/// [`domain!`](crate::domain), which also registers it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a domain",
+    label = "not a domain",
+    note = "a tool's `domain` is a type declared with `switchboard_core::domain!`"
+)]
+pub trait Domain: Send + Sync + 'static {
+    /// The domain's unique name: 1 to 32 characters from `[a-z0-9_]`. Tool names default to
+    /// `<NAME>_<function>`.
+    const NAME: &'static str;
+    /// The state its tools share (`()` for a domain without state). `Clone`, because a write
+    /// applies to a copy, which is then published whole.
+    type State: Clone + Send + Sync + 'static;
+}
+
+/// A domain cell whose state type has been erased, as the registry stores it: an
+/// `Arc<DomainCell<S>>` for the domain's state type `S`.
+pub type ErasedCell = Arc<dyn Any + Send + Sync>;
 
 /// A domain declared by a crate with [`domain!`](crate::domain).
 #[derive(Debug)]
 pub struct DomainEntry {
-    /// Unique domain name; tools name it in `#[tool(domain = "…")]`.
+    /// Unique domain name.
     pub name: &'static str,
     /// What the domain is about.
     pub description: &'static str,
-    /// Builds the initial state when the registry starts. The state lives in the domain's cell,
-    /// not in its actor, so a restarted actor carries on with the last published state.
-    pub init: fn() -> DomainState,
+    /// Builds the domain's cell when the registry starts: the initial state, changed only
+    /// through `writer`. The state lives in the cell, not in the domain's actor, so a
+    /// restarted actor carries on with the last published state.
+    pub cell: fn(writer: Box<dyn DomainWriter>) -> ErasedCell,
     /// The state's type name, for error messages.
     pub state_type: &'static str,
 }
@@ -44,16 +60,27 @@ pub fn linked_domains() -> impl Iterator<Item = &'static DomainEntry> {
     inventory::iter::<DomainEntry>.into_iter()
 }
 
-/// Declares a domain and its state. The state type must be `Clone + Send + Sync + 'static`.
+/// Declares a domain: a unit type implementing [`Domain`], registered at link time.
+///
+/// With state, the state type must be `Clone + Send + Sync + 'static`, and `= path` names the
+/// function that builds the initial state:
 ///
 /// ```
 /// #[derive(Clone, Default)]
-/// pub struct Counter { pub value: u64 }
+/// pub struct CounterState { pub value: u64 }
 ///
 /// switchboard_core::domain! {
 ///     /// Counts things.
-///     name: "counter",
-///     state: Counter = Counter::default,
+///     pub Counter { name: "counter", state: CounterState = CounterState::default }
+/// }
+/// ```
+///
+/// Without state, its tools take a plain `&ToolContext`:
+///
+/// ```
+/// switchboard_core::domain! {
+///     /// Says hello.
+///     pub Greetings { name: "greetings" }
 /// }
 /// ```
 #[macro_export]
@@ -61,16 +88,41 @@ macro_rules! domain {
     (
         #[doc = $description:literal]
         $(#[doc = $more:literal])*
-        name: $name:literal,
-        state: $state:ty = $init:path $(,)?
+        $vis:vis $domain:ident { name: $name:literal, state: $state:ty = $init:path $(,)? }
     ) => {
+        $crate::__domain!([$description $(, $more)*] $vis $domain, $name, $state, $init);
+    };
+    (
+        #[doc = $description:literal]
+        $(#[doc = $more:literal])*
+        $vis:vis $domain:ident { name: $name:literal $(,)? }
+    ) => {
+        $crate::__domain!([$description $(, $more)*] $vis $domain, $name, (), $crate::__private::no_state);
+    };
+}
+
+/// The expansion of [`domain!`](crate::domain). Not a public API.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __domain {
+    ([$description:literal $(, $more:literal)*] $vis:vis $domain:ident, $name:literal, $state:ty, $init:path) => {
+        #[doc = $description]
+        $(#[doc = $more])*
+        #[derive(Debug, Clone, Copy, Default)]
+        $vis struct $domain;
+
+        impl $crate::Domain for $domain {
+            const NAME: &'static str = $crate::__private::domain_name($name);
+            type State = $state;
+        }
+
         $crate::__private::inventory::submit! {
             $crate::DomainEntry {
-                name: $name,
+                name: <$domain as $crate::Domain>::NAME,
                 description: $crate::__private::concat!($description $(, "\n", $more)*),
-                init: || -> $crate::DomainState {
+                cell: |writer| -> $crate::ErasedCell {
                     let state: $state = $init();
-                    $crate::__private::Box::new(state)
+                    $crate::DomainCell::new(<$domain as $crate::Domain>::NAME, state, writer)
                 },
                 state_type: $crate::__private::stringify!($state),
             }
@@ -84,13 +136,18 @@ pub trait DomainWriter: Send + Sync + 'static {
     fn submit(&self, op: WriteOp) -> Result<(), WriteOp>;
 }
 
-/// A queued change to a domain's state.
-pub struct WriteOp(Box<dyn FnOnce(&DomainCell) + Send>);
+/// A queued change to a domain's state: applying it publishes the next snapshot and answers
+/// the tool that asked for it.
+///
+/// It is a closure over the cell, so it only runs where the cell is. A domain reached on
+/// another node is handed whole calls (tool, params, caller) at the registry's seam, and its
+/// writes stay local to that node.
+pub struct WriteOp(Box<dyn FnOnce() + Send>);
 
 impl WriteOp {
-    /// Applies the change to `cell`. Called by the domain's actor, one op at a time.
-    pub fn apply(self, cell: &DomainCell) {
-        (self.0)(cell);
+    /// Applies the change. Called by the domain's writer, one op at a time.
+    pub fn apply(self) {
+        (self.0)();
     }
 }
 
@@ -100,42 +157,34 @@ impl fmt::Debug for WriteOp {
     }
 }
 
-/// A domain's published state and the way to change it.
-pub struct DomainCell {
-    name: Arc<str>,
+/// A domain's published state of type `S`, and the way to change it.
+pub struct DomainCell<S> {
+    pub(crate) name: Arc<str>,
     /// The last published snapshot, read by every call of the domain's tools.
-    state: ArcSwap<DomainState>,
+    state: ArcSwap<S>,
     writer: Box<dyn DomainWriter>,
 }
 
-impl DomainCell {
+impl<S: Clone + Send + Sync + 'static> DomainCell<S> {
     /// Makes a cell holding `state`, changed only through `writer`.
-    pub fn new(
-        name: impl Into<Arc<str>>,
-        state: DomainState,
-        writer: Box<dyn DomainWriter>,
-    ) -> Self {
-        Self {
+    pub fn new(name: impl Into<Arc<str>>, state: S, writer: Box<dyn DomainWriter>) -> Arc<Self> {
+        Arc::new(Self {
             name: name.into(),
             state: ArcSwap::from_pointee(state),
             writer,
-        }
+        })
     }
 
-    /// A cell with no actor behind it: writes apply at once, in the writing task, one at a
-    /// time. For unit tests of tool bodies, benchmarks, and tools run outside a registry; the
-    /// registry gives every domain an actor instead.
-    pub fn standalone(name: impl Into<Arc<str>>, state: DomainState) -> Arc<DomainCell> {
-        Arc::new_cyclic(|cell| {
-            DomainCell::new(
-                name,
-                state,
-                Box::new(InlineWriter {
-                    cell: cell.clone(),
-                    serial: std::sync::Mutex::new(()),
-                }),
-            )
-        })
+    /// A cell with no actor behind it, for unit tests of tool bodies, benchmarks and tools run
+    /// outside a registry: a write applies at once, in the writing task. Writes from several
+    /// tasks at once take turns on a lock; in a registry the domain's actor orders them
+    /// instead.
+    pub fn standalone(name: impl Into<Arc<str>>, state: S) -> Arc<Self> {
+        Self::new(
+            name,
+            state,
+            Box::new(InlineWriter(std::sync::Mutex::new(()))),
+        )
     }
 
     /// The domain's name.
@@ -143,52 +192,33 @@ impl DomainCell {
         &self.name
     }
 
-    /// The current snapshot of the state, if it is an `S`.
-    pub fn read<S: Any + Send + Sync>(&self) -> Result<StateRef<S>, ToolError> {
+    /// The current snapshot of the state.
+    pub fn read(&self) -> StateRef<S> {
         // A guard, not a clone of the `Arc`: every call of every tool of the domain reads the
         // state, and a clone is a write to the one reference count they all share.
-        let snapshot = self.state.load();
-        if snapshot.is::<S>() {
-            Ok(StateRef {
-                snapshot,
-                _type: std::marker::PhantomData,
-            })
-        } else {
-            Err(self.state_mismatch::<S>())
-        }
+        StateRef(self.state.load())
     }
 
-    /// Replaces the whole state. Only the domain's actor calls this, from a [`WriteOp`].
-    pub fn publish(&self, state: DomainState) {
-        self.state.store(Arc::new(state));
-    }
-
-    /// Changes the state through the domain's actor and returns what `update` returned.
-    async fn write<S, R>(
-        &self,
+    /// Changes the state through the domain's writer and returns what `update` returned.
+    ///
+    /// `update` runs on a copy of the current state, which is then published whole; if it
+    /// panics, the published state is unchanged and the call gets `write_panicked`.
+    pub(crate) async fn write<R: Send + 'static>(
+        self: &Arc<Self>,
         update: impl FnOnce(&mut S) -> R + Send + 'static,
-    ) -> Result<R, ToolError>
-    where
-        S: Clone + Send + Sync + 'static,
-        R: Send + 'static,
-    {
+    ) -> Result<R, ToolError> {
         let (reply, outcome) = futures_channel::oneshot::channel::<Result<R, ToolError>>();
-        let op = WriteOp(Box::new(move |cell: &DomainCell| {
-            let current = cell.state.load();
-            let Some(current) = current.downcast_ref::<S>() else {
-                let _ = reply.send(Err(cell.state_mismatch::<S>()));
-                return;
-            };
-            // A panicking update (or a panicking `Clone` of the state) leaves the published
-            // state untouched: the update only ever saw a copy.
+        let cell = Arc::clone(self);
+        let op = WriteOp(Box::new(move || {
             let applied = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let mut next = current.clone();
+                let mut next = S::clone(&cell.state.load());
                 let result = update(&mut next);
                 (next, result)
             }));
+            let mut previous = None;
             let outcome = match applied {
                 Ok((next, result)) => {
-                    cell.publish(Box::new(next));
+                    previous = Some(cell.state.swap(Arc::new(next)));
                     Ok(result)
                 }
                 Err(_) => Err(ToolError::new(
@@ -201,6 +231,9 @@ impl DomainCell {
             };
             // The caller may have timed out and gone; the write stands either way.
             let _ = reply.send(outcome);
+            // Only now may the previous snapshot go: the write is answered even if dropping
+            // the old state panics (which fails the actor, and its supervisor restarts it).
+            drop(previous);
         }));
         if self.writer.submit(op).is_err() {
             return Err(self.gone());
@@ -210,27 +243,16 @@ impl DomainCell {
 
     fn gone(&self) -> ToolError {
         ToolError::new(
-            "domain_unavailable",
+            ToolError::DOMAIN_UNAVAILABLE,
             format!(
                 "the `{}` domain stopped before applying the write",
                 self.name
             ),
         )
     }
-
-    fn state_mismatch<S>(&self) -> ToolError {
-        ToolError::new(
-            "domain_state_mismatch",
-            format!(
-                "the `{}` domain's state is not a `{}`: the tool names the wrong domain or type",
-                self.name,
-                type_name::<S>()
-            ),
-        )
-    }
 }
 
-impl fmt::Debug for DomainCell {
+impl<S> fmt::Debug for DomainCell<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("DomainCell")
             .field("name", &self.name)
@@ -238,239 +260,36 @@ impl fmt::Debug for DomainCell {
     }
 }
 
-/// Applies writes in the writing task, one at a time: the writer of [`DomainCell::standalone`].
-struct InlineWriter {
-    cell: std::sync::Weak<DomainCell>,
-    serial: std::sync::Mutex<()>,
-}
+/// Applies writes in the writing task, one at a time: the writer of
+/// [`DomainCell::standalone`].
+struct InlineWriter(std::sync::Mutex<()>);
 
 impl DomainWriter for InlineWriter {
     fn submit(&self, op: WriteOp) -> Result<(), WriteOp> {
-        let Some(cell) = self.cell.upgrade() else {
-            return Err(op);
-        };
         // A poisoned lock only means an earlier write panicked; the state it guards was
         // never touched (writes apply to a copy), so carrying on is safe.
-        let _serial = self
-            .serial
+        let _turn = self
+            .0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        op.apply(&cell);
+        op.apply();
         Ok(())
     }
 }
 
 /// A snapshot of a domain's state. It stays valid, unchanged, for as long as it is held.
-pub struct StateRef<S> {
-    snapshot: arc_swap::Guard<Arc<DomainState>>,
-    _type: std::marker::PhantomData<fn() -> S>,
-}
+pub struct StateRef<S>(arc_swap::Guard<Arc<S>>);
 
-impl<S: Any> Deref for StateRef<S> {
+impl<S> Deref for StateRef<S> {
     type Target = S;
 
     fn deref(&self) -> &S {
-        match self.snapshot.downcast_ref::<S>() {
-            Some(state) => state,
-            // `DomainCell::read` checked the type before making this reference.
-            None => unreachable!("StateRef created for a state of another type"),
-        }
+        &self.0
     }
 }
 
-impl<S> fmt::Debug for StateRef<S> {
+impl<S: fmt::Debug> fmt::Debug for StateRef<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("StateRef")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{CallContext, Category};
-
-    fn context(category: Category, cell: Arc<DomainCell>) -> ToolContext {
-        let caller = CallContext::builder()
-            .org("acme")
-            .user("u")
-            .session("s")
-            .correlation("c")
-            .build()
-            .verify()
-            .expect("complete context");
-        ToolContext::new(caller, "test_tool".into(), category, cell)
-    }
-
-    #[test]
-    fn standalone_cells_apply_writes_and_publish_snapshots() {
-        let cell = DomainCell::standalone("counter", Box::new(0_u64));
-        let ctx = context(Category::Execute, Arc::clone(&cell));
-        let before = ctx.state::<u64>().expect("state is a u64");
-        let written = futures::executor::block_on(ctx.write(|n: &mut u64| {
-            *n += 1;
-            *n
-        }));
-        assert_eq!(written, Ok(1));
-        assert_eq!(*before, 0, "a snapshot never changes under its reader");
-        assert_eq!(*ctx.state::<u64>().expect("u64"), 1);
-    }
-
-    #[test]
-    fn many_snapshots_held_at_once_outlive_writes_and_move_between_threads() {
-        // More snapshots than arc_swap keeps cheap slots for on one thread, each then written
-        // over: every one still reads what it read, here or on another thread.
-        let cell = DomainCell::standalone("counter", Box::new(0_u64));
-        let ctx = context(Category::Execute, Arc::clone(&cell));
-        let mut held = Vec::new();
-        for expected in 0..20_u64 {
-            held.push((expected, ctx.state::<u64>().expect("u64")));
-            let written = futures::executor::block_on(ctx.write(|n: &mut u64| {
-                *n += 1;
-                *n
-            }));
-            assert_eq!(written, Ok(expected + 1));
-        }
-        std::thread::spawn(move || {
-            for (expected, snapshot) in held {
-                assert_eq!(*snapshot, expected);
-            }
-        })
-        .join()
-        .expect("the snapshots read on another thread");
-        assert_eq!(*ctx.state::<u64>().expect("u64"), 20);
-    }
-
-    #[test]
-    fn read_and_propose_tools_cannot_write() {
-        for category in [Category::Read, Category::Propose] {
-            let cell = DomainCell::standalone("counter", Box::new(0_u64));
-            let ctx = context(category, cell);
-            let refused = futures::executor::block_on(ctx.write(|n: &mut u64| *n += 1));
-            assert_eq!(
-                refused.map_err(|e| e.code().to_owned()),
-                Err("write_not_allowed".to_owned())
-            );
-            assert_eq!(*ctx.state::<u64>().expect("u64"), 0);
-        }
-    }
-
-    #[test]
-    fn a_panicking_write_leaves_the_state_unchanged() {
-        let cell = DomainCell::standalone("counter", Box::new(7_u64));
-        let ctx = context(Category::Execute, cell);
-        let outcome =
-            futures::executor::block_on(ctx.write(|_: &mut u64| -> u64 { panic!("boom") }));
-        assert_eq!(
-            outcome.map_err(|e| e.code().to_owned()),
-            Err("write_panicked".to_owned())
-        );
-        assert_eq!(*ctx.state::<u64>().expect("u64"), 7);
-    }
-
-    #[test]
-    fn the_wrong_state_type_is_an_error_not_a_panic() {
-        let cell = DomainCell::standalone("counter", Box::new(0_u64));
-        let ctx = context(Category::Execute, cell);
-        let error = ctx.state::<String>().expect_err("state is not a String");
-        assert_eq!(error.code(), "domain_state_mismatch");
-    }
-}
-
-/// What a tool body sees: the verified caller, its own category, and its domain.
-#[derive(Debug, Clone)]
-pub struct ToolContext {
-    caller: Caller,
-    tool: Arc<str>,
-    category: Category,
-    domain: Arc<DomainCell>,
-}
-
-impl ToolContext {
-    /// Made by the runtime after every check has passed.
-    pub fn new(
-        caller: Caller,
-        tool: Arc<str>,
-        category: Category,
-        domain: Arc<DomainCell>,
-    ) -> Self {
-        Self {
-            caller,
-            tool,
-            category,
-            domain,
-        }
-    }
-
-    /// The verified caller: org, user, session, correlation id, roles, initiator.
-    pub fn caller(&self) -> &Caller {
-        &self.caller
-    }
-
-    /// Gives the caller back once the tool has run: the runtime moves its ids into the call's
-    /// audit record instead of copying them again.
-    pub fn into_caller(self) -> Caller {
-        self.caller
-    }
-
-    /// The tool being run.
-    pub fn tool(&self) -> &str {
-        &self.tool
-    }
-
-    /// Its category.
-    pub fn category(&self) -> Category {
-        self.category
-    }
-
-    /// Reports progress to whoever started the call: `done` out of `total` (if known), with an
-    /// optional message. MCP clients that asked for progress get `notifications/progress`;
-    /// when nobody listens this does nothing and costs nothing, so report freely. `done`
-    /// should increase with every report.
-    ///
-    /// ```
-    /// # use switchboard_core::ToolContext;
-    /// # fn work(ctx: &ToolContext, items: &[&str]) {
-    /// let total = items.len() as f64;
-    /// for (index, item) in items.iter().enumerate() {
-    ///     // ... handle `item` ...
-    ///     ctx.progress(index as f64 + 1.0, Some(total), None);
-    /// }
-    /// # }
-    /// ```
-    #[inline]
-    pub fn progress(&self, done: f64, total: Option<f64>, message: Option<&str>) {
-        self.caller.progress.report(done, total, message);
-    }
-
-    /// Whether anyone receives [`ToolContext::progress`] reports: check it before building an
-    /// expensive message.
-    pub fn reports_progress(&self) -> bool {
-        self.caller.progress.is_active()
-    }
-
-    /// A snapshot of the domain's state. Never waits for writes.
-    pub fn state<S: Any + Send + Sync>(&self) -> Result<StateRef<S>, ToolError> {
-        self.domain.read::<S>()
-    }
-
-    /// Changes the domain's state through its actor. Only `execute` and `restricted` tools may.
-    pub async fn write<S, R>(
-        &self,
-        update: impl FnOnce(&mut S) -> R + Send + 'static,
-    ) -> Result<R, ToolError>
-    where
-        S: Clone + Send + Sync + 'static,
-        R: Send + 'static,
-    {
-        if !self.category.mutates() {
-            return Err(ToolError::new(
-                "write_not_allowed",
-                format!(
-                    "`{}` is a {} tool and may not change state; only execute and restricted tools write",
-                    self.tool, self.category
-                ),
-            ));
-        }
-        self.domain.write(update).await
+        S::fmt(self, f)
     }
 }

@@ -16,9 +16,9 @@ use std::any::Any;
 
 use crate::{
     context::Caller,
-    domain::ToolContext,
     error::ToolError,
     tool::{BoxFuture, SourceLocation},
+    tool_context::CallScope,
 };
 
 /// A scope id a mutating tool can require in the call context.
@@ -48,11 +48,11 @@ impl ScopeField {
     }
 }
 
-/// A gate, erased: the tool's validated input arrives as `&dyn Any` and the generated wrapper
-/// downcasts (and clones) it before the check's future starts. The context's category is
+/// A gate, erased: the generated wrapper turns the scope into the tool's typed context and
+/// downcasts the tool's validated input, which arrives as `&dyn Any`. The scope's category is
 /// `read`, so a gate cannot write.
 pub type GateFn =
-    for<'a, 'b> fn(&'a ToolContext, &'b (dyn Any + Send)) -> BoxFuture<'a, Result<(), ToolError>>;
+    for<'a> fn(CallScope, &'a (dyn Any + Send + Sync)) -> BoxFuture<'a, Result<(), ToolError>>;
 
 /// A policy declared with [`tool_policy!`](crate::tool_policy).
 #[derive(Debug)]
@@ -76,8 +76,9 @@ pub fn linked_policies() -> impl Iterator<Item = &'static ToolPolicyEntry> {
 
 /// Declares a tool's policy: the scope ids its mutating calls need, a gate, or both.
 ///
-/// The gate is an `async fn(&ToolContext, &Input) -> Result<(), ToolError>` where `Input` is
-/// the tool's input type; it reads the domain's state through the context and cannot write.
+/// The gate is an `async fn(&ToolContext<State>, &Input) -> Result<(), ToolError>` where
+/// `State` is the state of the tool's domain and `Input` the tool's input type; it reads the
+/// domain's state through the context and cannot write.
 ///
 /// ```
 /// use schemars::JsonSchema;
@@ -86,31 +87,36 @@ pub fn linked_policies() -> impl Iterator<Item = &'static ToolPolicyEntry> {
 /// use validator::Validate;
 ///
 /// #[derive(Clone, Default)]
-/// pub struct Ideas { pub frozen: bool }
+/// pub struct IdeasState { pub frozen: bool }
 /// switchboard_core::domain! {
 ///     /// Ideas.
-///     name: "ideas",
-///     state: Ideas = Ideas::default,
+///     pub Ideas { name: "ideas", state: IdeasState = IdeasState::default }
 /// }
 ///
-/// #[derive(Clone, Serialize, Deserialize, JsonSchema, Validate, ToolInput)]
+/// #[derive(Serialize, Deserialize, JsonSchema, Validate, ToolInput)]
 /// pub struct RenameInput { pub title: String }
 ///
 /// /// Renames the idea.
-/// #[tool(domain = "ideas", category = execute, permission = "ideas.rename")]
-/// async fn ideas_rename(ctx: &ToolContext, input: RenameInput) -> Result<String, ToolError> {
+/// #[tool(domain = Ideas, category = execute, permission = "ideas.rename")]
+/// async fn rename(
+///     ctx: &ToolContext<IdeasState>,
+///     input: RenameInput,
+/// ) -> Result<String, ToolError> {
 ///     Ok(input.title)
 /// }
 ///
-/// async fn not_frozen(ctx: &ToolContext, _input: &RenameInput) -> Result<(), ToolError> {
-///     if ctx.state::<Ideas>()?.frozen {
+/// async fn not_frozen(
+///     ctx: &ToolContext<IdeasState>,
+///     _input: &RenameInput,
+/// ) -> Result<(), ToolError> {
+///     if ctx.state().frozen {
 ///         return Err(ToolError::new("idea_frozen", "the idea is frozen"));
 ///     }
 ///     Ok(())
 /// }
 ///
 /// switchboard_core::tool_policy! {
-///     tool: IdeasRename,
+///     tool: Rename,
 ///     requires: [ThreadId],
 ///     gate: not_frozen,
 /// }
@@ -153,22 +159,22 @@ macro_rules! __tool_policy_submit {
 #[macro_export]
 macro_rules! __tool_policy_gate {
     ($tool:ty, $gate:path) => {{
-        fn __switchboard_gate<'a, 'b>(
-            ctx: &'a $crate::ToolContext,
-            input: &'b (dyn ::core::any::Any + ::core::marker::Send),
+        fn __switchboard_gate<'a>(
+            scope: $crate::CallScope,
+            input: &'a (dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync),
         ) -> $crate::BoxFuture<'a, ::core::result::Result<(), $crate::ToolError>> {
-            match input.downcast_ref::<<$tool as $crate::Tool>::Input>() {
-                ::core::option::Option::Some(input) => {
-                    let input = ::core::clone::Clone::clone(input);
-                    $crate::__private::Box::pin(async move { $gate(ctx, &input).await })
+            $crate::__private::Box::pin(async move {
+                let ctx = scope.into_context::<$crate::StateOf<$tool>>()?;
+                match input.downcast_ref::<<$tool as $crate::Tool>::Input>() {
+                    ::core::option::Option::Some(input) => $gate(&ctx, input).await,
+                    ::core::option::Option::None => {
+                        ::core::result::Result::Err($crate::ToolError::new(
+                            "input_type_mismatch",
+                            "a gate was handed the input of another tool",
+                        ))
+                    }
                 }
-                ::core::option::Option::None => $crate::__private::Box::pin(async move {
-                    ::core::result::Result::Err($crate::ToolError::new(
-                        "input_type_mismatch",
-                        "a gate was handed the input of another tool",
-                    ))
-                }),
-            }
+            })
         }
         __switchboard_gate as $crate::GateFn
     }};

@@ -21,16 +21,17 @@ use validator::Validate;
 
 use crate::{
     category::Category,
-    domain::ToolContext,
+    domain::Domain,
     error::{FieldError, ToolError},
     schema,
+    tool_context::{CallScope, ToolContext},
 };
 
 /// A boxed, sendable future, as stored in erased tool entries.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A decoded, validated input whose type only the tool knows.
-pub type ErasedInput = Box<dyn Any + Send>;
+pub type ErasedInput = Box<dyn Any + Send + Sync>;
 
 /// Where a linked tool was defined; duplicate-name errors name both places.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +55,7 @@ pub struct ToolSpec {
     pub name: &'static str,
     /// Short human-readable title (MCP `title`), if declared.
     pub title: Option<&'static str>,
-    /// The domain whose actor supervises the tool.
+    /// The name of the domain whose actor supervises the tool.
     pub domain: &'static str,
     /// What the tool may do.
     pub category: Category,
@@ -71,21 +72,24 @@ pub struct ToolSpec {
 }
 
 /// A type that can be a tool's input. Derive it with `#[derive(ToolInput)]`, which also
-/// refuses a field named `org_id` at compile time. Inputs are `Serialize` so that a typed call
-/// can be audited (its input hashed) and stored (a proposal keeps its validated params), and
-/// `Clone` so that the audit writer hashes a copy off the caller's path.
+/// refuses a field named `org_id` at compile time.
+///
+/// Inputs are `Serialize` because a typed call is keyed and stored by its params: its
+/// idempotency key is derived from them, a proposal keeps them for the approver, and the audit
+/// record keeps their digest. They are `Sync` because a gate reads the input while the call
+/// holds it.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool input",
     label = "not a tool input",
-    note = "derive it: `#[derive(Clone, Serialize, Deserialize, JsonSchema, Validate, ToolInput)]`"
+    note = "derive it: `#[derive(Serialize, Deserialize, JsonSchema, Validate, ToolInput)]`"
 )]
 pub trait ToolInput:
-    Clone + Serialize + DeserializeOwned + JsonSchema + Validate + Send + 'static
+    Serialize + DeserializeOwned + JsonSchema + Validate + Send + Sync + 'static
 {
 }
 
-/// A type that can be a tool's output: serializable, described by a JSON Schema, and `Clone`
-/// (the audit writer hashes a copy off the caller's path).
+/// A type that can be a tool's output: serializable and described by a JSON Schema, and
+/// `Clone`, because a retry of a typed mutation gets a copy of the first run's output back.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool output",
     label = "not a tool output",
@@ -118,8 +122,13 @@ impl<T, E: Into<ToolError>> IntoToolResult for Result<T, E> {
     }
 }
 
+/// The state of tool `T`'s domain.
+pub type StateOf<T> = <<T as Tool>::Domain as Domain>::State;
+
 /// The typed face of a tool, implemented by the marker type `#[tool]` generates.
 pub trait Tool: Send + Sync + 'static {
+    /// The domain the tool belongs to.
+    type Domain: Domain;
     /// The input the tool takes.
     type Input: ToolInput;
     /// The output it returns on success.
@@ -129,7 +138,7 @@ pub trait Tool: Send + Sync + 'static {
 
     /// Runs the tool body. The runtime calls this after every check has passed.
     fn call(
-        ctx: &ToolContext,
+        ctx: &ToolContext<StateOf<Self>>,
         input: Self::Input,
     ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
 }
@@ -145,9 +154,12 @@ pub struct ToolEntry {
     /// Deserializes and validates params into the tool's input type.
     pub decode: fn(&Value) -> Result<ErasedInput, Vec<FieldError>>,
     /// Runs the tool on a decoded input and serializes its output.
-    pub run: for<'a> fn(&'a ToolContext, ErasedInput) -> BoxFuture<'a, Result<Value, ToolError>>,
+    pub run: fn(CallScope, ErasedInput) -> BoxFuture<'static, Result<Value, ToolError>>,
     /// The marker type, so a typed call can prove it reached the tool it named.
     pub type_id: fn() -> TypeId,
+    /// The type of the domain cell the tool expects (`DomainCell<State>`), so the registry can
+    /// check at boot that its domain holds that state.
+    pub cell_type: fn() -> TypeId,
 }
 
 impl ToolEntry {
@@ -160,6 +172,7 @@ impl ToolEntry {
             decode: decode_input::<T>,
             run: run_erased::<T>,
             type_id: TypeId::of::<T>,
+            cell_type: TypeId::of::<crate::DomainCell<StateOf<T>>>,
         }
     }
 }
@@ -199,17 +212,18 @@ fn decode_input<T: Tool>(params: &Value) -> Result<ErasedInput, Vec<FieldError>>
 }
 
 fn run_erased<T: Tool>(
-    ctx: &ToolContext,
+    scope: CallScope,
     input: ErasedInput,
-) -> BoxFuture<'_, Result<Value, ToolError>> {
+) -> BoxFuture<'static, Result<Value, ToolError>> {
     Box::pin(async move {
+        let ctx = scope.into_context::<StateOf<T>>()?;
         let input = input.downcast::<T::Input>().map_err(|_| {
             ToolError::new(
                 "input_type_mismatch",
                 format!("`{}` was handed an input of another tool", T::SPEC.name),
             )
         })?;
-        let output = T::call(ctx, *input).await?;
+        let output = T::call(&ctx, *input).await?;
         serde_json::to_value(&output).map_err(|error| {
             ToolError::new(
                 "output_not_serializable",

@@ -22,7 +22,7 @@ const PAUSE: Duration = Duration::from_millis(50);
 /// For the MCP conformance scenario `tools-call-with-logging`.
 #[tool(
     name = "test_tool_with_logging",
-    domain = "conformance",
+    domain = crate::Conformance,
     category = read,
     permission = "conformance.test"
 )]
@@ -42,7 +42,7 @@ pub async fn tool_with_logging(
 /// For the MCP conformance scenario `tools-call-with-progress`.
 #[tool(
     name = "test_tool_with_progress",
-    domain = "conformance",
+    domain = crate::Conformance,
     category = read,
     permission = "conformance.test"
 )]
@@ -62,7 +62,7 @@ pub async fn tool_with_progress(
 /// For the MCP conformance scenario `tools-call-error`.
 #[tool(
     name = "test_error_handling",
-    domain = "conformance",
+    domain = crate::Conformance,
     category = read,
     permission = "conformance.test"
 )]
@@ -77,7 +77,7 @@ pub async fn error_handling(_ctx: &ToolContext, _input: NoInput) -> Result<ToolC
 /// stream. For the MCP conformance scenario `server-sse-polling`.
 #[tool(
     name = "test_reconnection",
-    domain = "conformance",
+    domain = crate::Conformance,
     category = read,
     permission = "conformance.test"
 )]
@@ -90,7 +90,7 @@ pub async fn reconnection(_ctx: &ToolContext, _input: NoInput) -> Result<ToolCon
 /// suite calls it without a `_meta` log level and checks that no log message arrives.
 #[tool(
     name = "test_logging_tool",
-    domain = "conformance",
+    domain = crate::Conformance,
     category = read,
     permission = "conformance.test"
 )]
@@ -169,7 +169,7 @@ pub struct JsonSchemaFeaturesOutput {
 /// A phone or an email is required. For the MCP conformance scenario `json-schema-2020-12`.
 #[tool(
     name = "json_schema_2020_12_tool",
-    domain = "conformance",
+    domain = crate::Conformance,
     category = read,
     permission = "conformance.test"
 )]

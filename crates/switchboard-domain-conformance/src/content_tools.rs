@@ -13,7 +13,7 @@ use crate::media::{EMPTY_WAV, RED_PIXEL_PNG};
 /// For the MCP conformance scenario `tools-call-simple-text`.
 #[tool(
     name = "test_simple_text",
-    domain = "conformance",
+    domain = crate::Conformance,
     category = read,
     permission = "conformance.test"
 )]
@@ -27,7 +27,7 @@ pub async fn simple_text(_ctx: &ToolContext, _input: NoInput) -> Result<ToolCont
 /// For the MCP conformance scenario `tools-call-image`.
 #[tool(
     name = "test_image_content",
-    domain = "conformance",
+    domain = crate::Conformance,
     category = read,
     permission = "conformance.test"
 )]
@@ -42,7 +42,7 @@ pub async fn image_content(_ctx: &ToolContext, _input: NoInput) -> Result<ToolCo
 /// For the MCP conformance scenario `tools-call-audio`.
 #[tool(
     name = "test_audio_content",
-    domain = "conformance",
+    domain = crate::Conformance,
     category = read,
     permission = "conformance.test"
 )]
@@ -57,7 +57,7 @@ pub async fn audio_content(_ctx: &ToolContext, _input: NoInput) -> Result<ToolCo
 /// For the MCP conformance scenario `tools-call-embedded-resource`.
 #[tool(
     name = "test_embedded_resource",
-    domain = "conformance",
+    domain = crate::Conformance,
     category = read,
     permission = "conformance.test"
 )]
@@ -76,7 +76,7 @@ pub async fn embedded_resource_content(
 /// For the MCP conformance scenario `tools-call-mixed-content`.
 #[tool(
     name = "test_multiple_content_types",
-    domain = "conformance",
+    domain = crate::Conformance,
     category = read,
     permission = "conformance.test"
 )]

@@ -23,12 +23,7 @@ pub const DOMAIN: &str = "conformance";
 /// The permission every conformance tool requires (the built-in `admin` role has it).
 pub const PERMISSION: &str = "conformance.test";
 
-/// The domain has no state of its own.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoState;
-
 switchboard_core::domain! {
     /// The MCP conformance suite's reference tools. For `switchboard serve --conformance` only.
-    name: "conformance",
-    state: NoState = NoState::default,
+    pub Conformance { name: "conformance" }
 }

@@ -10,8 +10,8 @@ use switchboard_core::{
 };
 
 use crate::{
-    DOMAIN, ErrorHandling, ImageContent, JsonSchemaFeatures, MultipleContentTypes, NoState,
-    PERMISSION, SimpleText, ToolWithProgress,
+    DOMAIN, ErrorHandling, ImageContent, JsonSchemaFeatures, MultipleContentTypes, PERMISSION,
+    SimpleText, ToolWithProgress,
 };
 
 fn context(progress: ProgressNotifier) -> ToolContext {
@@ -28,7 +28,7 @@ fn context(progress: ProgressNotifier) -> ToolContext {
         caller,
         Arc::from("test"),
         Category::Read,
-        DomainCell::standalone(DOMAIN, Box::new(NoState)),
+        DomainCell::standalone(DOMAIN, ()),
     )
 }
 

@@ -21,7 +21,7 @@ pub struct DirectoryUser {
 
 /// The users of every organisation. Cloned whole on each write, so keep it small.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Directory {
+pub struct DirectoryState {
     orgs: BTreeMap<OrgId, BTreeMap<UserId, DirectoryUser>>,
 }
 
@@ -35,7 +35,7 @@ const SEED: [(&str, &str, &str, &str); 6] = [
     ("globex", "sue", "Sue Storm", "staff"),
 ];
 
-impl Directory {
+impl DirectoryState {
     /// An empty directory.
     pub fn new() -> Self {
         Self::default()
@@ -84,7 +84,7 @@ mod tests {
 
     #[test]
     fn seed_has_an_admin_a_manager_and_staff_in_each_org() {
-        let directory = Directory::seeded();
+        let directory = DirectoryState::seeded();
         for org_id in ["acme", "globex"] {
             let mut roles: Vec<&str> = directory
                 .users(&OrgId::from(org_id))
@@ -97,7 +97,7 @@ mod tests {
 
     #[test]
     fn finds_users_only_in_their_own_org() {
-        let directory = Directory::seeded();
+        let directory = DirectoryState::seeded();
         let acme = OrgId::from("acme");
         let globex = OrgId::from("globex");
         let mark = directory
@@ -116,7 +116,9 @@ mod tests {
     #[test]
     fn unknown_org_has_no_users() {
         assert_eq!(
-            Directory::seeded().users(&OrgId::from("initech")).count(),
+            DirectoryState::seeded()
+                .users(&OrgId::from("initech"))
+                .count(),
             0
         );
     }

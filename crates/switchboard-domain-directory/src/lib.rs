@@ -5,13 +5,12 @@ mod directory;
 mod testing;
 mod tools;
 
-pub use directory::{Directory, DirectoryUser};
+pub use directory::{DirectoryState, DirectoryUser};
 pub use tools::{CurrentUser, GetCurrentUser, get_current_user};
 
 switchboard_core::domain! {
     /// Who is calling: the users of each organisation, their display names and roles.
-    name: "core",
-    state: Directory = Directory::seeded,
+    pub Directory { name: "core", state: DirectoryState = DirectoryState::seeded }
 }
 
 switchboard_core::default_grants! {

@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use switchboard_core::{CallContext, Category, DomainCell, ToolContext};
 
-use crate::directory::Directory;
+use crate::directory::DirectoryState;
 
 /// A read-tool context for `user_id` of `org_id` with `roles`, over the seeded directory.
-pub(crate) fn context(org_id: &str, user_id: &str, roles: &[&str]) -> ToolContext {
+pub(crate) fn context(org_id: &str, user_id: &str, roles: &[&str]) -> ToolContext<DirectoryState> {
     let caller = CallContext::builder()
         .org(org_id)
         .user(user_id)
@@ -25,6 +25,6 @@ pub(crate) fn context(org_id: &str, user_id: &str, roles: &[&str]) -> ToolContex
         caller,
         Arc::from("core_get_current_user"),
         Category::Read,
-        DomainCell::standalone("core", Box::new(Directory::seeded())),
+        DomainCell::standalone("core", DirectoryState::seeded()),
     )
 }

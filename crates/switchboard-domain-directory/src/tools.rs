@@ -1,13 +1,13 @@
 //! The `core` domain's tools: today just `core_get_current_user`.
 //!
-//! The tool reads the caller from the verified context and enriches it from the [`Directory`],
+//! The tool reads the caller from the verified context and enriches it from the [`DirectoryState`],
 //! searching only the caller's own organisation. It never writes.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use switchboard_core::{NoInput, Role, ToolContext, ToolError, tool};
 
-use crate::directory::Directory;
+use crate::directory::DirectoryState;
 
 /// Who the caller is, as the runtime and the directory see them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -29,17 +29,17 @@ pub struct CurrentUser {
 #[tool(
     name = "core_get_current_user",
     title = "Who am I",
-    domain = "core",
+    domain = crate::Directory,
     category = read,
     permission = "core.users.read",
     intents = ["who am i", "current user", "me", "whoami"]
 )]
 pub async fn get_current_user(
-    ctx: &ToolContext,
+    ctx: &ToolContext<DirectoryState>,
     _input: NoInput,
 ) -> Result<CurrentUser, ToolError> {
     let caller = ctx.caller();
-    let directory = ctx.state::<Directory>()?;
+    let directory = ctx.state();
     let name = directory
         .find(&caller.org_id, &caller.user_id)
         .map(|user| user.name.clone());

@@ -1,7 +1,7 @@
 //! The roster's gates: checks the runtime runs before a mutating roster tool, with the tool's
 //! validated input and a read-only view of the roster.
 //!
-//! A locked week (payroll closed, see [`Roster::lock_week`]) may not change: assigning one of
+//! A locked week (payroll closed, see [`RosterState::lock_week`]) may not change: assigning one of
 //! its shifts or clearing it is refused with `gate_refused` (code `week_locked`) before any
 //! idempotency key is claimed or proposal stored. An unknown shift passes the gate, so the
 //! tool itself reports it as not found, the same way for every organisation.
@@ -11,16 +11,16 @@ use switchboard_core::{ToolContext, ToolError};
 use crate::{
     error::RosterError,
     input::{AssignShiftInput, ClearRosterInput},
-    state::Roster,
+    state::RosterState,
     tools::{AssignShift, ClearRoster},
 };
 
 /// Refuses to assign a shift of a locked week.
 pub async fn assign_week_not_locked(
-    ctx: &ToolContext,
+    ctx: &ToolContext<RosterState>,
     input: &AssignShiftInput,
 ) -> Result<(), ToolError> {
-    let roster = ctx.state::<Roster>()?;
+    let roster = ctx.state();
     let org_id = &ctx.caller().org_id;
     let locked = roster
         .find(org_id, &input.shift_id)
@@ -34,10 +34,10 @@ pub async fn assign_week_not_locked(
 
 /// Refuses to clear a locked week.
 pub async fn clear_week_not_locked(
-    ctx: &ToolContext,
+    ctx: &ToolContext<RosterState>,
     input: &ClearRosterInput,
 ) -> Result<(), ToolError> {
-    let roster = ctx.state::<Roster>()?;
+    let roster = ctx.state();
     match roster.locked_week_of(&ctx.caller().org_id, input.week_start) {
         Some(week_start) => Err(RosterError::WeekLocked { week_start }.into()),
         None => Ok(()),
@@ -56,7 +56,6 @@ switchboard_core::tool_policy! {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
 
     use futures::executor::block_on;
     use switchboard_core::{CallContext, Category, DomainCell};
@@ -64,7 +63,7 @@ mod tests {
     use super::*;
     use crate::{LOCKED_WEEK_START, SEED_WEEK_START};
 
-    fn context(org: &str) -> ToolContext {
+    fn context(org: &str) -> ToolContext<RosterState> {
         let caller = CallContext::builder()
             .org(org)
             .user("mark")
@@ -73,8 +72,8 @@ mod tests {
             .build()
             .verify()
             .expect("complete");
-        let cell = DomainCell::standalone("roster", Box::new(Roster::seeded()));
-        ToolContext::new(caller, Arc::from("gate"), Category::Read, cell)
+        let cell = DomainCell::standalone("roster", RosterState::seeded());
+        ToolContext::new(caller, "gate", Category::Read, cell)
     }
 
     fn assign(shift_id: &str) -> AssignShiftInput {

@@ -19,7 +19,7 @@ pub use input::{
 pub use model::{Member, Shift};
 pub use output::{ClearedRoster, ShiftList, SwapProposal, SwapStatus};
 pub use seed::{LOCKED_WEEK_START, SEED_WEEK_START};
-pub use state::Roster;
+pub use state::RosterState;
 pub use tools::{
     AssignShift, ClearRoster, ListShifts, ProposeShiftSwap, assign_shift, clear_roster,
     list_shifts, propose_shift_swap,
@@ -27,8 +27,7 @@ pub use tools::{
 
 switchboard_core::domain! {
     /// Shift rosters: each organisation's members and shifts, who works when, and swaps.
-    name: "roster",
-    state: Roster = Roster::seeded,
+    pub Roster { name: "roster", state: RosterState = RosterState::seeded }
 }
 
 switchboard_core::default_grants! {

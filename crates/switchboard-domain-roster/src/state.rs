@@ -1,6 +1,6 @@
 //! The `roster` domain's state and every rule that reads or changes it.
 //!
-//! [`Roster`] keeps each organisation's members and shifts apart, and every method takes the
+//! [`RosterState`] keeps each organisation's members and shifts apart, and every method takes the
 //! organisation it acts for: there is no way to list, find or change a shift without naming
 //! one, and nothing in one organisation is reachable through another. This module is pure data
 //! and logic (no I/O, no context), so the tools stay thin and the rules are tested here.
@@ -29,11 +29,11 @@ struct OrgRoster {
 
 /// Every organisation's members and shifts. Cloned whole on each write, so keep it small.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Roster {
+pub struct RosterState {
     orgs: BTreeMap<String, OrgRoster>,
 }
 
-impl Roster {
+impl RosterState {
     /// An empty roster.
     pub fn new() -> Self {
         Self::default()
@@ -209,13 +209,13 @@ mod tests {
         OrgId::from("globex")
     }
 
-    fn seed_week(roster: &Roster, org_id: &OrgId) -> Vec<Shift> {
+    fn seed_week(roster: &RosterState, org_id: &OrgId) -> Vec<Shift> {
         roster.list(org_id, SEED_WEEK_START, date(2026, 11, 29), None)
     }
 
     #[test]
     fn each_org_sees_only_its_own_shifts() {
-        let roster = Roster::seeded();
+        let roster = RosterState::seeded();
         for org_id in [acme(), globex()] {
             let shifts = seed_week(&roster, &org_id);
             assert_eq!(shifts.len(), 14, "{org_id}");
@@ -226,7 +226,7 @@ mod tests {
 
     #[test]
     fn lists_sorted_by_date_then_start_within_the_range() {
-        let roster = Roster::seeded();
+        let roster = RosterState::seeded();
         let shifts = roster.list(&acme(), date(2026, 11, 24), date(2026, 11, 25), None);
         let ids: Vec<&str> = shifts.iter().map(|shift| shift.id.as_str()).collect();
         assert_eq!(
@@ -242,7 +242,7 @@ mod tests {
 
     #[test]
     fn filters_by_assignee() {
-        let roster = Roster::seeded();
+        let roster = RosterState::seeded();
         let shifts = roster.list(&acme(), SEED_WEEK_START, date(2026, 11, 29), Some("mark"));
         assert_eq!(shifts.len(), 3);
         assert!(shifts.iter().all(|s| s.assignee.as_deref() == Some("mark")));
@@ -256,7 +256,7 @@ mod tests {
 
     #[test]
     fn another_orgs_shift_is_not_found_like_a_missing_one() {
-        let roster = Roster::seeded();
+        let roster = RosterState::seeded();
         assert!(roster.find(&globex(), "globex-2026-11-23-am").is_ok());
         let foreign = roster.find(&acme(), "globex-2026-11-23-am");
         let missing = roster.find(&acme(), "acme-1999-01-01-am");
@@ -274,7 +274,7 @@ mod tests {
 
     #[test]
     fn assigns_a_member_of_the_same_org() {
-        let mut roster = Roster::seeded();
+        let mut roster = RosterState::seeded();
         let shift = roster
             .assign(&acme(), "acme-2026-11-28-am", "alice")
             .expect("alice is in acme");
@@ -285,7 +285,7 @@ mod tests {
 
     #[test]
     fn assigning_across_orgs_fails_and_changes_nothing() {
-        let mut roster = Roster::seeded();
+        let mut roster = RosterState::seeded();
         let before = roster.clone();
         // A globex user on an acme shift.
         assert_eq!(
@@ -313,7 +313,7 @@ mod tests {
 
     #[test]
     fn membership_is_per_org() {
-        let roster = Roster::seeded();
+        let roster = RosterState::seeded();
         assert!(roster.is_member(&acme(), "sam"));
         assert!(!roster.is_member(&acme(), "sue"));
         assert!(roster.is_member(&globex(), "sue"));
@@ -325,7 +325,7 @@ mod tests {
 
     #[test]
     fn clearing_one_orgs_week_leaves_the_other_org_untouched() {
-        let mut roster = Roster::seeded();
+        let mut roster = RosterState::seeded();
         let globex_before = seed_week(&roster, &globex());
         let cleared = roster
             .clear_week(&acme(), SEED_WEEK_START)
@@ -343,27 +343,27 @@ mod tests {
 
     #[test]
     fn clearing_touches_only_that_week() {
-        let mut roster = Roster::seeded();
+        let mut roster = RosterState::seeded();
         assert_eq!(roster.clear_week(&acme(), date(2026, 11, 30)), Ok(0));
         assert_eq!(roster.clear_week(&acme(), date(2026, 11, 16)), Ok(0));
-        assert_eq!(roster, Roster::seeded());
+        assert_eq!(roster, RosterState::seeded());
     }
 
     #[test]
     fn clearing_needs_a_monday() {
-        let mut roster = Roster::seeded();
+        let mut roster = RosterState::seeded();
         assert_eq!(
             roster
                 .clear_week(&acme(), date(2026, 11, 25))
                 .map_err(|error| error.code()),
             Err("week_start_not_monday")
         );
-        assert_eq!(roster, Roster::seeded());
+        assert_eq!(roster, RosterState::seeded());
     }
 
     #[test]
     fn locked_weeks_are_per_org_and_named_by_their_monday() {
-        let mut roster = Roster::new();
+        let mut roster = RosterState::new();
         let monday = date(2026, 11, 23);
         roster.lock_week(&acme(), monday).expect("a Monday");
         assert_eq!(
@@ -377,7 +377,7 @@ mod tests {
 
     #[test]
     fn shift_ids_are_unique_across_orgs() {
-        let roster = Roster::seeded();
+        let roster = RosterState::seeded();
         let mut ids: Vec<String> = [acme(), globex()]
             .iter()
             .flat_map(|org_id| seed_week(&roster, org_id))

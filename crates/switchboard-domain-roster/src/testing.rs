@@ -9,22 +9,22 @@ use std::sync::Arc;
 use futures::executor::block_on;
 use switchboard_core::{CallContext, DomainCell, StateRef, Tool, ToolContext};
 
-use crate::state::Roster;
+use crate::state::RosterState;
 
 /// A seeded `roster` domain that tools can be called against.
 pub(crate) struct Harness {
-    cell: Arc<DomainCell>,
+    cell: Arc<DomainCell<RosterState>>,
 }
 
 impl Harness {
     pub(crate) fn seeded() -> Self {
         Self {
-            cell: DomainCell::standalone("roster", Box::new(Roster::seeded())),
+            cell: DomainCell::standalone("roster", RosterState::seeded()),
         }
     }
 
     /// Runs tool `T` as `user_id` of `org_id`, as a confirmed human call.
-    pub(crate) fn call<T: Tool>(
+    pub(crate) fn call<T: Tool<Domain = crate::Roster>>(
         &self,
         org_id: &str,
         user_id: &str,
@@ -41,7 +41,7 @@ impl Harness {
             .expect("the test context is complete");
         let ctx = ToolContext::new(
             caller,
-            Arc::from(T::SPEC.name),
+            T::SPEC.name,
             T::SPEC.category,
             Arc::clone(&self.cell),
         );
@@ -49,7 +49,7 @@ impl Harness {
     }
 
     /// The roster as it is now.
-    pub(crate) fn roster(&self) -> StateRef<Roster> {
-        self.cell.read::<Roster>().expect("the cell holds a roster")
+    pub(crate) fn roster(&self) -> StateRef<RosterState> {
+        self.cell.read()
     }
 }

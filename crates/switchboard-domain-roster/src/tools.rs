@@ -1,5 +1,5 @@
 //! The roster tools: thin shells that take the organisation from the caller and hand the
-//! work to [`Roster`].
+//! work to [`RosterState`].
 //!
 //! Every tool reads `ctx.caller().org_id` and nothing else to decide whose roster it touches;
 //! no input carries an organisation. Only `roster_assign_shift` (execute) and
@@ -13,7 +13,7 @@ use crate::{
     input::{AssignShiftInput, ClearRosterInput, ListShiftsInput, ProposeShiftSwapInput},
     model::{Member, Shift},
     output::{ClearedRoster, ShiftList, SwapProposal, SwapStatus},
-    state::Roster,
+    state::RosterState,
 };
 
 /// Lists your organisation's shifts between two days (inclusive, at most 31 days), sorted by
@@ -22,7 +22,7 @@ use crate::{
 #[tool(
     name = "roster_list_shifts",
     title = "List shifts",
-    domain = "roster",
+    domain = crate::Roster,
     category = read,
     permission = "roster.shifts.read",
     intents = [
@@ -32,10 +32,10 @@ use crate::{
     ]
 )]
 pub async fn list_shifts(
-    ctx: &ToolContext,
+    ctx: &ToolContext<RosterState>,
     input: ListShiftsInput,
 ) -> Result<ShiftList, ToolError> {
-    let roster = ctx.state::<Roster>()?;
+    let roster = ctx.state();
     let shifts = roster.list(
         &ctx.caller().org_id,
         input.from,
@@ -51,17 +51,17 @@ pub async fn list_shifts(
 #[tool(
     name = "roster_propose_shift_swap",
     title = "Propose a shift swap",
-    domain = "roster",
+    domain = crate::Roster,
     category = propose,
     permission = "roster.swaps.propose",
     intents = ["swap shift {shift_id} with {with_user}"]
 )]
 pub async fn propose_shift_swap(
-    ctx: &ToolContext,
+    ctx: &ToolContext<RosterState>,
     input: ProposeShiftSwapInput,
 ) -> Result<SwapProposal, ToolError> {
     let org_id = &ctx.caller().org_id;
-    let roster = ctx.state::<Roster>()?;
+    let roster = ctx.state();
     let shift = roster.find(org_id, &input.shift_id)?;
     let to_member = roster.member(org_id, &input.with_user)?;
     if shift.assignee.as_deref() == Some(to_member.user_id.as_str()) {
@@ -85,16 +85,19 @@ pub async fn propose_shift_swap(
 #[tool(
     name = "roster_assign_shift",
     title = "Assign a shift",
-    domain = "roster",
+    domain = crate::Roster,
     category = execute,
     permission = "roster.shifts.assign",
     intents = ["assign shift {shift_id} to {user_id}"]
 )]
-pub async fn assign_shift(ctx: &ToolContext, input: AssignShiftInput) -> Result<Shift, ToolError> {
+pub async fn assign_shift(
+    ctx: &ToolContext<RosterState>,
+    input: AssignShiftInput,
+) -> Result<Shift, ToolError> {
     let org_id = ctx.caller().org_id.clone();
     let AssignShiftInput { shift_id, user_id } = input;
     let shift = ctx
-        .write::<Roster, _>(move |roster| roster.assign(&org_id, &shift_id, &user_id))
+        .write(move |roster| roster.assign(&org_id, &shift_id, &user_id))
         .await??;
     Ok(shift)
 }
@@ -104,18 +107,18 @@ pub async fn assign_shift(ctx: &ToolContext, input: AssignShiftInput) -> Result<
 #[tool(
     name = "roster_clear_roster",
     title = "Clear a week's assignments",
-    domain = "roster",
+    domain = crate::Roster,
     category = restricted,
     permission = "roster.roster.clear"
 )]
 pub async fn clear_roster(
-    ctx: &ToolContext,
+    ctx: &ToolContext<RosterState>,
     input: ClearRosterInput,
 ) -> Result<ClearedRoster, ToolError> {
     let org_id = ctx.caller().org_id.clone();
     let week_start = input.week_start;
     let cleared = ctx
-        .write::<Roster, _>(move |roster| roster.clear_week(&org_id, week_start))
+        .write(move |roster| roster.clear_week(&org_id, week_start))
         .await??;
     Ok(ClearedRoster {
         org_id: ctx.caller().org_id.to_string(),

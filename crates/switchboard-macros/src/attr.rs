@@ -3,8 +3,8 @@
 
 use proc_macro2::{Span, TokenStream};
 use syn::{
-    Expr, ExprArray, ExprLit, Ident, Lit, LitInt, LitStr, MetaNameValue, Token, parse::Parser,
-    punctuated::Punctuated, spanned::Spanned,
+    Expr, ExprArray, ExprLit, ExprPath, Ident, Lit, LitInt, LitStr, MetaNameValue, Path, Token,
+    parse::Parser, punctuated::Punctuated, spanned::Spanned,
 };
 
 const KEYS: &str = "domain, category, permission, name, title, intents, timeout_ms";
@@ -14,7 +14,7 @@ const CATEGORIES: [&str; 4] = ["read", "propose", "execute", "restricted"];
 pub(crate) struct ToolArgs {
     pub(crate) name: Option<LitStr>,
     pub(crate) title: Option<LitStr>,
-    pub(crate) domain: LitStr,
+    pub(crate) domain: Path,
     pub(crate) category: Ident,
     pub(crate) permission: LitStr,
     pub(crate) intents: Vec<LitStr>,
@@ -42,7 +42,7 @@ pub(crate) fn parse(attr: TokenStream) -> syn::Result<ToolArgs> {
         match key_name.as_str() {
             "name" => set(&mut name, string(&pair.value, "name")?, duplicate)?,
             "title" => set(&mut title, string(&pair.value, "title")?, duplicate)?,
-            "domain" => set(&mut domain, string(&pair.value, "domain")?, duplicate)?,
+            "domain" => set(&mut domain, domain_type(&pair.value)?, duplicate)?,
             "permission" => set(
                 &mut permission,
                 string(&pair.value, "permission")?,
@@ -68,10 +68,9 @@ pub(crate) fn parse(attr: TokenStream) -> syn::Result<ToolArgs> {
             format!("#[tool] needs `{key}`, e.g. `#[tool({key} = {example}, ...)]`"),
         )
     };
-    let domain = domain.ok_or_else(|| missing("domain", "\"core\""))?;
+    let domain = domain.ok_or_else(|| missing("domain", "Roster"))?;
     let category = category.ok_or_else(|| missing("category", "read"))?;
     let permission = permission.ok_or_else(|| missing("permission", "\"core.users.read\""))?;
-    check_domain(&domain)?;
     check_permission(&permission)?;
     if let Some(name) = &name {
         check_tool_name(&name.value(), name.span())?;
@@ -107,6 +106,28 @@ fn string(value: &Expr, key: &str) -> syn::Result<LitStr> {
         other => Err(syn::Error::new(
             other.span(),
             format!("`{key}` takes a string literal"),
+        )),
+    }
+}
+
+/// The domain is a type declared with `domain!`; whether it is one, rustc checks.
+fn domain_type(value: &Expr) -> syn::Result<Path> {
+    match value {
+        Expr::Path(ExprPath {
+            path, qself: None, ..
+        }) => Ok(path.clone()),
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(lit), ..
+        }) => Err(syn::Error::new(
+            lit.span(),
+            format!(
+                "`domain` takes the domain's type, declared with `domain!`, not its name: `domain = {}`",
+                heck::ToUpperCamelCase::to_upper_camel_case(lit.value().as_str())
+            ),
+        )),
+        other => Err(syn::Error::new_spanned(
+            other,
+            "`domain` takes the domain's type, declared with `domain!`: `domain = Roster`",
         )),
     }
 }
@@ -228,23 +249,6 @@ fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     rows[a.len()][b.len()]
-}
-
-fn check_domain(domain: &LitStr) -> syn::Result<()> {
-    let value = domain.value();
-    let valid = !value.is_empty()
-        && value.len() <= 32
-        && value
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
-    if valid {
-        Ok(())
-    } else {
-        Err(syn::Error::new(
-            domain.span(),
-            format!("invalid domain `{value}`: use 1 to 32 characters from [a-z0-9_]"),
-        ))
-    }
 }
 
 fn check_permission(permission: &LitStr) -> syn::Result<()> {

@@ -10,14 +10,16 @@ mod input;
 mod paths;
 mod tool;
 
-/// Turns an `async fn(ctx: &ToolContext, input: Input) -> Result<Output, E>` into a tool.
+/// Turns an `async fn(ctx: &ToolContext<State>, input: Input) -> Result<Output, E>` into a
+/// tool, where `State` is the state of the tool's domain (a plain `&ToolContext` for a domain
+/// without state).
 ///
 /// | key          | value                         | required | meaning                                   |
 /// |--------------|-------------------------------|----------|-------------------------------------------|
-/// | `domain`     | `"core"`                      | yes      | the domain whose actor supervises the tool |
+/// | `domain`     | `Directory`                   | yes      | the domain type (`domain!`) whose actor supervises the tool |
 /// | `category`   | `read`, `propose`, `execute`, `restricted` | yes | what the tool may do            |
 /// | `permission` | `"core.users.read"`           | yes      | what the caller's roles must grant         |
-/// | `name`       | `"core_get_current_user"`     | no       | defaults to `<domain>_<fn name>`            |
+/// | `name`       | `"core_get_current_user"`     | no       | defaults to `<domain name>_<fn name>`       |
 /// | `title`      | `"Current user"`              | no       | a short human title                        |
 /// | `intents`    | `["who am i", "me"]`          | no       | utterances the orchestrator routes here     |
 /// | `timeout_ms` | `2000`                        | no       | overrides the runtime's default timeout     |

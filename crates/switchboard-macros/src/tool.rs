@@ -16,7 +16,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
     let function: ItemFn = syn::parse2(item)?;
     let args = attr::parse(attr)?;
     let description = description(&function)?;
-    let (input_ty, output_ty) = signature(&function)?;
+    let (context_ty, input_ty, output_ty) = signature(&function)?;
 
     let core = core_path();
     let fn_ident = &function.sig.ident;
@@ -33,11 +33,19 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
         timeout_ms,
     } = args;
     let name = match name {
-        Some(name) => name.value(),
+        Some(name) => quote!(#name),
         None => {
-            let name = format!("{}_{}", domain.value(), fn_name.trim_start_matches("r#"));
-            attr::check_tool_name(&name, fn_ident.span())?;
-            name
+            // `<domain>_<function>`, joined at compile time: only the domain type knows its
+            // name. The function's part is checked here, the domain's by `domain!`, and the
+            // length by the constant's evaluation.
+            let function = fn_name.trim_start_matches("r#");
+            attr::check_tool_name(function, fn_ident.span())?;
+            quote! {{
+                const DOMAIN: &str = <#domain as #core::Domain>::NAME;
+                const LEN: usize = DOMAIN.len() + 1 + #function.len();
+                const NAME: [u8; LEN] = #core::__private::tool_name::<LEN>(DOMAIN, #function);
+                #core::__private::tool_name_str(&NAME)
+            }}
         }
     };
     let category_variant = format_ident!(
@@ -56,8 +64,11 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
         None => quote!(::core::option::Option::None),
     };
     let marker_doc = format!(
-        "The `{name}` tool, for typed calls: `registry.call::<{marker}>(input, &ctx)`.\n\n{description}"
+        "The `{fn_name}` tool, for typed calls: `registry.call::<{marker}>(input, &ctx)`.\n\n{description}"
     );
+    // The context handed to the function carries the span of the context type the function
+    // declares, so a tool that expects another domain's state is reported there.
+    let context_arg = quote_spanned!(context_ty.span()=> ctx);
     // The items of the generated impl that handle the user's return type carry its span, every
     // token of them (rustc reports some errors at an item's whole span, attributes included),
     // so a wrong return type, or a future that is not `Send`, is reported at that type and not
@@ -71,14 +82,14 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
         // (`async fn` here would name `Tool::call::{anon_assoc#0}` in the not-`Send` error.)
         #[allow(clippy::manual_async_fn)]
         fn call(
-            ctx: &#core::ToolContext,
+            ctx: &#core::ToolContext<#core::StateOf<Self>>,
             input: Self::Input,
         ) -> impl ::core::future::Future<
             Output = ::core::result::Result<Self::Output, #core::ToolError>,
         > + ::core::marker::Send {
             async move {
                 <#output_ty as #core::__private::ToolReturn>::into_tool_result(
-                    #fn_ident(ctx, input).await,
+                    #fn_ident(#context_arg, input).await,
                 )
             }
         }
@@ -92,12 +103,13 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
         #vis struct #marker;
 
         impl #core::Tool for #marker {
+            type Domain = #domain;
             type Input = #input_ty;
             #output_assoc
             const SPEC: #core::ToolSpec = #core::ToolSpec {
                 name: #name,
                 title: #title,
-                domain: #domain,
+                domain: <#domain as #core::Domain>::NAME,
                 category: #core::Category::#category_variant,
                 permission: #permission,
                 description: #description,
@@ -186,12 +198,12 @@ fn unwrap_paragraphs(lines: &[String]) -> String {
     text.trim().to_owned()
 }
 
-/// Checks `async fn name(ctx: &ToolContext, input: Input) -> Result<Output, E>` and returns
-/// the input and return types.
+/// Checks `async fn name(ctx: &ToolContext<State>, input: Input) -> Result<Output, E>` and
+/// returns the context, input and return types.
 ///
 /// Errors made with `new_spanned` underline the whole argument or type, not just its first
 /// token.
-fn signature(function: &ItemFn) -> syn::Result<(Type, Type)> {
+fn signature(function: &ItemFn) -> syn::Result<(Type, Type, Type)> {
     let sig = &function.sig;
     if sig.asyncness.is_none() {
         return Err(syn::Error::new(
@@ -223,7 +235,7 @@ fn signature(function: &ItemFn) -> syn::Result<(Type, Type)> {
     let Some(input) = inputs.next() else {
         // One argument: say which of the two is missing.
         return Err(match check_context(context) {
-            Ok(()) => syn::Error::new(
+            Ok(_) => syn::Error::new(
                 sig.paren_token.span.join(),
                 format!("missing the input argument: {shape}; {no_params}"),
             ),
@@ -233,7 +245,7 @@ fn signature(function: &ItemFn) -> syn::Result<(Type, Type)> {
             ),
         });
     };
-    check_context(context)?;
+    let context_ty = check_context(context)?;
     let input_ty = input_type(input)?;
     if let Some(extra) = inputs.next() {
         return Err(syn::Error::new_spanned(
@@ -250,10 +262,11 @@ fn signature(function: &ItemFn) -> syn::Result<(Type, Type)> {
             ));
         }
     };
-    Ok((input_ty, output_ty))
+    Ok((context_ty, input_ty, output_ty))
 }
 
-fn check_context(arg: &FnArg) -> syn::Result<()> {
+/// The context argument's type, if it is `&ToolContext` or `&ToolContext<State>`.
+fn check_context(arg: &FnArg) -> syn::Result<Type> {
     let error = |tokens: &dyn quote::ToTokens| {
         syn::Error::new_spanned(
             tokens,
@@ -289,7 +302,7 @@ fn check_context(arg: &FnArg) -> syn::Result<()> {
         ));
     }
     if names_context(&reference.elem) {
-        Ok(())
+        Ok((*typed.ty).clone())
     } else {
         Err(error(reference))
     }

@@ -1,8 +1,9 @@
 //! The Orchestrator: an actor that keeps the route table current, and a handle whose `ask`
 //! routes and calls in the caller's task.
 //!
-//! The actor owns the routes: it builds them from the registry at boot and rebuilds them when
-//! the registry's tool table changes, publishing each table whole. `ask` reads the published
+//! The actor owns the routes: it builds them from the registry at boot, subscribes to the
+//! registry's changes, and rebuilds them when the tool table changes, publishing each route
+//! table whole. `ask` reads the published
 //! table and calls the registry directly, so a tier-1 route costs a pattern match, not a
 //! message round trip.
 //!
@@ -16,7 +17,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 use serde::Serialize;
 use serde_json::Value;
 use switchboard_core::CallContext;
-use switchboard_registry::ToolRegistry;
+use switchboard_registry::{ToolRegistry, ToolsChanged};
 use tracing::Instrument;
 
 use crate::{
@@ -58,7 +59,7 @@ impl std::fmt::Debug for Orchestrator {
 #[derive(Debug)]
 pub enum OrchestratorMsg {
     /// The registry's tools changed: rebuild the routes.
-    Rebuild,
+    ToolsChanged(ToolsChanged),
 }
 
 impl Orchestrator {
@@ -157,56 +158,44 @@ impl Orchestrator {
 
 struct OrchestratorActor;
 
-struct ActorState {
-    shared: Arc<Shared>,
-    watcher: tokio::task::JoinHandle<()>,
-}
-
 impl Actor for OrchestratorActor {
     type Msg = OrchestratorMsg;
-    type State = ActorState;
+    type State = Arc<Shared>;
     type Arguments = Arc<Shared>;
 
     async fn pre_start(
         &self,
         myself: ActorRef<OrchestratorMsg>,
         shared: Arc<Shared>,
-    ) -> Result<ActorState, ActorProcessingErr> {
-        let mut changes = shared.registry.watch_changes();
-        let watcher = tokio::spawn(async move {
-            while changes.changed().await.is_ok() {
-                if myself.cast(OrchestratorMsg::Rebuild).is_err() {
-                    break;
-                }
-            }
+    ) -> Result<Arc<Shared>, ActorProcessingErr> {
+        shared.registry.subscribe_changes(myself, |changed| {
+            Some(OrchestratorMsg::ToolsChanged(changed))
         });
-        Ok(ActorState { shared, watcher })
+        // A change between the first build (in `start`) and the subscription is not missed.
+        rebuild(&shared);
+        Ok(shared)
     }
 
     async fn handle(
         &self,
         _myself: ActorRef<OrchestratorMsg>,
         message: OrchestratorMsg,
-        state: &mut ActorState,
+        shared: &mut Arc<Shared>,
     ) -> Result<(), ActorProcessingErr> {
         let _span = tracing::debug_span!("orchestrator_message", message = ?message).entered();
         match message {
-            OrchestratorMsg::Rebuild => match RouteTable::build(&state.shared.registry.list()) {
-                Ok(routes) => state.shared.routes.store(Arc::new(routes)),
-                Err(error) => {
-                    tracing::error!(%error, "routes not rebuilt; the previous routes stay in force");
-                }
-            },
+            OrchestratorMsg::ToolsChanged(_) => rebuild(shared),
         }
         Ok(())
     }
+}
 
-    async fn post_stop(
-        &self,
-        _myself: ActorRef<OrchestratorMsg>,
-        state: &mut ActorState,
-    ) -> Result<(), ActorProcessingErr> {
-        state.watcher.abort();
-        Ok(())
+/// Rebuilds the routes from the registry's current tools and publishes them.
+fn rebuild(shared: &Shared) {
+    match RouteTable::build(&shared.registry.list()) {
+        Ok(routes) => shared.routes.store(Arc::new(routes)),
+        Err(error) => {
+            tracing::error!(%error, "routes not rebuilt; the previous routes stay in force");
+        }
     }
 }

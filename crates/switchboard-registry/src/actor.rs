@@ -11,7 +11,7 @@ use std::{
 };
 
 use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
-use switchboard_core::NoInput;
+use switchboard_core::DomainCell;
 use tracing::Instrument;
 
 use crate::{
@@ -94,11 +94,17 @@ impl RegistryActor {
         for spec in specs {
             let domain_name: &str = &spec.descriptor.domain;
             let domain = match domains.get(domain_name) {
-                Some(domain) => Arc::clone(domain),
+                Some(domain) if domain.cell.is::<DomainCell<()>>() => Arc::clone(domain),
+                Some(_) => {
+                    return Err(RegistryError::StatefulDomain {
+                        tool: spec.descriptor.name.to_string(),
+                        domain: domain_name.to_owned(),
+                    });
+                }
                 None => {
                     let domain = DomainRuntime::new(
                         domain_name,
-                        Box::new(NoInput {}),
+                        |writer| DomainCell::new(domain_name, (), writer),
                         shared.config.concurrency_of(domain_name),
                     );
                     domains.insert(Arc::clone(&domain.name), Arc::clone(&domain));

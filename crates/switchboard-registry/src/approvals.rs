@@ -273,7 +273,7 @@ impl ToolRegistry {
             &proposal.tool,
             table.get(&proposal.tool),
             context,
-            Ok(digest_json(&proposal.params)),
+            digest_json(&proposal.params),
         )
         .await
         .map_err(|error| audit_failed(&proposal.tool, &error))?;

@@ -173,7 +173,8 @@ mod tests {
         assert_eq!(digest_value(&Explodes), Err(DigestError::Panicked));
         assert_eq!(
             digest_value(&[1, 2]),
-            Ok(switchboard_audit::digest_json(&serde_json::json!([1, 2])))
+            Ok(switchboard_audit::digest_json(&serde_json::json!([1, 2]))
+                .expect("JSON has a digest"))
         );
     }
 }

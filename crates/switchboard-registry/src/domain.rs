@@ -1,9 +1,16 @@
 //! A domain at run time: its state cell, its bulkhead, and the actor that owns its writes.
 //!
 //! Calls do not go through the domain actor: they run in the caller's task, reading the
-//! published state directly and waiting only for a bulkhead permit. The actor serialises the
-//! domain's writes, counts the panics of its tools, and its presence is what "the domain is
-//! running" means: when it stops, calls fail fast with `domain_unavailable`.
+//! published state directly and waiting only for a bulkhead permit. The actor is the domain's
+//! only writer: a tool's write is a message in its mailbox, applied one at a time, and each
+//! applied write publishes the next snapshot. It also logs the panics of its tools, and its
+//! presence is what "the domain is running" means: when it stops, calls fail fast with
+//! `domain_unavailable`. The state lives in the cell rather than in the actor, so an actor
+//! restarted by its supervisor (the registry actor) carries on with the last published state.
+//!
+//! A write is a closure over the cell, so it runs where the state is. A domain on another node
+//! would be reached one level up, at the registry's seam, with whole calls (tool, params,
+//! caller) as the messages; its actor and its writes would stay on that node.
 
 use std::sync::{
     Arc,
@@ -12,7 +19,7 @@ use std::sync::{
 
 use arc_swap::ArcSwapOption;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
-use switchboard_core::{DomainCell, DomainState, DomainWriter, WriteOp};
+use switchboard_core::{DomainWriter, ErasedCell, WriteOp};
 use tokio::sync::Semaphore;
 
 /// Messages a domain actor handles.
@@ -42,7 +49,8 @@ impl DomainMsg {
 /// What the registry knows of one running domain.
 pub(crate) struct DomainRuntime {
     pub(crate) name: Arc<str>,
-    pub(crate) cell: Arc<DomainCell>,
+    /// The domain's `DomainCell`, whose state type only its tools know.
+    pub(crate) cell: ErasedCell,
     /// The domain's configured concurrency: how many of its calls may run at once.
     concurrency: usize,
     /// Holds `concurrency` permits, one per running call; waiting calls get them in order.
@@ -53,7 +61,13 @@ pub(crate) struct DomainRuntime {
 }
 
 impl DomainRuntime {
-    pub(crate) fn new(name: &str, state: DomainState, concurrency: usize) -> Arc<Self> {
+    /// The runtime of the domain `name`, whose cell `make_cell` builds around the writer that
+    /// hands writes to the domain's actor.
+    pub(crate) fn new(
+        name: &str,
+        make_cell: impl FnOnce(Box<dyn DomainWriter>) -> ErasedCell,
+        concurrency: usize,
+    ) -> Arc<Self> {
         let actor = Arc::new(ArcSwapOption::empty());
         let writer = ActorWriter {
             actor: Arc::clone(&actor),
@@ -61,7 +75,7 @@ impl DomainRuntime {
         let concurrency = concurrency.min(Semaphore::MAX_PERMITS);
         Arc::new(Self {
             name: name.into(),
-            cell: Arc::new(DomainCell::new(name, state, Box::new(writer))),
+            cell: make_cell(Box::new(writer)),
             concurrency,
             bulkhead: Semaphore::new(concurrency),
             actor,
@@ -190,7 +204,7 @@ impl Actor for DomainActor {
         let _span = tracing::debug_span!("domain_message", domain = %runtime.name, message = message.kind())
             .entered();
         match message {
-            DomainMsg::Write(op) => op.apply(&runtime.cell),
+            DomainMsg::Write(op) => op.apply(),
             DomainMsg::ToolPanicked { tool, message } => {
                 tracing::error!(domain = %runtime.name, %tool, %message, "tool panicked; the domain keeps serving");
             }

@@ -42,6 +42,28 @@ pub enum RegistryError {
         /// The domains that exist.
         known: String,
     },
+    /// A tool's domain type is not the one that declared the domain of that name.
+    #[error(
+        "`{tool}` ({location}) expects another state than the one the `{domain}` domain declares: its domain type is not the `domain!` of that name; name the declared domain type"
+    )]
+    DomainStateMismatch {
+        /// The tool.
+        tool: String,
+        /// Where it is defined.
+        location: String,
+        /// The domain's name.
+        domain: String,
+    },
+    /// A run-time tool names a domain that has state.
+    #[error(
+        "the run-time tool `{tool}` names the domain `{domain}`, which has state; run-time tools run in domains without state: give it a domain of its own"
+    )]
+    StatefulDomain {
+        /// The tool.
+        tool: String,
+        /// The domain it names.
+        domain: String,
+    },
     /// A tool's input schema has an `org_id` property somewhere.
     #[error(
         "`{tool}` accepts an `org_id` in its input (schema path `{path}`); the organisation only ever comes from the call context: remove the field"

@@ -20,8 +20,8 @@ use serde_json::Value;
 use switchboard_approvals::Proposal;
 use switchboard_audit::Outcome;
 use switchboard_core::{
-    CallContext, Caller, Category, Initiator, InvokeError, ProposalId, Tool, ToolContext,
-    ToolError, schema::find_org_id,
+    CallContext, CallScope, Caller, Category, Initiator, InvokeError, ProposalId, Tool, ToolError,
+    schema::find_org_id,
 };
 use tracing::Instrument;
 
@@ -263,10 +263,10 @@ fn admit<'t>(
     })
 }
 
-/// The context a gate runs with: the caller and the domain, as a `read` tool (a gate cannot
+/// The scope a gate runs in: the caller and the domain, as a `read` tool (a gate cannot
 /// write).
-fn read_only_context(tool: &RegisteredTool, caller: &Caller) -> ToolContext {
-    ToolContext::new(
+fn gate_scope(tool: &RegisteredTool, caller: &Caller) -> CallScope {
+    CallScope::new(
         caller.clone(),
         Arc::clone(&tool.name),
         Category::Read,
@@ -277,16 +277,13 @@ fn read_only_context(tool: &RegisteredTool, caller: &Caller) -> ToolContext {
 /// Runs the gate the tool's domain declared, if any, under the tool's timeout, catching a
 /// panic.
 ///
-/// Takes the job and gives it back rather than borrowing it: a decoded input is `Send` but not
-/// `Sync`, so a borrow of it held across the wait would make the call's future not `Send`. The
-/// gate's future borrows its context only (the wrapper `tool_policy!` generates clones the
-/// input before it starts).
+/// Takes the job and gives it back, so that the call path reads as a chain of steps that each
+/// hand the job on.
 async fn gate<J: Job>(tool: &RegisteredTool, caller: &Caller, job: J) -> Result<J, InvokeError> {
     let Some(gate) = tool.gate() else {
         return Ok(job);
     };
-    let ctx = read_only_context(tool, caller);
-    let checking = gate(&ctx, job.gate_input());
+    let checking = gate(gate_scope(tool, caller), job.gate_input());
     let checked =
         tokio::time::timeout(tool.timeout, AssertUnwindSafe(checking).catch_unwind()).await;
     match checked {
@@ -345,30 +342,25 @@ pub(crate) async fn run_in_domain<J: Job>(
     if !domain.is_running() {
         return Err(domain_unavailable(tool, "its actor has stopped"));
     }
-    let ctx = tool_context(tool, caller);
+    let scope = CallScope::new(
+        caller,
+        Arc::clone(&tool.name),
+        tool.category(),
+        Arc::clone(&tool.domain.cell),
+    );
     let running = async {
         let _permit = domain
             .bulkhead
             .acquire()
             .await
             .map_err(|_| domain_unavailable(tool, "its bulkhead is closed"))?;
-        Ok(AssertUnwindSafe(job.run(&ctx)).catch_unwind().await)
+        Ok(AssertUnwindSafe(job.run(scope)).catch_unwind().await)
     };
     match tokio::time::timeout(tool.timeout, running).await {
         Err(_) => Err(timed_out(tool)),
         Ok(Err(refused)) => Err(refused),
         Ok(Ok(ran)) => settle(tool, ran),
     }
-}
-
-/// The context the tool runs with.
-fn tool_context(tool: &RegisteredTool, caller: Caller) -> ToolContext {
-    ToolContext::new(
-        caller,
-        Arc::clone(&tool.name),
-        tool.category(),
-        Arc::clone(&tool.domain.cell),
-    )
 }
 
 /// The call's result from how the tool's run ended.

@@ -15,9 +15,9 @@ use std::{
 
 use serde_json::Value;
 use switchboard_approvals::StoredOutcome;
-use switchboard_audit::{Digest, digest_json};
+use switchboard_audit::{Digest, DigestError, digest_json};
 use switchboard_core::{
-    ActionId, ErasedInput, FieldError, InvokeError, Tool, ToolContext, ToolEntry, ToolError,
+    ActionId, CallScope, ErasedInput, FieldError, InvokeError, StateOf, Tool, ToolEntry, ToolError,
     validate_typed,
 };
 
@@ -49,21 +49,23 @@ pub(crate) trait Request: Send {
 pub(crate) trait Job: Send + 'static {
     type Output: Send + 'static;
 
-    /// Runs the tool body. The future is declared `Send` so that every call's future is.
+    /// Runs the tool body in `scope`. The future is declared `Send` so that every call's
+    /// future is.
     fn run(
         self,
-        ctx: &ToolContext,
-    ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send + '_;
+        scope: CallScope,
+    ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send + 'static;
 
     /// The validated input, as a gate sees it.
-    fn gate_input(&self) -> &(dyn Any + Send);
+    fn gate_input(&self) -> &(dyn Any + Send + Sync);
 
     /// The canonical digest of the params, which an idempotency key is derived from and a
-    /// retry is compared by.
-    fn params_digest(&self) -> Digest;
+    /// retry is compared by. A mutation whose params have none cannot be keyed, and is
+    /// refused.
+    fn params_digest(&self, tool: &RegisteredTool) -> Result<Digest, InvokeError>;
 
-    /// The params, as a proposal stores them.
-    fn proposal_params(&self) -> Arc<Value>;
+    /// The params, as a proposal stores them; refused if they cannot be written as JSON.
+    fn proposal_params(&self, tool: &RegisteredTool) -> Result<Arc<Value>, InvokeError>;
 
     /// The output, as the call's audit record keeps it.
     fn audit_output(output: &Self::Output) -> Digested;
@@ -102,7 +104,7 @@ impl Request for JsonRequest {
     }
 
     fn audit_input(&self) -> Digested {
-        Ok(digest_json(&self.params))
+        digest_json(&self.params)
     }
 
     /// The params against the compiled schema, then (a linked tool) serde and `validator`.
@@ -139,30 +141,34 @@ enum JsonBody {
 impl Job for JsonJob {
     type Output = Value;
 
-    async fn run(self, ctx: &ToolContext) -> Result<Value, ToolError> {
+    async fn run(self, scope: CallScope) -> Result<Value, ToolError> {
         match self.body {
-            JsonBody::Linked(entry, input) => (entry.run)(ctx, input).await,
-            JsonBody::Runtime(tool) => tool.call(ctx, Arc::unwrap_or_clone(self.params)).await,
+            JsonBody::Linked(entry, input) => (entry.run)(scope, input).await,
+            JsonBody::Runtime(tool) => {
+                // The registry gives run-time tools stateless domains only.
+                let ctx = scope.into_context::<()>()?;
+                tool.call(&ctx, Arc::unwrap_or_clone(self.params)).await
+            }
         }
     }
 
-    fn gate_input(&self) -> &(dyn Any + Send) {
+    fn gate_input(&self) -> &(dyn Any + Send + Sync) {
         match &self.body {
             JsonBody::Linked(_, input) => &**input,
             JsonBody::Runtime(_) => &*self.params,
         }
     }
 
-    fn params_digest(&self) -> Digest {
-        digest_json(&self.params)
+    fn params_digest(&self, tool: &RegisteredTool) -> Result<Digest, InvokeError> {
+        digest_json(&self.params).map_err(|error| unkeyable(tool, &error))
     }
 
-    fn proposal_params(&self) -> Arc<Value> {
-        Arc::clone(&self.params)
+    fn proposal_params(&self, _tool: &RegisteredTool) -> Result<Arc<Value>, InvokeError> {
+        Ok(Arc::clone(&self.params))
     }
 
     fn audit_output(output: &Value) -> Digested {
-        Ok(digest_json(output))
+        digest_json(output)
     }
 
     fn stored(action_id: ActionId, result: &Result<Value, InvokeError>) -> StoredOutcome {
@@ -208,24 +214,27 @@ pub(crate) struct TypedJob<T: Tool>(T::Input);
 impl<T: Tool> Job for TypedJob<T> {
     type Output = T::Output;
 
-    fn run(
-        self,
-        ctx: &ToolContext,
-    ) -> impl Future<Output = Result<T::Output, ToolError>> + Send + '_ {
-        T::call(ctx, self.0)
+    async fn run(self, scope: CallScope) -> Result<T::Output, ToolError> {
+        let ctx = scope.into_context::<StateOf<T>>()?;
+        T::call(&ctx, self.0).await
     }
 
-    fn gate_input(&self) -> &(dyn Any + Send) {
+    fn gate_input(&self) -> &(dyn Any + Send + Sync) {
         &self.0
     }
 
-    fn params_digest(&self) -> Digest {
-        // A fingerprint needs a digest: an input that cannot be serialized has that of `null`.
-        digest_value(&self.0).unwrap_or_else(|_| digest_json(&Value::Null))
+    fn params_digest(&self, tool: &RegisteredTool) -> Result<Digest, InvokeError> {
+        digest_value(&self.0).map_err(|error| unkeyable(tool, &error))
     }
 
-    fn proposal_params(&self) -> Arc<Value> {
-        Arc::new(serde_json::to_value(&self.0).unwrap_or(Value::Null))
+    fn proposal_params(&self, tool: &RegisteredTool) -> Result<Arc<Value>, InvokeError> {
+        let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            serde_json::to_value(&self.0).map_err(|error| DigestError::Serialize(error.to_string()))
+        }))
+        .unwrap_or(Err(DigestError::Panicked));
+        written
+            .map(Arc::new)
+            .map_err(|error| unkeyable(tool, &error))
     }
 
     fn audit_output(output: &T::Output) -> Digested {
@@ -261,6 +270,20 @@ impl<T: Tool> Job for TypedJob<T> {
                 .and_then(|output| output.lock().ok().map(|output| Ok(output.clone()))),
         }
     }
+}
+
+/// The refusal of a mutation whose input cannot be written as JSON: without it, the call can
+/// be neither keyed for retries nor stored for an approver.
+fn unkeyable(tool: &RegisteredTool, error: &DigestError) -> InvokeError {
+    invalid(
+        tool,
+        vec![FieldError::new(
+            "",
+            format!(
+                "{error}; a mutation's input must be JSON, to key its retries and store its proposal"
+            ),
+        )],
+    )
 }
 
 fn invalid(tool: &RegisteredTool, errors: Vec<FieldError>) -> InvokeError {

@@ -135,11 +135,11 @@ pub(crate) async fn claim<J: Job>(
 ) -> Result<Claimed<J>, InvokeError> {
     check_scope_ids(tool, caller)?;
     if admission == Admission::Propose {
-        let params = job.proposal_params();
+        let params = job.proposal_params(tool)?;
         let proposal = store_proposal(shared, tool, caller, params, summary_of(mode), draft)?;
         return Ok(Claimed::Proposed(Box::new(proposal)));
     }
-    let params = job.params_digest();
+    let params = job.params_digest(tool)?;
     let (key, preset_action) = match mode {
         Mode::Approval { proposal } => (
             IdempotencyKey::new(proposal.as_str()),
@@ -351,8 +351,10 @@ mod tests {
 
     #[test]
     fn derived_keys_depend_on_tool_org_thread_and_params_only() {
-        let params = digest_json(&serde_json::json!({ "a": 1, "b": 2 }));
-        let same_params = digest_json(&serde_json::json!({ "b": 2, "a": 1 }));
+        let params =
+            digest_json(&serde_json::json!({ "a": 1, "b": 2 })).expect("JSON has a digest");
+        let same_params =
+            digest_json(&serde_json::json!({ "b": 2, "a": 1 })).expect("JSON has a digest");
         let key = derive_key("t", &caller(Some("th"), "s1"), &params);
         // The request does not matter when there is a thread; key order in params neither.
         assert_eq!(
@@ -361,7 +363,7 @@ mod tests {
         );
         assert_ne!(key, derive_key("u", &caller(Some("th"), "s1"), &params));
         assert_ne!(key, derive_key("t", &caller(Some("other"), "s1"), &params));
-        let other = digest_json(&serde_json::json!({ "a": 2, "b": 2 }));
+        let other = digest_json(&serde_json::json!({ "a": 2, "b": 2 })).expect("JSON has a digest");
         assert_ne!(key, derive_key("t", &caller(Some("th"), "s1"), &other));
         // Without a thread, the request (correlation id) scopes the key.
         assert_ne!(

@@ -37,6 +37,8 @@ pub(crate) struct Shared {
     pub(crate) config: RegistryConfig,
     pub(crate) domains: ArcSwap<BTreeMap<Arc<str>, Arc<DomainRuntime>>>,
     pub(crate) version: watch::Sender<u64>,
+    /// Where the registry actor announces each new table to subscribed actors.
+    pub(crate) changes: ractor::OutputPort<ToolsChanged>,
     pub(crate) scopes: AgentScopes,
     pub(crate) threads: Arc<dyn ThreadDirectory>,
     pub(crate) idempotency: Arc<dyn IdempotencyStore>,
@@ -44,11 +46,24 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// Publishes a new table and tells watchers (the orchestrator, MCP sessions).
+    /// Publishes a new table and tells watchers: subscribed actors (the orchestrator) and
+    /// tasks (MCP sessions).
     pub(crate) fn publish(&self, table: ToolTable) {
         self.table.store(Arc::new(table));
-        self.version.send_modify(|version| *version += 1);
+        let mut published = 0;
+        self.version.send_modify(|version| {
+            *version += 1;
+            published = *version;
+        });
+        self.changes.send(ToolsChanged { version: published });
     }
+}
+
+/// The tool table changed: tools were registered or removed at run time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolsChanged {
+    /// The table's version, which grows by one with every change.
+    pub version: u64,
 }
 
 /// The handle to a running registry. Clone it freely.
@@ -222,6 +237,14 @@ impl RegistryBuilder {
                         .join(", "),
                 });
             };
+            // Only a hand-written `Domain` impl sharing a declared domain's name can differ.
+            if (*domain.cell).type_id() != (entry.cell_type)() {
+                return Err(RegistryError::DomainStateMismatch {
+                    tool: entry.spec.name.to_owned(),
+                    location: entry.spec.location.to_string(),
+                    domain: entry.spec.domain.to_owned(),
+                });
+            }
             let mut tool = RegisteredTool::new(
                 ToolDescriptor::from_entry(entry),
                 Handler::Linked(entry),
@@ -254,6 +277,7 @@ impl RegistryBuilder {
             config: self.config,
             domains: ArcSwap::from_pointee(domains),
             version: watch::Sender::new(0),
+            changes: ractor::OutputPort::default(),
             idempotency,
             scopes: self.scopes,
             threads: self
@@ -320,11 +344,7 @@ fn scan_domains(
                 second: entry.state_type.to_owned(),
             });
         }
-        let runtime = DomainRuntime::new(
-            entry.name,
-            (entry.init)(),
-            config.concurrency_of(entry.name),
-        );
+        let runtime = DomainRuntime::new(entry.name, entry.cell, config.concurrency_of(entry.name));
         domains.insert(Arc::clone(&runtime.name), runtime);
     }
     Ok(domains)
@@ -450,6 +470,17 @@ impl ToolRegistry {
     /// A receiver that changes whenever the tool table does (run-time registrations).
     pub fn watch_changes(&self) -> watch::Receiver<u64> {
         self.shared.version.subscribe()
+    }
+
+    /// Sends `actor` a message, made by `convert`, whenever the tool table changes: how an
+    /// actor (the orchestrator) keeps what it derives from the tools current. The subscription
+    /// ends when the actor stops.
+    pub fn subscribe_changes<M: ractor::Message>(
+        &self,
+        actor: ActorRef<M>,
+        convert: impl Fn(ToolsChanged) -> Option<M> + Send + 'static,
+    ) {
+        self.shared.changes.subscribe(actor, convert);
     }
 
     /// Health of every domain, sorted by name.

@@ -21,7 +21,8 @@ use crate::{domain::DomainRuntime, error::RegistryError, permissions::Permission
 
 /// A tool registered at run time, whose schema is only known then (a tool of a remote MCP
 /// server, say). It gets the same validation, categories, permissions and audit as a linked
-/// tool; its params arrive already validated against its input schema.
+/// tool; its params arrive already validated against its input schema. Its domain has no
+/// state: the registry refuses to add it to a domain that has.
 pub trait RuntimeTool: Send + Sync + 'static {
     /// Runs the tool.
     fn call<'a>(

@@ -9,9 +9,7 @@ mod common;
 
 use std::{path::PathBuf, sync::Arc, time::Duration};
 
-use common::{
-    Stateless, domain_names, human_context, names, start, start_excluding, start_with_permissions,
-};
+use common::{domain_names, human_context, names, start, start_excluding, start_with_permissions};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -24,20 +22,17 @@ use validator::Validate;
 
 switchboard_core::domain! {
     /// The first test domain.
-    name: "alpha",
-    state: Stateless = Stateless::default,
+    Alpha { name: "alpha" }
 }
 
 switchboard_core::domain! {
     /// The second test domain.
-    name: "beta",
-    state: Stateless = Stateless::default,
+    Beta { name: "beta" }
 }
 
 switchboard_core::domain! {
     /// A domain the tests leave out.
-    name: "gamma",
-    state: Stateless = Stateless::default,
+    Gamma { name: "gamma" }
 }
 
 /// What to look up.
@@ -49,37 +44,37 @@ struct LookupInput {
 }
 
 /// Looks a key up.
-#[tool(domain = "alpha", category = read, permission = "alpha.read", timeout_ms = 1500)]
+#[tool(domain = Alpha, category = read, permission = "alpha.read", timeout_ms = 1500)]
 async fn lookup(_ctx: &ToolContext, input: LookupInput) -> Result<String, ToolError> {
     Ok(input.key)
 }
 
 /// Suggests a change.
-#[tool(domain = "alpha", category = propose, permission = "alpha.suggest")]
+#[tool(domain = Alpha, category = propose, permission = "alpha.suggest")]
 async fn suggest(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
     Ok("suggested".to_owned())
 }
 
 /// Applies a change.
-#[tool(domain = "beta", category = execute, permission = "beta.apply")]
+#[tool(domain = Beta, category = execute, permission = "beta.apply")]
 async fn apply(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
     Ok("applied".to_owned())
 }
 
 /// Erases everything.
-#[tool(domain = "beta", category = restricted, permission = "beta.erase")]
+#[tool(domain = Beta, category = restricted, permission = "beta.erase")]
 async fn erase(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
     Ok("erased".to_owned())
 }
 
 /// Reads what beta holds.
-#[tool(domain = "beta", category = read, permission = "beta.read")]
+#[tool(domain = Beta, category = read, permission = "beta.read")]
 async fn inspect(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
     Ok("inspected".to_owned())
 }
 
 /// Reads what gamma holds.
-#[tool(domain = "gamma", category = read, permission = "gamma.read")]
+#[tool(domain = Gamma, category = read, permission = "gamma.read")]
 async fn survey(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
     Ok("surveyed".to_owned())
 }

@@ -19,24 +19,21 @@ struct SecondState;
 
 switchboard_core::domain! {
     /// One declaration of `shared`.
-    name: "shared",
-    state: FirstState = FirstState::default,
+    SharedOnce { name: "shared", state: FirstState = FirstState::default }
 }
 
 switchboard_core::domain! {
-    /// Another declaration of `shared`.
-    name: "shared",
-    state: SecondState = SecondState::default,
+    /// Another declaration of `shared`, as another crate could make it.
+    SharedAgain { name: "shared", state: SecondState = SecondState::default }
 }
 
 switchboard_core::domain! {
     /// A domain declared once.
-    name: "unique",
-    state: FirstState = FirstState::default,
+    Unique { name: "unique" }
 }
 
 /// Belongs to the domain declared once.
-#[tool(domain = "unique", category = read, permission = "unique.use")]
+#[tool(domain = Unique, category = read, permission = "unique.use")]
 async fn fine(_ctx: &ToolContext, _input: NoInput) -> Result<u8, ToolError> {
     Ok(1)
 }

@@ -6,36 +6,34 @@
 
 mod common;
 
-use common::{Stateless, names, start_excluding};
+use common::{names, start_excluding};
 use switchboard_core::{NoInput, Tool, ToolContext, ToolError, tool};
 use switchboard_registry::{RegistryError, ToolRegistry};
 
 switchboard_core::domain! {
     /// Holds two tools that share a name.
-    name: "twins",
-    state: Stateless = Stateless::default,
+    Twins { name: "twins" }
 }
 
 switchboard_core::domain! {
     /// Holds a tool with a name of its own.
-    name: "single",
-    state: Stateless = Stateless::default,
+    Single { name: "single" }
 }
 
 /// The first of two tools named `twins_same`.
-#[tool(domain = "twins", category = read, permission = "twins.use", name = "twins_same")]
+#[tool(domain = Twins, category = read, permission = "twins.use", name = "twins_same")]
 async fn first(_ctx: &ToolContext, _input: NoInput) -> Result<u8, ToolError> {
     Ok(1)
 }
 
 /// The second of two tools named `twins_same`.
-#[tool(domain = "twins", category = read, permission = "twins.use", name = "twins_same")]
+#[tool(domain = Twins, category = read, permission = "twins.use", name = "twins_same")]
 async fn second(_ctx: &ToolContext, _input: NoInput) -> Result<u8, ToolError> {
     Ok(2)
 }
 
 /// A tool whose name nobody else takes.
-#[tool(domain = "single", category = read, permission = "single.use")]
+#[tool(domain = Single, category = read, permission = "single.use")]
 async fn alone(_ctx: &ToolContext, _input: NoInput) -> Result<u8, ToolError> {
     Ok(0)
 }

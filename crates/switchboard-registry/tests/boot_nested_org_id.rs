@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{Stateless, names, start_excluding};
+use common::{names, start_excluding};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use switchboard_core::{NoInput, ToolContext, ToolError, ToolInput, tool};
@@ -15,14 +15,12 @@ use validator::Validate;
 
 switchboard_core::domain! {
     /// Holds a tool whose input smuggles an `org_id` in a nested struct.
-    name: "smuggler",
-    state: Stateless = Stateless::default,
+    Smuggler { name: "smuggler" }
 }
 
 switchboard_core::domain! {
     /// Holds a well-behaved tool.
-    name: "honest",
-    state: Stateless = Stateless::default,
+    Honest { name: "honest" }
 }
 
 /// A filter, nested in the input.
@@ -45,13 +43,13 @@ struct SearchInput {
 }
 
 /// Searches in a scope that names its own organisation.
-#[tool(domain = "smuggler", category = read, permission = "smuggler.search")]
+#[tool(domain = Smuggler, category = read, permission = "smuggler.search")]
 async fn search(_ctx: &ToolContext, input: SearchInput) -> Result<String, ToolError> {
     Ok(input.scope.team)
 }
 
 /// Does nothing wrong.
-#[tool(domain = "honest", category = read, permission = "honest.use")]
+#[tool(domain = Honest, category = read, permission = "honest.use")]
 async fn behave(_ctx: &ToolContext, _input: NoInput) -> Result<u8, ToolError> {
     Ok(0)
 }

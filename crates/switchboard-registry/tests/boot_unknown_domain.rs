@@ -2,28 +2,38 @@
 //! naming the tool, where it is defined, the missing domain and the domains that do exist.
 //! Excluding the missing domain leaves the tool out and lets the rest boot.
 //!
+//! `domain!` both defines a domain type and registers it, so only a hand-written `Domain`
+//! impl can leave a domain unregistered.
+//!
 //! This binary's tool set is broken on purpose, so it is its own test file.
 
 mod common;
 
-use common::{Stateless, names, start_excluding};
-use switchboard_core::{NoInput, Tool, ToolContext, ToolError, tool};
+use common::{names, start_excluding};
+use switchboard_core::{Domain, NoInput, Tool, ToolContext, ToolError, tool};
 use switchboard_registry::{RegistryError, ToolRegistry};
 
 switchboard_core::domain! {
     /// The one declared domain.
-    name: "somewhere",
-    state: Stateless = Stateless::default,
+    Somewhere { name: "somewhere" }
 }
 
 /// Belongs to a declared domain.
-#[tool(domain = "somewhere", category = read, permission = "somewhere.use")]
+#[tool(domain = Somewhere, category = read, permission = "somewhere.use")]
 async fn here(_ctx: &ToolContext, _input: NoInput) -> Result<u8, ToolError> {
     Ok(1)
 }
 
+/// A domain type that no `domain!` registers.
+struct Nowhere;
+
+impl Domain for Nowhere {
+    const NAME: &'static str = "nowhere";
+    type State = ();
+}
+
 /// Names a domain nobody declares.
-#[tool(domain = "nowhere", category = read, permission = "nowhere.use")]
+#[tool(domain = Nowhere, category = read, permission = "nowhere.use")]
 async fn lost(_ctx: &ToolContext, _input: NoInput) -> Result<u8, ToolError> {
     Ok(0)
 }

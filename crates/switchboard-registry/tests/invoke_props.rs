@@ -34,8 +34,7 @@ struct Tally {
 
 switchboard_core::domain! {
     /// Tools of every category, for property tests.
-    name: "props",
-    state: Tally = Tally::default,
+    Props { name: "props", state: Tally = Tally::default }
 }
 
 /// Something nested in the echo input.
@@ -66,14 +65,14 @@ struct EchoInput {
 }
 
 /// Echoes the text.
-#[tool(domain = "props", category = read, permission = "props.read")]
-async fn echo(_ctx: &ToolContext, input: EchoInput) -> Result<String, ToolError> {
+#[tool(domain = Props, category = read, permission = "props.read")]
+async fn echo(_ctx: &ToolContext<Tally>, input: EchoInput) -> Result<String, ToolError> {
     Ok(input.text.repeat(input.times.unwrap_or(1) as usize))
 }
 
 /// Answers `pong`.
-#[tool(domain = "props", category = read, permission = "props.read")]
-async fn ping(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
+#[tool(domain = Props, category = read, permission = "props.read")]
+async fn ping(_ctx: &ToolContext<Tally>, _input: NoInput) -> Result<String, ToolError> {
     Ok("pong".to_owned())
 }
 
@@ -86,14 +85,14 @@ struct Refusal {
 }
 
 /// Proposes something and is always turned down.
-#[tool(domain = "props", category = propose, permission = "props.propose")]
-async fn refuse(_ctx: &ToolContext, input: Refusal) -> Result<String, ToolError> {
+#[tool(domain = Props, category = propose, permission = "props.propose")]
+async fn refuse(_ctx: &ToolContext<Tally>, input: Refusal) -> Result<String, ToolError> {
     Err(ToolError::new("refused", input.reason))
 }
 
 /// Bumps the tally.
-#[tool(domain = "props", category = execute, permission = "props.write")]
-async fn stamp(ctx: &ToolContext, _input: NoInput) -> Result<u64, ToolError> {
+#[tool(domain = Props, category = execute, permission = "props.write")]
+async fn stamp(ctx: &ToolContext<Tally>, _input: NoInput) -> Result<u64, ToolError> {
     ctx.write(|tally: &mut Tally| {
         tally.count += 1;
         tally.count
@@ -102,8 +101,8 @@ async fn stamp(ctx: &ToolContext, _input: NoInput) -> Result<u64, ToolError> {
 }
 
 /// Resets the tally.
-#[tool(domain = "props", category = restricted, permission = "props.wipe")]
-async fn wipe(ctx: &ToolContext, _input: NoInput) -> Result<u64, ToolError> {
+#[tool(domain = Props, category = restricted, permission = "props.wipe")]
+async fn wipe(ctx: &ToolContext<Tally>, _input: NoInput) -> Result<u64, ToolError> {
     ctx.write(|tally: &mut Tally| std::mem::take(&mut tally.count))
         .await
 }

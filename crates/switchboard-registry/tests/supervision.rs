@@ -19,7 +19,7 @@ use std::{
 };
 
 use common::{
-    PATIENCE, Stateless, actor_id, domain_status, invoke, invoke_with, only_record_of, start,
+    PATIENCE, actor_id, domain_status, invoke, invoke_with, only_record_of, start,
     wait_until_describing,
 };
 use ractor::{ActorId, ActorStatus};
@@ -33,36 +33,34 @@ use validator::Validate;
 
 switchboard_core::domain! {
     /// A domain the tests stop.
-    name: "victim",
-    state: Stateless = Stateless::default,
+    Victim { name: "victim" }
 }
 
 switchboard_core::domain! {
     /// A domain that must keep working whatever happens to the others.
-    name: "bystander",
-    state: Stateless = Stateless::default,
+    Bystander { name: "bystander" }
 }
 
 /// Answers with the name of its domain.
-#[tool(domain = "victim", category = read, permission = "victim.ping")]
+#[tool(domain = Victim, category = read, permission = "victim.ping")]
 async fn ping(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
     Ok("victim".to_owned())
 }
 
 /// Answers with the name of its domain.
-#[tool(domain = "bystander", category = read, permission = "bystander.ping", name = "bystander_ping")]
+#[tool(domain = Bystander, category = read, permission = "bystander.ping", name = "bystander_ping")]
 async fn bystander_ping(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
     Ok("bystander".to_owned())
 }
 
 /// A state whose next drops panic once armed. Every copy shares the same fuse.
 #[derive(Debug, Clone, Default)]
-struct Fragile {
+struct FragileState {
     armed: Arc<AtomicU32>,
     writes: u64,
 }
 
-impl Drop for Fragile {
+impl Drop for FragileState {
     fn drop(&mut self) {
         if std::thread::panicking() {
             return;
@@ -80,8 +78,7 @@ impl Drop for Fragile {
 
 switchboard_core::domain! {
     /// A domain whose actor can be made to fail.
-    name: "fragile",
-    state: Fragile = Fragile::default,
+    Fragile { name: "fragile", state: FragileState = FragileState::default }
 }
 
 /// How many of the next drops of the state panic.
@@ -93,18 +90,16 @@ struct ArmInput {
 }
 
 /// Arms the state: its next `times` drops panic, failing the domain actor each time.
-#[tool(domain = "fragile", category = read, permission = "fragile.arm")]
-async fn arm(ctx: &ToolContext, input: ArmInput) -> Result<u32, ToolError> {
-    ctx.state::<Fragile>()?
-        .armed
-        .store(input.times, Ordering::SeqCst);
+#[tool(domain = Fragile, category = read, permission = "fragile.arm")]
+async fn arm(ctx: &ToolContext<FragileState>, input: ArmInput) -> Result<u32, ToolError> {
+    ctx.state().armed.store(input.times, Ordering::SeqCst);
     Ok(input.times)
 }
 
 /// Counts one write.
-#[tool(domain = "fragile", category = execute, permission = "fragile.touch")]
-async fn touch(ctx: &ToolContext, _input: NoInput) -> Result<u64, ToolError> {
-    ctx.write(|state: &mut Fragile| {
+#[tool(domain = Fragile, category = execute, permission = "fragile.touch")]
+async fn touch(ctx: &ToolContext<FragileState>, _input: NoInput) -> Result<u64, ToolError> {
+    ctx.write(|state: &mut FragileState| {
         state.writes += 1;
         state.writes
     })
@@ -112,9 +107,9 @@ async fn touch(ctx: &ToolContext, _input: NoInput) -> Result<u64, ToolError> {
 }
 
 /// How many writes were applied.
-#[tool(domain = "fragile", category = read, permission = "fragile.peek")]
-async fn peek(ctx: &ToolContext, _input: NoInput) -> Result<u64, ToolError> {
-    Ok(ctx.state::<Fragile>()?.writes)
+#[tool(domain = Fragile, category = read, permission = "fragile.peek")]
+async fn peek(ctx: &ToolContext<FragileState>, _input: NoInput) -> Result<u64, ToolError> {
+    Ok(ctx.state().writes)
 }
 
 fn assert_domain_unavailable(result: Result<Value, InvokeError>, domain: &str) {

@@ -14,20 +14,19 @@ use switchboard_registry::{RegistryConfig, ToolRegistry};
 
 /// A count of entries.
 #[derive(Debug, Clone, Default)]
-struct Ledger {
+struct LedgerState {
     entries: u64,
 }
 
 switchboard_core::domain! {
     /// A ledger that only ever grows, one entry per write.
-    name: "ledger",
-    state: Ledger = Ledger::default,
+    Ledger { name: "ledger", state: LedgerState = LedgerState::default }
 }
 
 /// Adds one entry and returns how many the ledger now holds.
-#[tool(domain = "ledger", category = execute, permission = "ledger.add")]
-async fn add(ctx: &ToolContext, _input: NoInput) -> Result<u64, ToolError> {
-    ctx.write(|ledger: &mut Ledger| {
+#[tool(domain = Ledger, category = execute, permission = "ledger.add")]
+async fn add(ctx: &ToolContext<LedgerState>, _input: NoInput) -> Result<u64, ToolError> {
+    ctx.write(|ledger: &mut LedgerState| {
         ledger.entries += 1;
         ledger.entries
     })
@@ -35,15 +34,15 @@ async fn add(ctx: &ToolContext, _input: NoInput) -> Result<u64, ToolError> {
 }
 
 /// How many entries the ledger holds.
-#[tool(domain = "ledger", category = read, permission = "ledger.read")]
-async fn count(ctx: &ToolContext, _input: NoInput) -> Result<u64, ToolError> {
-    Ok(ctx.state::<Ledger>()?.entries)
+#[tool(domain = Ledger, category = read, permission = "ledger.read")]
+async fn count(ctx: &ToolContext<LedgerState>, _input: NoInput) -> Result<u64, ToolError> {
+    Ok(ctx.state().entries)
 }
 
 /// A read tool that tries to write anyway.
-#[tool(domain = "ledger", category = read, permission = "ledger.read")]
-async fn sneak(ctx: &ToolContext, _input: NoInput) -> Result<u64, ToolError> {
-    ctx.write(|ledger: &mut Ledger| {
+#[tool(domain = Ledger, category = read, permission = "ledger.read")]
+async fn sneak(ctx: &ToolContext<LedgerState>, _input: NoInput) -> Result<u64, ToolError> {
+    ctx.write(|ledger: &mut LedgerState| {
         ledger.entries += 100;
         ledger.entries
     })
@@ -51,9 +50,9 @@ async fn sneak(ctx: &ToolContext, _input: NoInput) -> Result<u64, ToolError> {
 }
 
 /// An execute tool whose update changes its copy of the state, then panics.
-#[tool(domain = "ledger", category = execute, permission = "ledger.add")]
-async fn botch(ctx: &ToolContext, _input: NoInput) -> Result<u64, ToolError> {
-    ctx.write(|ledger: &mut Ledger| {
+#[tool(domain = Ledger, category = execute, permission = "ledger.add")]
+async fn botch(ctx: &ToolContext<LedgerState>, _input: NoInput) -> Result<u64, ToolError> {
+    ctx.write(|ledger: &mut LedgerState| {
         ledger.entries += 1000;
         if ledger.entries >= 1000 {
             panic!("the update botched the ledger");

@@ -38,13 +38,9 @@ use switchboard_approvals::{
 use tokio::runtime::Runtime;
 use validator::Validate;
 
-#[derive(Debug, Clone, Default)]
-struct Bench;
-
 switchboard::domain! {
     /// Tools that do nothing, to measure the runtime around them.
-    name: "bench",
-    state: Bench = Bench::default,
+    Bench { name: "bench" }
 }
 
 /// A number.
@@ -55,13 +51,13 @@ struct Number {
 }
 
 /// Returns its input (read).
-#[switchboard::tool(domain = "bench", category = read, permission = "bench.read")]
+#[switchboard::tool(domain = Bench, category = read, permission = "bench.read")]
 async fn echo(_ctx: &ToolContext, input: Number) -> Result<u64, ToolError> {
     Ok(input.n)
 }
 
 /// Returns its input (execute, writes nothing).
-#[switchboard::tool(domain = "bench", category = execute, permission = "bench.run")]
+#[switchboard::tool(domain = Bench, category = execute, permission = "bench.run")]
 async fn run(_ctx: &ToolContext, input: Number) -> Result<u64, ToolError> {
     Ok(input.n)
 }
@@ -153,7 +149,7 @@ impl Fixture {
     /// What an execute call adds for idempotency, as the registry does it: the params'
     /// digest, a claim on the key, a fresh action id, and the completion with the result.
     fn check(&self, scope: &IdempotencyScope) {
-        let digest = digest_json(&self.params);
+        let digest = digest_json(&self.params).expect("JSON has a digest");
         let fingerprint = Fingerprint::new(Arc::clone(&self.tool_name), digest);
         if let Claim::Run = self
             .store
@@ -168,7 +164,7 @@ impl Fixture {
 
     /// The check's two parts, for the breakdown: the params' digest, and the store.
     fn digest_only(&self) {
-        black_box(digest_json(&self.params));
+        black_box(digest_json(&self.params).expect("JSON has a digest"));
     }
 
     fn store_only(
@@ -227,7 +223,7 @@ fn summary(runtime: &Runtime, fixture: &Fixture) {
     let mut store = Vec::new();
     let mut small_store = Vec::new();
     let mut round_trip = Vec::new();
-    let params_digest = digest_json(&fixture.params);
+    let params_digest = digest_json(&fixture.params).expect("JSON has a digest");
     let per_call =
         |started: Instant, calls: u32| started.elapsed().as_nanos() as f64 / f64::from(calls);
     for _ in 0..ROUNDS {

@@ -33,7 +33,7 @@ use switchboard::{
     audit::{AuditError, AuditQuery, AuditRecord, AuditStats, AuditStore},
 };
 use switchboard_core::DomainCell;
-use switchboard_domain_directory::{Directory, GetCurrentUser, get_current_user};
+use switchboard_domain_directory::{DirectoryState, GetCurrentUser, get_current_user};
 use tokio::runtime::Runtime;
 
 /// The number of concurrent callers in the contended runs.
@@ -71,7 +71,7 @@ impl AuditStore for CountingStore {
 #[derive(Clone)]
 struct Fixture {
     context: CallContext,
-    tool_context: Arc<ToolContext>,
+    tool_context: Arc<ToolContext<DirectoryState>>,
     runtime: Switchboard,
     registry_without_audit_table: ToolRegistry,
 }
@@ -87,10 +87,10 @@ impl Fixture {
             .initiator(Initiator::Human)
             .build();
         let caller = context.verify().expect("complete context");
-        let cell = DomainCell::standalone("core", Box::new(Directory::seeded()));
+        let cell = DomainCell::standalone("core", DirectoryState::seeded());
         let tool_context = Arc::new(ToolContext::new(
             caller,
-            "core_get_current_user".into(),
+            "core_get_current_user",
             Category::Read,
             cell,
         ));

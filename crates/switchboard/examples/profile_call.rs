@@ -27,7 +27,7 @@ use std::{process::ExitCode, time::Instant};
 
 use switchboard::{CallContext, Initiator, NoInput, Switchboard, ToolRegistry};
 use switchboard_core::{Category, DomainCell, ToolContext};
-use switchboard_domain_directory::{Directory, GetCurrentUser, get_current_user};
+use switchboard_domain_directory::{DirectoryState, GetCurrentUser, get_current_user};
 
 /// What each call does.
 #[derive(Debug, Clone, Copy)]
@@ -45,7 +45,7 @@ async fn call(
     mode: Mode,
     switchboard: &Switchboard,
     context: &CallContext,
-    tool_context: &ToolContext,
+    tool_context: &ToolContext<DirectoryState>,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     match mode {
         Mode::Typed => {
@@ -166,10 +166,10 @@ fn main() -> ExitCode {
             );
         }
         let caller = context.verify().map_err(|missing| format!("missing {missing:?}"))?;
-        let cell = DomainCell::standalone("core", Box::new(Directory::seeded()));
+        let cell = DomainCell::standalone("core", DirectoryState::seeded());
         let tool_context = std::sync::Arc::new(ToolContext::new(
             caller,
-            "core_get_current_user".into(),
+            "core_get_current_user",
             Category::Read,
             cell,
         ));

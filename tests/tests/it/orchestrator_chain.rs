@@ -44,12 +44,18 @@ async fn who_am_i_is_routed_run_and_audited_once() {
     assert_eq!(record.outcome.as_str(), "ok");
     let input_hash = record.input_hash.expect("the params have a digest");
     assert!(is_hex_digest(&input_hash.to_hex()), "{record:?}");
-    assert_eq!(input_hash, digest_json(&answer.route.params));
+    assert_eq!(
+        input_hash,
+        digest_json(&answer.route.params).expect("JSON has a digest")
+    );
     let output_hash = record
         .output_hash
         .expect("a successful call has an output hash");
     assert!(is_hex_digest(&output_hash.to_hex()));
-    assert_eq!(output_hash, digest_json(&answer.result));
+    assert_eq!(
+        output_hash,
+        digest_json(&answer.result).expect("JSON has a digest")
+    );
     assert_eq!(record.session_id, context.session_id);
     assert_eq!(record.correlation_id, context.correlation_id);
     assert_eq!(record.org_id, context.org_id);
@@ -93,8 +99,14 @@ async fn a_parameterised_intent_passes_its_captures_as_params() {
     let record = only_audit_record(&runtime.registry, &context).await;
     assert_eq!(&*record.tool, "roster_list_shifts");
     assert_eq!(record.outcome, Outcome::Ok);
-    assert_eq!(record.input_hash, Some(digest_json(&answer.route.params)));
-    assert_eq!(record.output_hash, Some(digest_json(&answer.result)));
+    assert_eq!(
+        record.input_hash,
+        Some(digest_json(&answer.route.params).expect("JSON has a digest"))
+    );
+    assert_eq!(
+        record.output_hash,
+        Some(digest_json(&answer.result).expect("JSON has a digest"))
+    );
     assert_eq!(record.session_id, context.session_id);
     runtime.shutdown().await;
 }
@@ -138,7 +150,10 @@ async fn a_routed_call_with_invalid_captures_is_refused_and_audited() {
     assert_eq!(&*record.tool, "roster_list_shifts");
     assert_eq!(record.outcome, Outcome::Error(ErrorKind::InvalidInput));
     assert_eq!(record.outcome.as_str(), "invalid_input");
-    assert_eq!(record.input_hash, Some(digest_json(&route.params)));
+    assert_eq!(
+        record.input_hash,
+        Some(digest_json(&route.params).expect("JSON has a digest"))
+    );
     assert_eq!(record.output_hash, None);
     runtime.shutdown().await;
 }

@@ -137,7 +137,7 @@ async fn a_registered_tool_runs_with_the_callers_org_and_is_audited() {
     assert!(record.outcome.is_ok());
     assert_eq!(
         record.output_hash,
-        Some(switchboard::audit::digest_json(&doubled))
+        Some(switchboard::audit::digest_json(&doubled).expect("JSON has a digest"))
     );
 
     // A run-time tool needs its permission like any other: staff lack `calc.double`.
@@ -255,6 +255,27 @@ async fn a_schema_that_accepts_an_org_id_is_refused_at_registration() {
         matches!(&error, RegistryError::OrgIdInSchema { tool, .. } if tool == TOOL),
         "{error:?}"
     );
+    assert!(runtime.registry.find(TOOL).is_none());
+    runtime.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_domain_with_state_is_refused_to_runtime_tools() {
+    let runtime = boot().await;
+    let mut spec = doubler(TOOL, &[]);
+    spec.descriptor.domain = Cow::Borrowed("roster");
+
+    let error = runtime
+        .registry
+        .register(vec![spec])
+        .await
+        .expect_err("the roster domain has state");
+
+    assert!(
+        matches!(&error, RegistryError::StatefulDomain { tool, domain } if tool == TOOL && domain == "roster"),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("a domain of its own"), "{error}");
     assert!(runtime.registry.find(TOOL).is_none());
     runtime.shutdown().await;
 }

@@ -60,7 +60,10 @@ fn scope(key: &str) -> IdempotencyScope {
 }
 
 fn print(n: u64) -> Fingerprint {
-    Fingerprint::new("roster_assign_shift", digest_json(&json!({ "n": n })))
+    Fingerprint::new(
+        "roster_assign_shift",
+        digest_json(&json!({ "n": n })).expect("JSON has a digest"),
+    )
 }
 
 fn done(claim: Claim) -> Arc<StoredOutcome> {

@@ -200,7 +200,10 @@ async fn a_mutation_interrupted_by_a_crash_is_in_doubt_and_not_run_again() {
         let crashed = ApprovalsDatabase::open(&path)
             .expect("opens")
             .idempotency_store(RETENTION);
-        let fingerprint = Fingerprint::new("roster_assign_shift", digest_json(&assign_params()));
+        let fingerprint = Fingerprint::new(
+            "roster_assign_shift",
+            digest_json(&assign_params()).expect("JSON has a digest"),
+        );
         let scope = IdempotencyScope::new("acme".into(), "assign-tuesday".into());
         assert!(matches!(
             crashed.claim(&scope, &fingerprint, jiff::Timestamp::now()),

@@ -76,5 +76,5 @@ pub(crate) fn record(correlation_id: &str) -> AuditRecord {
 
 /// The input digest [`record`] gives a correlation id.
 pub(crate) fn input_digest(correlation_id: &str) -> Digest {
-    digest_json(&serde_json::json!({ "correlation": correlation_id }))
+    digest_json(&serde_json::json!({ "correlation": correlation_id })).expect("JSON has a digest")
 }

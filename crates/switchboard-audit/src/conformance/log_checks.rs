@@ -115,10 +115,9 @@ fn ensure_everything_written(
             record.id,
             record.input_hash
         );
-        let want_output = record
-            .outcome
-            .is_ok()
-            .then(|| crate::digest_json(&serde_json::json!({ "out": n })));
+        let want_output = record.outcome.is_ok().then(|| {
+            crate::digest_json(&serde_json::json!({ "out": n })).expect("JSON has a digest")
+        });
         ensure!(
             record.output_hash == want_output,
             "record {} has output digest {:?}, expected {want_output:?}",

@@ -21,7 +21,7 @@ fn record(tool: &str, org: &str, correlation: &str, at: Timestamp) -> AuditRecor
         session_id: Some("s1".into()),
         correlation_id: Some(CorrelationId::from(correlation)),
         initiator: Initiator::Human,
-        input_hash: Some(digest_json(&serde_json::json!({}))),
+        input_hash: Some(digest_json(&serde_json::json!({})).expect("JSON has a digest")),
         output_hash: None,
         digest_error: None,
         duration_us: 7,

@@ -57,7 +57,7 @@ fn pending(correlation_id: &str) -> AuditRecord {
         session_id: None,
         correlation_id: Some(correlation_id.into()),
         initiator: Initiator::Agent,
-        input_hash: Some(digest_json(&serde_json::json!({}))),
+        input_hash: Some(digest_json(&serde_json::json!({})).expect("JSON has a digest")),
         output_hash: None,
         digest_error: None,
         duration_us: 1,

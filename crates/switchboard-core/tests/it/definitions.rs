@@ -18,8 +18,7 @@ pub(crate) struct Roster {
 
 switchboard_core::domain! {
     /// Who works when.
-    name: "shifts",
-    state: Roster = Roster::default,
+    Shifts { name: "shifts", state: Roster = Roster::default }
 }
 
 /// One planned shift.
@@ -71,15 +70,18 @@ pub(crate) struct ShiftList {
 ///
 /// Use it to answer "who works when"; it never changes the roster.
 #[tool(
-    domain = "shifts",
+    domain = Shifts,
     category = read,
     permission = "shifts.list",
     title = "List shifts",
     intents = ["shifts of {team}", "who works in {team}"],
     timeout_ms = 1500
 )]
-async fn list_shifts(ctx: &ToolContext, input: ListShiftsInput) -> Result<ShiftList, ToolError> {
-    let roster = ctx.state::<Roster>()?;
+async fn list_shifts(
+    ctx: &ToolContext<Roster>,
+    input: ListShiftsInput,
+) -> Result<ShiftList, ToolError> {
+    let roster = ctx.state();
     let shifts = roster
         .shifts
         .iter()

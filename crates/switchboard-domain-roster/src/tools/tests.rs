@@ -59,7 +59,7 @@ fn proposes_a_swap_without_writing() {
         "Hand shift acme-2026-11-23-am (front desk, Monday 2026-11-23, 08:00-14:00) from sam to \
          Mark Mendez (mark): dentist appointment"
     );
-    assert_eq!(*harness.roster(), Roster::seeded());
+    assert_eq!(*harness.roster(), RosterState::seeded());
 }
 
 #[test]
@@ -114,7 +114,7 @@ fn another_orgs_shift_gives_the_same_error_as_a_missing_one() {
         foreign.message().replace("globex-2026-11-23-am", "ID"),
         missing.message().replace("globex-1999-01-01-am", "ID")
     );
-    assert_eq!(*harness.roster(), Roster::seeded());
+    assert_eq!(*harness.roster(), RosterState::seeded());
 }
 
 #[test]
@@ -124,7 +124,7 @@ fn assigning_a_non_member_fails() {
         .call::<AssignShift>("globex", "hank", assign("globex-2026-11-28-am", "sam"))
         .expect_err("sam works for acme");
     assert_eq!(error.code(), "unknown_member");
-    assert_eq!(*harness.roster(), Roster::seeded());
+    assert_eq!(*harness.roster(), RosterState::seeded());
 }
 
 #[test]
@@ -153,7 +153,7 @@ fn clears_only_the_callers_week() {
     let acme = OrgId::from("acme");
     assert_eq!(
         roster.list(&acme, SEED_WEEK_START, date(2026, 11, 29), None),
-        Roster::seeded().list(&acme, SEED_WEEK_START, date(2026, 11, 29), None)
+        RosterState::seeded().list(&acme, SEED_WEEK_START, date(2026, 11, 29), None)
     );
 }
 

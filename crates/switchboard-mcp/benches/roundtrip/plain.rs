@@ -33,7 +33,7 @@ use rmcp::{
 };
 use serde_json::Value;
 use switchboard_core::{CallContext, Category, DomainCell, Initiator, NoInput, ToolContext};
-use switchboard_domain_directory::{Directory, get_current_user};
+use switchboard_domain_directory::{DirectoryState, get_current_user};
 use switchboard_registry::ToolRegistry;
 use tokio::{net::TcpListener, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
@@ -44,7 +44,7 @@ use crate::TOOL;
 #[derive(Debug, Clone)]
 pub(crate) struct PlainServer {
     tool: Arc<Tool>,
-    tool_context: Arc<ToolContext>,
+    tool_context: Arc<ToolContext<DirectoryState>>,
 }
 
 impl PlainServer {
@@ -59,8 +59,8 @@ impl PlainServer {
             .initiator(Initiator::Agent)
             .build();
         let caller = context.verify().expect("a complete context");
-        let cell = DomainCell::standalone("core", Box::new(Directory::seeded()));
-        let tool_context = ToolContext::new(caller, TOOL.into(), Category::Read, cell);
+        let cell = DomainCell::standalone("core", DirectoryState::seeded());
+        let tool_context = ToolContext::new(caller, TOOL, Category::Read, cell);
         Self {
             tool: Arc::new(tool),
             tool_context: Arc::new(tool_context),

@@ -27,10 +27,6 @@ use tokio::task::JoinHandle;
 /// The upper bound on any wait in these tests. Reaching it means something hangs.
 pub(crate) const PATIENCE: Duration = Duration::from_secs(10);
 
-/// The state of test domains that keep none.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Stateless;
-
 /// A complete context of `alice`, a human at `acme`, holding `role`.
 pub(crate) fn human_context(correlation: &str, role: &str) -> CallContext {
     CallContext::builder()

@@ -52,13 +52,13 @@ static PAIR_GATE: LazyLock<Gate> = LazyLock::new(Gate::new);
 static OCTET_GATE: LazyLock<Gate> = LazyLock::new(Gate::new);
 
 /// Waits at the gate of the `pair` domain.
-#[tool(domain = "pair", category = read, permission = "pair.use")]
+#[tool(domain = Pair, category = read, permission = "pair.use")]
 async fn squeeze(_ctx: &ToolContext, _input: NoInput) -> Result<usize, ToolError> {
     PAIR_GATE.pass().await
 }
 
 /// Waits at the gate of the `octet` domain.
-#[tool(domain = "octet", category = read, permission = "octet.use")]
+#[tool(domain = Octet, category = read, permission = "octet.use")]
 async fn crowd(_ctx: &ToolContext, _input: NoInput) -> Result<usize, ToolError> {
     OCTET_GATE.pass().await
 }
@@ -70,7 +70,7 @@ static SINGLE_ENTERED: LazyLock<std::sync::Mutex<Vec<String>>> =
 static SINGLE_EXITS: Semaphore = Semaphore::const_new(0);
 
 /// Notes that it entered, then waits until the test lets it out.
-#[tool(domain = "single", category = read, permission = "single.use")]
+#[tool(domain = Single, category = read, permission = "single.use")]
 async fn enter(ctx: &ToolContext, _input: NoInput) -> Result<usize, ToolError> {
     let position = {
         let mut entered = SINGLE_ENTERED

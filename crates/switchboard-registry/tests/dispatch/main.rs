@@ -19,8 +19,8 @@ use std::{
 };
 
 use common::{
-    PATIENCE, Stateless, actor_id, admin_context, domain_status, invoke, join_calls,
-    only_record_of, records_of, spawn_calls, start, wait_until,
+    PATIENCE, actor_id, admin_context, domain_status, invoke, join_calls, only_record_of,
+    records_of, spawn_calls, start, wait_until,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -37,68 +37,62 @@ mod bulkhead;
 
 switchboard_core::domain! {
     /// Tools that panic, and one that never does.
-    name: "faulty",
-    state: Stateless = Stateless::default,
+    Faulty { name: "faulty" }
 }
 
 switchboard_core::domain! {
     /// Tools that take their time.
-    name: "slow",
-    state: Stateless = Stateless::default,
+    Slow { name: "slow" }
 }
 
 switchboard_core::domain! {
     /// A bulkhead of two (set in the test's `RegistryConfig`).
-    name: "pair",
-    state: Stateless = Stateless::default,
+    Pair { name: "pair" }
 }
 
 switchboard_core::domain! {
     /// A bulkhead of eight (set in the test's `RegistryConfig`).
-    name: "octet",
-    state: Stateless = Stateless::default,
+    Octet { name: "octet" }
 }
 
 switchboard_core::domain! {
     /// A bulkhead of one (set in the test's `RegistryConfig`).
-    name: "single",
-    state: Stateless = Stateless::default,
+    Single { name: "single" }
 }
 
 switchboard_core::domain! {
     /// A tool with `validator` rules, for typed calls.
-    name: "forms",
-    state: Stateless = Stateless::default,
+    Forms { name: "forms" }
 }
 
 /// Always panics, with a formatted message.
-#[tool(domain = "faulty", category = read, permission = "faulty.use")]
+#[tool(domain = Faulty, category = read, permission = "faulty.use")]
 async fn blow_fuse(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
     panic!("the fuse blew at {} amps", 13)
 }
 
 /// Always answers `fine`.
-#[tool(domain = "faulty", category = read, permission = "faulty.use")]
+#[tool(domain = Faulty, category = read, permission = "faulty.use")]
 async fn answer(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
     Ok("fine".to_owned())
 }
 
 /// Sleeps ten seconds, under a timeout of its own of 50 ms.
-#[tool(domain = "slow", category = read, permission = "slow.use", timeout_ms = 50)]
+#[tool(domain = Slow, category = read, permission = "slow.use", timeout_ms = 50)]
 async fn nap_briefly(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
     tokio::time::sleep(Duration::from_secs(10)).await;
     Ok("woke up".to_owned())
 }
 
 /// Sleeps ten seconds, under whatever timeout the registry is configured with.
-#[tool(domain = "slow", category = read, permission = "slow.use")]
+#[tool(domain = Slow, category = read, permission = "slow.use")]
 async fn nap(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
     tokio::time::sleep(Duration::from_secs(10)).await;
     Ok("woke up".to_owned())
 }
 
 /// Sleeps 100 ms, under a generous timeout of its own of 10 s.
-#[tool(domain = "slow", category = read, permission = "slow.use", timeout_ms = 10000)]
+#[tool(domain = Slow, category = read, permission = "slow.use", timeout_ms = 10000)]
 async fn doze(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
     tokio::time::sleep(Duration::from_millis(100)).await;
     Ok("rested".to_owned())
@@ -106,7 +100,7 @@ async fn doze(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> 
 
 /// Blocks its thread for 100 ms before its first await, then sleeps 30 ms, under a timeout of
 /// its own of 50 ms.
-#[tool(domain = "slow", category = read, permission = "slow.use", timeout_ms = 50)]
+#[tool(domain = Slow, category = read, permission = "slow.use", timeout_ms = 50)]
 async fn block_then_sleep(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
     std::thread::sleep(Duration::from_millis(100));
     tokio::time::sleep(Duration::from_millis(30)).await;
@@ -115,7 +109,7 @@ async fn block_then_sleep(_ctx: &ToolContext, _input: NoInput) -> Result<String,
 
 /// The mutating twin of `slow_block_then_sleep`: it runs in a task of its own, which the same
 /// timeout covers.
-#[tool(domain = "slow", category = execute, permission = "slow.use", timeout_ms = 50)]
+#[tool(domain = Slow, category = execute, permission = "slow.use", timeout_ms = 50)]
 async fn block_then_sleep_mutating(
     _ctx: &ToolContext,
     _input: NoInput,
@@ -129,7 +123,7 @@ async fn block_then_sleep_mutating(
 static LINGER_STARTED: LazyLock<Notify> = LazyLock::new(Notify::new);
 
 /// Says it started, then sleeps ten seconds (its caller drops it before then).
-#[tool(domain = "slow", category = read, permission = "slow.use")]
+#[tool(domain = Slow, category = read, permission = "slow.use")]
 async fn linger(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
     LINGER_STARTED.notify_one();
     tokio::time::sleep(Duration::from_secs(10)).await;
@@ -140,7 +134,7 @@ async fn linger(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError
 static DAWDLE_STARTED: LazyLock<Notify> = LazyLock::new(Notify::new);
 
 /// Says it started, then sleeps ten seconds (its task is aborted before then).
-#[tool(domain = "slow", category = read, permission = "slow.use")]
+#[tool(domain = Slow, category = read, permission = "slow.use")]
 async fn dawdle(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
     DAWDLE_STARTED.notify_one();
     tokio::time::sleep(Duration::from_secs(10)).await;
@@ -170,7 +164,7 @@ struct Booking {
 }
 
 /// Books seats and says how many.
-#[tool(domain = "forms", category = read, permission = "forms.book")]
+#[tool(domain = Forms, category = read, permission = "forms.book")]
 async fn book(_ctx: &ToolContext, input: Booking) -> Result<u32, ToolError> {
     Ok(input.seats)
 }
@@ -189,9 +183,28 @@ impl Serialize for Opaque {
 }
 
 /// Books seats and answers with a value that cannot be serialized.
-#[tool(domain = "forms", category = read, permission = "forms.book")]
+#[tool(domain = Forms, category = read, permission = "forms.book")]
 async fn book_opaquely(_ctx: &ToolContext, input: Booking) -> Result<Opaque, ToolError> {
     Ok(Opaque { seats: input.seats })
+}
+
+/// An input that deserializes but whose `Serialize` impl fails, as a user's may.
+#[derive(Debug, Deserialize, JsonSchema, Validate, ToolInput)]
+struct OpaqueTicket {
+    /// The ticket.
+    ticket: String,
+}
+
+impl Serialize for OpaqueTicket {
+    fn serialize<S: serde::Serializer>(&self, _serializer: S) -> Result<S::Ok, S::Error> {
+        Err(serde::ser::Error::custom("tickets stay sealed"))
+    }
+}
+
+/// Redeems a ticket: a mutation, so its input must be JSON to be keyed.
+#[tool(domain = Forms, category = execute, permission = "forms.book")]
+async fn redeem(_ctx: &ToolContext, input: OpaqueTicket) -> Result<String, ToolError> {
+    Ok(input.ticket)
 }
 
 #[tokio::test]
@@ -628,5 +641,38 @@ async fn a_typed_output_that_cannot_be_serialized_is_audited_without_a_digest() 
         record.digest_error.as_deref(),
         Some("output: the value cannot be serialized as JSON: opaque values stay opaque")
     );
+    registry.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_typed_mutation_whose_input_cannot_be_serialized_is_refused_not_keyed_by_null() {
+    let registry = start(RegistryConfig::default()).await;
+    let ticket = || OpaqueTicket {
+        ticket: "t-1".to_owned(),
+    };
+    let error = registry
+        .call::<Redeem>(ticket(), &admin_context("typed-sealed"))
+        .await
+        .expect_err("without JSON params there is no idempotency key");
+    assert_eq!(error.kind(), ErrorKind::InvalidInput, "{error:?}");
+    assert!(error.to_string().contains("tickets stay sealed"), "{error}");
+    let record = only_record_of(&registry, "typed-sealed").await;
+    assert_eq!(record.outcome, Outcome::Error(ErrorKind::InvalidInput));
+    assert_eq!(record.input_hash, None, "never the digest of `null`");
+    assert_eq!(
+        record.digest_error.as_deref(),
+        Some("input: the value cannot be serialized as JSON: tickets stay sealed")
+    );
+
+    // The JSON face of the same tool takes JSON params, and runs.
+    let redeemed = registry
+        .invoke(
+            "forms_redeem",
+            json!({"ticket": "t-2"}),
+            &admin_context("json-sealed"),
+        )
+        .await
+        .expect("JSON params are keyed by their own digest");
+    assert_eq!(redeemed, json!("t-2"));
     registry.shutdown().await;
 }

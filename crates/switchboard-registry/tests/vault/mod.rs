@@ -24,15 +24,14 @@ use validator::Validate;
 
 /// The vault's state.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Vault {
+pub(crate) struct VaultState {
     total: i64,
     runs: u64,
 }
 
 switchboard_core::domain! {
     /// A running total, for the mutation tests.
-    name: "vault",
-    state: Vault = Vault::default,
+    pub(crate) Vault { name: "vault", state: VaultState = VaultState::default }
 }
 
 /// What a vault tool returns.
@@ -55,11 +54,11 @@ pub(crate) struct AddInput {
     pub(crate) delay_ms: u64,
 }
 
-async fn add_to_vault(ctx: &ToolContext, input: AddInput) -> Result<Tally, ToolError> {
+async fn add_to_vault(ctx: &ToolContext<VaultState>, input: AddInput) -> Result<Tally, ToolError> {
     if input.delay_ms > 0 {
         tokio::time::sleep(Duration::from_millis(input.delay_ms)).await;
     }
-    ctx.write(move |vault: &mut Vault| {
+    ctx.write(move |vault: &mut VaultState| {
         vault.total += input.amount;
         vault.runs += 1;
         Tally {
@@ -71,9 +70,9 @@ async fn add_to_vault(ctx: &ToolContext, input: AddInput) -> Result<Tally, ToolE
 }
 
 /// Reads the total.
-#[tool(domain = "vault", category = read, permission = "vault.read")]
-async fn peek(ctx: &ToolContext, _input: NoInput) -> Result<Tally, ToolError> {
-    let vault = ctx.state::<Vault>()?;
+#[tool(domain = Vault, category = read, permission = "vault.read")]
+async fn peek(ctx: &ToolContext<VaultState>, _input: NoInput) -> Result<Tally, ToolError> {
+    let vault = ctx.state();
     Ok(Tally {
         total: vault.total,
         runs: vault.runs,
@@ -81,27 +80,30 @@ async fn peek(ctx: &ToolContext, _input: NoInput) -> Result<Tally, ToolError> {
 }
 
 /// Adds an amount to the total.
-#[tool(domain = "vault", category = execute, permission = "vault.add")]
-pub(crate) async fn add(ctx: &ToolContext, input: AddInput) -> Result<Tally, ToolError> {
+#[tool(domain = Vault, category = execute, permission = "vault.add")]
+pub(crate) async fn add(
+    ctx: &ToolContext<VaultState>,
+    input: AddInput,
+) -> Result<Tally, ToolError> {
     add_to_vault(ctx, input).await
 }
 
 /// Adds an amount to the total; needs a thread and a project.
-#[tool(domain = "vault", category = execute, permission = "vault.add")]
-async fn scoped_add(ctx: &ToolContext, input: AddInput) -> Result<Tally, ToolError> {
+#[tool(domain = Vault, category = execute, permission = "vault.add")]
+async fn scoped_add(ctx: &ToolContext<VaultState>, input: AddInput) -> Result<Tally, ToolError> {
     add_to_vault(ctx, input).await
 }
 
 /// Adds an amount to the total, unless the gate refuses it.
-#[tool(domain = "vault", category = execute, permission = "vault.add")]
-async fn guarded_add(ctx: &ToolContext, input: AddInput) -> Result<Tally, ToolError> {
+#[tool(domain = Vault, category = execute, permission = "vault.add")]
+async fn guarded_add(ctx: &ToolContext<VaultState>, input: AddInput) -> Result<Tally, ToolError> {
     add_to_vault(ctx, input).await
 }
 
 /// Sets the total to zero.
-#[tool(domain = "vault", category = restricted, permission = "vault.wipe")]
-async fn wipe(ctx: &ToolContext, _input: NoInput) -> Result<Tally, ToolError> {
-    ctx.write(|vault: &mut Vault| {
+#[tool(domain = Vault, category = restricted, permission = "vault.wipe")]
+async fn wipe(ctx: &ToolContext<VaultState>, _input: NoInput) -> Result<Tally, ToolError> {
+    ctx.write(|vault: &mut VaultState| {
         vault.total = 0;
         vault.runs += 1;
         Tally {
@@ -112,8 +114,8 @@ async fn wipe(ctx: &ToolContext, _input: NoInput) -> Result<Tally, ToolError> {
     .await
 }
 
-async fn not_unlucky(ctx: &ToolContext, input: &AddInput) -> Result<(), ToolError> {
-    let vault = ctx.state::<Vault>()?;
+async fn not_unlucky(ctx: &ToolContext<VaultState>, input: &AddInput) -> Result<(), ToolError> {
+    let vault = ctx.state();
     if input.amount == 13 {
         return Err(ToolError::new(
             "unlucky",

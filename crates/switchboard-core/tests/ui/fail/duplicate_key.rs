@@ -1,8 +1,13 @@
 use switchboard_core::{NoInput, ToolContext, ToolError, tool};
 
+switchboard_core::domain! {
+    /// Greets people.
+    pub Greet { name: "greet" }
+}
+
 /// Says hello.
 #[tool(
-    domain = "greet",
+    domain = Greet,
     category = read,
     permission = "greet.hello",
     category = execute

@@ -1,7 +1,12 @@
 use switchboard_core::{NoInput, ToolError, tool};
 
+switchboard_core::domain! {
+    /// Greets people.
+    pub Greet { name: "greet" }
+}
+
 /// Says hello.
-#[tool(domain = "greet", category = read, permission = "greet.hello")]
+#[tool(domain = Greet, category = read, permission = "greet.hello")]
 async fn hello(_input: NoInput) -> Result<String, ToolError> {
     Ok("hello".to_owned())
 }

@@ -1,6 +1,11 @@
 use switchboard_core::{NoInput, ToolContext, ToolError, tool};
 
-#[tool(domain = "greet", category = read, permission = "greet.hello")]
+switchboard_core::domain! {
+    /// Greets people.
+    pub Greet { name: "greet" }
+}
+
+#[tool(domain = Greet, category = read, permission = "greet.hello")]
 async fn hello(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
     Ok("hello".to_owned())
 }

@@ -1,7 +1,12 @@
 use switchboard_core::{NoInput, ToolContext, ToolError, tool};
 
+switchboard_core::domain! {
+    /// Greets people.
+    pub Greet { name: "greet" }
+}
+
 /// Says hello.
-#[tool(domain = "greet", category = write, permission = "greet.hello")]
+#[tool(domain = Greet, category = write, permission = "greet.hello")]
 async fn hello(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
     Ok("hello".to_owned())
 }

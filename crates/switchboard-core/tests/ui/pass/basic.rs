@@ -12,11 +12,11 @@ pub struct Greetings {
 
 switchboard_core::domain! {
     /// Says hello.
-    name: "greet",
-    state: Greetings = Greetings::default,
+    pub Greet { name: "greet", state: Greetings = Greetings::default }
 }
 
-#[derive(Clone, Serialize, Deserialize, JsonSchema, Validate, ToolInput)]
+// Inputs need no `Clone`.
+#[derive(Serialize, Deserialize, JsonSchema, Validate, ToolInput)]
 pub struct HelloInput {
     /// Who to greet.
     #[validate(length(min = 1, max = 64))]
@@ -30,16 +30,16 @@ pub struct Greeting {
 }
 
 /// Greets someone by name.
-#[tool(domain = "greet", category = read, permission = "greet.hello")]
-async fn hello(_ctx: &ToolContext, input: HelloInput) -> Result<Greeting, ToolError> {
+#[tool(domain = Greet, category = read, permission = "greet.hello")]
+async fn hello(_ctx: &ToolContext<Greetings>, input: HelloInput) -> Result<Greeting, ToolError> {
     Ok(Greeting {
         text: format!("hello, {}", input.name),
     })
 }
 
 /// Greets the calling user.
-#[tool(domain = "greet", category = read, permission = "greet.hello")]
-pub async fn hello_me(ctx: &ToolContext, _input: NoInput) -> Result<Greeting, ToolError> {
+#[tool(domain = Greet, category = read, permission = "greet.hello")]
+pub async fn hello_me(ctx: &ToolContext<Greetings>, _input: NoInput) -> Result<Greeting, ToolError> {
     Ok(Greeting {
         text: format!("hello, {}", ctx.caller().user_id),
     })
@@ -49,7 +49,7 @@ pub async fn hello_me(ctx: &ToolContext, _input: NoInput) -> Result<Greeting, To
 ///
 /// Every call adds one.
 #[tool(
-    domain = "greet",
+    domain = Greet,
     category = execute,
     permission = "greet.count",
     name = "greet-count_v2",
@@ -57,12 +57,36 @@ pub async fn hello_me(ctx: &ToolContext, _input: NoInput) -> Result<Greeting, To
     intents = ["count a greeting", "greet {name} and count"],
     timeout_ms = 250
 )]
-async fn count(ctx: &ToolContext, _input: HelloInput) -> Result<u64, ToolError> {
+async fn count(ctx: &ToolContext<Greetings>, _input: HelloInput) -> Result<u64, ToolError> {
     ctx.write(|state: &mut Greetings| {
         state.greeted += 1;
         state.greeted
     })
     .await
+}
+
+switchboard_core::domain! {
+    /// Echoes, keeping nothing.
+    pub Echo { name: "echo" }
+}
+
+/// Says what it was told, in a domain without state.
+#[tool(domain = Echo, category = read, permission = "echo.say")]
+async fn say(_ctx: &ToolContext, input: HelloInput) -> Result<String, ToolError> {
+    Ok(input.name)
+}
+
+/// Refuses to count a greeting for nobody; reads the state its tool's domain holds.
+async fn somebody(ctx: &ToolContext<Greetings>, input: &HelloInput) -> Result<(), ToolError> {
+    if input.name == "nobody" && ctx.state().greeted == 0 {
+        return Err(ToolError::new("nobody", "nobody to greet"));
+    }
+    Ok(())
+}
+
+switchboard_core::tool_policy! {
+    tool: Count,
+    gate: somebody,
 }
 
 fn main() {
@@ -96,4 +120,6 @@ fn main() {
     let _: Count = Count;
 
     assert!(switchboard_core::linked_domains().any(|domain| domain.name == "greet"));
+    assert_eq!(find("echo_say").spec.domain, "echo");
+    assert!(switchboard_core::linked_policies().any(|policy| policy.tool == "greet-count_v2"));
 }

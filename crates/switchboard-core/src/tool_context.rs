@@ -1,0 +1,291 @@
+//! What a tool body runs with: the verified caller, its own category, and its domain's state.
+//!
+//! [`ToolContext<S>`] is typed by the domain's state `S`, so `ctx.state()` is a
+//! `&S` with no downcast, and a tool or gate that expects another state does not compile.
+//! The runtime, which holds tools of every domain in one table, builds an untyped
+//! [`CallScope`] per call; a tool's generated code turns it into the context its function
+//! takes.
+//!
+//! Only `execute` and `restricted` tools get to write: [`ToolContext::write`] refuses the
+//! others, so a `read` or `propose` tool cannot change state even by mistake.
+
+use std::{any::type_name, fmt, sync::Arc};
+
+use crate::{
+    category::Category,
+    context::Caller,
+    domain::{DomainCell, ErasedCell, StateRef},
+    error::ToolError,
+};
+
+/// What a tool body sees: the verified caller, its own category, and the state of its domain
+/// (`S`, `()` for a domain without state).
+pub struct ToolContext<S = ()> {
+    caller: Caller,
+    tool: Arc<str>,
+    category: Category,
+    domain: Arc<DomainCell<S>>,
+}
+
+impl<S: Clone + Send + Sync + 'static> ToolContext<S> {
+    /// Made by the runtime after every check has passed; tests of tool bodies make one over a
+    /// [`DomainCell::standalone`].
+    pub fn new(
+        caller: Caller,
+        tool: impl Into<Arc<str>>,
+        category: Category,
+        domain: Arc<DomainCell<S>>,
+    ) -> Self {
+        Self {
+            caller,
+            tool: tool.into(),
+            category,
+            domain,
+        }
+    }
+
+    /// The verified caller: org, user, session, correlation id, roles, initiator.
+    pub fn caller(&self) -> &Caller {
+        &self.caller
+    }
+
+    /// The tool being run.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// Its category.
+    pub fn category(&self) -> Category {
+        self.category
+    }
+
+    /// Reports progress to whoever started the call: `done` out of `total` (if known), with an
+    /// optional message. MCP clients that asked for progress get `notifications/progress`;
+    /// when nobody listens this does nothing and costs nothing, so report freely. `done`
+    /// should increase with every report.
+    ///
+    /// ```
+    /// # use switchboard_core::ToolContext;
+    /// # fn work(ctx: &ToolContext, items: &[&str]) {
+    /// let total = items.len() as f64;
+    /// for (index, item) in items.iter().enumerate() {
+    ///     // ... handle `item` ...
+    ///     ctx.progress(index as f64 + 1.0, Some(total), None);
+    /// }
+    /// # }
+    /// ```
+    pub fn progress(&self, done: f64, total: Option<f64>, message: Option<&str>) {
+        self.caller.progress.report(done, total, message);
+    }
+
+    /// Whether anyone receives [`ToolContext::progress`] reports: check it before building an
+    /// expensive message.
+    pub fn reports_progress(&self) -> bool {
+        self.caller.progress.is_active()
+    }
+
+    /// A snapshot of the domain's state. Never waits for writes.
+    pub fn state(&self) -> StateRef<S> {
+        self.domain.read()
+    }
+
+    /// Changes the domain's state through its actor, one write at a time, and returns what
+    /// `update` returned. Only `execute` and `restricted` tools may.
+    pub async fn write<R: Send + 'static>(
+        &self,
+        update: impl FnOnce(&mut S) -> R + Send + 'static,
+    ) -> Result<R, ToolError> {
+        if !self.category.mutates() {
+            return Err(ToolError::new(
+                "write_not_allowed",
+                format!(
+                    "`{}` is a {} tool and may not change state; only execute and restricted tools write",
+                    self.tool, self.category
+                ),
+            ));
+        }
+        self.domain.write(update).await
+    }
+}
+
+impl<S> Clone for ToolContext<S> {
+    fn clone(&self) -> Self {
+        Self {
+            caller: self.caller.clone(),
+            tool: Arc::clone(&self.tool),
+            category: self.category,
+            domain: Arc::clone(&self.domain),
+        }
+    }
+}
+
+impl<S> fmt::Debug for ToolContext<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("caller", &self.caller)
+            .field("tool", &self.tool)
+            .field("category", &self.category)
+            .field("domain", &self.domain.name)
+            .finish()
+    }
+}
+
+/// A call's context before its domain's state type is known: what the runtime builds for
+/// every call, and a tool's generated code turns into its [`ToolContext`].
+#[derive(Clone)]
+pub struct CallScope {
+    caller: Caller,
+    tool: Arc<str>,
+    category: Category,
+    domain: ErasedCell,
+}
+
+impl CallScope {
+    /// The scope of a call of `tool` (whose category is `category`) by `caller`, in the domain
+    /// whose cell is `domain`.
+    pub fn new(caller: Caller, tool: Arc<str>, category: Category, domain: ErasedCell) -> Self {
+        Self {
+            caller,
+            tool,
+            category,
+            domain,
+        }
+    }
+
+    /// The context of a tool whose domain's state is `S`.
+    ///
+    /// Fails only if the domain's cell holds another state type, which the registry rules
+    /// out: a tool's domain is the type that declared it, and two domains never share a name.
+    pub fn into_context<S: Clone + Send + Sync + 'static>(
+        self,
+    ) -> Result<ToolContext<S>, ToolError> {
+        let domain = self.domain.downcast::<DomainCell<S>>().map_err(|_| {
+            ToolError::new(
+                "domain_state_mismatch",
+                format!(
+                    "`{}` expects its domain's state to be a `{}`, and it is not",
+                    self.tool,
+                    type_name::<S>()
+                ),
+            )
+        })?;
+        Ok(ToolContext::new(
+            self.caller,
+            self.tool,
+            self.category,
+            domain,
+        ))
+    }
+}
+
+impl fmt::Debug for CallScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallScope")
+            .field("tool", &self.tool)
+            .field("category", &self.category)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::CallContext;
+
+    fn caller() -> Caller {
+        CallContext::builder()
+            .org("acme")
+            .user("u")
+            .session("s")
+            .correlation("c")
+            .build()
+            .verify()
+            .expect("complete context")
+    }
+
+    fn context(category: Category, state: u64) -> ToolContext<u64> {
+        ToolContext::new(
+            caller(),
+            "test_tool",
+            category,
+            DomainCell::standalone("counter", state),
+        )
+    }
+
+    #[test]
+    fn standalone_cells_apply_writes_and_publish_snapshots() {
+        let ctx = context(Category::Execute, 0);
+        let before = ctx.state();
+        let written = futures::executor::block_on(ctx.write(|n: &mut u64| {
+            *n += 1;
+            *n
+        }));
+        assert_eq!(written, Ok(1));
+        assert_eq!(*before, 0, "a snapshot never changes under its reader");
+        assert_eq!(*ctx.state(), 1);
+    }
+
+    #[test]
+    fn many_snapshots_held_at_once_outlive_writes_and_move_between_threads() {
+        // More snapshots than arc_swap keeps cheap slots for on one thread, each then written
+        // over: every one still reads what it read, here or on another thread.
+        let ctx = context(Category::Execute, 0);
+        let mut held = Vec::new();
+        for expected in 0..20_u64 {
+            held.push((expected, ctx.state()));
+            let written = futures::executor::block_on(ctx.write(|n: &mut u64| {
+                *n += 1;
+                *n
+            }));
+            assert_eq!(written, Ok(expected + 1));
+        }
+        std::thread::spawn(move || {
+            for (expected, snapshot) in held {
+                assert_eq!(*snapshot, expected);
+            }
+        })
+        .join()
+        .expect("the snapshots read on another thread");
+        assert_eq!(*ctx.state(), 20);
+    }
+
+    #[test]
+    fn read_and_propose_tools_cannot_write() {
+        for category in [Category::Read, Category::Propose] {
+            let ctx = context(category, 0);
+            let refused = futures::executor::block_on(ctx.write(|n: &mut u64| *n += 1));
+            assert_eq!(
+                refused.map_err(|e| e.code().to_owned()),
+                Err("write_not_allowed".to_owned())
+            );
+            assert_eq!(*ctx.state(), 0);
+        }
+    }
+
+    #[test]
+    fn a_panicking_write_leaves_the_state_unchanged() {
+        let ctx = context(Category::Execute, 7);
+        let outcome =
+            futures::executor::block_on(ctx.write(|_: &mut u64| -> u64 { panic!("boom") }));
+        assert_eq!(
+            outcome.map_err(|e| e.code().to_owned()),
+            Err("write_panicked".to_owned())
+        );
+        assert_eq!(*ctx.state(), 7);
+    }
+
+    #[test]
+    fn a_scope_becomes_the_context_of_its_domains_state_type_only() {
+        let cell: ErasedCell = DomainCell::standalone("counter", 3_u64);
+        let scope = CallScope::new(caller(), "test_tool".into(), Category::Read, cell);
+        let ctx = scope
+            .clone()
+            .into_context::<u64>()
+            .expect("the cell holds a u64");
+        assert_eq!(*ctx.state(), 3);
+        let error = scope
+            .into_context::<String>()
+            .expect_err("the cell does not hold a String");
+        assert_eq!(error.code(), "domain_state_mismatch");
+    }
+}
