@@ -4,11 +4,9 @@
 //! the documented error kinds, refuses at the first failing check in the documented order, and
 //! leaves exactly one audit record whose outcome matches the answer.
 
-mod common;
-
 use std::{collections::BTreeMap, sync::Mutex};
 
-use common::{PATIENCE, start_with_permissions};
+use crate::common::{PATIENCE, start_with_permissions};
 
 use proptest::{
     prelude::*,

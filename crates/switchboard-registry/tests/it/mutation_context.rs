@@ -3,16 +3,14 @@
 //! a domain's gate (`gate_refused`), declared scope ids (`mutation_scope_missing`) and a
 //! required idempotency key (`idempotency_key_required`); and the order they run in.
 
-mod vault;
-
 use std::sync::Arc;
 
+use crate::vault::{admin, agent, context, records_of, start, tally};
 use serde_json::json;
 use switchboard_core::{ErrorKind, Initiator, InvokeError};
 use switchboard_registry::{
     AgentScopes, MemoryThreads, RegistryConfig, ThreadDirectory, ToolRegistry,
 };
-use vault::{admin, agent, context, records_of, start, tally};
 
 fn add(amount: i64) -> serde_json::Value {
     json!({ "amount": amount })

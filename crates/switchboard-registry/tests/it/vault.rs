@@ -6,11 +6,6 @@
 //! declares that it needs a thread and a project; `vault_guarded_add` has a gate that refuses
 //! the amount 13.
 
-#![allow(
-    dead_code,
-    reason = "each test binary uses a different part of this support module"
-)]
-
 use std::time::Duration;
 
 use schemars::JsonSchema;

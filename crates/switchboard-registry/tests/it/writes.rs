@@ -2,11 +2,11 @@
 //! the calls that follow, are refused to `read` tools, and leave the state untouched when the
 //! update panics.
 //!
-//! The `ledger` domain and its tools are defined here, for this test binary only.
+//! The `ledger` domain and its tools are defined here, for these tests.
 
-mod common;
-
-use common::{actor_id, domain_status, invoke, join_calls, only_record_of, spawn_calls, start};
+use crate::common::{
+    actor_id, domain_status, invoke, join_calls, only_record_of, spawn_calls, start,
+};
 use serde_json::{Value, json};
 use switchboard_audit::Outcome;
 use switchboard_core::{ErrorKind, InvokeError, NoInput, ToolContext, ToolError, tool};

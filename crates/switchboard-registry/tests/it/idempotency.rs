@@ -2,16 +2,14 @@
 //! without running the tool again, also when the calls race; the same key with other params is
 //! `idempotency_conflict`; replays are audited with the first run's action id.
 
-mod vault;
-
 use std::collections::BTreeMap;
 
+use crate::vault::{AddInput, Tally, admin, all_records, context, records_of, start, tally};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use switchboard_audit::{ActionEvent, Outcome};
 use switchboard_core::{CallContext, ErrorKind, Initiator, InvokeError};
 use switchboard_registry::ToolRegistry;
-use vault::{AddInput, Tally, admin, all_records, context, records_of, start, tally};
 
 fn keyed(key: &str, correlation: &str) -> CallContext {
     context("alice", "admin", Initiator::Human, correlation)
@@ -176,11 +174,11 @@ async fn typed_retries_get_the_typed_first_result() {
         delay_ms: 0,
     };
     let first = registry
-        .call::<vault::Add>(input.clone(), &keyed("typed", "t1"))
+        .call::<crate::vault::Add>(input.clone(), &keyed("typed", "t1"))
         .await
         .expect("runs");
     let again = registry
-        .call::<vault::Add>(input, &keyed("typed", "t2"))
+        .call::<crate::vault::Add>(input, &keyed("typed", "t2"))
         .await
         .expect("replays");
     assert_eq!(first, again);

@@ -2,12 +2,8 @@
 //! trail holds, when a tool panics, runs past its timeout, is dropped by its caller, waits for
 //! its domain's bulkhead, or is handed invalid typed input.
 //!
-//! Every tool here is defined for this test binary only: each file under `tests/` is its own
-//! binary and links its own tool set. The tests assert behaviour, never durations; each wait is
-//! bounded by a generous limit that only turns a hang into a failure.
-
-#[path = "../common/mod.rs"]
-mod common;
+//! The tools here are defined for these tests. The tests assert behaviour, never durations;
+//! each wait is bounded by a generous limit that only turns a hang into a failure.
 
 use std::{
     collections::BTreeMap,
@@ -18,7 +14,7 @@ use std::{
     time::Duration,
 };
 
-use common::{
+use crate::common::{
     PATIENCE, actor_id, admin_context, domain_status, invoke, join_calls, only_record_of,
     records_of, spawn_calls, start, wait_until,
 };

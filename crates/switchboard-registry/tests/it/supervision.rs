@@ -8,8 +8,6 @@
 //! replaced state after publishing a write (the update itself, and the copy it works on, are
 //! guarded by `DomainCell::write` and cannot fail the actor).
 
-mod common;
-
 use std::{
     sync::{
         Arc,
@@ -18,7 +16,7 @@ use std::{
     time::Duration,
 };
 
-use common::{
+use crate::common::{
     PATIENCE, actor_id, domain_status, invoke, invoke_with, only_record_of, start,
     wait_until_describing,
 };

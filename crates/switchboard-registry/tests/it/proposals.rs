@@ -3,15 +3,13 @@
 //! permission are refused (and leave the proposal as it was); each step is audited and linked
 //! by the proposal's id.
 
-mod vault;
-
 use std::time::Duration;
 
+use crate::vault::{admin, agent, all_records, context, start, tally};
 use serde_json::json;
 use switchboard_audit::{ActionEvent, Outcome};
 use switchboard_core::{ErrorKind, Initiator, InvokeError};
 use switchboard_registry::{AgentMutations, ProposalStatus, RegistryConfig, ToolRegistry};
-use vault::{admin, agent, all_records, context, start, tally};
 
 fn add(amount: i64) -> serde_json::Value {
     json!({ "amount": amount })

@@ -1,0 +1,17 @@
+//! The registry's integration tests, in one binary: each module boots registries of the tools
+//! linked here (its own, and those of the other modules) and checks one part of the runtime.
+//!
+//! The `boot_*` tests stay binaries of their own: each links a tool set that is broken on
+//! purpose, which would stop every registry in this binary from starting.
+
+#[path = "../common/mod.rs"]
+mod common;
+mod vault;
+
+mod dispatch;
+mod idempotency;
+mod invoke_props;
+mod mutation_context;
+mod proposals;
+mod supervision;
+mod writes;
