@@ -18,10 +18,10 @@
 
 use std::{str::FromStr, sync::Arc};
 
-use jiff::Timestamp;
 use rusqlite::{Statement, types::Type};
 use switchboard_audit::{ActionEvent, AuditAction, AuditRecord, Digest, Outcome};
 use switchboard_core::{ActionId, Category, CorrelationId, Initiator, OrgId, SessionId, UserId};
+use switchboard_sqlite::{invalid_column, timestamp_from_sql, timestamp_to_sql};
 
 /// The columns [`read`] reads, in its order.
 pub(crate) const COLUMNS: &str = "id, timestamp_ns, tool, domain, category, org_id, user_id, \
@@ -33,12 +33,6 @@ pub(crate) const INSERT: &str = "INSERT INTO audit_records (timestamp_ns, tool, 
      category, org_id, user_id, session_id, correlation_id, initiator, input_hash, output_hash, \
      digest_error, duration_us, outcome, action_id, action_event) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
-
-/// A timestamp as integer nanoseconds, clamped to what an `INTEGER` holds.
-pub(crate) fn timestamp_to_sql(timestamp: Timestamp) -> i64 {
-    let nanoseconds = timestamp.as_nanosecond();
-    i64::try_from(nanoseconds).unwrap_or(if nanoseconds < 0 { i64::MIN } else { i64::MAX })
-}
 
 /// An id as SQLite's signed rowid (ids never exceed `i64::MAX`).
 pub(crate) fn id_to_sql(id: u64) -> i64 {
@@ -73,9 +67,7 @@ pub(crate) fn bind(insert: &mut Statement<'_>, record: &AuditRecord) -> rusqlite
 /// Reads a row of `SELECT {COLUMNS}` back into a record.
 pub(crate) fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<AuditRecord> {
     let id: i64 = row.get(0)?;
-    let timestamp_ns: i64 = row.get(1)?;
-    let timestamp = Timestamp::from_nanosecond(i128::from(timestamp_ns))
-        .map_err(|error| invalid(1, Type::Integer, error))?;
+    let timestamp = timestamp_from_sql(1, row.get(1)?)?;
     let duration: i64 = row.get(13)?;
     Ok(AuditRecord {
         id: id.unsigned_abs(),
@@ -88,13 +80,13 @@ pub(crate) fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<AuditRecord> {
         session_id: row.get_ref(7)?.as_str_or_null()?.map(SessionId::from),
         correlation_id: row.get_ref(8)?.as_str_or_null()?.map(CorrelationId::from),
         initiator: parsed::<Initiator>(row, 9)?
-            .ok_or_else(|| invalid(9, Type::Null, "the initiator is missing"))?,
+            .ok_or_else(|| invalid_column(9, Type::Null, "the initiator is missing"))?,
         input_hash: row.get::<_, Option<[u8; 32]>>(10)?.map(Digest),
         output_hash: row.get::<_, Option<[u8; 32]>>(11)?.map(Digest),
         digest_error: row.get(12)?,
         duration_us: duration as u64,
         outcome: parsed::<Outcome>(row, 14)?
-            .ok_or_else(|| invalid(14, Type::Null, "the outcome is missing"))?,
+            .ok_or_else(|| invalid_column(14, Type::Null, "the outcome is missing"))?,
         action: match (
             row.get_ref(15)?.as_str_or_null()?,
             parsed::<ActionEvent>(row, 16)?,
@@ -102,7 +94,7 @@ pub(crate) fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<AuditRecord> {
             (Some(id), Some(event)) => Some(AuditAction::new(ActionId::from(id), event)),
             (None, None) => None,
             _ => {
-                return Err(invalid(
+                return Err(invalid_column(
                     15,
                     Type::Text,
                     "an action needs both its id and its event",
@@ -122,16 +114,7 @@ where
         .as_str_or_null()?
         .map(|text| {
             text.parse::<T>()
-                .map_err(|error| invalid(index, Type::Text, error.to_string()))
+                .map_err(|error| invalid_column(index, Type::Text, error.to_string()))
         })
         .transpose()
-}
-
-/// A column whose value this build cannot read back.
-fn invalid(
-    index: usize,
-    kind: Type,
-    error: impl Into<Box<dyn std::error::Error + Send + Sync>>,
-) -> rusqlite::Error {
-    rusqlite::Error::FromSqlConversionFailure(index, kind, error.into())
 }

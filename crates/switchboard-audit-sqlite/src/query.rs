@@ -58,13 +58,13 @@ impl Select {
                 "timestamp_ns >= ?",
                 query
                     .since
-                    .map(|since| Value::Integer(codec::timestamp_to_sql(since))),
+                    .map(|since| Value::Integer(switchboard_sqlite::timestamp_to_sql(since))),
             ),
             (
                 "timestamp_ns < ?",
                 query
                     .until
-                    .map(|until| Value::Integer(codec::timestamp_to_sql(until))),
+                    .map(|until| Value::Integer(switchboard_sqlite::timestamp_to_sql(until))),
             ),
             (
                 "id < ?",

@@ -27,10 +27,12 @@ use std::{
 use jiff::Timestamp;
 use rusqlite::Connection;
 use switchboard_audit::{AuditError, AuditQuery, AuditRecord, AuditStats, AuditStore};
-use switchboard_sqlite::{ConnectionSettings, OpenError, Synchronous, open_database};
+use switchboard_sqlite::{
+    ConnectionSettings, OpenError, Synchronous, open_database, timestamp_to_sql,
+};
 
 use crate::{
-    codec, query,
+    query,
     schema::{SCHEMA, SCHEMA_VERSION},
     writer,
 };
@@ -231,7 +233,7 @@ impl AuditStore for SqliteAuditStore {
         }
         let deleted = writer::delete_before(
             &mut self.writer(),
-            codec::timestamp_to_sql(cutoff),
+            timestamp_to_sql(cutoff),
             i64::try_from(limit).unwrap_or(i64::MAX),
         )
         .map_err(|error| self.unavailable("deleting expired records", &error))?;

@@ -3,27 +3,21 @@
 //!
 //! A tool reports progress and logs from its own task, synchronously (`ctx.progress(..)`, a
 //! `tracing` event); sending an MCP notification is async. So every call that may notify gets a
-//! small bounded queue: the producers ([`NoticeSender`], a [`ProgressSink`] and the sink the
-//! logging layer finds in the call's span) push without waiting, and [`forward_while`] drains
-//! the queue to the client while the call runs, then once more after it ends, so nothing is
-//! lost and nothing arrives after the result. A producer that outruns the client by more than
-//! [`CAPACITY`] notices loses the excess (logged at the end); a tool never waits for a client.
+//! bounded channel: the producers ([`NoticeSender`], a [`ProgressSink`] and the sink the
+//! logging layer finds in the call's span) `try_send` without waiting, and [`forward_while`]
+//! drains the channel to the client while the call runs, then once more after it ends, so
+//! nothing is lost and nothing arrives after the result. A producer that outruns the client by
+//! more than [`CAPACITY`] notices loses the excess (counted, and logged at the end); a tool
+//! never waits for a client.
 //!
 //! Progress must increase (MCP says so): a report that does not is dropped here.
-//!
-//! The queue is a mutex-guarded `VecDeque` and a [`Notify`], one small allocation per call,
-//! rather than a Tokio channel, whose first block of slots is a ~4 KB allocation: rmcp's own
-//! client asks for progress on every request, so every call from it pays for the queue, while
-//! few tools ever report.
 
 #![allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).
 
 use std::{
-    collections::VecDeque,
     future::Future,
-    pin::Pin,
     sync::{
-        Arc, Mutex, PoisonError,
+        Arc,
         atomic::{AtomicU64, Ordering},
     },
 };
@@ -33,7 +27,7 @@ use rmcp::{
     model::{LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken},
 };
 use switchboard_core::{Progress, ProgressSink};
-use tokio::sync::Notify;
+use tokio::sync::mpsc;
 
 /// How many notices may wait for the client before new ones are dropped.
 pub(crate) const CAPACITY: usize = 256;
@@ -51,52 +45,20 @@ pub(crate) enum Notice {
     Log(LoggingMessageNotificationParam),
 }
 
-/// A call's queue, shared by its producers and its pump.
-#[derive(Debug, Default)]
-struct NoticeQueue {
-    /// The waiting notices, oldest first; `None` once the pump is gone (the call is over).
-    notices: Mutex<Option<VecDeque<Notice>>>,
-    /// Wakes the pump when a notice arrives (a permit is kept if it is not waiting).
-    arrived: Notify,
-    /// How many notices were dropped: the queue was full or the call was over.
-    dropped: AtomicU64,
-}
-
-impl NoticeQueue {
-    /// The oldest waiting notice, if any.
-    fn pop(&self) -> Option<Notice> {
-        self.notices
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .as_mut()
-            .and_then(VecDeque::pop_front)
-    }
-}
-
-/// The producing end of a call's queue. Cheap to clone; never blocks.
+/// The producing end of a call's channel. Cheap to clone; never blocks.
 #[derive(Debug, Clone)]
 pub(crate) struct NoticeSender {
-    queue: Arc<NoticeQueue>,
+    notices: mpsc::Sender<Notice>,
+    /// How many notices were dropped: the channel was full or the call was over.
+    dropped: Arc<AtomicU64>,
 }
 
 impl NoticeSender {
-    /// Queues `notice`, or counts it as dropped if the queue is full or the call is over.
+    /// Queues `notice`, or counts it as dropped if the channel is full or the call is over.
     pub(crate) fn send(&self, notice: Notice) {
-        {
-            let mut notices = self
-                .queue
-                .notices
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            match notices.as_mut() {
-                Some(notices) if notices.len() < CAPACITY => notices.push_back(notice),
-                _ => {
-                    self.queue.dropped.fetch_add(1, Ordering::Relaxed);
-                    return;
-                }
-            }
+        if self.notices.try_send(notice).is_err() {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
         }
-        self.queue.arrived.notify_one();
     }
 }
 
@@ -110,10 +72,12 @@ impl ProgressSink for NoticeSender {
     }
 }
 
-/// The consuming end: sends the queued notices to the client. Dropping it closes the queue.
+/// The consuming end: sends the queued notices to the client. Dropping it closes the channel,
+/// so later notices are dropped (and counted) instead of queued.
 #[derive(Debug)]
 pub(crate) struct Pump {
-    queue: Arc<NoticeQueue>,
+    notices: mpsc::Receiver<Notice>,
+    dropped: Arc<AtomicU64>,
     peer: Peer<RoleServer>,
     /// The request's `_meta.progressToken`; progress reports are dropped without one.
     progress_token: Option<ProgressToken>,
@@ -121,60 +85,53 @@ pub(crate) struct Pump {
     last_progress: Option<f64>,
 }
 
-/// A queue for one call whose notices go to `peer`.
+/// A channel for one call: its sender, its receiver, and its count of dropped notices.
+fn channel() -> (NoticeSender, mpsc::Receiver<Notice>, Arc<AtomicU64>) {
+    let (sender, receiver) = mpsc::channel(CAPACITY);
+    let dropped = Arc::new(AtomicU64::new(0));
+    let sender = NoticeSender {
+        notices: sender,
+        dropped: Arc::clone(&dropped),
+    };
+    (sender, receiver, dropped)
+}
+
+/// A channel for one call whose notices go to `peer`.
 pub(crate) fn queue(
     peer: Peer<RoleServer>,
     progress_token: Option<ProgressToken>,
 ) -> (NoticeSender, Pump) {
-    let queue = Arc::new(NoticeQueue {
-        notices: Mutex::new(Some(VecDeque::new())),
-        ..NoticeQueue::default()
-    });
-    (
-        NoticeSender {
-            queue: Arc::clone(&queue),
-        },
-        Pump {
-            queue,
-            peer,
-            progress_token,
-            last_progress: None,
-        },
-    )
+    let (sender, notices, dropped) = channel();
+    let pump = Pump {
+        notices,
+        dropped,
+        peer,
+        progress_token,
+        last_progress: None,
+    };
+    (sender, pump)
 }
 
 /// Runs `work`, forwarding `pump`'s notices to the client meanwhile; once `work` is done,
 /// sends what is still queued, then returns `work`'s output. Without a pump, just runs `work`.
-///
-/// `work` and `pump` are held by the caller, and a notice's send is boxed, so that this future
-/// holds neither a second copy of them nor the send's state: rmcp spawns a task per request
-/// whose future holds this one (see `McpServer::invoke`), tokio copies a task's future several
-/// times between spawn and completion, and every byte of it is paid on every call (the pump
-/// and the send took this future from ~140 to ~940 bytes). Notices are rare; calls are not.
-pub(crate) async fn forward_while<F: Future>(
-    mut work: Pin<&mut F>,
-    pump: Option<&mut Pump>,
-) -> F::Output {
+pub(crate) async fn forward_while<F: Future>(work: F, pump: Option<&mut Pump>) -> F::Output {
     let Some(pump) = pump else {
         return work.await;
     };
+    let mut work = std::pin::pin!(work);
     let output = loop {
         tokio::select! {
             biased;
-            () = pump.queue.arrived.notified() => {
-                while let Some(notice) = pump.queue.pop() {
-                    Box::pin(pump.forward(notice)).await;
-                }
-            }
+            Some(notice) = pump.notices.recv() => pump.forward(notice).await,
             output = work.as_mut() => break output,
         }
     };
     // The senders may outlive the call (a clone in a span, in the context): do not wait for
     // them, take what is there.
-    while let Some(notice) = pump.queue.pop() {
-        Box::pin(pump.forward(notice)).await;
+    while let Ok(notice) = pump.notices.try_recv() {
+        pump.forward(notice).await;
     }
-    let dropped = pump.queue.dropped.load(Ordering::Relaxed);
+    let dropped = pump.dropped.load(Ordering::Relaxed);
     if dropped > 0 {
         tracing::warn!(
             dropped,
@@ -183,17 +140,6 @@ pub(crate) async fn forward_while<F: Future>(
         );
     }
     output
-}
-
-impl Drop for Pump {
-    /// The call is over: later notices are dropped (and counted) instead of queued.
-    fn drop(&mut self) {
-        *self
-            .queue
-            .notices
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = None;
-    }
 }
 
 impl Pump {
@@ -219,11 +165,10 @@ impl Pump {
                 if let Some(message) = message {
                     param = param.with_message(message);
                 }
-                // Boxed (as below): only a call that notifies pays for the send's future.
-                let _ = Box::pin(self.peer.notify_progress(param)).await;
+                let _ = self.peer.notify_progress(param).await;
             }
             Notice::Log(param) => {
-                let _ = Box::pin(self.peer.notify_logging_message(param)).await;
+                let _ = self.peer.notify_logging_message(param).await;
             }
         }
     }
@@ -248,36 +193,27 @@ mod tests {
 
     #[test]
     fn notices_queue_in_order_up_to_the_capacity_then_are_counted_as_dropped() {
-        let queue = Arc::new(NoticeQueue {
-            notices: Mutex::new(Some(VecDeque::new())),
-            ..NoticeQueue::default()
-        });
-        let sender = NoticeSender {
-            queue: Arc::clone(&queue),
-        };
+        let (sender, mut notices, dropped) = channel();
         for done in 0..CAPACITY + 3 {
             sender.send(progress(done as f64));
         }
-        assert_eq!(queue.dropped.load(Ordering::Relaxed), 3);
+        assert_eq!(dropped.load(Ordering::Relaxed), 3);
         for expected in 0..CAPACITY {
-            match queue.pop() {
-                Some(Notice::Progress { done, .. }) => assert_eq!(done, expected as f64),
+            match notices.try_recv() {
+                Ok(Notice::Progress { done, .. }) => assert_eq!(done, expected as f64),
                 other => panic!("expected progress {expected}, got {other:?}"),
             }
         }
-        assert!(queue.pop().is_none());
+        assert!(notices.try_recv().is_err());
     }
 
     #[test]
     fn after_the_call_notices_are_dropped_not_kept() {
-        let queue = Arc::new(NoticeQueue::default());
-        let sender = NoticeSender {
-            queue: Arc::clone(&queue),
-        };
-        // `notices: None` is what dropping the pump leaves.
+        let (sender, notices, dropped) = channel();
+        // What dropping the pump leaves.
+        drop(notices);
         sender.send(progress(1.0));
-        assert!(queue.pop().is_none());
-        assert_eq!(queue.dropped.load(Ordering::Relaxed), 1);
+        assert_eq!(dropped.load(Ordering::Relaxed), 1);
     }
 
     #[test]

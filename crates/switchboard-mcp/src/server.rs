@@ -226,7 +226,6 @@ impl McpServer {
         &self,
         name: &str,
         params: Value,
-        // Borrowed: an `async fn` keeps two copies of a by-value argument it changes.
         call_context: &mut CallContext,
         context: &RequestContext<RoleServer>,
     ) -> Result<Result<Value, switchboard_core::InvokeError>, ErrorData> {
@@ -245,14 +244,10 @@ impl McpServer {
             }
             pump = Some(receiver);
         }
-        // The registry's future (~2 KB) is held in place, pinned here and polled by reference:
-        // rmcp spawns a task per request whose future holds this one, and tokio copies a task's
-        // future several times between spawn and completion, so every copy of it costs.
-        let call = std::pin::pin!(
-            self.registry
-                .invoke(name, params, call_context)
-                .instrument(span)
-        );
+        let call = self
+            .registry
+            .invoke(name, params, call_context)
+            .instrument(span);
         let call = notices::forward_while(call, pump.as_mut());
         tokio::select! {
             outcome = call => Ok(outcome),

@@ -1,8 +1,9 @@
-//! Opening: a new file is created and migrated in WAL mode; a reopened one keeps its data and
-//! migrates nothing; a file the store cannot use (garbage, damage, another application's or
-//! the audit store's database, a newer schema, a missing or unwritable directory) is refused
-//! with an `OpenError` naming the file and the approvals store, never a panic or a silent
-//! fallback, and is left untouched.
+//! Opening an approvals database: a new file is created with the approvals schema in WAL mode,
+//! a reopened one migrates nothing, and the refusals that depend on the approvals store (a
+//! database damaged past its header, found when the store counts its rows; the audit store's
+//! database) come back as an `OpenError` naming the file and the approvals store. The refusals
+//! every store shares (garbage, another application's file, a newer schema, a missing or
+//! unwritable directory) are tested once, in `switchboard-sqlite`.
 
 use std::{fs, path::Path};
 
@@ -66,18 +67,6 @@ fn a_missing_file_is_created_migrated_and_in_wal_mode() {
 }
 
 #[test]
-fn garbage_bytes_are_refused_as_corrupt_and_left_alone() {
-    let dir = scratch();
-    let path = dir.path().join("approvals.db");
-    let garbage: Vec<u8> = (0..10_000_u32).map(|n| (n * 7 + 3) as u8).collect();
-    fs::write(&path, &garbage).expect("garbage written");
-    let error = refused(&path);
-    assert!(matches!(error, OpenError::Corrupt { .. }), "{error:?}");
-    assert!(error.to_string().contains("not a usable SQLite database"));
-    assert_eq!(fs::read(&path).expect("still there"), garbage);
-}
-
-#[test]
 fn a_database_damaged_past_its_header_is_refused_as_corrupt() {
     let dir = scratch();
     let path = dir.path().join("approvals.db");
@@ -136,92 +125,4 @@ fn an_audit_database_is_another_stores_file_and_is_refused_untouched() {
             .contains("not a Switchboard approvals database")
     );
     assert_eq!(header_fields(&path), (0x5342_4155, 2, "delete".to_owned()));
-}
-
-#[test]
-fn a_newer_schema_is_refused_untouched() {
-    let dir = scratch();
-    let path = dir.path().join("approvals.db");
-    drop(ApprovalsDatabase::open(&path).expect("opens"));
-    {
-        let connection = Connection::open(&path).expect("opens with plain SQLite");
-        connection
-            .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
-            .expect("a future version");
-    }
-    let error = refused(&path);
-    assert!(
-        matches!(
-            error,
-            OpenError::TooNew { found, supported, .. }
-                if found == SCHEMA_VERSION + 1 && supported == SCHEMA_VERSION
-        ),
-        "{error:?}"
-    );
-    assert_eq!(header_fields(&path).1, SCHEMA_VERSION + 1);
-}
-
-#[test]
-fn a_missing_directory_is_named_and_nothing_is_created() {
-    let dir = scratch();
-    let path = dir.path().join("no-such-dir").join("approvals.db");
-    let error = refused(&path);
-    match &error {
-        OpenError::MissingDirectory { directory, .. } => {
-            assert_eq!(directory, &dir.path().join("no-such-dir"));
-        }
-        other => panic!("expected MissingDirectory, got {other:?}"),
-    }
-    assert!(!path.exists());
-}
-
-#[test]
-fn a_directory_is_not_a_database_file() {
-    let dir = scratch();
-    let error = refused(dir.path());
-    assert!(matches!(error, OpenError::CannotOpen { .. }), "{error:?}");
-}
-
-/// A directory no process may create files in, whoever runs the test (root included).
-#[cfg(target_os = "linux")]
-#[test]
-fn a_directory_nobody_can_write_to_is_refused() {
-    let path = Path::new("/proc/self/approvals.db");
-    let error = refused(path);
-    assert!(
-        matches!(
-            error,
-            OpenError::CannotOpen { .. } | OpenError::ReadOnly { .. }
-        ),
-        "{error:?}"
-    );
-}
-
-/// Permission bits: only meaningful when the test does not run as root (root ignores them).
-#[cfg(unix)]
-#[test]
-fn a_read_only_directory_or_file_is_refused() {
-    use std::os::unix::fs::PermissionsExt;
-
-    let dir = scratch();
-    let locked = dir.path().join("locked");
-    fs::create_dir(&locked).expect("a directory");
-    let existing = locked.join("existing.db");
-    drop(ApprovalsDatabase::open(&existing).expect("opens while writable"));
-    fs::set_permissions(&existing, fs::Permissions::from_mode(0o444)).expect("chmod file");
-    fs::set_permissions(&locked, fs::Permissions::from_mode(0o555)).expect("chmod directory");
-    let permissions_apply = fs::write(locked.join("probe"), b"").is_err();
-    if permissions_apply {
-        let error = refused(&locked.join("new.db"));
-        assert!(matches!(error, OpenError::CannotOpen { .. }), "{error:?}");
-        let error = refused(&existing);
-        assert!(
-            matches!(
-                error,
-                OpenError::ReadOnly { .. } | OpenError::CannotOpen { .. }
-            ),
-            "{error:?}"
-        );
-    }
-    fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).expect("chmod back");
 }

@@ -79,13 +79,13 @@ impl Started {
 }
 
 /// A server-side stdio transport with JSON-RPC error replies for bad input.
-pub(crate) struct GuardedStdio<R, W> {
+pub(crate) struct GuardedStdio<R> {
     read: BufReader<R>,
     /// The line being read; kept here so that a cancelled `receive` loses nothing.
     line: Vec<u8>,
     /// Set while skipping the rest of an over-long line.
     discarding: bool,
-    output: Arc<LineOutput<W>>,
+    output: Arc<LineOutput>,
     /// Whether the session has started, so that notifications and responses may pass.
     started: Started,
     /// The ids of the client's requests that rmcp is serving.
@@ -93,7 +93,7 @@ pub(crate) struct GuardedStdio<R, W> {
     max_line_bytes: usize,
 }
 
-impl<R, W> std::fmt::Debug for GuardedStdio<R, W> {
+impl<R> std::fmt::Debug for GuardedStdio<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GuardedStdio")
             .field("buffered_line_bytes", &self.line.len())
@@ -103,13 +103,15 @@ impl<R, W> std::fmt::Debug for GuardedStdio<R, W> {
     }
 }
 
-impl<R, W> GuardedStdio<R, W>
+impl<R> GuardedStdio<R>
 where
     R: AsyncRead + Unpin + Send + 'static,
-    W: AsyncWrite + Unpin + Send + 'static,
 {
     /// Reads messages from `read` and writes answers and error replies to `write`.
-    pub(crate) fn new(read: R, write: W, max_line_bytes: usize) -> Self {
+    pub(crate) fn new<W>(read: R, write: W, max_line_bytes: usize) -> Self
+    where
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
         Self {
             read: BufReader::new(read),
             line: Vec::new(),
@@ -209,10 +211,9 @@ where
     }
 }
 
-impl<R, W> Transport<RoleServer> for GuardedStdio<R, W>
+impl<R> Transport<RoleServer> for GuardedStdio<R>
 where
     R: AsyncRead + Unpin + Send + 'static,
-    W: AsyncWrite + Unpin + Send + 'static,
 {
     type Error = std::io::Error;
 

@@ -1,144 +1,131 @@
 //! [`LineOutput`]: the output side of the stdio transport, where rmcp's messages and our own
 //! error replies are written, one whole line at a time, so lines never interleave.
 //!
-//! A message rmcp sends is written by the `send` future itself (rmcp runs each in a task of
-//! its own), under an async lock held for the whole line: no hand-off to a writer task and back,
-//! which would cost two task wake-ups per response.
-//!
-//! An error reply for a bad input line cannot be written that way: it is decided in
-//! `Transport::receive`, which rmcp races against other events and must stay cancel-safe, so it
-//! never awaits a write. It is queued instead (a bounded queue: a client that floods garbage
-//! without reading its replies must not grow our memory) and written by a short task spawned
-//! for it, or by the next `send`, whichever takes the lock first. Whoever holds the lock writes
-//! the queued replies before its own line, so a reply is never overtaken by the answer to a
-//! request read after the bad line.
+//! One writer task owns the output and writes what a channel brings it, in order. rmcp's
+//! messages are sent from its `send` futures, which wait until their line is written; an error
+//! reply for a bad input line is decided in `Transport::receive`, which must stay cancel-safe
+//! and so never waits: it is queued with `try_send`, and dropped if the client is not reading
+//! its replies (the channel is bounded, so such a client cannot grow our memory). Both go
+//! through the same channel, so a reply is never overtaken by the answer to a request read
+//! after the bad line.
 
-use std::{
-    collections::VecDeque,
-    sync::{
-        Arc, Mutex, PoisonError,
-        atomic::{AtomicBool, Ordering},
-    },
+use std::sync::Arc;
+
+use tokio::{
+    io::{AsyncWrite, AsyncWriteExt as _},
+    sync::{mpsc, oneshot},
 };
 
-use tokio::io::{AsyncWrite, AsyncWriteExt as _};
+/// How many lines may wait for the writer; error replies beyond it are dropped.
+const QUEUE: usize = 1024;
 
-/// How many error replies may wait for the output before further ones are dropped.
-const REPLY_QUEUE: usize = 1024;
-
-/// The shared output: the writer, and the error replies waiting for it.
-pub(super) struct LineOutput<W> {
-    /// The writer; `None` once the transport closed it or a write failed (the other end is
-    /// gone), after which every send fails at once.
-    write: tokio::sync::Mutex<Option<W>>,
-    /// Error replies waiting to be written, oldest first, each ending with `\n`.
-    replies: Mutex<VecDeque<Vec<u8>>>,
-    /// Set while a task is on its way to write the waiting replies.
-    reply_writer_scheduled: AtomicBool,
+/// What the writer task is asked to do.
+enum Job {
+    /// Write a line (ending with `\n`) and flush; say how it went, if anyone waits.
+    Write {
+        line: Vec<u8>,
+        done: Option<oneshot::Sender<std::io::Result<()>>>,
+    },
+    /// Flush and shut the output down, then stop.
+    Close(oneshot::Sender<std::io::Result<()>>),
 }
 
-impl<W: AsyncWrite + Unpin + Send + 'static> LineOutput<W> {
-    /// An output writing to `write`.
-    pub(super) fn new(write: W) -> Arc<Self> {
-        Arc::new(Self {
-            write: tokio::sync::Mutex::new(Some(write)),
-            replies: Mutex::new(VecDeque::new()),
-            reply_writer_scheduled: AtomicBool::new(false),
-        })
+/// The shared output: a channel to the task that writes.
+pub(super) struct LineOutput {
+    jobs: mpsc::Sender<Job>,
+}
+
+impl LineOutput {
+    /// An output writing to `write`, through a task of its own. Needs a Tokio runtime.
+    pub(super) fn new<W: AsyncWrite + Unpin + Send + 'static>(write: W) -> Arc<Self> {
+        let (jobs, queue) = mpsc::channel(QUEUE);
+        tokio::spawn(write_lines(write, queue));
+        Arc::new(Self { jobs })
     }
 
-    /// Queues an error reply (`line` ends with `\n`) without waiting, and makes sure a task
-    /// will write it; drops it if the client is not reading its replies. Needs a Tokio runtime.
-    pub(super) fn queue_reply(self: &Arc<Self>, line: Vec<u8>) {
+    /// Queues an error reply (`line` ends with `\n`) without waiting; drops it if the client
+    /// is not reading its replies.
+    pub(super) fn queue_reply(&self, line: Vec<u8>) {
+        if let Err(mpsc::error::TrySendError::Full(_)) =
+            self.jobs.try_send(Job::Write { line, done: None })
         {
-            let mut replies = self.replies.lock().unwrap_or_else(PoisonError::into_inner);
-            if replies.len() >= REPLY_QUEUE {
-                tracing::warn!(
-                    "an MCP error reply on stdout was dropped: the client is not reading its \
-                     replies"
-                );
-                return;
-            }
-            replies.push_back(line);
-        }
-        if !self.reply_writer_scheduled.swap(true, Ordering::AcqRel) {
-            let output = Arc::clone(self);
-            tokio::spawn(async move { output.write_queued_replies().await });
-        }
-    }
-
-    /// Writes the queued replies (the task [`Self::queue_reply`] spawns).
-    async fn write_queued_replies(&self) {
-        let mut write = self.write.lock().await;
-        // From here on, a newly queued reply schedules another task (which may then find
-        // nothing left to write): none is left behind.
-        self.reply_writer_scheduled.store(false, Ordering::Release);
-        let replies = self.take_replies();
-        if replies.is_empty() {
-            return;
-        }
-        if let Err(error) = write_whole(&mut write, &replies).await {
-            tracing::warn!(%error, "could not write an MCP error reply");
+            tracing::warn!(
+                "an MCP error reply on stdout was dropped: the client is not reading its replies"
+            );
         }
     }
 
     /// Writes one line (ending with `\n`), after any queued replies, and flushes.
     pub(super) async fn send_line(&self, line: Vec<u8>) -> std::io::Result<()> {
-        let mut write = self.write.lock().await;
-        let mut bytes = self.take_replies();
-        if bytes.is_empty() {
-            bytes = line;
-        } else {
-            bytes.extend_from_slice(&line);
-        }
-        write_whole(&mut write, &bytes).await
-    }
-
-    /// Writes the queued replies, flushes and shuts the output down. Later sends fail.
-    pub(super) async fn close(&self) -> std::io::Result<()> {
-        let mut write = self.write.lock().await;
-        let replies = self.take_replies();
-        let Some(mut writer) = write.take() else {
-            // Already closed, or the other end is gone: nothing left to do.
-            return Ok(());
+        let (done, written) = oneshot::channel();
+        let job = Job::Write {
+            line,
+            done: Some(done),
         };
-        if !replies.is_empty() {
-            writer.write_all(&replies).await?;
+        if self.jobs.send(job).await.is_err() {
+            return Err(closed());
         }
-        writer.flush().await?;
-        writer.shutdown().await
+        written.await.unwrap_or_else(|_| Err(closed()))
     }
 
-    /// The queued replies, in order, as one buffer (empty if none).
-    fn take_replies(&self) -> Vec<u8> {
-        let mut replies = self.replies.lock().unwrap_or_else(PoisonError::into_inner);
-        match replies.len() {
-            0 => Vec::new(),
-            1 => replies.pop_front().unwrap_or_default(),
-            _ => replies.drain(..).flatten().collect(),
+    /// Writes the queued lines, flushes and shuts the output down. Later sends fail.
+    pub(super) async fn close(&self) -> std::io::Result<()> {
+        let (done, closed_down) = oneshot::channel();
+        if self.jobs.send(Job::Close(done)).await.is_err() {
+            // Already closed: nothing left to do.
+            return Ok(());
+        }
+        closed_down.await.unwrap_or(Ok(()))
+    }
+}
+
+/// The writer task. After a failed write (the other end is gone) it stops writing and fails
+/// every later line at once.
+async fn write_lines<W: AsyncWrite + Unpin>(write: W, mut queue: mpsc::Receiver<Job>) {
+    let mut write = Some(write);
+    while let Some(job) = queue.recv().await {
+        match job {
+            Job::Write { line, done } => {
+                let result = match write.as_mut() {
+                    Some(writer) => write_flushed(writer, &line).await,
+                    None => Err(closed()),
+                };
+                if result.is_err() {
+                    write = None;
+                }
+                match done {
+                    Some(done) => {
+                        let _ = done.send(result);
+                    }
+                    None => {
+                        if let Err(error) = result {
+                            tracing::warn!(%error, "could not write an MCP error reply");
+                        }
+                    }
+                }
+            }
+            Job::Close(done) => {
+                let result = match write.take() {
+                    Some(mut writer) => writer.shutdown().await,
+                    None => Ok(()),
+                };
+                let _ = done.send(result);
+                return;
+            }
         }
     }
 }
 
-/// Writes `bytes` and flushes; on failure drops the writer, so that later sends fail at once.
-async fn write_whole<W: AsyncWrite + Unpin>(
-    write: &mut Option<W>,
-    bytes: &[u8],
-) -> std::io::Result<()> {
-    let Some(writer) = write.as_mut() else {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::BrokenPipe,
-            "the MCP output is closed (the client stopped reading, or the session ended)",
-        ));
-    };
-    let mut result = writer.write_all(bytes).await;
-    if result.is_ok() {
-        result = writer.flush().await;
-    }
-    if result.is_err() {
-        *write = None;
-    }
-    result
+async fn write_flushed<W: AsyncWrite + Unpin>(writer: &mut W, line: &[u8]) -> std::io::Result<()> {
+    writer.write_all(line).await?;
+    writer.flush().await
+}
+
+fn closed() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::BrokenPipe,
+        "the MCP output is closed (the client stopped reading, or the session ended)",
+    )
 }
 
 #[cfg(test)]
