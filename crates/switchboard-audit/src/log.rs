@@ -26,7 +26,7 @@ use std::{
 };
 
 use serde::Serialize;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{Notify, mpsc, oneshot, watch};
 
 use crate::{
     record::{AuditId, AuditRecord},
@@ -194,6 +194,8 @@ struct Shared {
     closing: watch::Sender<bool>,
     /// Set by the writer when it has stopped.
     stopped: watch::Receiver<bool>,
+    /// Tells the writer that someone waits: a strict record or a flush was sent.
+    urgent: Arc<Notify>,
 }
 
 impl std::fmt::Debug for AuditLog {
@@ -222,6 +224,7 @@ impl AuditLog {
         let (closing, closing_seen) = watch::channel(false);
         let (stopped_tx, stopped) = watch::channel(false);
         let counters = Arc::new(Counters::default());
+        let urgent = Arc::new(Notify::new());
         Writer {
             receiver,
             store: Arc::clone(&store),
@@ -229,6 +232,7 @@ impl AuditLog {
             counters: Arc::clone(&counters),
             closing: closing_seen,
             stopped: stopped_tx,
+            urgent: Arc::clone(&urgent),
         }
         .spawn()?;
         Ok(Self {
@@ -239,6 +243,7 @@ impl AuditLog {
                 counters,
                 closing,
                 stopped,
+                urgent,
             }),
         })
     }
@@ -288,6 +293,8 @@ impl AuditLog {
         Ok(Reservation {
             permit,
             durability: shared.config.durability,
+            urgent: (shared.config.durability == Durability::Strict)
+                .then(|| Arc::clone(&shared.urgent)),
         })
     }
 
@@ -296,6 +303,7 @@ impl AuditLog {
         let (done, flushed) = oneshot::channel();
         // A stopped writer has written everything it will: nothing to wait for.
         if self.shared.sender.send(Message::Flush(done)).await.is_ok() {
+            self.shared.urgent.notify_one();
             let _ = flushed.await;
         }
     }
@@ -365,6 +373,8 @@ impl AuditLog {
 pub struct Reservation {
     permit: mpsc::OwnedPermit<Message>,
     durability: Durability,
+    /// The writer's `urgent` signal, for a strict record (which someone waits for).
+    urgent: Option<Arc<Notify>>,
 }
 
 impl Reservation {
@@ -379,6 +389,9 @@ impl Reservation {
             }
         };
         self.permit.send(Message::Record { record, stored });
+        if let Some(urgent) = &self.urgent {
+            urgent.notify_one();
+        }
         submitted
     }
 }

@@ -7,6 +7,16 @@
 //! `recv_many`), the retention sweep's timer, and the request to stop. Store calls block the
 //! thread, which is what it is there for.
 //!
+//! After a batch smaller than the largest, the writer pauses for [`LINGER`] before it waits on
+//! the channel again, and the records sent meanwhile make the next batch. The reason is the
+//! callers' cost: a receiver waiting on a tokio channel is woken by every send, and waking this
+//! thread is a system call on the caller's side. A profile of JSON invokes back to back had a
+//! quarter of all samples in the kernel's wake-up and task-switch paths; with the pause,
+//! `cargo xtask bench invoke` measured the p99 of a JSON invoke at 4.8 µs instead of 17.9 µs,
+//! and 64 callers at 527,000 calls/s instead of 357,000 (the median barely moved). A strict
+//! record or a flush ends the pause at once (`urgent`), so only relaxed records wait for it:
+//! they reach the store at most a millisecond later.
+//!
 //! Each batch is appended with one `append_batch` (one transaction in a persistent store). A
 //! batch the store refuses (or panics on) is tried again with a growing pause, then reported
 //! lost: every record counted in `lost` and logged, strict callers told. A flush is answered
@@ -23,7 +33,7 @@ use std::{
 };
 
 use jiff::Timestamp;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{Notify, mpsc, oneshot, watch};
 use tracing::Instrument;
 
 use crate::{
@@ -39,6 +49,8 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// The pause after a batch's first failed attempt; it doubles up to [`MAX_RETRY_PAUSE`].
 const FIRST_RETRY_PAUSE: Duration = Duration::from_millis(10);
 const MAX_RETRY_PAUSE: Duration = Duration::from_secs(1);
+/// How long the writer pauses after a batch that did not fill (see the module docs).
+pub(crate) const LINGER: Duration = Duration::from_millis(1);
 
 /// What the writer counts, read by [`AuditLog::stats`](crate::AuditLog::stats).
 #[derive(Default)]
@@ -64,6 +76,8 @@ pub(crate) struct Writer {
     pub(crate) closing: watch::Receiver<bool>,
     /// Set when the writer has stopped; dropped (which also tells) if it panics.
     pub(crate) stopped: watch::Sender<bool>,
+    /// Notified after a strict record or a flush is sent: ends the pause after a batch.
+    pub(crate) urgent: Arc<Notify>,
 }
 
 impl Writer {
@@ -100,6 +114,12 @@ impl Writer {
                         break;
                     }
                     self.handle(&mut messages).await;
+                    if received < self.config.max_batch {
+                        tokio::select! {
+                            () = tokio::time::sleep(LINGER) => {}
+                            () = self.urgent.notified() => {}
+                        }
+                    }
                 }
                 _ = sweep.tick(), if self.config.retention.is_some() => {
                     if self.sweep_step() == SWEEP_STEP as u64 {
