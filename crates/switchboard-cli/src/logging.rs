@@ -5,6 +5,12 @@
 //! to the session that made it (`notifications/message`, at the level the session set with
 //! `logging/setLevel`); it has its own filter, so `RUST_LOG` limits only standard error, and it
 //! writes nothing itself.
+//!
+//! Colour is for people: log lines carry ANSI colour codes only when standard error is a
+//! terminal and `NO_COLOR` is unset or empty (<https://no-color.org>), so a log written to a
+//! file or a pipe is plain text.
+
+use std::{ffi::OsStr, io::IsTerminal as _};
 
 use tracing_subscriber::{EnvFilter, prelude::*};
 
@@ -16,11 +22,36 @@ const DEFAULT_FILTER: &str = "warn";
 pub(crate) fn init(serving_mcp: bool) {
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
+    let colour = wants_colour(
+        std::io::stderr().is_terminal(),
+        std::env::var_os("NO_COLOR").as_deref(),
+    );
     let standard_error = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
+        .with_ansi(colour)
         .with_filter(filter);
     let _ = tracing_subscriber::registry()
         .with(standard_error)
         .with(serving_mcp.then(switchboard_mcp::log_layer))
         .try_init();
+}
+
+/// Whether log lines get colour: only on a terminal, and only when `NO_COLOR` is unset or
+/// empty.
+fn wants_colour(terminal: bool, no_colour: Option<&OsStr>) -> bool {
+    terminal && no_colour.is_none_or(OsStr::is_empty)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_only_on_a_terminal_and_never_under_no_color() {
+        assert!(wants_colour(true, None));
+        assert!(wants_colour(true, Some(OsStr::new(""))));
+        assert!(!wants_colour(true, Some(OsStr::new("1"))));
+        assert!(!wants_colour(false, None));
+        assert!(!wants_colour(false, Some(OsStr::new(""))));
+    }
 }
