@@ -1,4 +1,4 @@
-//! Logs: `tracing` events go to standard error, filtered by `RUST_LOG` (default `warn`).
+//! Logs: `tracing` events go to standard error, filtered by `RUST_LOG` (default: warnings).
 //!
 //! Standard output belongs to results (and to exactly one JSON object under `--json`), so no
 //! log line may ever land there. Under `serve`, a second layer forwards each MCP call's events
@@ -14,8 +14,10 @@ use std::{ffi::OsStr, io::IsTerminal as _};
 
 use tracing_subscriber::{EnvFilter, prelude::*};
 
-/// The filter used when `RUST_LOG` is unset or invalid.
-const DEFAULT_FILTER: &str = "warn";
+/// The filter used when `RUST_LOG` is unset or invalid. rmcp logs every JSON-RPC error it
+/// answers (a client's mistake, such as an unknown tool) as a warning with a Rust debug dump;
+/// our server logs those itself, at info, in its own words, so rmcp's are left to errors.
+const DEFAULT_FILTER: &str = "warn,rmcp::service=error";
 
 /// Installs the subscriber, with the MCP log layer when `serving_mcp`. Safe to call once per
 /// process.
