@@ -72,6 +72,16 @@ pub(crate) fn for_invoke(error: &InvokeError, permissions: &PermissionMatrix) ->
              then run the same command again"
                 .to_owned(),
         ],
+        InvokeError::ProposalNotFound { .. } => vec![
+            "list the pending proposals of your organisation: switchboard proposals (with the \
+             same --approvals store)"
+                .to_owned(),
+        ],
+        InvokeError::ProposalClosed { .. } => vec![
+            "a proposal is decided once: nothing more to do with it; list the pending ones with \
+             switchboard proposals"
+                .to_owned(),
+        ],
         _ => Vec::new(),
     }
 }

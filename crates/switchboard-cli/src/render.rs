@@ -156,6 +156,16 @@ pub(crate) fn call_refusal(
     )
 }
 
+/// A refused `proposals`, `approve` or `reject`: the same headline, details and hints as a
+/// refused call, with no audit section (the command reads none).
+pub(crate) fn decision_refusal(error: &InvokeError, hints: &[String]) -> String {
+    let stream = Stream::Stderr;
+    let (reason, details) = explain_invoke(error);
+    let mut text = headline(error.kind().as_str(), &reason, stream);
+    push_details_and_hints(&mut text, &details, hints, stream);
+    text
+}
+
 /// An `ask` that did not produce a result.
 pub(crate) fn ask_refusal(
     error: &AskError,
