@@ -141,6 +141,28 @@ fn missing_context(fields: &[&str]) -> String {
     hint
 }
 
+/// For each of `roles` that no rule of the matrix mentions (most likely a typo), a hint naming
+/// it, with the known role it most resembles when one is close.
+fn unknown_roles(roles: &[Role], permissions: &PermissionMatrix) -> Vec<String> {
+    roles
+        .iter()
+        .filter(|role| permissions.roles().all(|known| known != *role))
+        .map(|role| {
+            let closest = permissions
+                .roles()
+                .map(|known| (strsim::jaro_winkler(role.as_str(), known.as_str()), known))
+                .filter(|(similarity, _)| *similarity >= 0.8)
+                .max_by(|a, b| a.0.total_cmp(&b.0));
+            match closest {
+                Some((_, known)) => format!(
+                    "`{role}` is not a role the permission matrix knows: did you mean `{known}`?"
+                ),
+                None => format!("`{role}` is not a role the permission matrix knows"),
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use switchboard::{Initiator, ToolError};
@@ -231,26 +253,4 @@ mod tests {
         });
         assert!(failed[0].contains("`shift_not_found`"));
     }
-}
-
-/// For each of `roles` that no rule of the matrix mentions (most likely a typo), a hint naming
-/// it, with the known role it most resembles when one is close.
-fn unknown_roles(roles: &[Role], permissions: &PermissionMatrix) -> Vec<String> {
-    roles
-        .iter()
-        .filter(|role| permissions.roles().all(|known| known != *role))
-        .map(|role| {
-            let closest = permissions
-                .roles()
-                .map(|known| (strsim::jaro_winkler(role.as_str(), known.as_str()), known))
-                .filter(|(similarity, _)| *similarity >= 0.8)
-                .max_by(|a, b| a.0.total_cmp(&b.0));
-            match closest {
-                Some((_, known)) => format!(
-                    "`{role}` is not a role the permission matrix knows: did you mean `{known}`?"
-                ),
-                None => format!("`{role}` is not a role the permission matrix knows"),
-            }
-        })
-        .collect()
 }
