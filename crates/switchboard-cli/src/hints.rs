@@ -7,7 +7,7 @@
 //! environment variables. They are shown in human output only: `--json` carries the runtime's
 //! error unchanged.
 
-use switchboard::{AskError, Category, InvokeError, PermissionMatrix};
+use switchboard::{AskError, Category, InvokeError, PermissionMatrix, Role};
 
 /// The hints for a refused or failed call, most useful first.
 pub(crate) fn for_invoke(error: &InvokeError, permissions: &PermissionMatrix) -> Vec<String> {
@@ -26,23 +26,27 @@ pub(crate) fn for_invoke(error: &InvokeError, permissions: &PermissionMatrix) ->
             ],
             Category::Read | Category::Propose => Vec::new(),
         },
-        InvokeError::PermissionDenied { permission, .. } => {
+        InvokeError::PermissionDenied {
+            permission, roles, ..
+        } => {
             let granting: Vec<String> = permissions
                 .roles_granting(permission)
                 .iter()
                 .map(ToString::to_string)
                 .collect();
+            let mut hints = unknown_roles(roles, permissions);
             if granting.is_empty() {
-                vec![format!(
+                hints.push(format!(
                     "no role in the permission matrix grants {permission}: add it to a role in \
                      the file passed with --permissions"
-                )]
+                ));
             } else {
-                vec![format!(
+                hints.push(format!(
                     "pass a --role that grants {permission} (roles granting it: {})",
                     granting.join(", ")
-                )]
+                ));
             }
+            hints
         }
         InvokeError::InvalidInput { tool, .. } => vec![
             "fix each field listed above; all of them were checked".to_owned(),
@@ -70,6 +74,16 @@ pub(crate) fn for_invoke(error: &InvokeError, permissions: &PermissionMatrix) ->
         InvokeError::StoreUnavailable { .. } => vec![
             "the approvals database failed (the log names the file and the error): fix it, \
              then run the same command again"
+                .to_owned(),
+        ],
+        InvokeError::ProposalNotFound { .. } => vec![
+            "list the pending proposals of your organisation: switchboard proposals (with the \
+             same --approvals store)"
+                .to_owned(),
+        ],
+        InvokeError::ProposalClosed { .. } => vec![
+            "a proposal is decided once: nothing more to do with it; list the pending ones with \
+             switchboard proposals"
                 .to_owned(),
         ],
         _ => Vec::new(),
@@ -125,6 +139,28 @@ fn missing_context(fields: &[&str]) -> String {
         hint.push_str(&format!(" (or set {})", variables.join(" / ")));
     }
     hint
+}
+
+/// For each of `roles` that no rule of the matrix mentions (most likely a typo), a hint naming
+/// it, with the known role it most resembles when one is close.
+fn unknown_roles(roles: &[Role], permissions: &PermissionMatrix) -> Vec<String> {
+    roles
+        .iter()
+        .filter(|role| permissions.roles().all(|known| known != *role))
+        .map(|role| {
+            let closest = permissions
+                .roles()
+                .map(|known| (strsim::jaro_winkler(role.as_str(), known.as_str()), known))
+                .filter(|(similarity, _)| *similarity >= 0.8)
+                .max_by(|a, b| a.0.total_cmp(&b.0));
+            match closest {
+                Some((_, known)) => format!(
+                    "`{role}` is not a role the permission matrix knows: did you mean `{known}`?"
+                ),
+                None => format!("`{role}` is not a role the permission matrix knows"),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,26 +1,59 @@
-//! Logs: `tracing` events go to standard error, filtered by `RUST_LOG` (default `warn`).
+//! Logs: `tracing` events go to standard error, filtered by `RUST_LOG` (default: warnings).
 //!
 //! Standard output belongs to results (and to exactly one JSON object under `--json`), so no
 //! log line may ever land there. Under `serve`, a second layer forwards each MCP call's events
 //! to the session that made it (`notifications/message`, at the level the session set with
 //! `logging/setLevel`); it has its own filter, so `RUST_LOG` limits only standard error, and it
 //! writes nothing itself.
+//!
+//! Colour is for people: log lines carry ANSI colour codes only when standard error is a
+//! terminal and `NO_COLOR` is unset or empty (<https://no-color.org>), so a log written to a
+//! file or a pipe is plain text.
+
+use std::{ffi::OsStr, io::IsTerminal as _};
 
 use tracing_subscriber::{EnvFilter, prelude::*};
 
-/// The filter used when `RUST_LOG` is unset or invalid.
-const DEFAULT_FILTER: &str = "warn";
+/// The filter used when `RUST_LOG` is unset or invalid. rmcp logs every JSON-RPC error it
+/// answers (a client's mistake, such as an unknown tool) as a warning with a Rust debug dump;
+/// our server logs those itself, at info, in its own words, so rmcp's are left to errors.
+const DEFAULT_FILTER: &str = "warn,rmcp::service=error";
 
 /// Installs the subscriber, with the MCP log layer when `serving_mcp`. Safe to call once per
 /// process.
 pub(crate) fn init(serving_mcp: bool) {
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
+    let colour = wants_colour(
+        std::io::stderr().is_terminal(),
+        std::env::var_os("NO_COLOR").as_deref(),
+    );
     let standard_error = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
+        .with_ansi(colour)
         .with_filter(filter);
     let _ = tracing_subscriber::registry()
         .with(standard_error)
         .with(serving_mcp.then(switchboard_mcp::log_layer))
         .try_init();
+}
+
+/// Whether log lines get colour: only on a terminal, and only when `NO_COLOR` is unset or
+/// empty.
+fn wants_colour(terminal: bool, no_colour: Option<&OsStr>) -> bool {
+    terminal && no_colour.is_none_or(OsStr::is_empty)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_only_on_a_terminal_and_never_under_no_color() {
+        assert!(wants_colour(true, None));
+        assert!(wants_colour(true, Some(OsStr::new(""))));
+        assert!(!wants_colour(true, Some(OsStr::new("1"))));
+        assert!(!wants_colour(false, None));
+        assert!(!wants_colour(false, Some(OsStr::new(""))));
+    }
 }

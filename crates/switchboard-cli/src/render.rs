@@ -12,7 +12,9 @@
 
 use owo_colors::Stream;
 use serde_json::Value;
-use switchboard::{AskError, AuditRecord, Category, InvokeError, Route, ToolDescriptor};
+use switchboard::{
+    AskError, AuditRecord, Category, InvokeError, Route, ToolDescriptor, audit::ActionEvent,
+};
 
 use crate::{
     escape::escape_controls,
@@ -74,10 +76,27 @@ pub(crate) fn call_success(
         paint(&escape_controls(tool), Tone::Name, stream),
         paint("ok", Tone::Good, stream)
     );
+    text.push_str(&replay_line(audit));
     text.push_str(&pretty(result));
     text.push('\n');
     text.push_str(&audit_section(audit, correlation_id, stream));
     text
+}
+
+/// `replayed: the first run's result (action …)` when the call was a retry of a mutation that
+/// already ran, so its result is the first run's and the tool did not run again; else nothing.
+fn replay_line(audit: &[AuditRecord]) -> String {
+    audit
+        .iter()
+        .filter_map(|record| record.action.as_ref())
+        .find(|action| action.event == ActionEvent::Replayed)
+        .map(|action| {
+            format!(
+                "replayed: the first run's result (action {}); the tool did not run again\n",
+                escape_controls(action.id.as_str())
+            )
+        })
+        .unwrap_or_default()
 }
 
 /// A successful `ask`: the route, the result, then the audit records.
@@ -94,6 +113,7 @@ pub(crate) fn ask_success(
         paint(&escape_controls(&route.tool), Tone::Name, stream),
         paint("ok", Tone::Good, stream)
     ));
+    text.push_str(&replay_line(audit));
     text.push_str(&pretty(result));
     text.push('\n');
     text.push_str(&audit_section(audit, correlation_id, stream));
@@ -134,6 +154,16 @@ pub(crate) fn call_refusal(
         audit,
         correlation_id,
     )
+}
+
+/// A refused `proposals`, `approve` or `reject`: the same headline, details and hints as a
+/// refused call, with no audit section (the command reads none).
+pub(crate) fn decision_refusal(error: &InvokeError, hints: &[String]) -> String {
+    let stream = Stream::Stderr;
+    let (reason, details) = explain_invoke(error);
+    let mut text = headline(error.kind().as_str(), &reason, stream);
+    push_details_and_hints(&mut text, &details, hints, stream);
+    text
 }
 
 /// An `ask` that did not produce a result.

@@ -4,6 +4,7 @@ mod category;
 mod content;
 mod context;
 pub mod digest;
+mod doc_text;
 mod domain;
 mod error;
 mod error_record;

@@ -31,8 +31,17 @@ pub fn schema_of<T: JsonSchema>() -> Schema {
     SchemaSettings::draft2020_12()
         .with_transform(RecursiveTransform(formats::keep_standard_formats))
         .with_transform(RecursiveTransform(nullable::split_nullable_type))
+        .with_transform(RecursiveTransform(unwrap_description))
         .into_generator()
         .into_root_schema_for::<T>()
+}
+
+/// A description copied from a doc comment reads as prose: its source line breaks inside a
+/// paragraph become spaces, as in a tool's description.
+fn unwrap_description(schema: &mut Schema) {
+    if let Some(Value::String(description)) = schema.get_mut("description") {
+        *description = crate::doc_text::unwrap(description);
+    }
 }
 
 /// Whether a JSON object key names an organisation id, in any spelling
@@ -326,6 +335,24 @@ impl ToolDescriptor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn field_docs_wrapped_in_the_source_read_as_one_line_per_paragraph() {
+        #[derive(schemars::JsonSchema)]
+        #[allow(dead_code, reason = "only its schema is read")]
+        struct Input {
+            /// Last day to list, inclusive. Not before `from`; the range covers at
+            /// most 31 days.
+            ///
+            /// A second paragraph.
+            to: String,
+        }
+        let schema = serde_json::to_value(schema_of::<Input>()).expect("a schema is JSON");
+        assert_eq!(
+            schema["properties"]["to"]["description"],
+            "Last day to list, inclusive. Not before `from`; the range covers at most 31 days.\n\nA second paragraph."
+        );
+    }
 
     #[test]
     fn finds_org_id_at_any_depth_and_spelling() {

@@ -6,6 +6,11 @@
 use proc_macro::TokenStream;
 
 mod attr;
+// One algorithm for doc comments as prose, shared with `switchboard-core`, which re-exports
+// this crate and so cannot be its dependency (see the file's module docs).
+#[path = "../../switchboard-core/src/doc_text.rs"]
+#[allow(dead_code, reason = "core also uses `unwrap`, for schema descriptions")]
+mod doc_text;
 mod input;
 mod paths;
 mod tool;

@@ -42,7 +42,7 @@ use rmcp::{
         Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
         SetLevelRequestParams, SubscriptionFilter, Tool,
     },
-    service::{MaybeSendFuture, NotificationContext, RequestContext, SubscriptionContext},
+    service::{NotificationContext, RequestContext, SubscriptionContext},
 };
 use tokio_util::sync::{CancellationToken, DropGuard};
 use tracing::Instrument as _;
@@ -220,6 +220,44 @@ impl McpServer {
         }
     }
 
+    /// The answer to one `tools/call`: an approval's, or the registry's.
+    async fn answer_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let scope = RequestScope::from_meta(&context.meta)?;
+        let mut call_context = self.call_context(&context, &scope);
+        if approval::concerns(&self.identity, &request) {
+            let state_key = self
+                .state_key
+                .clone()
+                .unwrap_or_else(StateKey::process_default);
+            let answer = approval::handle(
+                &self.registry,
+                &self.identity,
+                &state_key,
+                &request,
+                &call_context,
+                &context,
+            )
+            .await;
+            if let Some(answer) = answer {
+                return answer;
+            }
+        }
+        let params = Value::Object(request.arguments.unwrap_or_default());
+        let outcome = self
+            .invoke(&request.name, params, &mut call_context, &context)
+            .await?;
+        let returns_content = || {
+            self.registry
+                .find(&request.name)
+                .is_some_and(|descriptor| descriptor.returns_content())
+        };
+        result::call_result(outcome, returns_content).map(Into::into)
+    }
+
     /// Runs one call through the registry, with its notifications if the request asked for
     /// any. `Err` if the client cancelled it (the `invoke` future is then dropped).
     async fn invoke(
@@ -295,48 +333,19 @@ impl ServerHandler for McpServer {
         )
     }
 
-    #[allow(
-        clippy::manual_async_fn,
-        reason = "an `async fn` would keep a second copy of `request` and `context` (~300 bytes) \
-                  in the future rmcp spawns for every request, which tokio copies several times"
-    )]
-    fn call_tool(
+    async fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + MaybeSendFuture + '_ {
-        async move {
-            let scope = RequestScope::from_meta(&context.meta)?;
-            let mut call_context = self.call_context(&context, &scope);
-            if approval::concerns(&self.identity, &request)
-                // Boxed: approvals are rare, and their future (~2.9 KB) would otherwise size
-                // every call's.
-                && let Some(answer) = Box::pin(approval::handle(
-                    &self.registry,
-                    &self.identity,
-                    &self
-                        .state_key
-                        .clone()
-                        .unwrap_or_else(StateKey::process_default),
-                    &request,
-                    &call_context,
-                    &context,
-                ))
-                .await
-            {
-                return answer;
-            }
-            let params = Value::Object(request.arguments.unwrap_or_default());
-            let outcome = self
-                .invoke(&request.name, params, &mut call_context, &context)
-                .await?;
-            let returns_content = || {
-                self.registry
-                    .find(&request.name)
-                    .is_some_and(|descriptor| descriptor.returns_content())
-            };
-            result::call_result(outcome, returns_content).map(Into::into)
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.clone();
+        let answer = self.answer_call(request, context).await;
+        if let Err(error) = &answer {
+            // The client's mistake (an unknown tool, params that do not fit): the client gets
+            // the JSON-RPC error; the log gets one line, not a warning.
+            tracing::info!(tool = %name, code = error.code.0, "refused an MCP tools/call: {}", error.message);
         }
+        answer
     }
 
     /// rmcp parses a method it knows but whose params do not fit (a `tools/call` without a

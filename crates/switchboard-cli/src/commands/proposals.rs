@@ -16,7 +16,7 @@ use clap::Args;
 use serde_json::json;
 use switchboard::{InvokeError, Proposal, ProposalId, ToolRegistry};
 
-use crate::{app::Exit, escape::escape_controls, identity::IdentityArgs, output};
+use crate::{app::Exit, escape::escape_controls, hints, identity::IdentityArgs, output, render};
 
 /// `proposals`.
 #[derive(Debug, Args)]
@@ -85,7 +85,7 @@ pub(crate) async fn run(
         Decision::List(args) => {
             let context = args.identity.into_identity().context;
             let listed = registry.proposals(&context).await;
-            report(args.json, listed, |proposals| {
+            report(registry, args.json, listed, |proposals| {
                 (
                     json!({ "proposals": proposals }),
                     list_text(proposals, persistent),
@@ -97,7 +97,7 @@ pub(crate) async fn run(
             let approved = registry
                 .approve(&ProposalId::from(args.id.trim()), &context)
                 .await;
-            report(args.json, approved, |approved| {
+            report(registry, args.json, approved, |approved| {
                 (
                     json!({ "approved": approved }),
                     format!(
@@ -115,7 +115,7 @@ pub(crate) async fn run(
             let rejected = registry
                 .reject(&ProposalId::from(args.id.trim()), &args.feedback, &context)
                 .await;
-            report(args.json, rejected, |proposal| {
+            report(registry, args.json, rejected, |proposal| {
                 (
                     json!({ "rejected": proposal }),
                     format!(
@@ -129,6 +129,7 @@ pub(crate) async fn run(
 }
 
 fn report<T>(
+    registry: &ToolRegistry,
     json: bool,
     result: Result<T, InvokeError>,
     render: impl FnOnce(&T) -> (serde_json::Value, String),
@@ -147,8 +148,8 @@ fn report<T>(
             if json {
                 output::write_stdout(&output::to_json(&json!({ "error": error }))?);
             } else {
-                let reason = escape_controls(&error.to_string()).into_owned();
-                output::write_stderr(&format!("refused: {}: {reason}\n", error.kind()));
+                let hints = hints::for_invoke(&error, registry.permissions());
+                output::write_stderr(&render::decision_refusal(&error, &hints));
             }
             Ok(Exit::Refused)
         }

@@ -6,7 +6,7 @@
 //! endpoint is (on standard error, as standard output may be the protocol channel) and stops
 //! the HTTP server on Ctrl-C.
 
-use std::{env::VarError, path::Path, time::Duration};
+use std::{env::VarError, io::IsTerminal as _, path::Path, time::Duration};
 
 use anyhow::Context as _;
 use switchboard::ToolRegistry;
@@ -157,6 +157,10 @@ impl Transport {
     }
 }
 
+/// What `serve --stdio` says when a person starts it in a terminal.
+const STDIO_WAITING: &str = "switchboard: waiting for an MCP client on stdin (one JSON-RPC \
+     message per line); MCP clients start this command themselves. Ctrl-D or Ctrl-C to stop.\n";
+
 /// Serves until the client closes stdin (stdio) or the process is interrupted (HTTP).
 pub(crate) async fn run(registry: &ToolRegistry, serving: Serving) -> anyhow::Result<Exit> {
     let Serving {
@@ -170,6 +174,11 @@ pub(crate) async fn run(registry: &ToolRegistry, serving: Serving) -> anyhow::Re
                 warn_generated_state_key();
             }
             let server = McpServer::new(registry.clone(), identity).with_state_key(state_key);
+            // A person who started this in a terminal would otherwise see nothing at all; an MCP
+            // client pipes stdin and gets no such line.
+            if std::io::stdin().is_terminal() {
+                output::write_stderr(STDIO_WAITING);
+            }
             switchboard_mcp::serve_stdio_with(server)
                 .await
                 .context("serving MCP on stdio failed")?;

@@ -208,6 +208,26 @@ async fn a_mutation_retried_by_another_process_replays_its_first_result_without_
     assert_eq!(retry["audit"][0]["action"]["event"], "replayed");
     assert_eq!(retry["audit"][0]["action"]["id"], action_id.as_str());
 
+    // A person sees it too, without `--json`.
+    let mut human: Vec<&str> = call
+        .iter()
+        .copied()
+        .filter(|arg| *arg != "--json")
+        .collect();
+    human.extend(["--approvals", &stores.approvals, "--audit", &stores.audit]);
+    human.extend(MARK);
+    let output = bounded("a human retry", switchboard(&human).output())
+        .await
+        .expect("the binary runs");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains(&format!(
+            "replayed: the first run's result (action {action_id}); the tool did not run again"
+        )),
+        "{stdout}"
+    );
+
     // The same key for other params names another action: refused, nothing runs.
     let other = [
         "call",
@@ -226,7 +246,11 @@ async fn a_mutation_retried_by_another_process_replays_its_first_result_without_
 
     assert_eq!(
         stores.action_story(&action_id).await,
-        [pair("executed", "ok"), pair("replayed", "ok")],
+        [
+            pair("executed", "ok"),
+            pair("replayed", "ok"),
+            pair("replayed", "ok")
+        ],
         "the tool ran once, in the first process"
     );
     let _ = std::fs::remove_dir_all(dir);

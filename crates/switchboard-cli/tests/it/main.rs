@@ -14,6 +14,7 @@ mod http_client;
 mod json_failures;
 mod mcp_conformance;
 mod mcp_stdio;
+mod plain_output;
 mod proposals;
 mod serve_http;
 mod state_key;

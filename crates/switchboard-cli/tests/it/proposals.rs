@@ -64,7 +64,15 @@ fn approving_or_rejecting_an_unknown_proposal_is_proposal_not_found() {
         .expect("runs");
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("proposal_not_found"), "{stderr}");
+    // The same form as a refused `call`: `error[kind]: reason`, then what to do.
+    assert!(
+        stderr.starts_with("error[proposal_not_found]: no proposal `prop-unknown`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("what to do: list the pending proposals"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -334,3 +334,27 @@ fn an_acme_user_never_sees_a_globex_shift() {
     );
     assert_eq!(report["error"]["code"], "shift_not_found");
 }
+
+#[test]
+fn a_role_nobody_grants_anything_gets_a_did_you_mean() {
+    let output = run(
+        &[
+            "call",
+            "roster_list_shifts",
+            r#"{"from": "2026-11-23", "to": "2026-11-24"}"#,
+            "--org",
+            "acme",
+            "--user",
+            "sam",
+            "--role",
+            "staf",
+        ],
+        1,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("error[permission_denied]"), "{stderr}");
+    assert!(
+        stderr.contains("`staf` is not a role the permission matrix knows: did you mean `staff`?"),
+        "{stderr}"
+    );
+}
