@@ -3,6 +3,9 @@
 //! Each `ui/fail/*.rs` has a `.stderr` next to it holding the exact diagnostics. Regenerate
 //! them with `TRYBUILD=overwrite cargo test -p switchboard-core --test it ui`, then read every
 //! changed file: the point is that each message is clear and points at the offending token.
+//!
+//! trybuild compiles the cases in a crate of its own, which first builds its own copy of the
+//! dependencies: about two minutes on a fresh clone (nextest reports it `SLOW`), seconds after.
 
 #[rustversion::attr(
     not(stable(1.95)),
