@@ -273,6 +273,25 @@ async fn malformed_json_batches_and_other_versions_get_json_rpc_errors() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2025_request_without_a_session_is_told_how_to_get_one() {
+    let server = Server::start(&[]).await;
+    let mut client = Client::connect(server.addr).await;
+    let answer = client
+        .post(
+            &[("mcp-protocol-version", "2025-11-25")],
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#,
+        )
+        .await;
+    let message = assert_json_rpc_error(&answer, 400, -32600);
+    assert_eq!(message["id"], json!(5), "{message}");
+    let text = message["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("`mcp-session-id` header") && text.contains("send `initialize` first"),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_id_in_flight_is_refused_at_once_and_answers_are_never_swapped() {
     let server = Server::start(&["--approve-by-elicitation"]).await;
     let mut client = Client::connect(server.addr).await;

@@ -135,6 +135,13 @@ pub(crate) async fn normalize(response: Response, id: &Value) -> Response {
         .is_some_and(|value| value.starts_with("application/json"));
     let body = match serde_json::from_slice::<Value>(&bytes) {
         Ok(Value::Object(mut object)) if is_json && object.contains_key("error") => {
+            if let Some(Value::String(message)) = object
+                .get_mut("error")
+                .and_then(|error| error.get_mut("message"))
+                && let Some(hint) = hint(status, message)
+            {
+                message.push_str(hint);
+            }
             object.entry("id").or_insert_with(|| id.clone());
             object.entry("jsonrpc").or_insert_with(|| json!("2.0"));
             Value::Object(object).to_string()
@@ -142,11 +149,12 @@ pub(crate) async fn normalize(response: Response, id: &Value) -> Response {
         _ => {
             let text = String::from_utf8_lossy(&bytes);
             let text = text.trim();
-            let message = if text.is_empty() {
+            let mut message = if text.is_empty() {
                 status.canonical_reason().unwrap_or("error").to_owned()
             } else {
                 text.to_owned()
             };
+            message.push_str(hint(status, &message).unwrap_or_default());
             let code = if status.is_server_error() {
                 INTERNAL_ERROR
             } else {
@@ -161,6 +169,22 @@ pub(crate) async fn normalize(response: Response, id: &Value) -> Response {
         HeaderValue::from_static("application/json"),
     );
     Response::from_parts(parts, Body::from(body))
+}
+
+/// What the client should change, after rmcp's own words (`message`), for the refusals rmcp
+/// makes: ours say it in their messages already.
+fn hint(status: StatusCode, message: &str) -> Option<&'static str> {
+    match status {
+        StatusCode::BAD_REQUEST if message.to_ascii_lowercase().contains("session id") => Some(
+            ". A 2025-11-25 session sends the `mcp-session-id` header its `initialize` was \
+             answered with; without one, send `initialize` first (a 2026-07-28 request, \
+             `MCP-Protocol-Version: 2026-07-28`, needs no session)",
+        ),
+        StatusCode::NOT_ACCEPTABLE => {
+            Some(". Send the header `Accept: application/json, text/event-stream`")
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -214,7 +238,11 @@ mod tests {
         assert!(
             body["error"]["message"]
                 .as_str()
-                .is_some_and(|m| m.contains("Not Acceptable"))
+                .is_some_and(|m| m.contains("Not Acceptable")
+                    && m.ends_with(
+                        "Send the header `Accept: application/json, text/event-stream`"
+                    )),
+            "{body}"
         );
 
         let idless = Response::builder()
