@@ -77,6 +77,12 @@ impl<'a> AuditDraft<'a> {
     }
 
     /// Links the record to a mutation (its action id and what this call did to it).
+    /// The digest of the call's input: what its record keeps, and what a mutation's idempotency
+    /// key is derived from and its retries are compared by.
+    pub(crate) fn input(&self) -> &Digested {
+        &self.input
+    }
+
     pub(crate) fn set_action(&mut self, action: AuditAction) {
         self.action = Some(action);
     }

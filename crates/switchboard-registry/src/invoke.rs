@@ -263,13 +263,13 @@ fn admit<'t>(
     })
 }
 
-/// The scope a gate runs in: the caller and the domain, as a `read` tool (a gate cannot
-/// write).
-fn gate_scope(tool: &RegisteredTool, caller: &Caller) -> CallScope {
+/// The scope `caller` runs `tool`'s code in, as a tool of `category`: the tool's own for its
+/// body, `read` for its gate (which cannot write).
+fn scope(tool: &RegisteredTool, caller: Caller, category: Category) -> CallScope {
     CallScope::new(
-        caller.clone(),
+        caller,
         Arc::clone(&tool.name),
-        Category::Read,
+        category,
         Arc::clone(&tool.domain.cell),
     )
 }
@@ -283,7 +283,10 @@ async fn gate<J: Job>(tool: &RegisteredTool, caller: &Caller, job: J) -> Result<
     let Some(gate) = tool.gate() else {
         return Ok(job);
     };
-    let checking = gate(gate_scope(tool, caller), job.gate_input());
+    let checking = gate(
+        scope(tool, caller.clone(), Category::Read),
+        job.gate_input(),
+    );
     let checked =
         tokio::time::timeout(tool.timeout, AssertUnwindSafe(checking).catch_unwind()).await;
     match checked {
@@ -342,12 +345,7 @@ pub(crate) async fn run_in_domain<J: Job>(
     if !domain.is_running() {
         return Err(domain_unavailable(tool, "its actor has stopped"));
     }
-    let scope = CallScope::new(
-        caller,
-        Arc::clone(&tool.name),
-        tool.category(),
-        Arc::clone(&tool.domain.cell),
-    );
+    let scope = scope(tool, caller, tool.category());
     let running = async {
         let _permit = domain
             .bulkhead

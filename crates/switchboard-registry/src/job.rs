@@ -15,7 +15,7 @@ use std::{
 
 use serde_json::Value;
 use switchboard_approvals::StoredOutcome;
-use switchboard_audit::{Digest, DigestError, digest_json};
+use switchboard_audit::{DigestError, digest_json};
 use switchboard_core::{
     ActionId, CallScope, ErasedInput, FieldError, InvokeError, StateOf, Tool, ToolEntry, ToolError,
     validate_typed,
@@ -58,11 +58,6 @@ pub(crate) trait Job: Send + 'static {
 
     /// The validated input, as a gate sees it.
     fn gate_input(&self) -> &(dyn Any + Send + Sync);
-
-    /// The canonical digest of the params, which an idempotency key is derived from and a
-    /// retry is compared by. A mutation whose params have none cannot be keyed, and is
-    /// refused.
-    fn params_digest(&self, tool: &RegisteredTool) -> Result<Digest, InvokeError>;
 
     /// The params, as a proposal stores them; refused if they cannot be written as JSON.
     fn proposal_params(&self, tool: &RegisteredTool) -> Result<Arc<Value>, InvokeError>;
@@ -159,10 +154,6 @@ impl Job for JsonJob {
         }
     }
 
-    fn params_digest(&self, tool: &RegisteredTool) -> Result<Digest, InvokeError> {
-        digest_json(&self.params).map_err(|error| unkeyable(tool, &error))
-    }
-
     fn proposal_params(&self, _tool: &RegisteredTool) -> Result<Arc<Value>, InvokeError> {
         Ok(Arc::clone(&self.params))
     }
@@ -223,10 +214,6 @@ impl<T: Tool> Job for TypedJob<T> {
         &self.0
     }
 
-    fn params_digest(&self, tool: &RegisteredTool) -> Result<Digest, InvokeError> {
-        digest_value(&self.0).map_err(|error| unkeyable(tool, &error))
-    }
-
     fn proposal_params(&self, tool: &RegisteredTool) -> Result<Arc<Value>, InvokeError> {
         let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             serde_json::to_value(&self.0).map_err(|error| DigestError::Serialize(error.to_string()))
@@ -274,7 +261,7 @@ impl<T: Tool> Job for TypedJob<T> {
 
 /// The refusal of a mutation whose input cannot be written as JSON: without it, the call can
 /// be neither keyed for retries nor stored for an approver.
-fn unkeyable(tool: &RegisteredTool, error: &DigestError) -> InvokeError {
+pub(crate) fn unkeyable(tool: &RegisteredTool, error: &DigestError) -> InvokeError {
     invalid(
         tool,
         vec![FieldError::new(

@@ -139,7 +139,11 @@ pub(crate) async fn claim<J: Job>(
         let proposal = store_proposal(shared, tool, caller, params, summary_of(mode), draft)?;
         return Ok(Claimed::Proposed(Box::new(proposal)));
     }
-    let params = job.params_digest(tool)?;
+    // The input's digest, taken once for the audit record, keys the call too.
+    let params = draft
+        .input()
+        .clone()
+        .map_err(|error| crate::job::unkeyable(tool, &error))?;
     let (key, preset_action) = match mode {
         Mode::Approval { proposal } => (
             IdempotencyKey::new(proposal.as_str()),
