@@ -29,6 +29,9 @@ and SWITCHBOARD_INITIATOR. The organisation and the user are never guessed: leav
 the call is refused with `missing_context` (and `serve` refuses to start). Session and
 correlation ids are minted (`cli-<uuid>`) unless given. `serve` defaults to --initiator agent.
 
+The permission matrix and the stores (--permissions, --audit, --approvals, --config and the
+others) follow the name of a command that uses them; `switchboard call --help` lists them.
+
 Exit codes: 0 success; 1 the call was refused or failed (or `schema` named no tool);
 2 usage error (bad flags, PARAMS_JSON that is not JSON, an unreadable permission file,
 `serve` without --org or --user, an unreadable or invalid --tokens file, `serve --http` on a
