@@ -623,3 +623,64 @@ fn help_documents_the_identity_flags_and_the_default_initiator() {
         assert!(stdout.contains(text), "`{text}` missing from:\n{stdout}");
     }
 }
+
+/// The flags that choose the permission matrix and the stores: only the commands that call tools
+/// take them, and `audit` the store and the config file.
+const STORE_FLAGS: [&str; 8] = [
+    "--permissions",
+    "--config",
+    "--audit ",
+    "--audit-durability",
+    "--audit-when-full",
+    "--audit-retention",
+    "--approvals",
+    "--agent-mutations",
+];
+
+/// The flags `switchboard ARGS --help` lists (the lines that define one), of `STORE_FLAGS`.
+fn store_flags_in_help(args: &[&str]) -> Vec<&'static str> {
+    let mut args = args.to_vec();
+    args.push("--help");
+    let help = stdout_of(&run(&args, 0));
+    STORE_FLAGS
+        .into_iter()
+        .filter(|flag| help.lines().any(|line| line.trim_start().starts_with(flag)))
+        .collect()
+}
+
+#[test]
+fn each_command_s_help_lists_only_the_flags_it_uses() {
+    for command in [&["tools"][..], &["schema"], &[]] {
+        assert_eq!(
+            store_flags_in_help(command),
+            [] as [&str; 0],
+            "switchboard {command:?} --help"
+        );
+    }
+    for command in [
+        &["call"][..],
+        &["ask"],
+        &["serve"],
+        &["proposals"],
+        &["approve"],
+        &["reject"],
+    ] {
+        assert_eq!(
+            store_flags_in_help(command),
+            STORE_FLAGS,
+            "switchboard {command:?} --help"
+        );
+    }
+    for command in [&["audit"][..], &["audit", "export"]] {
+        assert_eq!(
+            store_flags_in_help(command),
+            ["--config", "--audit "],
+            "switchboard {command:?} --help"
+        );
+    }
+    let refusal = stderr_of(&run(&["tools", "--audit", "memory"], 2));
+    assert!(
+        refusal.contains("unexpected argument '--audit'"),
+        "{refusal}"
+    );
+}
