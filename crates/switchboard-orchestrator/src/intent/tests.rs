@@ -771,6 +771,41 @@ proptest! {
     }
 
     #[test]
+    fn typed_routing_never_panics(utterance in "[a-z0-9 ./,-]{0,40}|.{0,40}") {
+        let table = built(&[
+            (SHIFTS, "[list|show] shifts [on] [{from..to=this week}] [for {who:user}]"),
+            ("swap", "swap shift {shift} with {who:user} [because {reason}]"),
+        ]);
+        let people = people();
+        let facts = Facts { today: TODAY, people: People::Known(&people) };
+        if let Err(no_match) = table.route(&utterance, &facts) {
+            prop_assert!(no_match.closest.len() <= 3);
+            prop_assert!(!no_match.needs_people);
+        }
+    }
+
+    #[test]
+    fn any_real_day_written_either_way_is_captured_as_iso(
+        day in 0i32..20_000,
+        day_first in any::<bool>(),
+    ) {
+        let Ok(first) = jiff::civil::date(1990, 1, 1).checked_add(jiff::Span::new().days(day)) else {
+            return Ok(());
+        };
+        let written = if day_first {
+            format!("{:02}/{:02}/{}", first.day(), first.month(), first.year())
+        } else {
+            first.to_string()
+        };
+        let table = built(&[(SHIFTS, "shifts from {from:date} to {to:date}")]);
+        let matched = table.route(&format!("shifts from {written} to {written}"), &facts());
+        prop_assert_eq!(
+            matched.map(|matched| matched.params).ok(),
+            Some(params(&[("from", &first.to_string()), ("to", &first.to_string())]))
+        );
+    }
+
+    #[test]
     fn parse_never_panics(pattern in any::<String>()) {
         if let Ok(parsed) = IntentPattern::parse(&pattern) {
             let _listed = parsed.placeholders().count();
