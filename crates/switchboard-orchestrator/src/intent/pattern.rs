@@ -11,6 +11,9 @@ use jiff::civil::date;
 
 use super::{dates::parse_date_phrase, words::push_normalized_word};
 
+#[cfg(test)]
+mod tests;
+
 /// How many optional parts one pattern may have (each one doubles the sequences to try).
 pub const MAX_OPTIONAL_PARTS: usize = 5;
 
