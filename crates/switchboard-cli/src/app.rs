@@ -106,10 +106,11 @@ pub(crate) fn refuse_command_line(error: clap::Error) -> ExitCode {
 }
 
 fn try_run(cli: Cli) -> anyhow::Result<Exit> {
-    let permissions = load_permissions(cli.permissions.as_deref())?;
-    let file = ConfigFile::load(cli.audit.config.as_deref())?;
-    let audit = AuditSetup::resolve(&cli.audit, &file.audit)?;
-    let approvals = ApprovalsSetup::resolve(&cli.approvals, &file.approvals)?;
+    let flags = cli.command.registry_args();
+    let permissions = load_permissions(flags.permissions.as_deref())?;
+    let file = ConfigFile::load(flags.audit.config.as_deref())?;
+    let audit = AuditSetup::resolve(&flags.audit, &flags.audit_writer, &file.audit)?;
+    let approvals = ApprovalsSetup::resolve(&flags.approvals, &file.approvals)?;
     // Params are read before the runtime boots: a typo should cost nothing.
     let command = match Ready::prepare(cli.command, &audit, &approvals, &file.serve)? {
         Prepared::Runtime(command) => command,

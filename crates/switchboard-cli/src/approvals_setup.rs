@@ -47,25 +47,19 @@ pub(crate) enum SynchronousChoice {
     Normal,
 }
 
-/// The approvals flags, global to every command.
+/// The approvals flags, of every command that calls tools.
 #[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "Approvals")]
 pub(crate) struct ApprovalsArgs {
     /// Where proposals and idempotency keys are kept: `memory` (default; gone at exit) or
     /// `sqlite:PATH` (created if missing; shared by every process that names it).
-    #[arg(
-        long,
-        global = true,
-        value_name = "STORE",
-        env = "SWITCHBOARD_APPROVALS"
-    )]
+    #[arg(long, value_name = "STORE", env = "SWITCHBOARD_APPROVALS")]
     pub(crate) approvals: Option<StoreChoice>,
 
     /// What an agent's call of an execute or restricted tool does: `refuse` it (default) or
     /// `propose` it, for a human to `approve`.
     #[arg(
         long,
-        global = true,
         value_enum,
         value_name = "MODE",
         env = "SWITCHBOARD_AGENT_MUTATIONS"

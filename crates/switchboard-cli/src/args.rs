@@ -1,8 +1,13 @@
-//! The command line as clap parses it: the four commands and their flags.
+//! The command line as clap parses it: the commands and their flags.
 //!
 //! These names are a contract: scripts, tests and `docs/cli.md` rely on them, so a flag is
 //! never renamed. Identity flags live in [`crate::identity`], because turning them into a call
 //! context (and minting the ids nobody gave) is its own job. Nothing here touches the runtime.
+//!
+//! Each command takes the flags it uses and no others, so its `--help` lists only what
+//! changes what it does: the permission matrix and the stores ([`RegistryArgs`]) belong to the
+//! commands that call tools, the audit store alone to `audit`, and none of them to `tools` or
+//! `schema`. They follow the command's name (`switchboard call --audit sqlite:PATH ...`).
 
 use std::{net::SocketAddr, path::PathBuf};
 
@@ -10,7 +15,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::{
     approvals_setup::ApprovalsArgs,
-    audit_setup::AuditStoreArgs,
+    audit_setup::{AuditStoreArgs, AuditWriterArgs},
     commands::audit::AuditArgs,
     commands::proposals::{ApproveArgs, ProposalsArgs, RejectArgs},
     identity::{IdentityArgs, ServeIdentityArgs},
@@ -23,6 +28,9 @@ from the environment: SWITCHBOARD_ORG, SWITCHBOARD_USER, SWITCHBOARD_ROLE (comma
 and SWITCHBOARD_INITIATOR. The organisation and the user are never guessed: leave them out and
 the call is refused with `missing_context` (and `serve` refuses to start). Session and
 correlation ids are minted (`cli-<uuid>`) unless given. `serve` defaults to --initiator agent.
+
+The permission matrix and the stores (--permissions, --audit, --approvals, --config and the
+others) follow the name of a command that uses them; `switchboard call --help` lists them.
 
 Exit codes: 0 success; 1 the call was refused or failed (or `schema` named no tool);
 2 usage error (bad flags, PARAMS_JSON that is not JSON, an unreadable permission file,
@@ -37,19 +45,6 @@ store that cannot be opened, an unreadable, malformed or short `serve` requestSt
 #[derive(Debug, Parser)]
 #[command(name = "switchboard", version, after_help = AFTER_HELP)]
 pub(crate) struct Cli {
-    /// Use this TOML role → permission matrix instead of the built-in one
-    /// (format: `[roles]` then `role = ["pattern", ...]`).
-    #[arg(long, global = true, value_name = "FILE")]
-    pub(crate) permissions: Option<PathBuf>,
-
-    /// Where audit records go, and how they are acknowledged.
-    #[command(flatten)]
-    pub(crate) audit: AuditStoreArgs,
-
-    /// Where proposals and idempotency keys are kept, and what an agent's mutation does.
-    #[command(flatten)]
-    pub(crate) approvals: ApprovalsArgs,
-
     /// What to do.
     #[command(subcommand)]
     pub(crate) command: Command,
@@ -95,6 +90,48 @@ impl Command {
             Command::Schema(_) | Command::Serve(_) => false,
         }
     }
+
+    /// The permission matrix and store flags as this command took them: `audit` takes only the
+    /// audit store and the config file, and `tools` and `schema`, which call no tool, run on
+    /// the defaults.
+    pub(crate) fn registry_args(&self) -> RegistryArgs {
+        match self {
+            Command::Call(args) => args.registry.clone(),
+            Command::Ask(args) => args.registry.clone(),
+            Command::Serve(args) => args.registry.clone(),
+            Command::Proposals(args) => args.registry.clone(),
+            Command::Approve(args) => args.registry.clone(),
+            Command::Reject(args) => args.registry.clone(),
+            Command::Audit(args) => RegistryArgs {
+                audit: args.store.clone(),
+                ..RegistryArgs::default()
+            },
+            Command::Tools(_) | Command::Schema(_) => RegistryArgs::default(),
+        }
+    }
+}
+
+/// The flags of every command that calls tools through the registry: the permission matrix,
+/// and where audit records, proposals and idempotency keys are kept.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Permissions")]
+pub(crate) struct RegistryArgs {
+    /// Use this TOML role → permission matrix instead of the built-in one
+    /// (format: `[roles]` then `role = ["pattern", ...]`).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) permissions: Option<PathBuf>,
+
+    /// Where audit records go, and the config file.
+    #[command(flatten)]
+    pub(crate) audit: AuditStoreArgs,
+
+    /// How audit records are acknowledged and kept.
+    #[command(flatten)]
+    pub(crate) audit_writer: AuditWriterArgs,
+
+    /// Where proposals and idempotency keys are kept, and what an agent's mutation does.
+    #[command(flatten)]
+    pub(crate) approvals: ApprovalsArgs,
 }
 
 /// `switchboard tools [--json]`.
@@ -145,6 +182,10 @@ pub(crate) struct CallArgs {
     /// Who calls.
     #[command(flatten)]
     pub(crate) identity: IdentityArgs,
+
+    /// The permission matrix and the stores.
+    #[command(flatten)]
+    pub(crate) registry: RegistryArgs,
 }
 
 /// `switchboard ask "UTTERANCE" [IDENTITY] [--json]`.
@@ -161,6 +202,10 @@ pub(crate) struct AskArgs {
     /// Who asks.
     #[command(flatten)]
     pub(crate) identity: IdentityArgs,
+
+    /// The permission matrix and the stores.
+    #[command(flatten)]
+    pub(crate) registry: RegistryArgs,
 }
 
 /// Where `serve` listens when `--http` is given without an address.
@@ -201,6 +246,10 @@ pub(crate) struct ServeArgs {
     /// Who every MCP call acts as (on stdio, and on HTTP without --tokens).
     #[command(flatten)]
     pub(crate) identity: ServeIdentityArgs,
+
+    /// The permission matrix and the stores.
+    #[command(flatten)]
+    pub(crate) registry: RegistryArgs,
 
     /// Authentication, DNS-rebinding protection, limits and sessions of `--http`.
     #[command(flatten)]

@@ -42,7 +42,8 @@ pub(crate) enum WhenFullChoice {
     Fail,
 }
 
-/// The audit flags, global to every command.
+/// Which audit store, and the config file: the flags of `audit`, which reads the store, and of
+/// every command that calls tools. Global, so that `audit export` takes them after `export` too.
 #[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "Audit")]
 pub(crate) struct AuditStoreArgs {
@@ -56,19 +57,24 @@ pub(crate) struct AuditStoreArgs {
     /// missing).
     #[arg(long, global = true, value_name = "STORE", env = "SWITCHBOARD_AUDIT")]
     pub(crate) audit: Option<StoreChoice>,
+}
 
+/// How records are written: the flags of the commands that call tools (`audit` only reads).
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Audit")]
+pub(crate) struct AuditWriterArgs {
     /// When a call counts as acknowledged: once its record is stored (`strict`, the default for
     /// SQLite) or once it is queued (`relaxed`, faster; a crash may lose the queue).
-    #[arg(long, global = true, value_enum, value_name = "MODE")]
+    #[arg(long, value_enum, value_name = "MODE")]
     pub(crate) audit_durability: Option<DurabilityChoice>,
 
     /// What a call meets when the audit queue is full: wait (`block`, default) or be refused
     /// (`fail`).
-    #[arg(long, global = true, value_enum, value_name = "POLICY")]
+    #[arg(long, value_enum, value_name = "POLICY")]
     pub(crate) audit_when_full: Option<WhenFullChoice>,
 
     /// Delete records older than this (e.g. `720h`, `90 days`); default: keep everything.
-    #[arg(long, global = true, value_name = "AGE", value_parser = parse_age)]
+    #[arg(long, value_name = "AGE", value_parser = parse_age)]
     pub(crate) audit_retention: Option<Duration>,
 }
 
@@ -94,24 +100,28 @@ pub(crate) struct AuditSetup {
 
 impl AuditSetup {
     /// Merges the config file's `[audit]` table and the flags; flags win.
-    pub(crate) fn resolve(args: &AuditStoreArgs, file: &AuditFile) -> Result<Self, UsageError> {
-        let store = args
+    pub(crate) fn resolve(
+        store_args: &AuditStoreArgs,
+        writer: &AuditWriterArgs,
+        file: &AuditFile,
+    ) -> Result<Self, UsageError> {
+        let store = store_args
             .audit
             .clone()
             .or_else(|| file.store.clone())
             .unwrap_or(StoreChoice::Memory);
-        let durability = args
+        let durability = writer
             .audit_durability
             .or(file.durability)
             .unwrap_or(match store {
                 StoreChoice::Memory => DurabilityChoice::Relaxed,
                 StoreChoice::Sqlite(_) => DurabilityChoice::Strict,
             });
-        let when_full = args
+        let when_full = writer
             .audit_when_full
             .or(file.when_full)
             .unwrap_or(WhenFullChoice::Block);
-        let retention = match args.audit_retention {
+        let retention = match writer.audit_retention {
             Some(age) => Some(age),
             None => age_in_file("audit", "retention", file.retention.as_deref())?,
         };
@@ -154,21 +164,24 @@ mod tests {
     use super::*;
     use crate::config_file::ConfigFile;
 
-    fn resolve(args: AuditStoreArgs) -> AuditSetup {
-        let file = ConfigFile::load(args.config.as_deref()).expect("the config file loads");
-        AuditSetup::resolve(&args, &file.audit).expect("resolves")
+    fn resolve(store: AuditStoreArgs, writer: AuditWriterArgs) -> AuditSetup {
+        let file = ConfigFile::load(store.config.as_deref()).expect("the config file loads");
+        AuditSetup::resolve(&store, &writer, &file.audit).expect("resolves")
     }
 
     #[test]
     fn defaults_to_memory_with_relaxed_durability_and_sqlite_to_strict() {
-        let memory = resolve(AuditStoreArgs::default());
+        let memory = resolve(AuditStoreArgs::default(), AuditWriterArgs::default());
         assert_eq!(memory.store, StoreChoice::Memory);
         assert_eq!(memory.config.durability, Durability::Relaxed);
 
-        let sqlite = resolve(AuditStoreArgs {
-            audit: Some("sqlite:audit.db".parse().expect("parses")),
-            ..AuditStoreArgs::default()
-        });
+        let sqlite = resolve(
+            AuditStoreArgs {
+                audit: Some("sqlite:audit.db".parse().expect("parses")),
+                ..AuditStoreArgs::default()
+            },
+            AuditWriterArgs::default(),
+        );
         assert_eq!(sqlite.store, StoreChoice::Sqlite("audit.db".into()));
         assert_eq!(sqlite.config.durability, Durability::Strict);
         assert_eq!(sqlite.config.when_full, WhenFull::Block);
@@ -184,10 +197,13 @@ mod tests {
             "[audit]\nstore = \"sqlite:from-file.db\"\ndurability = \"relaxed\"\nwhen_full = \"fail\"\nqueue_capacity = 128\nretention = \"48h\"\n",
         )
         .expect("write config");
-        let from_file = resolve(AuditStoreArgs {
-            config: Some(path.clone()),
-            ..AuditStoreArgs::default()
-        });
+        let from_file = resolve(
+            AuditStoreArgs {
+                config: Some(path.clone()),
+                ..AuditStoreArgs::default()
+            },
+            AuditWriterArgs::default(),
+        );
         assert_eq!(from_file.store, StoreChoice::Sqlite("from-file.db".into()));
         assert_eq!(from_file.config.durability, Durability::Relaxed);
         assert_eq!(from_file.config.when_full, WhenFull::Fail);
@@ -197,12 +213,16 @@ mod tests {
             Some(Duration::from_secs(48 * 3600))
         );
 
-        let flags = resolve(AuditStoreArgs {
-            config: Some(path),
-            audit: Some(StoreChoice::Memory),
-            audit_durability: Some(DurabilityChoice::Strict),
-            ..AuditStoreArgs::default()
-        });
+        let flags = resolve(
+            AuditStoreArgs {
+                config: Some(path),
+                audit: Some(StoreChoice::Memory),
+            },
+            AuditWriterArgs {
+                audit_durability: Some(DurabilityChoice::Strict),
+                ..AuditWriterArgs::default()
+            },
+        );
         assert_eq!(flags.store, StoreChoice::Memory);
         assert_eq!(flags.config.durability, Durability::Strict);
         assert_eq!(

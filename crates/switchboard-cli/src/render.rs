@@ -174,10 +174,14 @@ pub(crate) fn ask_refusal(
     correlation_id: &str,
 ) -> String {
     let (reason, details) = match error {
-        AskError::NoRoute { utterance, closest } if !closest.is_empty() => {
+        AskError::NoRoute {
+            utterance,
+            closest,
+            clear_best,
+        } if !closest.is_empty() => {
             let intents: Vec<String> = closest
                 .iter()
-                .map(|c| format!("\"{}\"", escape_controls(&c.intent)))
+                .map(|c| format!("\"{}\"", escape_controls(&c.example)))
                 .collect();
             let width = intents
                 .iter()
@@ -189,10 +193,15 @@ pub(crate) fn ask_refusal(
                 .zip(closest)
                 .map(|(intent, c)| format!("{intent:<width$}  ({})", c.tool))
                 .collect();
-            (
-                format!("no tool matches \"{utterance}\"; the closest intents:"),
-                details,
-            )
+            let reason = if *clear_best {
+                format!(
+                    "no tool matches \"{utterance}\"; did you mean \"{}\"?",
+                    escape_controls(&closest[0].example)
+                )
+            } else {
+                format!("no tool matches \"{utterance}\"; the closest intents:")
+            };
+            (reason, details)
         }
         AskError::Invoke { error, .. } => explain_invoke(error),
         other => (other.to_string(), Vec::new()),

@@ -6,7 +6,9 @@ mod testing;
 mod tools;
 
 pub use directory::{DirectoryState, DirectoryUser};
-pub use tools::{CurrentUser, GetCurrentUser, get_current_user};
+pub use tools::{
+    CurrentUser, GetCurrentUser, ListUsers, UserList, UserSummary, get_current_user, list_users,
+};
 
 switchboard_core::domain! {
     /// Who is calling: the users of each organisation, their display names and roles.

@@ -1,7 +1,8 @@
-//! The `core` domain's tools: today just `core_get_current_user`.
+//! The `core` domain's tools: `core_get_current_user` and `core_list_users`.
 //!
-//! The tool reads the caller from the verified context and enriches it from the [`DirectoryState`],
-//! searching only the caller's own organisation. It never writes.
+//! Both read the caller's organisation from the verified context and search only that
+//! organisation of the [`DirectoryState`]. Neither writes. `core_list_users` is also what the
+//! orchestrator reads to turn a name in an utterance ("assign it to Sam") into a user id.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -51,6 +52,47 @@ pub async fn get_current_user(
     })
 }
 
+/// One member of an organisation, as `core_list_users` shows them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct UserSummary {
+    /// The member's user id.
+    pub user_id: String,
+    /// The member's display name.
+    pub name: String,
+}
+
+/// The members of the caller's organisation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct UserList {
+    /// Every member, ordered by user id.
+    pub users: Vec<UserSummary>,
+}
+
+/// Lists the members of your organisation: each one's user id and display name.
+/// Use it to find the id of a colleague you know by name.
+#[tool(
+    name = "core_list_users",
+    title = "List users",
+    domain = crate::Directory,
+    category = read,
+    permission = "core.users.read",
+    intents = ["[list|show] users|people|members|colleagues", "who works here"]
+)]
+pub async fn list_users(
+    ctx: &ToolContext<DirectoryState>,
+    _input: NoInput,
+) -> Result<UserList, ToolError> {
+    let users = ctx
+        .state()
+        .users(&ctx.caller().org_id)
+        .map(|user| UserSummary {
+            user_id: user.user_id.to_string(),
+            name: user.name.clone(),
+        })
+        .collect();
+    Ok(UserList { users })
+}
+
 #[cfg(test)]
 mod tests {
     use switchboard_core::{Category, Tool, linked_tools, schema::find_org_id_property};
@@ -91,6 +133,22 @@ mod tests {
         let user = block_on(GetCurrentUser::call(&ctx, NoInput {})).expect("tool succeeds");
         assert_eq!(user.name.as_deref(), Some("Sue Storm"));
         assert_eq!(user.roles, ["staff", "auditor"]);
+    }
+
+    #[test]
+    fn lists_only_the_callers_organisation() {
+        let ctx = context("globex", "sue", &["staff"]);
+        let list = block_on(ListUsers::call(&ctx, NoInput {})).expect("tool succeeds");
+        let ids: Vec<&str> = list
+            .users
+            .iter()
+            .map(|user| user.user_id.as_str())
+            .collect();
+        assert_eq!(ids, ["gina", "hank", "sue"]);
+        assert_eq!(list.users[2].name, "Sue Storm");
+        let unknown = context("initech", "bob", &["staff"]);
+        let list = block_on(ListUsers::call(&unknown, NoInput {})).expect("tool succeeds");
+        assert!(list.users.is_empty());
     }
 
     #[test]

@@ -26,9 +26,8 @@ use crate::{
     category = read,
     permission = "roster.shifts.read",
     intents = [
-        "shifts from {from} to {to}",
-        "list shifts from {from} to {to}",
-        "show shifts between {from} and {to}"
+        "[list|show] shifts [on|for|in|during] [{from..to=this week}] [for {assignee:user}]",
+        "[list|show] shifts from|between {from:date} to|and|until {to:date} [for {assignee:user}]"
     ]
 )]
 pub async fn list_shifts(
@@ -54,7 +53,7 @@ pub async fn list_shifts(
     domain = crate::Roster,
     category = propose,
     permission = "roster.swaps.propose",
-    intents = ["swap shift {shift_id} with {with_user}"]
+    intents = ["swap shift {shift_id} with {with_user:user} [because {reason}]"]
 )]
 pub async fn propose_shift_swap(
     ctx: &ToolContext<RosterState>,
@@ -88,7 +87,7 @@ pub async fn propose_shift_swap(
     domain = crate::Roster,
     category = execute,
     permission = "roster.shifts.assign",
-    intents = ["assign shift {shift_id} to {user_id}"]
+    intents = ["assign|give shift {shift_id} to {user_id:user}"]
 )]
 pub async fn assign_shift(
     ctx: &ToolContext<RosterState>,

@@ -284,13 +284,17 @@ fn check_intent(intent: &LitStr) -> syn::Result<()> {
         let Some(close) = after.find('}') else {
             return Err(error("`{` without a matching `}`"));
         };
+        // `{name}`, `{name:kind}`, `{first..last}` and `{first..last=this week}`; the
+        // orchestrator checks the rest (kinds, defaults, optional parts) when it boots.
         let placeholder = &after[..close];
-        let valid = !placeholder.is_empty()
-            && placeholder
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        let names = placeholder.split(['=', ':']).next().unwrap_or_default();
+        let valid = names.split("..").all(|name| {
+            !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        });
         if !valid {
-            return Err(error("placeholders look like `{field_name}`"));
+            return Err(error(
+                "placeholders look like `{field_name}`, `{field_name:date}` or `{from..to}`",
+            ));
         }
         rest = &after[close + 1..];
     }

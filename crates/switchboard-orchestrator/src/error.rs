@@ -48,12 +48,14 @@ pub enum OrchestratorError {
 #[non_exhaustive]
 pub enum AskError {
     /// No intent matches and no fallback routed the utterance.
-    #[error("no tool matches \"{utterance}\"{}", closest_hint(.closest))]
+    #[error("no tool matches \"{utterance}\"{}", closest_hint(.closest, *.clear_best))]
     NoRoute {
         /// The utterance.
         utterance: String,
-        /// The closest declared intents, best first.
+        /// Intents of the tools the utterance is most likely about, best first.
         closest: Vec<ClosestIntent>,
+        /// Whether the first of `closest` is clearly the best ("did you mean").
+        clear_best: bool,
     },
     /// The utterance was routed, and the call failed.
     #[error("{error}")]
@@ -78,15 +80,17 @@ pub enum AskError {
     },
 }
 
-fn closest_hint(closest: &[ClosestIntent]) -> String {
-    if closest.is_empty() {
-        "; list the tools to see what exists".to_owned()
-    } else {
-        let intents: Vec<String> = closest
-            .iter()
-            .map(|c| format!("\"{}\" ({})", c.intent, c.tool))
-            .collect();
-        format!("; try one of: {}", intents.join(", "))
+fn closest_hint(closest: &[ClosestIntent], clear_best: bool) -> String {
+    match closest {
+        [] => "; list the tools to see what exists".to_owned(),
+        [best, ..] if clear_best => format!("; did you mean: {}?", best.example),
+        _ => {
+            let examples: Vec<String> = closest
+                .iter()
+                .map(|c| format!("\"{}\" ({})", c.example, c.tool))
+                .collect();
+            format!("; try one of: {}", examples.join(", "))
+        }
     }
 }
 
@@ -116,12 +120,18 @@ impl Serialize for AskError {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             AskError::Invoke { error, .. } => error.serialize(serializer),
-            AskError::NoRoute { utterance, closest } => {
-                let mut map = serializer.serialize_map(Some(4))?;
+            AskError::NoRoute {
+                utterance,
+                closest,
+                clear_best,
+            } => {
+                let mut map = serializer.serialize_map(Some(5))?;
                 map.serialize_entry("kind", &self.kind())?;
                 map.serialize_entry("message", &self.to_string())?;
                 map.serialize_entry("utterance", utterance)?;
                 map.serialize_entry("closest", closest)?;
+                let did_you_mean = closest.first().filter(|_| *clear_best);
+                map.serialize_entry("did_you_mean", &did_you_mean.map(|best| &best.example))?;
                 map.end()
             }
             AskError::AwaitingApproval { route, proposal } => {

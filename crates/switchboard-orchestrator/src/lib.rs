@@ -1,34 +1,43 @@
 //! The orchestrator: turns what a person or a model says into a tool call.
 //!
 //! Tools declare intents, short phrases such as `"who am i"` or parameterised ones such as
-//! `"shifts from {from} to {to}"`. An [`IntentTable`] built from those declarations routes an
-//! utterance to the one tool whose intent matches the whole utterance and hands back the
-//! captured parameters; when nothing matches, [`NoMatch`] lists the closest intents so the
-//! caller can rephrase.
+//! `"[list] shifts from {from:date} to {to:date}"`. An [`IntentTable`] built from those
+//! declarations routes an utterance to the one tool whose intent matches the whole utterance
+//! (typed captures read dates and colleagues' names as people write them) and hands back the
+//! params; when nothing matches, [`NoMatch`] ranks the tools the utterance is most likely
+//! about, so the caller can rephrase.
 //!
 //! The matching core ([`IntentTable`]) is pure (no actors, no I/O) so that it can be tested
 //! and benchmarked on its own. The [`Orchestrator`] actor builds the table from the registry's
 //! tools, rebuilds it when they change, and `ask` routes and calls in the caller's task.
 //!
 //! ```
-//! use switchboard_orchestrator::IntentTable;
+//! use jiff::civil::date;
+//! use switchboard_orchestrator::{Facts, IntentTable, People};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let table = IntentTable::build([
 //!     ("core_get_current_user", "who am i"),
 //!     ("core_get_current_user", "me"),
-//!     ("roster_list_shifts", "shifts from {from} to {to}"),
+//!     ("roster_list_shifts", "[list] shifts [{from..to=this week}]"),
+//!     ("roster_list_shifts", "[list] shifts from {from:date} to {to:date}"),
 //! ])?;
+//! // Routing is deterministic: today's date comes in, with who the caller's colleagues are.
+//! let facts = Facts { today: date(2026, 11, 26), people: People::NoDirectory };
 //!
-//! let matched = table.route("Who am I?")?;
+//! let matched = table.route("Who am I?", &facts)?;
 //! assert_eq!(&*matched.tool, "core_get_current_user");
 //!
-//! let matched = table.route("Shifts from 2026-11-23 to 2026-11-29?")?;
+//! let matched = table.route("Can you list shifts from monday to friday?", &facts)?;
 //! assert_eq!(matched.params["from"], "2026-11-23");
+//! assert_eq!(matched.params["to"], "2026-11-27");
+//!
+//! // An optional part left out takes its default: this week, Monday to Sunday.
+//! let matched = table.route("list shifts", &facts)?;
 //! assert_eq!(matched.params["to"], "2026-11-29");
 //!
 //! // Only whole utterances match: "me" is an intent, "assign me a shift" is not.
-//! assert!(table.route("assign me a shift").is_err());
+//! assert!(table.route("assign me a shift", &facts).is_err());
 //! # Ok(())
 //! # }
 //! ```
@@ -41,9 +50,12 @@ mod route;
 
 pub use error::{AskError, OrchestratorError};
 pub use intent::{
-    BuildError, ClosestIntent, IntentMatch, IntentPattern, IntentTable, NoMatch, PatternError,
-    normalize,
+    BuildError, CaptureKind, ClosestIntent, DateSpan, Facts, IntentMatch, IntentPattern,
+    IntentTable, MAX_OPTIONAL_PARTS, MAX_UTTERANCE_WORDS, NoMatch, PatternError, People, Person,
+    normalize, parse_date_phrase,
 };
-pub use orchestrator::{Answer, Orchestrator, OrchestratorMsg};
+pub use orchestrator::{
+    Answer, DEFAULT_PEOPLE_TOOL, Orchestrator, OrchestratorConfig, OrchestratorMsg,
+};
 pub use resume::{ResumeDecision, Resumed};
 pub use route::{Route, RouteFallback};

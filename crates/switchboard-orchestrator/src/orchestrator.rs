@@ -13,8 +13,9 @@
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
+use jiff::civil::Date;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use switchboard_core::CallContext;
 use switchboard_registry::{ToolRegistry, ToolsChanged};
@@ -22,8 +23,55 @@ use tracing::Instrument;
 
 use crate::{
     error::{AskError, OrchestratorError},
+    intent::{Facts, People, Person},
     route::{Route, RouteFallback, RouteTable},
 };
+
+/// The tool [`OrchestratorConfig::people_tool`] names unless told otherwise.
+pub const DEFAULT_PEOPLE_TOOL: &str = "core_list_users";
+
+/// How an orchestrator routes, beyond the registry it calls.
+#[derive(Clone)]
+pub struct OrchestratorConfig {
+    /// Where a route the intents cannot make comes from (a language model, say); none by
+    /// default, and the orchestrator then answers `no_route`.
+    pub fallback: Option<Arc<dyn RouteFallback>>,
+    /// The day date phrases are relative to; the machine's local date when `None`. Fix it for
+    /// reproducible routing.
+    pub today: Option<Date>,
+    /// The read tool that lists the caller's colleagues for `{name:user}` captures. It is
+    /// called with the caller's context (so it is gated and audited like any call), only for
+    /// an utterance that reaches a user capture, and must return
+    /// `{"users": [{"user_id": …, "name": …}]}`. When it is not registered or refuses the
+    /// caller, a user capture takes one word as a user id.
+    pub people_tool: String,
+}
+
+impl Default for OrchestratorConfig {
+    fn default() -> Self {
+        Self {
+            fallback: None,
+            today: None,
+            people_tool: DEFAULT_PEOPLE_TOOL.to_owned(),
+        }
+    }
+}
+
+impl std::fmt::Debug for OrchestratorConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OrchestratorConfig")
+            .field("fallback", &self.fallback.is_some())
+            .field("today", &self.today)
+            .field("people_tool", &self.people_tool)
+            .finish()
+    }
+}
+
+/// What the people tool returns.
+#[derive(Deserialize)]
+struct PeopleList {
+    users: Vec<Person>,
+}
 
 /// What a successful `ask` returns.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -37,7 +85,7 @@ pub struct Answer {
 struct Shared {
     registry: ToolRegistry,
     routes: ArcSwap<RouteTable>,
-    fallback: Option<Arc<dyn RouteFallback>>,
+    config: OrchestratorConfig,
 }
 
 /// The handle to a running orchestrator. Clone it freely.
@@ -65,19 +113,19 @@ pub enum OrchestratorMsg {
 impl Orchestrator {
     /// Builds the routes from `registry`'s tools and starts the actor that keeps them current.
     pub async fn start(registry: ToolRegistry) -> Result<Self, OrchestratorError> {
-        Self::start_with_fallback(registry, None).await
+        Self::start_with(registry, OrchestratorConfig::default()).await
     }
 
-    /// Like [`start`](Self::start), with a fallback for utterances no intent matches.
-    pub async fn start_with_fallback(
+    /// Like [`start`](Self::start), configured.
+    pub async fn start_with(
         registry: ToolRegistry,
-        fallback: Option<Arc<dyn RouteFallback>>,
+        config: OrchestratorConfig,
     ) -> Result<Self, OrchestratorError> {
         let routes = RouteTable::build(&registry.list())?;
         let shared = Arc::new(Shared {
             registry,
             routes: ArcSwap::from_pointee(routes),
-            fallback,
+            config,
         });
         let (actor, _join) = Actor::spawn(None, OrchestratorActor, Arc::clone(&shared))
             .await
@@ -92,7 +140,7 @@ impl Orchestrator {
             correlation_id = context.correlation_id.as_ref().map(|id| id.as_str()),
         );
         async {
-            let route = self.route(utterance).await?;
+            let route = self.route(utterance, context).await?;
             tracing::debug!(tool = %route.tool, tier = route.tier, "routed");
             if self.needs_approval(&route, context) {
                 return self.interrupt(route, context).await;
@@ -116,13 +164,35 @@ impl Orchestrator {
         &self.shared.registry
     }
 
-    /// Where `utterance` would go, without calling anything.
-    pub async fn route(&self, utterance: &str) -> Result<Route, AskError> {
-        let no_match = match self.shared.routes.load().route(utterance) {
+    /// Where `utterance` would go for the caller of `context`, without calling its tool. An
+    /// utterance that reaches a `{name:user}` capture reads the caller's colleagues through
+    /// the people tool (see [`OrchestratorConfig::people_tool`]).
+    pub async fn route(&self, utterance: &str, context: &CallContext) -> Result<Route, AskError> {
+        let routes = self.shared.routes.load();
+        let today = self
+            .shared
+            .config
+            .today
+            .unwrap_or_else(|| jiff::Zoned::now().date());
+        let mut facts = Facts {
+            today,
+            people: People::NotLoaded,
+        };
+        let mut result = routes.route(utterance, &facts);
+        let people;
+        if result.as_ref().is_err_and(|no_match| no_match.needs_people) {
+            people = self.people(context).await;
+            facts.people = match &people {
+                Some(people) => People::Known(people),
+                None => People::NoDirectory,
+            };
+            result = routes.route(utterance, &facts);
+        }
+        let no_match = match result {
             Ok(route) => return Ok(route),
             Err(no_match) => no_match,
         };
-        if let Some(fallback) = &self.shared.fallback {
+        if let Some(fallback) = &self.shared.config.fallback {
             let tools = self.shared.registry.list();
             if let Some(route) = fallback.route(utterance, &tools).await {
                 return Ok(route);
@@ -130,8 +200,37 @@ impl Orchestrator {
         }
         Err(AskError::NoRoute {
             utterance: no_match.utterance,
+            clear_best: no_match.clear_best,
             closest: no_match.closest,
         })
+    }
+
+    /// The caller's colleagues, from the people tool; `None` when it is not registered or
+    /// refuses the caller.
+    async fn people(&self, context: &CallContext) -> Option<Vec<Person>> {
+        let tool = &self.shared.config.people_tool;
+        self.shared.registry.find(tool)?;
+        // The caller's own key belongs to the call they asked for, not to this lookup.
+        let mut context = context.clone();
+        context.idempotency_key = None;
+        match self
+            .shared
+            .registry
+            .invoke(tool, Value::Object(serde_json::Map::new()), &context)
+            .await
+        {
+            Ok(value) => match serde_json::from_value::<PeopleList>(value) {
+                Ok(list) => Some(list.users),
+                Err(error) => {
+                    tracing::warn!(%tool, %error, "the people tool's answer has no `users` list of `user_id` and `name`");
+                    None
+                }
+            },
+            Err(error) => {
+                tracing::debug!(%tool, %error, "people not loaded; user captures take ids");
+                None
+            }
+        }
     }
 
     /// Every declared intent and its tool, in routing priority order.

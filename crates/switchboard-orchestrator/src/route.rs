@@ -13,7 +13,7 @@ use switchboard_core::{BoxFuture, ToolDescriptor};
 
 use crate::{
     error::OrchestratorError,
-    intent::{IntentTable, NoMatch},
+    intent::{Facts, IntentPattern, IntentTable, NoMatch},
 };
 
 /// How an utterance reached a tool.
@@ -55,11 +55,16 @@ impl RouteTable {
     pub(crate) fn build(tools: &[Arc<ToolDescriptor>]) -> Result<Self, OrchestratorError> {
         let mut property_types = BTreeMap::new();
         let mut routes = Vec::new();
+        let mut descriptions = Vec::new();
         for tool in tools {
             let name: Arc<str> = Arc::from(&*tool.name);
             let properties = input_property_types(&tool.input_schema);
+            if !tool.intents.is_empty() {
+                let title = tool.title.as_deref().unwrap_or_default();
+                descriptions.push((Arc::clone(&name), format!("{title}. {}", tool.description)));
+            }
             for intent in &tool.intents {
-                let pattern = crate::intent::IntentPattern::parse(intent).map_err(|reason| {
+                let pattern = IntentPattern::parse(intent).map_err(|reason| {
                     OrchestratorError::InvalidIntent {
                         tool: tool.name.to_string(),
                         intent: intent.to_string(),
@@ -81,7 +86,7 @@ impl RouteTable {
             }
             property_types.insert(name, properties);
         }
-        let intents = IntentTable::build(routes)
+        let intents = IntentTable::build_described(routes, descriptions)
             .map_err(|error| OrchestratorError::ConflictingIntents(error.to_string()))?;
         Ok(Self {
             intents,
@@ -90,8 +95,8 @@ impl RouteTable {
     }
 
     /// The tier-1 route for `utterance`.
-    pub(crate) fn route(&self, utterance: &str) -> Result<Route, NoMatch> {
-        let matched = self.intents.route(utterance)?;
+    pub(crate) fn route(&self, utterance: &str, facts: &Facts<'_>) -> Result<Route, NoMatch> {
+        let matched = self.intents.route(utterance, facts)?;
         let types = self.property_types.get(&matched.tool);
         let params: Map<String, Value> = matched
             .params

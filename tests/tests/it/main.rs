@@ -6,6 +6,7 @@
 use switchboard_domains as _;
 
 mod approvals;
+mod ask_utterances;
 mod audit_store;
 mod categories_and_permissions;
 mod orchestrator_chain;

@@ -159,32 +159,6 @@ async fn a_routed_call_with_invalid_captures_is_refused_and_audited() {
 }
 
 #[tokio::test]
-async fn captures_that_are_not_dates_report_every_field_at_once() {
-    let runtime = boot().await;
-    let context = ctx("acme", "mark", &["manager"], Initiator::Human);
-
-    let error = runtime
-        .orchestrator
-        .ask("shifts from tomorrow to friday", &context)
-        .await
-        .expect_err("words are not dates");
-
-    let Some(InvokeError::InvalidInput { errors, .. }) = (match &error {
-        AskError::Invoke { error, .. } => Some(error),
-        _ => None,
-    }) else {
-        panic!("expected invalid_input from the routed call, got {error:?}");
-    };
-    let paths: Vec<&str> = errors.iter().map(|error| error.path.as_str()).collect();
-    assert!(paths.contains(&"/from"), "{errors:?}");
-    assert!(paths.contains(&"/to"), "{errors:?}");
-
-    let record = only_audit_record(&runtime.registry, &context).await;
-    assert_eq!(record.outcome, Outcome::Error(ErrorKind::InvalidInput));
-    runtime.shutdown().await;
-}
-
-#[tokio::test]
 async fn an_unroutable_utterance_names_the_closest_intents_and_calls_nothing() {
     let runtime = boot().await;
     let context = ctx("acme", "alice", &["admin"], Initiator::Human);
@@ -197,7 +171,10 @@ async fn an_unroutable_utterance_names_the_closest_intents_and_calls_nothing() {
 
     assert_eq!(error.kind(), ErrorKind::NoRoute);
     assert_eq!(error.route(), None);
-    let AskError::NoRoute { utterance, closest } = &error else {
+    let AskError::NoRoute {
+        utterance, closest, ..
+    } = &error
+    else {
         panic!("expected no_route, got {error:?}");
     };
     assert_eq!(utterance, "who are you");

@@ -87,7 +87,9 @@ fn doubler(name: &str, intents: &[&'static str]) -> RuntimeToolSpec {
 
 /// Whether `utterance` comes to route (`want_route`) or not within the bound of [`eventually`].
 async fn routes_eventually(orchestrator: &Orchestrator, utterance: &str, want_route: bool) -> bool {
-    eventually(|| async { orchestrator.route(utterance).await.is_ok() == want_route }).await
+    let context = ctx("acme", "alice", &["admin"], Initiator::Human);
+    eventually(|| async { orchestrator.route(utterance, &context).await.is_ok() == want_route })
+        .await
 }
 
 #[tokio::test]

@@ -16,7 +16,7 @@ use switchboard::{AuditQuery, AuditStore};
 
 use crate::{
     app::{Exit, UsageError},
-    audit_setup::{AuditSetup, StoreChoice},
+    audit_setup::{AuditSetup, AuditStoreArgs, StoreChoice},
     output, render,
 };
 
@@ -39,6 +39,10 @@ pub(crate) struct AuditArgs {
     /// Print a JSON array of records instead of a table.
     #[arg(long)]
     pub(crate) json: bool,
+
+    /// Which store to read, and the config file.
+    #[command(flatten)]
+    pub(crate) store: AuditStoreArgs,
 }
 
 /// What `audit` can do besides listing.

@@ -16,7 +16,10 @@ use clap::Args;
 use serde_json::json;
 use switchboard::{InvokeError, Proposal, ProposalId, ToolRegistry};
 
-use crate::{app::Exit, escape::escape_controls, hints, identity::IdentityArgs, output, render};
+use crate::{
+    app::Exit, args::RegistryArgs, escape::escape_controls, hints, identity::IdentityArgs, output,
+    render,
+};
 
 /// `proposals`.
 #[derive(Debug, Args)]
@@ -27,6 +30,10 @@ pub(crate) struct ProposalsArgs {
 
     #[command(flatten)]
     pub(crate) identity: IdentityArgs,
+
+    /// The permission matrix and the stores.
+    #[command(flatten)]
+    pub(crate) registry: RegistryArgs,
 }
 
 /// `approve`.
@@ -42,6 +49,10 @@ pub(crate) struct ApproveArgs {
 
     #[command(flatten)]
     pub(crate) identity: IdentityArgs,
+
+    /// The permission matrix and the stores.
+    #[command(flatten)]
+    pub(crate) registry: RegistryArgs,
 }
 
 /// `reject`.
@@ -61,6 +72,10 @@ pub(crate) struct RejectArgs {
 
     #[command(flatten)]
     pub(crate) identity: IdentityArgs,
+
+    /// The permission matrix and the stores.
+    #[command(flatten)]
+    pub(crate) registry: RegistryArgs,
 }
 
 /// Which of the three commands.

@@ -417,17 +417,41 @@ fn ask_for_shifts_returns_only_the_callers_organisation() {
 #[test]
 fn ask_with_no_route_lists_the_closest_intents() {
     let output = run(
-        &with(&["ask", "please fire everyone"], &ACME_ADMIN, &["--json"]),
+        &with(&["ask", "what shifts are there"], &ACME_ADMIN, &["--json"]),
         1,
     );
     let report = json_of(&output);
     assert_eq!(report["error"]["kind"], "no_route");
-    assert_eq!(report["error"]["utterance"], "please fire everyone");
+    assert_eq!(report["error"]["utterance"], "what shifts are there");
     let closest = report["error"]["closest"].as_array().expect("closest");
-    assert!(!closest.is_empty());
-    assert!(closest[0]["intent"].is_string() && closest[0]["tool"].is_string());
+    assert_eq!(closest[0]["tool"], "roster_list_shifts");
+    assert!(closest[0]["intent"].is_string() && closest[0]["example"].is_string());
+    assert_eq!(report["error"]["did_you_mean"], "list shifts this week");
     assert_eq!(report["audit"], json!([]));
     assert!(report.get("route").is_none());
+
+    // Words no tool mentions get no suggestions, and no guess.
+    let report = json_of(&run(
+        &with(&["ask", "please fire everyone"], &ACME_ADMIN, &["--json"]),
+        1,
+    ));
+    assert_eq!(report["error"]["closest"], json!([]));
+    assert_eq!(report["error"]["did_you_mean"], json!(null));
+}
+
+#[test]
+fn ask_says_did_you_mean_when_one_tool_is_clearly_meant() {
+    let stderr = stderr_of(&run(
+        &with(&["ask", "what shifts are there"], &ACME_ADMIN, &[]),
+        1,
+    ));
+    assert!(
+        stderr.contains(
+            "error[no_route]: no tool matches \"what shifts are there\"; did you mean \"list \
+             shifts this week\"?"
+        ),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -442,7 +466,12 @@ fn ask_that_routes_but_is_refused_reports_the_route() {
     ));
     assert_eq!(report["error"]["kind"], "permission_denied");
     assert_eq!(report["route"]["tool"], "roster_assign_shift");
-    assert_eq!(report["audit"][0]["outcome"], "permission_denied");
+    assert_eq!(report["route"]["params"]["user_id"], "sam");
+    // Reading "sam" as a user read the caller's directory, as the caller, on the record.
+    assert_eq!(report["audit"][0]["tool"], "core_list_users");
+    assert_eq!(report["audit"][0]["outcome"], "ok");
+    assert_eq!(report["audit"][1]["tool"], "roster_assign_shift");
+    assert_eq!(report["audit"][1]["outcome"], "permission_denied");
 }
 
 // ---- human output ----
@@ -528,10 +557,10 @@ fn human_hints_for_each_refusal() {
         ),
         (
             with(&["call", "core_get_user"], &ACME_ADMIN, &[]),
-            "did you mean core_get_current_user?",
+            "did you mean core_get_current_user",
         ),
         (
-            with(&["ask", "please fire everyone"], &ACME_ADMIN, &[]),
+            with(&["ask", "show me shifts for bob"], &ACME_ADMIN, &[]),
             "rephrase it as one of the intents above",
         ),
     ];
@@ -593,4 +622,65 @@ fn help_documents_the_identity_flags_and_the_default_initiator() {
     ] {
         assert!(stdout.contains(text), "`{text}` missing from:\n{stdout}");
     }
+}
+
+/// The flags that choose the permission matrix and the stores: only the commands that call tools
+/// take them, and `audit` the store and the config file.
+const STORE_FLAGS: [&str; 8] = [
+    "--permissions",
+    "--config",
+    "--audit ",
+    "--audit-durability",
+    "--audit-when-full",
+    "--audit-retention",
+    "--approvals",
+    "--agent-mutations",
+];
+
+/// The flags `switchboard ARGS --help` lists (the lines that define one), of `STORE_FLAGS`.
+fn store_flags_in_help(args: &[&str]) -> Vec<&'static str> {
+    let mut args = args.to_vec();
+    args.push("--help");
+    let help = stdout_of(&run(&args, 0));
+    STORE_FLAGS
+        .into_iter()
+        .filter(|flag| help.lines().any(|line| line.trim_start().starts_with(flag)))
+        .collect()
+}
+
+#[test]
+fn each_command_s_help_lists_only_the_flags_it_uses() {
+    for command in [&["tools"][..], &["schema"], &[]] {
+        assert_eq!(
+            store_flags_in_help(command),
+            [] as [&str; 0],
+            "switchboard {command:?} --help"
+        );
+    }
+    for command in [
+        &["call"][..],
+        &["ask"],
+        &["serve"],
+        &["proposals"],
+        &["approve"],
+        &["reject"],
+    ] {
+        assert_eq!(
+            store_flags_in_help(command),
+            STORE_FLAGS,
+            "switchboard {command:?} --help"
+        );
+    }
+    for command in [&["audit"][..], &["audit", "export"]] {
+        assert_eq!(
+            store_flags_in_help(command),
+            ["--config", "--audit "],
+            "switchboard {command:?} --help"
+        );
+    }
+    let refusal = stderr_of(&run(&["tools", "--audit", "memory"], 2));
+    assert!(
+        refusal.contains("unexpected argument '--audit'"),
+        "{refusal}"
+    );
 }

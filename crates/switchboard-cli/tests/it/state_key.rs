@@ -13,14 +13,9 @@ const SERVE: [&str; 6] = ["serve", "--stdio", "--org", "acme", "--user", "alice"
 const VALID_KEY: &str = "5b0c6f3d9e2a47c18f60b3a9d2e4c7f1a8b5d0e3f6a9c2b5e8d1f4a7c0b3e6d9";
 const GENERATED: &str = "no requestState key configured";
 
+/// `switchboard serve … EXTRA`, with `SWITCHBOARD_STATE_KEY` set to `key_variable`.
 async fn serve(extra: &[&str], key_variable: Option<&str>) -> Output {
-    serve_after(&[], extra, key_variable).await
-}
-
-/// `switchboard BEFORE serve … EXTRA`, with `SWITCHBOARD_STATE_KEY` set to `key_variable`.
-async fn serve_after(before: &[&str], extra: &[&str], key_variable: Option<&str>) -> Output {
-    let mut args = before.to_vec();
-    args.extend(SERVE);
+    let mut args = SERVE.to_vec();
     args.extend(extra);
     let mut command = switchboard(&args);
     if let Some(key) = key_variable {
@@ -62,7 +57,7 @@ async fn a_malformed_or_short_key_is_refused_before_serving() {
     assert!(stderr_of(&output).contains("/no/such/key"), "{output:?}");
 
     let config = TempFile::new(&format!("[serve]\nstate_key_file = {:?}\n", not_hex.path()));
-    let output = serve_after(&["--config", config.path()], &[], None).await;
+    let output = serve(&["--config", config.path()], None).await;
     assert_eq!(output.status.code(), Some(2), "{output:?}");
     let stderr = stderr_of(&output);
     assert!(
@@ -81,7 +76,7 @@ async fn a_configured_key_is_used_quietly_and_a_missing_one_is_generated_with_a_
     for output in [
         serve(&["--state-key-file", key_file.path()], None).await,
         serve(&[], Some(VALID_KEY)).await,
-        serve_after(&["--config", config.path()], &[], None).await,
+        serve(&["--config", config.path()], None).await,
     ] {
         assert_eq!(output.status.code(), Some(0), "{output:?}");
         assert!(!stderr_of(&output).contains(GENERATED), "{output:?}");

@@ -221,11 +221,11 @@ fn empty_stdin_params_are_a_usage_error() {
 #[test]
 fn a_missing_or_invalid_permission_file_is_a_usage_error() {
     switchboard()
-        .args([
-            "--permissions",
-            "/nonexistent/switchboard-permissions.toml",
-            "tools",
-        ])
+        .args(with(
+            &["call", "core_get_current_user"],
+            &ACME_ADMIN,
+            &["--permissions", "/nonexistent/switchboard-permissions.toml"],
+        ))
         .assert()
         .code(2)
         .stdout(predicate::str::is_empty())
@@ -235,7 +235,7 @@ fn a_missing_or_invalid_permission_file_is_a_usage_error() {
     let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("invalid-permissions.toml");
     std::fs::write(&path, "[roles]\nstaff = [\"roster..x\"]\n").expect("writes the file");
     switchboard()
-        .args(["tools", "--permissions"])
+        .args(["proposals", "--permissions"])
         .arg(&path)
         .assert()
         .code(2)
@@ -255,22 +255,20 @@ fn a_permission_file_replaces_the_built_in_matrix() {
     let path = path.to_str().expect("a UTF-8 path");
     let report = ok_json(&with(
         &[
-            "--permissions",
-            path,
             "call",
             "roster_assign_shift",
             r#"{"shift_id": "acme-2026-11-24-pm", "user_id": "sam"}"#,
         ],
         &ACME_STAFF,
-        &["--json"],
+        &["--json", "--permissions", path],
     ));
     assert_eq!(report["result"]["assignee"], "sam");
     // `admin` is not in this file, so it grants nothing.
     refused(
         &with(
-            &["--permissions", path, "call", "core_get_current_user"],
+            &["call", "core_get_current_user"],
             &ACME_ADMIN,
-            &["--json"],
+            &["--json", "--permissions", path],
         ),
         "permission_denied",
     );
