@@ -39,6 +39,18 @@ pub enum NavError {
         /// What is wrong, from the page.
         reason: String,
     },
+    /// The page changed since the caller saw it, so the action was not run.
+    #[error(
+        "the page at {url:?} changed since you saw it ({} changed): navigate to it again, \
+         check its current state, then act",
+        .changed.iter().map(|field| format!("`{field}`")).collect::<Vec<_>>().join(", ")
+    )]
+    Stale {
+        /// The URL.
+        url: String,
+        /// The top-level fields of the page's data that changed.
+        changed: Vec<String>,
+    },
     /// A call the page or the action made was refused or failed; audited by the registry.
     #[error(transparent)]
     Invoke(#[from] InvokeError),
@@ -61,13 +73,14 @@ fn nearest_hint(nearest: &[String]) -> String {
 
 impl NavError {
     /// The stable snake_case kind: the registry's kinds for refused calls, plus `bad_url`,
-    /// `no_such_page`, `not_found` and `invalid_params`.
+    /// `no_such_page`, `not_found`, `invalid_params` and `page_changed`.
     pub fn kind(&self) -> &'static str {
         match self {
             NavError::BadUrl { .. } => "bad_url",
             NavError::NoSuchPage { .. } => "no_such_page",
             NavError::NotFound { .. } => "not_found",
             NavError::InvalidParams { .. } => "invalid_params",
+            NavError::Stale { .. } => "page_changed",
             NavError::Invoke(error) => error.kind().as_str(),
         }
     }

@@ -16,6 +16,7 @@
 mod error;
 mod navigator;
 mod url;
+mod version;
 mod view;
 
 pub use error::NavError;

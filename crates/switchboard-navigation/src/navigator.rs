@@ -23,6 +23,7 @@ use tracing::Instrument;
 use crate::{
     error::NavError,
     url::{Route, RouteError, segments, truncated},
+    version::{changed_fields, version_of},
     view::{ActionMode, ActionView, PageView, first_sentence, unbound_params},
 };
 
@@ -178,18 +179,32 @@ impl Navigator {
 
     /// Runs `action` of the page at `url` with `params` (the page binds the rest), for the
     /// caller of `context`, and returns its result and the page to look at next.
+    ///
+    /// With `seen_version` (a [`PageView::version`] the caller was shown), an action on a page
+    /// whose data has changed since is refused with [`NavError::Stale`], naming what changed.
     pub async fn execute_action(
         &self,
         url: &str,
         action: &str,
         params: Value,
+        seen_version: Option<&str>,
         context: &CallContext,
     ) -> Result<ActionOutcome, NavError> {
         let span = tracing::info_span!("execute_action", url = %truncated(url), action);
         async {
             let caller = verify(context)?;
             let (page, loaded) = self.load(url, context, &caller).await?;
-            let offered = self.view(url, page, &loaded, &caller).actions;
+            let view = self.view(url, page, &loaded, &caller);
+            if let Some(seen) = seen_version {
+                let changed = changed_fields(seen, &view.version);
+                if !changed.is_empty() {
+                    return Err(NavError::Stale {
+                        url: truncated(url),
+                        changed,
+                    });
+                }
+            }
+            let offered = view.actions;
             let Some(declared) = loaded.actions.iter().find(|declared| {
                 declared.name == action && offered.iter().any(|view| view.name == action)
             }) else {
@@ -294,6 +309,7 @@ Pages reached from those, by their links:
             route: "/",
             title: "Home",
             content,
+            version: version_of(&Value::Null),
             data: Value::Null,
             actions: Vec::new(),
         }
@@ -355,6 +371,7 @@ Pages reached from those, by their links:
             title: page.entry.spec.title,
             content: loaded.markdown.clone(),
             data: loaded.data.clone(),
+            version: version_of(&loaded.data),
             actions,
         }
     }

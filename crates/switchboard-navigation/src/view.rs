@@ -20,6 +20,10 @@ pub struct PageView {
     pub content: String,
     /// What it loaded, as JSON.
     pub data: Value,
+    /// The version of `data`: pass it back to
+    /// [`Navigator::execute_action`](crate::Navigator::execute_action) to refuse an action on
+    /// a page that changed since.
+    pub version: String,
     /// The actions offered to this caller here, in the page's order.
     pub actions: Vec<ActionView>,
 }

@@ -59,7 +59,7 @@ async fn an_open_shift_offers_claim_and_claiming_takes_it_away() {
     insta::assert_snapshot!("open_shift_for_staff", page.markdown());
 
     let outcome = navigator
-        .execute_action(OPEN_SHIFT, "claim", json!({}), &sam)
+        .execute_action(OPEN_SHIFT, "claim", json!({}), None, &sam)
         .await
         .expect("sam claims the open shift");
     assert_eq!(outcome.tool, "roster_claim_shift");
@@ -74,7 +74,7 @@ async fn an_open_shift_offers_claim_and_claiming_takes_it_away() {
     // A second claim is refused before anything runs, naming what is available, and audited.
     let again = recorrelated(sam.clone());
     let error = navigator
-        .execute_action(OPEN_SHIFT, "claim", json!({}), &again)
+        .execute_action(OPEN_SHIFT, "claim", json!({}), None, &again)
         .await
         .expect_err("the shift is taken");
     let NavError::Invoke(InvokeError::GateRefused { tool, error }) = &error else {
@@ -114,7 +114,13 @@ async fn an_agent_is_offered_changes_as_proposals() {
     );
 
     let outcome = navigator
-        .execute_action(OPEN_SHIFT, "assign", json!({"user_id": "sam"}), &agent)
+        .execute_action(
+            OPEN_SHIFT,
+            "assign",
+            json!({"user_id": "sam"}),
+            None,
+            &agent,
+        )
         .await
         .expect("the agent's assignment becomes a proposal");
     let proposal = outcome.proposal.expect("a proposal");
@@ -158,6 +164,7 @@ async fn bound_parameters_cannot_be_overridden_and_the_refusal_is_audited() {
             OPEN_SHIFT,
             "claim",
             json!({"shift_id": "acme-2026-11-23-am"}),
+            None,
             &sam,
         )
         .await
@@ -177,6 +184,7 @@ async fn bound_parameters_cannot_be_overridden_and_the_refusal_is_audited() {
             OPEN_SHIFT,
             "claim",
             json!({"org_id": "globex"}),
+            None,
             &recorrelated(sam),
         )
         .await
@@ -242,4 +250,38 @@ async fn a_page_read_is_audited_as_the_callers_call() {
     let tools: Vec<&str> = records.iter().map(|record| &*record.tool).collect();
     assert_eq!(tools, ["core_get_current_user"]);
     assert_eq!(records[0].outcome, Outcome::Ok);
+}
+
+#[tokio::test]
+async fn an_action_on_a_page_that_changed_since_is_refused_with_what_changed() {
+    let (_runtime, navigator) = navigator().await;
+    let sam = ctx("acme", "sam", &["staff"], Initiator::Human);
+    let mark = ctx("acme", "mark", &["manager"], Initiator::Human);
+    let seen = navigator
+        .navigate(OPEN_SHIFT, &mark)
+        .await
+        .expect("the shift page");
+    navigator
+        .execute_action(OPEN_SHIFT, "claim", json!({}), Some(&seen.version), &sam)
+        .await
+        .expect("sam claims it first");
+    let error = navigator
+        .execute_action(
+            OPEN_SHIFT,
+            "assign",
+            json!({"user_id": "mark"}),
+            Some(&seen.version),
+            &recorrelated(mark),
+        )
+        .await
+        .expect_err("mark saw the shift open");
+    assert_eq!(error.kind(), "page_changed");
+    let NavError::Stale { changed, .. } = &error else {
+        panic!("expected page_changed, got {error:?}")
+    };
+    assert_eq!(changed, &["assignee"]);
+    assert!(
+        error.to_string().contains("navigate to it again"),
+        "{error}"
+    );
 }
