@@ -72,6 +72,8 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
             "switchboard-approvals",
         ]),
         "switchboard-orchestrator" => Allowed::Only(&["switchboard-core", "switchboard-registry"]),
+        // Pages over the registry: it matches URLs and runs actions through the registry only.
+        "switchboard-navigation" => Allowed::Only(&["switchboard-core", "switchboard-registry"]),
         "switchboard" => Allowed::Only(&[
             "switchboard-core",
             "switchboard-audit",

@@ -10,6 +10,7 @@ mod error;
 mod error_record;
 mod grants;
 mod ids;
+mod page;
 mod policy;
 mod progress;
 pub mod schema;
@@ -29,6 +30,10 @@ pub use grants::{DefaultGrantsEntry, linked_default_grants};
 pub use ids::{
     ActionId, AgentType, CorrelationId, ID_FORMAT, IdempotencyKey, MAX_ID_LEN, OrgId, ProjectId,
     ProposalId, Role, SessionId, ThreadId, UserId, is_valid_id, mint_id,
+};
+pub use page::{
+    Action, AvailableFn, BindFn, LoadFn, LoadedPage, NextFn, Page, PageAction, PageEntry,
+    PageError, PageLoader, PageSpec, ToolInvoker, linked_pages,
 };
 pub use policy::{GateFn, ScopeField, ToolPolicyEntry, linked_policies};
 pub use progress::{Progress, ProgressNotifier, ProgressSink};

@@ -1,11 +1,13 @@
 #![doc = include_str!("../README.md")]
 
 mod directory;
+mod pages;
 #[cfg(test)]
 mod testing;
 mod tools;
 
 pub use directory::{DirectoryState, DirectoryUser};
+pub use pages::{MePage, PeoplePage};
 pub use tools::{
     CurrentUser, GetCurrentUser, ListUsers, UserList, UserSummary, get_current_user, list_users,
 };

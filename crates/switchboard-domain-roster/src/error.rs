@@ -43,6 +43,15 @@ pub enum RosterError {
         user_id: String,
     },
 
+    /// A claim of a shift that someone already works.
+    #[error("shift `{shift_id}` is already taken by `{user_id}`; claim an open shift instead")]
+    ShiftTaken {
+        /// The shift.
+        shift_id: String,
+        /// Its assignee.
+        user_id: String,
+    },
+
     /// The shift's week is locked (its payroll is closed): its shifts may not change.
     #[error(
         "the week of {week_start} is locked (its payroll is closed); its shifts can no longer \
@@ -70,6 +79,7 @@ impl RosterError {
             RosterError::ShiftNotFound { .. } => "shift_not_found",
             RosterError::UnknownMember { .. } => "unknown_member",
             RosterError::AlreadyAssigned { .. } => "already_assigned",
+            RosterError::ShiftTaken { .. } => "shift_taken",
             RosterError::NotAMonday { .. } => "week_start_not_monday",
             RosterError::WeekLocked { .. } => "week_locked",
         }

@@ -10,9 +10,9 @@ use switchboard_core::{ToolContext, ToolError};
 
 use crate::{
     error::RosterError,
-    input::{AssignShiftInput, ClearRosterInput},
+    input::{AssignShiftInput, ClearRosterInput, ShiftIdInput},
     state::RosterState,
-    tools::{AssignShift, ClearRoster},
+    tools::{AssignShift, ClaimShift, ClearRoster},
 };
 
 /// Refuses to assign a shift of a locked week.
@@ -20,10 +20,22 @@ pub async fn assign_week_not_locked(
     ctx: &ToolContext<RosterState>,
     input: &AssignShiftInput,
 ) -> Result<(), ToolError> {
+    shift_week_not_locked(ctx, &input.shift_id)
+}
+
+/// Refuses to claim a shift of a locked week.
+pub async fn claim_week_not_locked(
+    ctx: &ToolContext<RosterState>,
+    input: &ShiftIdInput,
+) -> Result<(), ToolError> {
+    shift_week_not_locked(ctx, &input.shift_id)
+}
+
+fn shift_week_not_locked(ctx: &ToolContext<RosterState>, shift_id: &str) -> Result<(), ToolError> {
     let roster = ctx.state();
     let org_id = &ctx.caller().org_id;
     let locked = roster
-        .find(org_id, &input.shift_id)
+        .find(org_id, shift_id)
         .ok()
         .and_then(|shift| roster.locked_week_of(org_id, shift.date));
     match locked {
@@ -47,6 +59,11 @@ pub async fn clear_week_not_locked(
 switchboard_core::tool_policy! {
     tool: AssignShift,
     gate: assign_week_not_locked,
+}
+
+switchboard_core::tool_policy! {
+    tool: ClaimShift,
+    gate: claim_week_not_locked,
 }
 
 switchboard_core::tool_policy! {

@@ -57,6 +57,15 @@ pub struct AssignShiftInput {
     pub user_id: String,
 }
 
+/// One shift, by id.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, Validate, ToolInput)]
+#[serde(deny_unknown_fields)]
+pub struct ShiftIdInput {
+    /// The shift's id (for example `acme-2026-11-23-am`).
+    #[validate(length(min = 1, max = 64))]
+    pub shift_id: String,
+}
+
 /// The week whose assignments to clear.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, Validate, ToolInput)]
 #[serde(deny_unknown_fields)]

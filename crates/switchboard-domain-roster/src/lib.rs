@@ -5,6 +5,7 @@ mod gates;
 mod input;
 mod model;
 mod output;
+mod pages;
 mod seed;
 mod state;
 #[cfg(test)]
@@ -12,17 +13,22 @@ mod testing;
 mod tools;
 
 pub use error::RosterError;
-pub use gates::{assign_week_not_locked, clear_week_not_locked};
+pub use gates::{assign_week_not_locked, claim_week_not_locked, clear_week_not_locked};
 pub use input::{
     AssignShiftInput, ClearRosterInput, ListShiftsInput, MAX_LIST_DAYS, ProposeShiftSwapInput,
+    ShiftIdInput,
 };
 pub use model::{Member, Shift};
 pub use output::{ClearedRoster, ShiftList, SwapProposal, SwapStatus};
+pub use pages::{
+    MemberData, MemberPage, MemberParams, RosterHome, RosterHomeData, ShiftPage, WeekData,
+    WeekPage, WeekParams,
+};
 pub use seed::{LOCKED_WEEK_START, SEED_WEEK_START};
 pub use state::RosterState;
 pub use tools::{
-    AssignShift, ClearRoster, ListShifts, ProposeShiftSwap, assign_shift, clear_roster,
-    list_shifts, propose_shift_swap,
+    AssignShift, ClaimShift, ClearRoster, GetShift, ListShifts, ProposeShiftSwap, assign_shift,
+    claim_shift, clear_roster, get_shift, list_shifts, propose_shift_swap,
 };
 
 switchboard_core::domain! {

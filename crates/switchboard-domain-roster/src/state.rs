@@ -128,6 +128,23 @@ impl RosterState {
         Ok(shift.clone())
     }
 
+    /// Gives the open shift `shift_id` of `org_id` to its member `user_id` and returns it;
+    /// refuses a shift someone already works.
+    pub fn claim(
+        &mut self,
+        org_id: &OrgId,
+        shift_id: &str,
+        user_id: &str,
+    ) -> Result<Shift, RosterError> {
+        if let Some(current) = &self.find(org_id, shift_id)?.assignee {
+            return Err(RosterError::ShiftTaken {
+                shift_id: shift_id.to_owned(),
+                user_id: current.clone(),
+            });
+        }
+        self.assign(org_id, shift_id, user_id)
+    }
+
     /// Unassigns every shift of `org_id` in the week starting Monday `week_start` and returns
     /// how many had an assignee. Other organisations are untouched.
     pub fn clear_week(&mut self, org_id: &OrgId, week_start: Date) -> Result<usize, RosterError> {

@@ -10,7 +10,9 @@ use switchboard_core::{ToolContext, ToolError, tool};
 
 use crate::{
     error::RosterError,
-    input::{AssignShiftInput, ClearRosterInput, ListShiftsInput, ProposeShiftSwapInput},
+    input::{
+        AssignShiftInput, ClearRosterInput, ListShiftsInput, ProposeShiftSwapInput, ShiftIdInput,
+    },
     model::{Member, Shift},
     output::{ClearedRoster, ShiftList, SwapProposal, SwapStatus},
     state::RosterState,
@@ -97,6 +99,48 @@ pub async fn assign_shift(
     let AssignShiftInput { shift_id, user_id } = input;
     let shift = ctx
         .write(move |roster| roster.assign(&org_id, &shift_id, &user_id))
+        .await??;
+    Ok(shift)
+}
+
+/// Shows one of your organisation's shifts: its day, hours, position and who works it.
+#[tool(
+    name = "roster_get_shift",
+    title = "Show a shift",
+    domain = crate::Roster,
+    category = read,
+    permission = "roster.shifts.read",
+    intents = ["show|get shift {shift_id}"]
+)]
+pub async fn get_shift(
+    ctx: &ToolContext<RosterState>,
+    input: ShiftIdInput,
+) -> Result<Shift, ToolError> {
+    Ok(ctx
+        .state()
+        .find(&ctx.caller().org_id, &input.shift_id)?
+        .clone())
+}
+
+/// Takes an open shift of your organisation for yourself, and returns it. A shift someone
+/// already works cannot be claimed.
+#[tool(
+    name = "roster_claim_shift",
+    title = "Claim an open shift",
+    domain = crate::Roster,
+    category = execute,
+    permission = "roster.shifts.claim",
+    intents = ["claim|take shift {shift_id}"]
+)]
+pub async fn claim_shift(
+    ctx: &ToolContext<RosterState>,
+    input: ShiftIdInput,
+) -> Result<Shift, ToolError> {
+    let org_id = ctx.caller().org_id.clone();
+    let user_id = ctx.caller().user_id.to_string();
+    let shift_id = input.shift_id;
+    let shift = ctx
+        .write(move |roster| roster.claim(&org_id, &shift_id, &user_id))
         .await??;
     Ok(shift)
 }

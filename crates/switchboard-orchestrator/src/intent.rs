@@ -314,11 +314,14 @@ impl IntentTable {
             .filter(|&(score, _)| score >= MIN_SIMILARITY)
             .collect();
         scored.sort_by(|left, right| right.0.total_cmp(&left.0).then(left.1.cmp(&right.1)));
-        let closest = scored
-            .into_iter()
-            .take(MAX_CLOSEST)
-            .map(|(score, index)| ClosestIntent::new(&self.entries[index], score))
-            .collect();
+        // One suggestion per tool: its closest intent.
+        let mut closest: Vec<ClosestIntent> = Vec::new();
+        for (score, index) in scored {
+            let entry = &self.entries[index];
+            if closest.len() < MAX_CLOSEST && !closest.iter().any(|c| c.tool == entry.tool) {
+                closest.push(ClosestIntent::new(entry, score));
+            }
+        }
         (closest, false)
     }
 

@@ -91,6 +91,44 @@ impl ToolRegistry {
             .and_then(direct_output)
     }
 
+    /// Audits a call of `name` that a layer above the registry refused before invoking it (a
+    /// page action that is not available where it was asked for), exactly as a refusal at any
+    /// step of the call path is audited, and returns `error` (or `audit_failed` when the
+    /// record cannot be written).
+    pub async fn record_refusal(
+        &self,
+        name: &str,
+        params: &Value,
+        context: &CallContext,
+        error: InvokeError,
+    ) -> InvokeError {
+        let shared = self.shared();
+        let table = shared.table.load();
+        let draft = match AuditDraft::open(
+            &shared.audit,
+            name,
+            table.get(name),
+            context,
+            switchboard_audit::digest_json(params),
+        )
+        .await
+        {
+            Ok(draft) => draft,
+            Err(audit_error) => return audit_failed(name, &audit_error),
+        };
+        let outcome = Outcome::Error(error.kind());
+        let acknowledged = draft.close(outcome, None).acknowledged().await;
+        finish::<()>(acknowledged, name, Err(error))
+            .err()
+            .unwrap_or_else(|| {
+                // `finish` passes an error through or replaces it; it never makes a success.
+                InvokeError::AuditFailed {
+                    tool: switchboard_audit::clamp_tool_name(name).to_owned(),
+                    reason: "the refusal's record was not acknowledged".to_owned(),
+                }
+            })
+    }
+
     /// Calls a linked tool with its typed input, as Rust services do. No JSON is parsed or
     /// produced; the checks, timeout, bulkhead and audit are the same as for [`invoke`].
     ///
@@ -467,4 +505,16 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .map(|text| (*text).to_owned())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a non-string panic payload".to_owned())
+}
+
+/// Pages load through the registry: every read they make is checked and audited as a call.
+impl switchboard_core::ToolInvoker for ToolRegistry {
+    fn invoke<'a>(
+        &'a self,
+        tool: &'a str,
+        params: Value,
+        context: &'a CallContext,
+    ) -> switchboard_core::BoxFuture<'a, Result<Value, InvokeError>> {
+        Box::pin(ToolRegistry::invoke(self, tool, params, context))
+    }
 }

@@ -5,7 +5,8 @@
 //! question, so tools are ranked with BM25 (the `bm25` crate, with English stemming and stop
 //! words) over one document per tool: its intents, title and description. Before ranking, a
 //! short table adds the word a question implies ("what", "show" → "list"; "who" → "user"), so
-//! a question about shifts finds the tool that lists them.
+//! a question about shifts finds the tool that lists them. The implied words only rank: a tool
+//! qualifies as a suggestion by sharing a word the person actually wrote.
 //!
 //! An utterance of stop words only ("who am") shares no ranked words with any tool; those fall
 //! back to edit distance against each intent's example, so a near miss still gets a hint.
@@ -68,12 +69,21 @@ impl Ranker {
                 query.push_str(implied);
             }
         }
+        // Implied words rank, but only what was said qualifies: a tool that shares no word
+        // the person wrote is not a suggestion, however well it matches "list".
+        let qualified: Vec<u32> = self
+            .engine
+            .search(normalized_utterance, None)
+            .into_iter()
+            .filter(|result| result.score > 0.0)
+            .map(|result| result.document.id)
+            .collect();
         let mut results: Vec<(f64, usize)> = self
             .engine
             .search(&query, None)
             .into_iter()
+            .filter(|result| result.score > 0.0 && qualified.contains(&result.document.id))
             .map(|result| (f64::from(result.score), result.document.id as usize))
-            .filter(|&(score, _)| score > 0.0)
             .collect();
         // Best first; equal scores in declaration order, so the answer is deterministic.
         results.sort_by(|left, right| right.0.total_cmp(&left.0).then(left.1.cmp(&right.1)));

@@ -1,0 +1,105 @@
+//! Why a page could not be shown or an action could not run.
+
+use switchboard_core::{InvokeError, PageError};
+
+/// Why `navigate` or `execute_action` did not succeed. Each message says what to do.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NavError {
+    /// The URL is not one a page could have (not a path, `..`, `//`, too long, ...).
+    #[error("the URL {url:?} is refused: {reason}")]
+    BadUrl {
+        /// The URL, cut to a readable length.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// No page's route matches the URL.
+    #[error("no page is at {url:?}{}", nearest_hint(.nearest))]
+    NoSuchPage {
+        /// The URL.
+        url: String,
+        /// The routes closest to it, best first.
+        nearest: Vec<String>,
+    },
+    /// The page's resource does not exist for this caller (in another organisation, it does
+    /// not exist either).
+    #[error("no page is at {url:?}: {what} does not exist")]
+    NotFound {
+        /// The URL.
+        url: String,
+        /// What was missing.
+        what: String,
+    },
+    /// The URL matched a route, but a parameter is not valid for it.
+    #[error("the URL {url:?} does not name a valid page: {reason}")]
+    InvalidParams {
+        /// The URL.
+        url: String,
+        /// What is wrong, from the page.
+        reason: String,
+    },
+    /// The page changed since the caller saw it, so the action was not run.
+    #[error(
+        "the page at {url:?} changed since you saw it ({} changed): navigate to it again, \
+         check its current state, then act",
+        .changed.iter().map(|field| format!("`{field}`")).collect::<Vec<_>>().join(", ")
+    )]
+    Stale {
+        /// The URL.
+        url: String,
+        /// The top-level fields of the page's data that changed.
+        changed: Vec<String>,
+    },
+    /// A call the page or the action made was refused or failed; audited by the registry.
+    #[error(transparent)]
+    Invoke(#[from] InvokeError),
+}
+
+fn nearest_hint(nearest: &[String]) -> String {
+    if nearest.is_empty() {
+        "; start at `/`, which lists the pages you can reach".to_owned()
+    } else {
+        format!(
+            "; the nearest pages are {}, and `/` lists the pages you can reach",
+            nearest
+                .iter()
+                .map(|route| format!("`{route}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
+}
+
+impl NavError {
+    /// The stable snake_case kind: the registry's kinds for refused calls, plus `bad_url`,
+    /// `no_such_page`, `not_found`, `invalid_params` and `page_changed`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            NavError::BadUrl { .. } => "bad_url",
+            NavError::NoSuchPage { .. } => "no_such_page",
+            NavError::NotFound { .. } => "not_found",
+            NavError::InvalidParams { .. } => "invalid_params",
+            NavError::Stale { .. } => "page_changed",
+            NavError::Invoke(error) => error.kind().as_str(),
+        }
+    }
+
+    pub(crate) fn from_page(url: &str, error: PageError) -> Self {
+        match error {
+            PageError::NotFound { what } => NavError::NotFound {
+                url: url.to_owned(),
+                what,
+            },
+            PageError::InvalidParams { .. } => NavError::InvalidParams {
+                url: url.to_owned(),
+                reason: error.to_string(),
+            },
+            PageError::Invoke(error) => NavError::Invoke(error),
+            other => NavError::InvalidParams {
+                url: url.to_owned(),
+                reason: other.to_string(),
+            },
+        }
+    }
+}

@@ -1,0 +1,478 @@
+//! The navigator: `navigate(url)` and `execute_action(url, action, params)` over the registry.
+//!
+//! Both are stateless: every call resolves the URL, loads the page for the caller through
+//! read tools, and decides what is offered from the caller's roles, the tool's category and
+//! the page's availability predicates at that moment. The listing is advice; the execution is
+//! the check. An action runs through [`ToolRegistry::invoke`] (or, for an agent's change,
+//! [`ToolRegistry::propose`]) with the URL-bound parameters merged in, so every check and the
+//! audit record are the registry's, and a refusal before the call (an action not offered here,
+//! a bound parameter the caller tried to set) is audited through
+//! [`ToolRegistry::record_refusal`].
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use switchboard_core::{
+    CallContext, Caller, Category, FieldError, Initiator, InvokeError, LoadedPage, PageEntry,
+    ToolError, linked_pages,
+};
+use switchboard_registry::{Proposal, ToolRegistry};
+use tracing::Instrument;
+
+use crate::{
+    error::NavError,
+    url::{Route, RouteError, segments, truncated},
+    version::{changed_fields, version_of},
+    view::{ActionMode, ActionView, PageView, first_sentence, unbound_params},
+};
+
+/// How many of the nearest routes an unknown URL's error names.
+const MAX_NEAREST: usize = 3;
+
+/// Why the navigator did not start: a page declaration that cannot work.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NavigatorError {
+    /// A route does not parse.
+    #[error("{0}")]
+    BadRoute(#[from] RouteError),
+    /// Two pages declare the same route.
+    #[error("two pages declare the route `{route}` ({first} and {second}): remove one")]
+    DuplicateRoute {
+        /// The route.
+        route: String,
+        /// Where the first is declared.
+        first: String,
+        /// Where the second is declared.
+        second: String,
+    },
+    /// A page's action names a tool the registry does not have.
+    #[error(
+        "the page `{route}` offers the action `{action}` through the tool `{tool}`, which is \
+         not registered: link the tool's domain or remove the action"
+    )]
+    UnknownActionTool {
+        /// The page's route.
+        route: String,
+        /// The action.
+        action: String,
+        /// The missing tool.
+        tool: String,
+    },
+}
+
+/// One routable page.
+struct RoutedPage {
+    route: Route,
+    entry: &'static PageEntry,
+}
+
+/// Serves pages and runs their actions for callers. Cheap to clone.
+#[derive(Clone)]
+pub struct Navigator {
+    registry: ToolRegistry,
+    pages: Arc<Vec<RoutedPage>>,
+}
+
+impl std::fmt::Debug for Navigator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Navigator")
+            .field("routes", &self.routes().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What running an action gave.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ActionOutcome {
+    /// The action that ran.
+    pub action: &'static str,
+    /// The tool it ran.
+    pub tool: &'static str,
+    /// The tool's output, or for an agent's change the stored proposal.
+    pub result: Value,
+    /// The proposal, when the action became one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proposal: Option<Proposal>,
+    /// Where to look next: a changed or created resource, or the same page.
+    pub next_url: String,
+    /// That page, with its actions, loaded after the action.
+    pub next: PageView,
+}
+
+impl Navigator {
+    /// A navigator over every page linked into the binary, checked against `registry`'s tools.
+    pub fn new(registry: ToolRegistry) -> Result<Self, NavigatorError> {
+        Self::with_pages(registry, linked_pages())
+    }
+
+    /// A navigator over `entries` only.
+    pub fn with_pages(
+        registry: ToolRegistry,
+        entries: impl IntoIterator<Item = &'static PageEntry>,
+    ) -> Result<Self, NavigatorError> {
+        let mut pages: Vec<RoutedPage> = Vec::new();
+        for entry in entries {
+            let route = Route::parse(entry.spec.route)?;
+            if let Some(existing) = pages.iter().find(|page| page.route == route) {
+                return Err(NavigatorError::DuplicateRoute {
+                    route: entry.spec.route.to_owned(),
+                    first: existing.entry.spec.location.to_string(),
+                    second: entry.spec.location.to_string(),
+                });
+            }
+            for (action, tool) in (entry.actions)() {
+                if registry.find(tool).is_none() {
+                    return Err(NavigatorError::UnknownActionTool {
+                        route: entry.spec.route.to_owned(),
+                        action: action.to_owned(),
+                        tool: tool.to_owned(),
+                    });
+                }
+            }
+            pages.push(RoutedPage { route, entry });
+        }
+        // More literal segments first: `/roster/weeks/current` before `/roster/weeks/{monday}`.
+        pages.sort_by(|left, right| {
+            right
+                .route
+                .literal_count()
+                .cmp(&left.route.literal_count())
+                .then(left.route.as_str().cmp(right.route.as_str()))
+        });
+        Ok(Self {
+            registry,
+            pages: Arc::new(pages),
+        })
+    }
+
+    /// Every route, most specific first.
+    pub fn routes(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.pages.iter().map(|page| page.route.as_str())
+    }
+
+    /// Every page's declaration, most specific route first.
+    pub fn pages(&self) -> impl Iterator<Item = &'static PageEntry> + '_ {
+        self.pages.iter().map(|page| page.entry)
+    }
+
+    /// The registry actions run through.
+    pub fn registry(&self) -> &ToolRegistry {
+        &self.registry
+    }
+
+    /// The page at `url` for the caller of `context`, with the actions offered to them.
+    pub async fn navigate(&self, url: &str, context: &CallContext) -> Result<PageView, NavError> {
+        let span = tracing::info_span!("navigate", url = %truncated(url));
+        async {
+            let caller = verify(context)?;
+            if self.is_home(url)? {
+                return Ok(self.home(url));
+            }
+            let (page, loaded) = self.load(url, context, &caller).await?;
+            Ok(self.view(url, page, &loaded, &caller))
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// Runs `action` of the page at `url` with `params` (the page binds the rest), for the
+    /// caller of `context`, and returns its result and the page to look at next.
+    ///
+    /// With `seen_version` (a [`PageView::version`] the caller was shown), an action on a page
+    /// whose data has changed since is refused with [`NavError::Stale`], naming what changed.
+    pub async fn execute_action(
+        &self,
+        url: &str,
+        action: &str,
+        params: Value,
+        seen_version: Option<&str>,
+        context: &CallContext,
+    ) -> Result<ActionOutcome, NavError> {
+        let span = tracing::info_span!("execute_action", url = %truncated(url), action);
+        async {
+            let caller = verify(context)?;
+            let (page, loaded) = self.load(url, context, &caller).await?;
+            let view = self.view(url, page, &loaded, &caller);
+            if let Some(seen) = seen_version {
+                let changed = changed_fields(seen, &view.version);
+                if !changed.is_empty() {
+                    return Err(NavError::Stale {
+                        url: truncated(url),
+                        changed,
+                    });
+                }
+            }
+            let offered = view.actions;
+            let Some(declared) = loaded.actions.iter().find(|declared| {
+                declared.name == action && offered.iter().any(|view| view.name == action)
+            }) else {
+                let tool = loaded
+                    .actions
+                    .iter()
+                    .find(|declared| declared.name == action)
+                    .map_or(action, |declared| declared.tool);
+                let refusal = unavailable(tool, action, url, &offered);
+                return Err(self
+                    .registry
+                    .record_refusal(tool, &params, context, refusal)
+                    .await
+                    .into());
+            };
+            let merged = match merge(&params, &declared.bound) {
+                Ok(merged) => merged,
+                Err(errors) => {
+                    let refusal = InvokeError::InvalidInput {
+                        tool: declared.tool.to_owned(),
+                        errors,
+                    };
+                    return Err(self
+                        .registry
+                        .record_refusal(declared.tool, &params, context, refusal)
+                        .await
+                        .into());
+                }
+            };
+            let mode = mode_for(declared.category, &caller);
+            let (result, proposal) = if mode == Some(ActionMode::Propose) {
+                let proposal = self
+                    .registry
+                    .propose(declared.tool, Value::Object(merged), context, None)
+                    .await?;
+                let json = serde_json::to_value(&proposal).unwrap_or(Value::Null);
+                (json, Some(proposal))
+            } else {
+                let output = self
+                    .registry
+                    .invoke(declared.tool, Value::Object(merged), context)
+                    .await?;
+                (output, None)
+            };
+            let next_url = declared.next_url(&result).unwrap_or_else(|| url.to_owned());
+            let next = self.navigate(&next_url, context).await?;
+            Ok(ActionOutcome {
+                action: declared.name,
+                tool: declared.tool,
+                result,
+                proposal,
+                next_url,
+                next,
+            })
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// Whether `url` is `/` and no page declares that route: the built-in home page then.
+    fn is_home(&self, url: &str) -> Result<bool, NavError> {
+        Ok(segments(url)?.is_empty() && !self.routes().any(|route| route == "/"))
+    }
+
+    /// The built-in home page: every page without parameters, and the routes of the others.
+    fn home(&self, url: &str) -> PageView {
+        let mut content = String::from(
+            "Pages you can open:
+
+",
+        );
+        let (fixed, parameterised): (Vec<_>, Vec<_>) = self
+            .pages
+            .iter()
+            .partition(|page| page.route.params().next().is_none());
+        for page in fixed {
+            let spec = &page.entry.spec;
+            content.push_str(&format!(
+                "- [{}]({}): {}
+",
+                spec.title, spec.route, spec.description
+            ));
+        }
+        if !parameterised.is_empty() {
+            content.push_str(
+                "
+Pages reached from those, by their links:
+
+",
+            );
+            for page in parameterised {
+                let spec = &page.entry.spec;
+                content.push_str(&format!(
+                    "- `{}`: {}
+",
+                    spec.route, spec.description
+                ));
+            }
+        }
+        PageView {
+            url: url.to_owned(),
+            route: "/",
+            title: "Home",
+            content,
+            version: version_of(&Value::Null),
+            data: Value::Null,
+            actions: Vec::new(),
+        }
+    }
+
+    /// Finds the page for `url` and loads it for `caller`.
+    async fn load(
+        &self,
+        url: &str,
+        context: &CallContext,
+        caller: &Caller,
+    ) -> Result<(&RoutedPage, LoadedPage), NavError> {
+        let segments = segments(url)?;
+        let Some((page, params)) = self
+            .pages
+            .iter()
+            .find_map(|page| page.route.matches(&segments).map(|params| (page, params)))
+        else {
+            return Err(NavError::NoSuchPage {
+                url: truncated(url),
+                nearest: self.nearest(url),
+            });
+        };
+        let invoker: &dyn switchboard_core::ToolInvoker = &self.registry;
+        let loaded = (page.entry.load)(invoker, context, caller, &params)
+            .await
+            .map_err(|error| NavError::from_page(&truncated(url), error))?;
+        Ok((page, loaded))
+    }
+
+    /// The caller's view of a loaded page: the actions their roles, their kind and the page's
+    /// state allow.
+    fn view(&self, url: &str, page: &RoutedPage, loaded: &LoadedPage, caller: &Caller) -> PageView {
+        let actions = loaded
+            .actions
+            .iter()
+            .filter(|action| action.available)
+            .filter(|action| {
+                self.registry
+                    .permissions()
+                    .allows(&caller.roles, action.permission)
+            })
+            .filter_map(|action| {
+                let mode = mode_for(action.category, caller)?;
+                let tool = self.registry.find(action.tool)?;
+                Some(ActionView {
+                    name: action.name,
+                    tool: action.tool.to_owned(),
+                    description: first_sentence(&tool.description),
+                    category: action.category,
+                    mode,
+                    params: unbound_params(&tool.input_schema, &action.bound),
+                })
+            })
+            .collect();
+        PageView {
+            url: url.to_owned(),
+            route: page.route.as_str(),
+            title: page.entry.spec.title,
+            content: loaded.markdown.clone(),
+            data: loaded.data.clone(),
+            version: version_of(&loaded.data),
+            actions,
+        }
+    }
+
+    /// The routes closest to `url`, by edit distance, best first.
+    fn nearest(&self, url: &str) -> Vec<String> {
+        let path = url.split(['?', '#']).next().unwrap_or_default();
+        let mut scored: Vec<(f64, &str)> = self
+            .routes()
+            .map(|route| (strsim::normalized_levenshtein(path, route), route))
+            .filter(|(score, _)| *score > 0.3)
+            .collect();
+        scored.sort_by(|left, right| right.0.total_cmp(&left.0).then(left.1.cmp(right.1)));
+        scored
+            .into_iter()
+            .take(MAX_NEAREST)
+            .map(|(_, route)| route.to_owned())
+            .collect()
+    }
+}
+
+/// The checked caller of `context`, or `missing_context`.
+fn verify(context: &CallContext) -> Result<Caller, NavError> {
+    context
+        .verify()
+        .map_err(|fields| NavError::Invoke(InvokeError::MissingContext { fields }))
+}
+
+/// How an action of `category` runs for `caller`, or `None` when it is not offered to them.
+fn mode_for(category: Category, caller: &Caller) -> Option<ActionMode> {
+    match (category, caller.initiator) {
+        (Category::Read | Category::Propose, _) => Some(ActionMode::Run),
+        (Category::Execute, Initiator::Human) => Some(ActionMode::Run),
+        (Category::Restricted, Initiator::Human) => Some(ActionMode::Confirm),
+        // An agent alone never changes data: it proposes, and a person approves. Restricted
+        // changes are only ever a person's.
+        (Category::Execute, Initiator::Agent) => Some(ActionMode::Propose),
+        (Category::Restricted, Initiator::Agent) => None,
+    }
+}
+
+/// The caller's params with the page's bound ones added; a caller's attempt to set a bound
+/// parameter is refused, not overridden.
+fn merge(
+    params: &Value,
+    bound: &Map<String, Value>,
+) -> Result<Map<String, Value>, Vec<FieldError>> {
+    let mut merged = match params {
+        Value::Object(map) => map.clone(),
+        Value::Null => Map::new(),
+        _ => {
+            return Err(vec![FieldError::new(
+                "",
+                "params must be a JSON object of the action's remaining parameters",
+            )]);
+        }
+    };
+    let overridden: Vec<FieldError> = bound
+        .keys()
+        .filter(|name| merged.contains_key(*name))
+        .map(|name| {
+            FieldError::new(
+                format!("/{name}"),
+                "is set by the page's URL and cannot be given; leave it out",
+            )
+        })
+        .collect();
+    if !overridden.is_empty() {
+        return Err(overridden);
+    }
+    merged.extend(
+        bound
+            .iter()
+            .map(|(name, value)| (name.clone(), value.clone())),
+    );
+    Ok(merged)
+}
+
+/// The refusal of an action that is not offered at `url`, naming those that are.
+fn unavailable(tool: &str, action: &str, url: &str, offered: &[ActionView]) -> InvokeError {
+    let available = if offered.is_empty() {
+        "none is available to you there".to_owned()
+    } else {
+        format!(
+            "available there: {}",
+            offered
+                .iter()
+                .map(|view| format!("`{}`", view.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    InvokeError::GateRefused {
+        tool: tool.to_owned(),
+        error: ToolError::new(
+            "action_unavailable",
+            format!(
+                "the action `{action}` is not available at `{}` for you now; {available}; \
+                 navigate to the page again to see its current state",
+                truncated(url)
+            ),
+        ),
+    }
+}

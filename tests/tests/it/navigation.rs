@@ -1,0 +1,287 @@
+//! Navigation over the sample domains: pages at URLs, the actions each caller is offered
+//! there, and actions run through the registry with the URL's parameters bound.
+//!
+//! The seeded week (Monday 2026-11-23) has open shifts: Tuesday's evening shift
+//! `acme-2026-11-24-pm` is one. `sam` is staff in acme, `mark` its manager, `gina` globex's
+//! admin.
+
+use serde_json::json;
+use switchboard::{ErrorKind, Initiator, InvokeError, audit::Outcome};
+use switchboard_integration_tests::{audit_records, boot, ctx, recorrelated};
+use switchboard_navigation::{ActionMode, NavError, Navigator, PageView};
+
+const OPEN_SHIFT: &str = "/roster/shifts/acme-2026-11-24-pm";
+
+async fn navigator() -> (switchboard::Switchboard, Navigator) {
+    let runtime = boot().await;
+    let navigator = Navigator::new(runtime.registry.clone()).expect("the sample pages are valid");
+    (runtime, navigator)
+}
+
+fn action_names(page: &PageView) -> Vec<&str> {
+    page.actions.iter().map(|action| action.name).collect()
+}
+
+#[tokio::test]
+async fn home_lists_the_pages_without_parameters() {
+    let (_runtime, navigator) = navigator().await;
+    let sam = ctx("acme", "sam", &["staff"], Initiator::Human);
+    let home = navigator.navigate("/", &sam).await.expect("home");
+    for link in ["(/me)", "(/people)", "(/roster)"] {
+        assert!(home.content.contains(link), "{link} in {}", home.content);
+    }
+    assert!(home.content.contains("`/roster/shifts/{shift_id}`"));
+    assert!(home.markdown().starts_with("# Home\n"));
+}
+
+#[tokio::test]
+async fn an_open_shift_offers_claim_and_claiming_takes_it_away() {
+    let (runtime, navigator) = navigator().await;
+    let sam = ctx("acme", "sam", &["staff"], Initiator::Human);
+
+    let page = navigator
+        .navigate(OPEN_SHIFT, &sam)
+        .await
+        .expect("the shift page");
+    assert_eq!(page.route, "/roster/shifts/{shift_id}");
+    assert_eq!(
+        action_names(&page),
+        ["claim"],
+        "staff may claim, not assign"
+    );
+    let claim = &page.actions[0];
+    assert_eq!(claim.mode, ActionMode::Run);
+    assert!(
+        claim.params.is_empty(),
+        "the URL binds the shift: {claim:?}"
+    );
+    assert!(page.content.contains("nobody: the shift is open"));
+    insta::assert_snapshot!("open_shift_for_staff", page.markdown());
+
+    let outcome = navigator
+        .execute_action(OPEN_SHIFT, "claim", json!({}), None, &sam)
+        .await
+        .expect("sam claims the open shift");
+    assert_eq!(outcome.tool, "roster_claim_shift");
+    assert_eq!(outcome.result["assignee"], "sam");
+    assert_eq!(outcome.next_url, OPEN_SHIFT);
+    assert_eq!(
+        action_names(&outcome.next),
+        ["propose_swap"],
+        "claim is gone"
+    );
+
+    // A second claim is refused before anything runs, naming what is available, and audited.
+    let again = recorrelated(sam.clone());
+    let error = navigator
+        .execute_action(OPEN_SHIFT, "claim", json!({}), None, &again)
+        .await
+        .expect_err("the shift is taken");
+    let NavError::Invoke(InvokeError::GateRefused { tool, error }) = &error else {
+        panic!("expected action_unavailable, got {error:?}")
+    };
+    assert_eq!(tool, "roster_claim_shift");
+    assert_eq!(error.code(), "action_unavailable");
+    assert!(error.message().contains("`propose_swap`"), "{error}");
+    let records = audit_records(&runtime.registry, &again).await;
+    let last = records.last().expect("the refusal is audited");
+    assert_eq!(&*last.tool, "roster_claim_shift");
+    assert_eq!(last.outcome, Outcome::Error(ErrorKind::GateRefused));
+}
+
+#[tokio::test]
+async fn an_agent_is_offered_changes_as_proposals() {
+    let (_runtime, navigator) = navigator().await;
+    let agent = ctx("acme", "mark", &["manager"], Initiator::Agent);
+    let page = navigator
+        .navigate(OPEN_SHIFT, &agent)
+        .await
+        .expect("the shift page");
+    assert_eq!(action_names(&page), ["claim", "assign"]);
+    assert!(
+        page.actions
+            .iter()
+            .all(|action| action.mode == ActionMode::Propose)
+    );
+    let assign = &page.actions[1];
+    assert_eq!(
+        assign
+            .params
+            .iter()
+            .map(|param| param.name.as_str())
+            .collect::<Vec<_>>(),
+        ["user_id"]
+    );
+
+    let outcome = navigator
+        .execute_action(
+            OPEN_SHIFT,
+            "assign",
+            json!({"user_id": "sam"}),
+            None,
+            &agent,
+        )
+        .await
+        .expect("the agent's assignment becomes a proposal");
+    let proposal = outcome.proposal.expect("a proposal");
+    assert_eq!(&*proposal.tool, "roster_assign_shift");
+    assert_eq!(proposal.params["shift_id"], "acme-2026-11-24-pm");
+    // Nothing changed yet: the shift is still open.
+    assert!(outcome.next.content.contains("nobody: the shift is open"));
+}
+
+#[tokio::test]
+async fn a_restricted_action_needs_a_confirming_person() {
+    let (_runtime, navigator) = navigator().await;
+    let admin = ctx("acme", "alice", &["admin"], Initiator::Human);
+    let week = navigator
+        .navigate("/roster/weeks/2026-11-23", &admin)
+        .await
+        .expect("the seeded week");
+    assert_eq!(action_names(&week), ["clear_week"]);
+    assert_eq!(week.actions[0].mode, ActionMode::Confirm);
+    assert!(
+        week.content
+            .contains("[acme-2026-11-24-pm](/roster/shifts/acme-2026-11-24-pm)")
+    );
+    let agent = ctx("acme", "alice", &["admin"], Initiator::Agent);
+    let week = navigator
+        .navigate("/roster/weeks/2026-11-23", &agent)
+        .await
+        .expect("week");
+    assert!(
+        action_names(&week).is_empty(),
+        "an agent never gets a restricted action"
+    );
+}
+
+#[tokio::test]
+async fn bound_parameters_cannot_be_overridden_and_the_refusal_is_audited() {
+    let (runtime, navigator) = navigator().await;
+    let sam = ctx("acme", "sam", &["staff"], Initiator::Human);
+    let error = navigator
+        .execute_action(
+            OPEN_SHIFT,
+            "claim",
+            json!({"shift_id": "acme-2026-11-23-am"}),
+            None,
+            &sam,
+        )
+        .await
+        .expect_err("the URL binds the shift");
+    let NavError::Invoke(InvokeError::InvalidInput { errors, .. }) = &error else {
+        panic!("expected invalid_input, got {error:?}")
+    };
+    assert_eq!(errors[0].path, "/shift_id");
+    let records = audit_records(&runtime.registry, &sam).await;
+    assert_eq!(
+        records.last().map(|record| record.outcome),
+        Some(Outcome::Error(ErrorKind::InvalidInput))
+    );
+    // `org_id` is refused as everywhere.
+    let error = navigator
+        .execute_action(
+            OPEN_SHIFT,
+            "claim",
+            json!({"org_id": "globex"}),
+            None,
+            &recorrelated(sam),
+        )
+        .await
+        .expect_err("org_id");
+    assert_eq!(error.kind(), "org_id_not_allowed");
+}
+
+#[tokio::test]
+async fn another_organisations_shift_is_not_found() {
+    let (_runtime, navigator) = navigator().await;
+    let gina = ctx("globex", "gina", &["admin"], Initiator::Human);
+    let error = navigator
+        .navigate(OPEN_SHIFT, &gina)
+        .await
+        .expect_err("not globex's");
+    let missing = navigator
+        .navigate("/roster/shifts/globex-no-such-shift", &gina)
+        .await
+        .expect_err("no such shift");
+    assert_eq!(error.kind(), "not_found");
+    assert_eq!(missing.kind(), "not_found");
+    assert!(
+        !error.to_string().contains("acme-2026-11-24-pm is"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn bad_urls_are_refused_with_a_way_forward() {
+    let (_runtime, navigator) = navigator().await;
+    let sam = ctx("acme", "sam", &["staff"], Initiator::Human);
+    for url in ["/roster/../me", "/roster/%2e%2e/me", "//me", "me"] {
+        let error = navigator.navigate(url, &sam).await.expect_err(url);
+        assert_eq!(error.kind(), "bad_url", "{url}: {error}");
+    }
+    let error = navigator
+        .navigate("/roster/shift/acme-2026-11-24-pm", &sam)
+        .await
+        .expect_err("a typo in the route");
+    let NavError::NoSuchPage { nearest, .. } = &error else {
+        panic!("expected no_such_page, got {error:?}")
+    };
+    assert_eq!(nearest[0], "/roster/shifts/{shift_id}", "{error}");
+    let error = navigator
+        .navigate("/roster/weeks/2026-11-24", &sam)
+        .await
+        .expect_err("not a Monday");
+    assert_eq!(error.kind(), "invalid_params");
+    assert!(error.to_string().contains("2026-11-23"), "{error}");
+    let error = navigator
+        .navigate("/roster/weeks/soon", &sam)
+        .await
+        .expect_err("not a date");
+    assert_eq!(error.kind(), "invalid_params");
+}
+
+#[tokio::test]
+async fn a_page_read_is_audited_as_the_callers_call() {
+    let (runtime, navigator) = navigator().await;
+    let sam = ctx("acme", "sam", &["staff"], Initiator::Human);
+    navigator.navigate("/me", &sam).await.expect("me");
+    let records = audit_records(&runtime.registry, &sam).await;
+    let tools: Vec<&str> = records.iter().map(|record| &*record.tool).collect();
+    assert_eq!(tools, ["core_get_current_user"]);
+    assert_eq!(records[0].outcome, Outcome::Ok);
+}
+
+#[tokio::test]
+async fn an_action_on_a_page_that_changed_since_is_refused_with_what_changed() {
+    let (_runtime, navigator) = navigator().await;
+    let sam = ctx("acme", "sam", &["staff"], Initiator::Human);
+    let mark = ctx("acme", "mark", &["manager"], Initiator::Human);
+    let seen = navigator
+        .navigate(OPEN_SHIFT, &mark)
+        .await
+        .expect("the shift page");
+    navigator
+        .execute_action(OPEN_SHIFT, "claim", json!({}), Some(&seen.version), &sam)
+        .await
+        .expect("sam claims it first");
+    let error = navigator
+        .execute_action(
+            OPEN_SHIFT,
+            "assign",
+            json!({"user_id": "mark"}),
+            Some(&seen.version),
+            &recorrelated(mark),
+        )
+        .await
+        .expect_err("mark saw the shift open");
+    assert_eq!(error.kind(), "page_changed");
+    let NavError::Stale { changed, .. } = &error else {
+        panic!("expected page_changed, got {error:?}")
+    };
+    assert_eq!(changed, &["assignee"]);
+    assert!(
+        error.to_string().contains("navigate to it again"),
+        "{error}"
+    );
+}
