@@ -10,7 +10,9 @@ use std::fmt::Write as _;
 use jiff::{ToSpan, Zoned, civil::Date};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use switchboard_core::{Action, NoInput, Page, PageError, PageLoader, PageSpec, SourceLocation};
+use switchboard_core::{
+    Action, Initiator, NoInput, Page, PageError, PageLoader, PageSpec, SourceLocation,
+};
 
 use crate::{
     input::{ListShiftsInput, ShiftIdInput},
@@ -225,9 +227,13 @@ impl Page for ShiftPage {
 
     fn actions() -> Vec<Action<Self>> {
         vec![
+            // A claim takes the shift for whoever runs it, and an approved proposal runs as
+            // its approver: so only a person claims; an agent proposes `assign` instead.
             Self::action::<ClaimShift>("claim")
                 .bind(|params, _| json!({ "shift_id": params.shift_id }))
-                .when(|shift, _| shift.assignee.is_none()),
+                .when(|shift, caller| {
+                    shift.assignee.is_none() && caller.initiator == Initiator::Human
+                }),
             Self::action::<AssignShift>("assign")
                 .bind(|params, _| json!({ "shift_id": params.shift_id }))
                 .when(|shift, _| shift.assignee.is_none()),

@@ -9,7 +9,7 @@
 //! a bound parameter the caller tried to set) is audited through
 //! [`ToolRegistry::record_refusal`].
 
-use std::sync::Arc;
+use std::{fmt::Write as _, sync::Arc};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -22,6 +22,7 @@ use tracing::Instrument;
 
 use crate::{
     error::NavError,
+    proposals::{self, BuiltIn, PROPOSAL_ROUTE, PROPOSALS_ROUTE},
     url::{Route, RouteError, segments, truncated},
     version::{changed_fields, version_of},
     view::{ActionMode, ActionView, PageView, first_sentence, unbound_params},
@@ -89,7 +90,7 @@ pub struct ActionOutcome {
     /// The action that ran.
     pub action: &'static str,
     /// The tool it ran.
-    pub tool: &'static str,
+    pub tool: String,
     /// The tool's output, or for an agent's change the stored proposal.
     pub result: Value,
     /// The proposal, when the action became one.
@@ -147,9 +148,12 @@ impl Navigator {
         })
     }
 
-    /// Every route, most specific first.
+    /// Every route, most specific first, then the built-in proposal pages.
     pub fn routes(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.pages.iter().map(|page| page.route.as_str())
+        self.pages
+            .iter()
+            .map(|page| page.route.as_str())
+            .chain([PROPOSALS_ROUTE, PROPOSAL_ROUTE])
     }
 
     /// Every page's declaration, most specific route first.
@@ -169,6 +173,13 @@ impl Navigator {
             let caller = verify(context)?;
             if self.is_home(url)? {
                 return Ok(self.home(url));
+            }
+            match BuiltIn::matching(&segments(url)?) {
+                Some(BuiltIn::List) => return proposals::list(&self.registry, url, context).await,
+                Some(BuiltIn::One(id)) => {
+                    return proposals::one(&self.registry, url, &id, context, &caller).await;
+                }
+                None => {}
             }
             let (page, loaded) = self.load(url, context, &caller).await?;
             Ok(self.view(url, page, &loaded, &caller))
@@ -193,6 +204,24 @@ impl Navigator {
         let span = tracing::info_span!("execute_action", url = %truncated(url), action);
         async {
             let caller = verify(context)?;
+            if let Some(BuiltIn::One(id)) = BuiltIn::matching(&segments(url)?) {
+                let (tool, result, proposal) =
+                    proposals::decide(&self.registry, url, &id, action, &params, context, &caller)
+                        .await?;
+                let next = self.navigate(url, context).await?;
+                return Ok(ActionOutcome {
+                    action: if action == "approve" {
+                        "approve"
+                    } else {
+                        "reject"
+                    },
+                    tool,
+                    result,
+                    proposal: Some(proposal),
+                    next_url: url.to_owned(),
+                    next,
+                });
+            }
             let (page, loaded) = self.load(url, context, &caller).await?;
             let view = self.view(url, page, &loaded, &caller);
             if let Some(seen) = seen_version {
@@ -249,11 +278,15 @@ impl Navigator {
                     .await?;
                 (output, None)
             };
-            let next_url = declared.next_url(&result).unwrap_or_else(|| url.to_owned());
+            // An agent's change waits on its proposal's page, where a person decides it.
+            let next_url = match &proposal {
+                Some(proposal) => format!("/proposals/{}", proposal.id),
+                None => declared.next_url(&result).unwrap_or_else(|| url.to_owned()),
+            };
             let next = self.navigate(&next_url, context).await?;
             Ok(ActionOutcome {
                 action: declared.name,
-                tool: declared.tool,
+                tool: declared.tool.to_owned(),
                 result,
                 proposal,
                 next_url,
@@ -269,41 +302,37 @@ impl Navigator {
         Ok(segments(url)?.is_empty() && !self.routes().any(|route| route == "/"))
     }
 
-    /// The built-in home page: every page without parameters, and the routes of the others.
+    /// The built-in home page: every page without parameters, the proposals, and the routes
+    /// of the pages reached from those.
     fn home(&self, url: &str) -> PageView {
-        let mut content = String::from(
-            "Pages you can open:
-
-",
-        );
+        let mut content = String::from("Pages you can open:\n\n");
         let (fixed, parameterised): (Vec<_>, Vec<_>) = self
             .pages
             .iter()
             .partition(|page| page.route.params().next().is_none());
         for page in fixed {
             let spec = &page.entry.spec;
-            content.push_str(&format!(
-                "- [{}]({}): {}
-",
+            let _ = writeln!(
+                content,
+                "- [{}]({}): {}",
                 spec.title, spec.route, spec.description
-            ));
-        }
-        if !parameterised.is_empty() {
-            content.push_str(
-                "
-Pages reached from those, by their links:
-
-",
             );
-            for page in parameterised {
-                let spec = &page.entry.spec;
-                content.push_str(&format!(
-                    "- `{}`: {}
-",
-                    spec.route, spec.description
-                ));
-            }
         }
+        let _ = writeln!(
+            content,
+            "- [Proposals]({PROPOSALS_ROUTE}): changes agents proposed, waiting for a person's \
+             decision."
+        );
+        content.push_str("\nPages reached from those, by their links:\n\n");
+        for page in parameterised {
+            let spec = &page.entry.spec;
+            let _ = writeln!(content, "- `{}`: {}", spec.route, spec.description);
+        }
+        let _ = writeln!(
+            content,
+            "- `{PROPOSAL_ROUTE}`: one proposal, which a person with its permission approves or \
+             rejects."
+        );
         PageView {
             url: url.to_owned(),
             route: "/",

@@ -97,13 +97,13 @@ async fn an_agent_is_offered_changes_as_proposals() {
         .navigate(OPEN_SHIFT, &agent)
         .await
         .expect("the shift page");
-    assert_eq!(action_names(&page), ["claim", "assign"]);
+    assert_eq!(action_names(&page), ["assign"], "a claim is a person's own");
     assert!(
         page.actions
             .iter()
             .all(|action| action.mode == ActionMode::Propose)
     );
-    let assign = &page.actions[1];
+    let assign = &page.actions[0];
     assert_eq!(
         assign
             .params
@@ -126,8 +126,13 @@ async fn an_agent_is_offered_changes_as_proposals() {
     let proposal = outcome.proposal.expect("a proposal");
     assert_eq!(&*proposal.tool, "roster_assign_shift");
     assert_eq!(proposal.params["shift_id"], "acme-2026-11-24-pm");
-    // Nothing changed yet: the shift is still open.
-    assert!(outcome.next.content.contains("nobody: the shift is open"));
+    // Nothing changed yet: the agent is sent to the proposal, and the shift is still open.
+    assert_eq!(outcome.next.route, "/proposals/{proposal_id}");
+    let shift = navigator
+        .navigate(OPEN_SHIFT, &agent)
+        .await
+        .expect("the shift");
+    assert!(shift.content.contains("nobody: the shift is open"));
 }
 
 #[tokio::test]
@@ -284,4 +289,106 @@ async fn an_action_on_a_page_that_changed_since_is_refused_with_what_changed() {
         error.to_string().contains("navigate to it again"),
         "{error}"
     );
+}
+
+#[tokio::test]
+async fn an_agents_proposal_is_approved_by_a_person_on_its_page() {
+    let (_runtime, navigator) = navigator().await;
+    let agent = ctx("acme", "mark", &["manager"], Initiator::Agent);
+    let outcome = navigator
+        .execute_action(
+            OPEN_SHIFT,
+            "assign",
+            json!({"user_id": "sam"}),
+            None,
+            &agent,
+        )
+        .await
+        .expect("the agent's assignment becomes a proposal");
+    let proposal = outcome.proposal.expect("a proposal");
+    assert_eq!(outcome.next_url, format!("/proposals/{}", proposal.id));
+    assert!(
+        outcome.next.actions.is_empty(),
+        "an agent decides nothing: {:?}",
+        outcome.next.actions
+    );
+
+    let home = navigator
+        .navigate("/proposals", &agent)
+        .await
+        .expect("the list");
+    assert!(
+        home.content
+            .contains(&format!("(/proposals/{})", proposal.id))
+    );
+
+    let mark = ctx("acme", "mark", &["manager"], Initiator::Human);
+    let page = navigator
+        .navigate(&outcome.next_url, &mark)
+        .await
+        .expect("the proposal's page");
+    assert_eq!(action_names(&page), ["approve", "reject"]);
+    assert!(page.content.contains("waiting for a decision"));
+    let approved = navigator
+        .execute_action(&outcome.next_url, "approve", json!({}), None, &mark)
+        .await
+        .expect("mark approves");
+    assert_eq!(approved.result["assignee"], "sam");
+    assert!(approved.next.actions.is_empty(), "decided once");
+    assert!(approved.next.content.contains("approved by `mark`"));
+
+    let shift = navigator
+        .navigate(OPEN_SHIFT, &agent)
+        .await
+        .expect("the shift");
+    assert!(
+        shift.content.contains("[sam](/roster/users/sam)"),
+        "{}",
+        shift.content
+    );
+
+    let gina = ctx("globex", "gina", &["admin"], Initiator::Human);
+    let error = navigator
+        .navigate(&outcome.next_url, &gina)
+        .await
+        .expect_err("another organisation's proposal");
+    assert_eq!(error.kind(), "not_found");
+}
+
+#[tokio::test]
+async fn a_rejection_needs_a_reason() {
+    let (_runtime, navigator) = navigator().await;
+    let agent = ctx("acme", "mark", &["manager"], Initiator::Agent);
+    let outcome = navigator
+        .execute_action(
+            OPEN_SHIFT,
+            "assign",
+            json!({"user_id": "sam"}),
+            None,
+            &agent,
+        )
+        .await
+        .expect("a proposal");
+    let alice = ctx("acme", "alice", &["admin"], Initiator::Human);
+    let error = navigator
+        .execute_action(&outcome.next_url, "reject", json!({}), None, &alice)
+        .await
+        .expect_err("no feedback");
+    assert_eq!(error.kind(), "invalid_input");
+    let rejected = navigator
+        .execute_action(
+            &outcome.next_url,
+            "reject",
+            json!({"feedback": "sam is off that day"}),
+            None,
+            &recorrelated(alice),
+        )
+        .await
+        .expect("rejected with a reason");
+    assert!(rejected.next.content.contains("sam is off that day"));
+    let shift = navigator
+        .navigate(OPEN_SHIFT, &agent)
+        .await
+        .expect("the shift");
+    assert!(shift.content.contains("nobody: the shift is open"));
 }
