@@ -134,7 +134,7 @@ impl Navigator {
             }
             pages.push(RoutedPage { route, entry });
         }
-        // More literal segments first: `/roster/weeks/current` before `/roster/weeks/{monday}`.
+        // More literal segments first: `/roster/weeks/current` before `/roster/weeks/{week_start}`.
         pages.sort_by(|left, right| {
             right
                 .route
@@ -202,7 +202,8 @@ impl Navigator {
         context: &CallContext,
     ) -> Result<ActionOutcome, NavError> {
         let span = tracing::info_span!("execute_action", url = %truncated(url), action);
-        async {
+        let params_for_audit = params.clone();
+        let attempt = async {
             let caller = verify(context)?;
             if let Some(BuiltIn::One(id)) = BuiltIn::matching(&segments(url)?) {
                 let (tool, result, proposal) =
@@ -292,9 +293,26 @@ impl Navigator {
                 next_url,
                 next,
             })
+        };
+        match attempt.instrument(span).await {
+            // Refused before any call was made: audited here, so that every attempt leaves
+            // exactly one record of its own, as a call refused by the registry does.
+            Err(error) if error.is_before_the_call() => {
+                let refusal = InvokeError::GateRefused {
+                    tool: action.to_owned(),
+                    error: ToolError::new(error.kind(), error.to_string()),
+                };
+                match self
+                    .registry
+                    .record_refusal(action, &params_for_audit, context, refusal)
+                    .await
+                {
+                    audit_failed @ InvokeError::AuditFailed { .. } => Err(audit_failed.into()),
+                    _ => Err(error),
+                }
+            }
+            other => other,
         }
-        .instrument(span)
-        .await
     }
 
     /// Whether `url` is `/` and no page declares that route: the built-in home page then.
