@@ -106,8 +106,9 @@ fn warn_generated_state_key() {
 pub(crate) enum Transport {
     /// `--stdio`, acting as the identity flags.
     Stdio(Identity),
-    /// `--http ADDR`, with how it authenticates (for the start-up line).
-    Http(HttpConfig, String),
+    /// `--http ADDR`, with how it authenticates (for the start-up line). Boxed: the HTTP
+    /// configuration is several times the size of an identity (clippy::large_enum_variant).
+    Http(Box<HttpConfig>, String),
 }
 
 impl Transport {
@@ -158,7 +159,7 @@ impl Transport {
             .max_body_bytes(count(options.max_body_bytes))
             .session_grace(Duration::from_secs(options.session_grace))
             .limits(limits);
-        Ok(Transport::Http(config, summary))
+        Ok(Transport::Http(Box::new(config), summary))
     }
 }
 
@@ -198,7 +199,7 @@ pub(crate) async fn run(registry: &ToolRegistry, serving: Serving) -> anyhow::Re
                 .context("serving MCP on stdio failed")?;
         }
         Transport::Http(config, summary) => {
-            let mut config = config.state_key(state_key);
+            let mut config = (*config).state_key(state_key);
             if let Some(navigator) = navigator {
                 config = config.navigation(navigator, navigation);
             }

@@ -65,13 +65,16 @@ pub enum NavigationMode {
     Beside,
 }
 
-/// Navigation as one server offers it: the navigator and the two tools in MCP form. Cheap to
-/// clone; shared by every handler instance of a server.
+/// Navigation as one server offers it: the navigator and the two tools in MCP form. One
+/// pointer, cheap to clone; shared by every handler instance of a server.
 #[derive(Debug, Clone)]
-pub(crate) struct Navigation {
+pub(crate) struct Navigation(Arc<Offered>);
+
+#[derive(Debug)]
+struct Offered {
     navigator: Navigator,
     hides_plain_tools: bool,
-    tools: Arc<[Tool; 2]>,
+    tools: [Tool; 2],
 }
 
 /// The arguments of `navigate`.
@@ -101,31 +104,31 @@ impl Navigation {
             NavigationMode::Only => true,
             NavigationMode::Beside => false,
         };
-        Some(Self {
+        Some(Self(Arc::new(Offered {
             navigator,
             hides_plain_tools,
-            tools: Arc::new([navigate_tool(), execute_action_tool()]),
-        })
+            tools: [navigate_tool(), execute_action_tool()],
+        })))
     }
 
     /// Whether the plain tools are hidden ([`NavigationMode::Only`]).
     pub(crate) fn hides_plain_tools(&self) -> bool {
-        self.hides_plain_tools
+        self.0.hides_plain_tools
     }
 
     /// The two meta-tools, in MCP form.
     pub(crate) fn tools(&self) -> &[Tool] {
-        self.tools.as_slice()
+        self.0.tools.as_slice()
     }
 
     /// The meta-tool called `name`, if it is one.
     pub(crate) fn tool(&self, name: &str) -> Option<Tool> {
-        self.tools.iter().find(|tool| tool.name == name).cloned()
+        self.0.tools.iter().find(|tool| tool.name == name).cloned()
     }
 
     /// The navigator the tools and resources use.
     pub(crate) fn navigator(&self) -> &Navigator {
-        &self.navigator
+        &self.0.navigator
     }
 
     /// Answers a call of the meta-tool `name` (one of [`Navigation::tool`]'s) made by
@@ -165,7 +168,7 @@ impl Navigation {
         state_key: &StateKey,
         context: &CallContext,
     ) -> CallToolResult {
-        let view = match self.navigator.navigate(url, context).await {
+        let view = match self.0.navigator.navigate(url, context).await {
             Ok(view) => view,
             Err(error) => return nav_refusal(&error),
         };
@@ -211,6 +214,7 @@ impl Navigation {
         };
         let params = Value::Object(params.unwrap_or_default());
         let outcome = match self
+            .0
             .navigator
             .execute_action(&url, &action, params, seen_version.as_deref(), context)
             .await
