@@ -44,9 +44,9 @@ use rmcp::{
     model::{
         CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
         Implementation, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-        PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-        ResourcesCapability, ServerCapabilities, ServerConfig, SetLevelRequestParams,
-        SubscriptionFilter, Tool,
+        PaginatedRequestParams, ReadResourceRequestMethod, ReadResourceRequestParams,
+        ReadResourceResponse, ResourcesCapability, ServerCapabilities, ServerConfig,
+        SetLevelRequestParams, SubscriptionFilter, Tool,
     },
     service::{NotificationContext, RequestContext, SubscriptionContext},
 };
@@ -336,18 +336,6 @@ impl McpServer {
         }
     }
 
-    /// The navigation a resources request needs, or `-32601` when navigation is off.
-    fn navigation_for_resources(&self) -> Result<&Navigation, ErrorData> {
-        self.navigation.as_ref().ok_or_else(|| {
-            ErrorData::new(
-                ErrorCode::METHOD_NOT_FOUND,
-                "this server has no resources: start it with `--navigation only` or \
-                 `--navigation beside` to serve its pages as resources",
-                None,
-            )
-        })
-    }
-
     /// Runs one call through the registry, with its notifications if the request asked for
     /// any. `Err` if the client cancelled it (the `invoke` future is then dropped).
     async fn invoke(
@@ -450,33 +438,43 @@ impl ServerHandler for McpServer {
         Ok(page)
     }
 
-    /// The home page and every page without parameters (navigation on).
+    /// The home page and every page without parameters; empty with navigation off.
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let navigation = self.navigation_for_resources()?;
-        Ok(navigation::resources::list(navigation.navigator()))
+        Ok(self
+            .navigation
+            .as_ref()
+            .map_or_else(ListResourcesResult::default, |navigation| {
+                navigation::resources::list(navigation.navigator())
+            }))
     }
 
-    /// A template for every page with parameters (navigation on).
+    /// A template for every page with parameters; empty with navigation off.
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let navigation = self.navigation_for_resources()?;
-        Ok(navigation::resources::templates(navigation.navigator()))
+        Ok(self
+            .navigation
+            .as_ref()
+            .map_or_else(ListResourceTemplatesResult::default, |navigation| {
+                navigation::resources::templates(navigation.navigator())
+            }))
     }
 
-    /// A page as markdown, for the caller (navigation on).
+    /// A page as markdown, for the caller; `-32601` with navigation off, as without resources.
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let navigation = self.navigation_for_resources()?;
+        let Some(navigation) = &self.navigation else {
+            return Err(ErrorData::method_not_found::<ReadResourceRequestMethod>());
+        };
         let scope = RequestScope::from_meta(&context.meta)?;
         let call_context = self.call_context(&context, &scope);
         navigation::resources::read(navigation.navigator(), &request.uri, &call_context)

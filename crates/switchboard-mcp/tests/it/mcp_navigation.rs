@@ -360,5 +360,69 @@ async fn navigation_off_offers_neither_the_tools_nor_resources() {
         .await
         .expect("tools/list");
     assert!(tools.tools.iter().all(|tool| tool.name != "navigate"));
+    let listed = bounded("resources/list", client.list_resources(None))
+        .await
+        .expect("resources/list answers, empty, as before navigation existed");
+    assert!(listed.resources.is_empty());
     disconnect(client, server, registry).await;
+}
+
+/// Over streamable HTTP with 2026-07-28 (no sessions, a handler per request), sam as an agent:
+/// the page_state sealed by one request opens in the next, and the claim becomes a proposal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_stateless_http_an_agent_s_claim_through_its_page_becomes_a_proposal() {
+    use rmcp::{
+        ClientLifecycleMode, ClientServiceExt as _,
+        model::ProtocolVersion,
+        transport::{
+            StreamableHttpClientTransport,
+            streamable_http_client::StreamableHttpClientTransportConfig,
+        },
+    };
+
+    use crate::http_support::{SAM_TOKEN, start, token_config};
+
+    let registry = registry().await;
+    let navigator = Navigator::new(registry.clone()).expect("the sample pages are valid");
+    let config = token_config().navigation(navigator, NavigationMode::Beside);
+    let server = start(&registry, config).await;
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(server.url()).auth_header(SAM_TOKEN),
+    );
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let client = bounded("discovering", ().serve_with_lifecycle(transport, lifecycle))
+        .await
+        .expect("the 2026-07-28 client connects");
+
+    let shown = call(&client, "navigate", json!({"url": OPEN_SHIFT})).await;
+    let page = structured(&shown);
+    let claim = &page["actions"][0];
+    assert_eq!(claim["name"], "claim");
+    assert_eq!(claim["mode"], "propose", "an agent proposes: {page}");
+
+    let proposed = call(
+        &client,
+        "execute_action",
+        json!({"url": OPEN_SHIFT, "action": "claim", "page_state": page_state(page)}),
+    )
+    .await;
+    let outcome = structured(&proposed);
+    assert!(outcome["proposal"]["id"].is_string(), "{outcome}");
+    assert!(text(&proposed).contains("proposal"), "{proposed:?}");
+    assert_eq!(server.session_count(), 0, "no session in 2026-07-28");
+
+    let resources = bounded("resources/list", client.list_resources(None))
+        .await
+        .expect("resources/list");
+    assert!(!resources.resources.is_empty());
+
+    bounded("closing the client", client.cancel())
+        .await
+        .expect("closes");
+    bounded("stopping the server", server.shutdown())
+        .await
+        .expect("stops");
+    registry.shutdown().await;
 }
