@@ -6,6 +6,7 @@ mod http;
 mod identity;
 mod list_changed;
 mod logging;
+mod navigation;
 mod notices;
 mod result;
 mod scope;
@@ -25,6 +26,7 @@ pub use http::{
 };
 pub use identity::Identity;
 pub use logging::log_layer;
+pub use navigation::NavigationMode;
 pub use result::ERROR_META_KEY;
 pub use scope::{PROJECT_META_KEY, THREAD_META_KEY};
 pub use server::McpServer;

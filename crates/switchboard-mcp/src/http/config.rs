@@ -127,6 +127,8 @@ pub struct HttpConfig {
     pub(crate) limits: HttpLimits,
     /// `None`: the process's generated key, as [`McpServer::new`](crate::McpServer::new) has.
     pub(crate) state_key: Option<StateKey>,
+    /// The navigation every handler offers; `None` when it is off.
+    pub(crate) navigation: Option<crate::navigation::Navigation>,
 }
 
 impl HttpConfig {
@@ -150,6 +152,7 @@ impl HttpConfig {
             session_grace: DEFAULT_SESSION_GRACE,
             limits: HttpLimits::default(),
             state_key: None,
+            navigation: None,
         })
     }
 
@@ -199,6 +202,18 @@ impl HttpConfig {
     #[must_use]
     pub fn state_key(mut self, key: StateKey) -> Self {
         self.state_key = Some(key);
+        self
+    }
+
+    /// Offers navigation over `navigator` in `mode` to every client, as
+    /// [`McpServer::with_navigation`](crate::McpServer::with_navigation) does (default: off).
+    #[must_use]
+    pub fn navigation(
+        mut self,
+        navigator: switchboard_navigation::Navigator,
+        mode: crate::NavigationMode,
+    ) -> Self {
+        self.navigation = crate::navigation::Navigation::new(navigator, mode);
         self
     }
 

@@ -176,6 +176,7 @@ pub async fn serve_http_with(
     // request.
     let catalog = Arc::new(ToolCatalog::default());
     let state_key = config.state_key;
+    let navigation = config.navigation;
     let service = StreamableHttpService::new(
         move || {
             let principal = REQUEST_PRINCIPAL
@@ -192,7 +193,8 @@ pub async fn serve_http_with(
                 principal.identity.clone(),
                 Arc::clone(&catalog),
                 state_key.clone(),
-            ))
+            )
+            .navigating(navigation.clone()))
         },
         manager,
         rmcp_config,
