@@ -85,6 +85,7 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
             "switchboard-core",
             "switchboard-registry",
             "switchboard-orchestrator",
+            "switchboard-navigation",
         ]),
         name if is_domain_crate(name) => Allowed::Only(&["switchboard-core"]),
         // Links the sample domains into binaries; it holds no code of its own.

@@ -370,7 +370,7 @@ async fn navigation_off_offers_neither_the_tools_nor_resources() {
 /// Over streamable HTTP with 2026-07-28 (no sessions, a handler per request), sam as an agent:
 /// the page_state sealed by one request opens in the next, and the claim becomes a proposal.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn over_stateless_http_an_agent_s_claim_through_its_page_becomes_a_proposal() {
+async fn over_stateless_http_an_agent_s_assignment_through_its_page_becomes_a_proposal() {
     use rmcp::{
         ClientLifecycleMode, ClientServiceExt as _,
         model::ProtocolVersion,
@@ -380,14 +380,14 @@ async fn over_stateless_http_an_agent_s_claim_through_its_page_becomes_a_proposa
         },
     };
 
-    use crate::http_support::{SAM_TOKEN, start, token_config};
+    use crate::http_support::{ALICE_TOKEN, start, token_config};
 
     let registry = registry().await;
     let navigator = Navigator::new(registry.clone()).expect("the sample pages are valid");
     let config = token_config().navigation(navigator, NavigationMode::Beside);
     let server = start(&registry, config).await;
     let transport = StreamableHttpClientTransport::from_config(
-        StreamableHttpClientTransportConfig::with_uri(server.url()).auth_header(SAM_TOKEN),
+        StreamableHttpClientTransportConfig::with_uri(server.url()).auth_header(ALICE_TOKEN),
     );
     let lifecycle = ClientLifecycleMode::Discover {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
@@ -398,14 +398,15 @@ async fn over_stateless_http_an_agent_s_claim_through_its_page_becomes_a_proposa
 
     let shown = call(&client, "navigate", json!({"url": OPEN_SHIFT})).await;
     let page = structured(&shown);
-    let claim = &page["actions"][0];
-    assert_eq!(claim["name"], "claim");
-    assert_eq!(claim["mode"], "propose", "an agent proposes: {page}");
+    // An agent never claims (a claim runs as whoever runs it): it proposes an assignment.
+    let assign = &page["actions"][0];
+    assert_eq!(assign["name"], "assign");
+    assert_eq!(assign["mode"], "propose", "an agent proposes: {page}");
 
     let proposed = call(
         &client,
         "execute_action",
-        json!({"url": OPEN_SHIFT, "action": "claim", "page_state": page_state(page)}),
+        json!({"url": OPEN_SHIFT, "action": "assign", "params": {"user_id": "sam"}, "page_state": page_state(page)}),
     )
     .await;
     let outcome = structured(&proposed);
