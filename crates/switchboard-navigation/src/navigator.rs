@@ -14,8 +14,8 @@ use std::{fmt::Write as _, sync::Arc};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use switchboard_core::{
-    CallContext, Caller, Category, FieldError, Initiator, InvokeError, LoadedPage, PageEntry,
-    ToolError, linked_pages,
+    CallContext, Caller, Category, FieldError, Initiator, InvokeError, LoadedPage, PageAction,
+    PageEntry, ToolError, linked_pages,
 };
 use switchboard_registry::{Proposal, ToolRegistry};
 use tracing::Instrument;
@@ -182,7 +182,7 @@ impl Navigator {
                 None => {}
             }
             let (page, loaded) = self.load(url, context, &caller).await?;
-            Ok(self.view(url, page, &loaded, &caller))
+            Ok(self.view(url, page, loaded, &caller).0)
         }
         .instrument(span)
         .await
@@ -224,7 +224,7 @@ impl Navigator {
                 });
             }
             let (page, loaded) = self.load(url, context, &caller).await?;
-            let view = self.view(url, page, &loaded, &caller);
+            let (view, declared_actions) = self.view(url, page, loaded, &caller);
             if let Some(seen) = seen_version {
                 let changed = changed_fields(seen, &view.version);
                 if !changed.is_empty() {
@@ -235,11 +235,10 @@ impl Navigator {
                 }
             }
             let offered = view.actions;
-            let Some(declared) = loaded.actions.iter().find(|declared| {
+            let Some(declared) = declared_actions.iter().find(|declared| {
                 declared.name == action && offered.iter().any(|view| view.name == action)
             }) else {
-                let tool = loaded
-                    .actions
+                let tool = declared_actions
                     .iter()
                     .find(|declared| declared.name == action)
                     .map_or(action, |declared| declared.tool);
@@ -389,7 +388,14 @@ impl Navigator {
 
     /// The caller's view of a loaded page: the actions their roles, their kind and the page's
     /// state allow.
-    fn view(&self, url: &str, page: &RoutedPage, loaded: &LoadedPage, caller: &Caller) -> PageView {
+    /// Also returns the page's declared actions, which running one needs.
+    fn view(
+        &self,
+        url: &str,
+        page: &RoutedPage,
+        loaded: LoadedPage,
+        caller: &Caller,
+    ) -> (PageView, Vec<PageAction>) {
         let actions = loaded
             .actions
             .iter()
@@ -412,15 +418,16 @@ impl Navigator {
                 })
             })
             .collect();
-        PageView {
+        let view = PageView {
             url: url.to_owned(),
             route: page.route.as_str(),
             title: page.entry.spec.title,
-            content: loaded.markdown.clone(),
-            data: loaded.data.clone(),
             version: version_of(&loaded.data),
+            content: loaded.markdown,
+            data: loaded.data,
             actions,
-        }
+        };
+        (view, loaded.actions)
     }
 
     /// The routes closest to `url`, by edit distance, best first.
