@@ -6,7 +6,9 @@
 //! caps, grace window and expiry (`session`), and JSON-RPC error answers (`reject`). In front
 //! of that, `listen` accepts connections: `TCP_NODELAY`, connection caps and hyper's
 //! request-head timeout. The listener binds exactly the address given; [`HttpConfig::new`]
-//! refuses a non-loopback address unless bearer tokens are required.
+//! refuses a non-loopback address unless bearer tokens are required. [`serve_http_with_pages`]
+//! also serves a router of pages (`switchboard-web`) at every other path, beside the guard
+//! rather than behind it: the pages authenticate people themselves.
 //!
 //! An answer that needs no stream (no progress, no log message, no request to the client before
 //! the result) is one `application/json` body: on 2026-07-28 rmcp decides this per request
