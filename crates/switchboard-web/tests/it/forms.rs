@@ -127,3 +127,44 @@ async fn a_restricted_action_needs_its_confirmation() {
         .await;
     assert_eq!(confirmed.status(), StatusCode::SEE_OTHER);
 }
+
+#[tokio::test]
+async fn a_manager_assigns_through_a_form_with_a_parameter_and_a_refusal_is_shown_escaped() {
+    let served = Served::with_tokens().await;
+    let cookie = served.sign_in("mark-token").await;
+    let page = served.html(OPEN_SHIFT, Some(&cookie)).await;
+    assert!(offers(&page, "assign"), "{page}");
+    assert!(page.contains("name=\"param.user_id\""), "{page}");
+    let csrf = hidden(&page, "_csrf");
+
+    let refused = served
+        .post_form(
+            OPEN_SHIFT,
+            &[
+                ("_action", "assign"),
+                ("_csrf", &csrf),
+                ("param.user_id", "%3Cb%3Enobody%3C%2Fb%3E"),
+            ],
+            Some(&cookie),
+        )
+        .await;
+    assert!(refused.status().is_client_error(), "{:?}", refused.status());
+    let body = refused.text().await.expect("a body");
+    assert!(body.contains("class=\"error\""), "{body}");
+    assert!(!body.contains("<b>nobody"), "escaped: {body}");
+
+    let assigned = served
+        .post_form(
+            OPEN_SHIFT,
+            &[
+                ("_action", "assign"),
+                ("_csrf", &csrf),
+                ("param.user_id", "sam"),
+            ],
+            Some(&cookie),
+        )
+        .await;
+    assert_eq!(assigned.status(), StatusCode::SEE_OTHER);
+    let after = served.html(OPEN_SHIFT, Some(&cookie)).await;
+    assert!(!after.contains("nobody: the shift is open"), "{after}");
+}

@@ -2,7 +2,7 @@
 //! `/mcp`), through a real HTTP client: negotiation, sign-in, forms, anti-CSRF, bad input.
 //!
 //! The seeded week (Monday 2026-11-23) has open shifts: Tuesday's evening shift
-//! `acme-2026-11-24-pm` is one. `sam` is staff in acme, `alice` its admin, `gina` globex's
+//! `acme-2026-11-24-pm` is one. `sam` is staff in acme, `mark` its manager, `alice` its admin, `gina` globex's
 //! admin.
 
 mod bad_input;

@@ -14,8 +14,9 @@ pub(crate) const OPEN_SHIFT: &str = "/roster/shifts/acme-2026-11-24-pm";
 pub(crate) const SEED_WEEK: &str = "/roster/weeks/2026-11-23";
 
 /// The tokens of the served token table: (token, org, user, role).
-const TOKENS: [(&str, &str, &str, &str); 3] = [
+const TOKENS: [(&str, &str, &str, &str); 4] = [
     ("sam-token", "acme", "sam", "staff"),
+    ("mark-token", "acme", "mark", "manager"),
     ("alice-token", "acme", "alice", "admin"),
     ("gina-token", "globex", "gina", "admin"),
 ];

@@ -81,3 +81,36 @@ async fn a_sign_in_from_another_site_is_refused() {
     assert_eq!(response.status(), StatusCode::FORBIDDEN);
     assert!(!response.headers().contains_key(header::SET_COOKIE));
 }
+
+#[tokio::test]
+async fn the_cookie_is_secure_behind_https_and_signing_out_ends_the_session() {
+    let served = Served::with_tokens().await;
+    // Behind a proxy that ends TLS: the browser's origin is https.
+    let origin = served.url("").replacen("http://", "https://", 1);
+    let response = served
+        .client
+        .post(served.url("/sign-in"))
+        .header("x-forwarded-proto", "https")
+        .header(header::ORIGIN, origin)
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body("token=sam-token")
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let set_cookie = response.headers()[header::SET_COOKIE]
+        .to_str()
+        .expect("text")
+        .to_owned();
+    assert!(set_cookie.contains("Secure"), "{set_cookie}");
+
+    let cookie = served.sign_in("sam-token").await;
+    let page = served.html(OPEN_SHIFT, Some(&cookie)).await;
+    let csrf = crate::server::hidden(&page, "_csrf");
+    let signed_out = served
+        .post_form("/sign-out", &[("_csrf", &csrf)], Some(&cookie))
+        .await;
+    assert_eq!(signed_out.status(), StatusCode::SEE_OTHER);
+    let after = served.get(OPEN_SHIFT, "text/markdown", Some(&cookie)).await;
+    assert_eq!(after.status(), StatusCode::UNAUTHORIZED);
+}
