@@ -74,6 +74,12 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
         "switchboard-orchestrator" => Allowed::Only(&["switchboard-core", "switchboard-registry"]),
         // Pages over the registry: it matches URLs and runs actions through the registry only.
         "switchboard-navigation" => Allowed::Only(&["switchboard-core", "switchboard-registry"]),
+        // Pages in a browser: navigation over HTTP, never MCP (no `rmcp`).
+        "switchboard-web" => Allowed::Only(&[
+            "switchboard-core",
+            "switchboard-registry",
+            "switchboard-navigation",
+        ]),
         "switchboard" => Allowed::Only(&[
             "switchboard-core",
             "switchboard-audit",

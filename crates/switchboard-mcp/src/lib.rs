@@ -22,7 +22,7 @@ pub use http::{
     DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_PEER, DEFAULT_MAX_SESSIONS,
     DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_REQUEST_HEAD_TIMEOUT, DEFAULT_SESSION_GRACE,
     HttpAuth, HttpConfig, HttpConfigError, HttpLimits, HttpServer, MCP_PATH, TokenFileError,
-    TokenTable, serve_http, serve_http_with, token_sha256_hex,
+    TokenTable, serve_http, serve_http_with, serve_http_with_pages, token_sha256_hex,
 };
 pub use identity::Identity;
 pub use logging::log_layer;

@@ -7,6 +7,7 @@
 mod ask;
 pub(crate) mod audit;
 mod call;
+mod pages;
 pub(crate) mod proposals;
 mod schema;
 mod serve;

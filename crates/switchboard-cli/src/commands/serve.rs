@@ -203,7 +203,8 @@ pub(crate) async fn run(registry: &ToolRegistry, serving: Serving) -> anyhow::Re
             if let Some(navigator) = navigator {
                 config = config.navigation(navigator, navigation);
             }
-            let server = switchboard_mcp::serve_http_with(registry.clone(), config)
+            let pages = super::pages::router(registry, &config)?;
+            let server = switchboard_mcp::serve_http_with_pages(registry.clone(), config, pages)
                 .await
                 .context("could not start the MCP HTTP server")?;
             // The summary quotes a path and the identity flags: escaped like any data.

@@ -221,6 +221,21 @@ impl HttpConfig {
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
+
+    /// Who requests act as.
+    pub fn auth(&self) -> &HttpAuth {
+        &self.auth
+    }
+
+    /// The hosts answered besides the loopback ones.
+    pub fn allowed_hosts(&self) -> &[AllowedHost] {
+        &self.extra_hosts
+    }
+
+    /// The browser origins accepted besides the bound port's loopback ones.
+    pub fn allowed_origins(&self) -> &[AllowedOrigin] {
+        &self.extra_origins
+    }
 }
 
 #[cfg(test)]
