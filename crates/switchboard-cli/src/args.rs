@@ -241,7 +241,8 @@ pub(crate) struct ServeArgs {
     #[arg(long)]
     pub(crate) stdio: bool,
 
-    /// Serve MCP over streamable HTTP at `http://ADDR/mcp` until interrupted (Ctrl-C). Without
+    /// Serve MCP over streamable HTTP at `http://ADDR/mcp`, and the navigation pages for people
+    /// at every other path (`http://ADDR/` in a browser), until interrupted (Ctrl-C). Without
     /// --tokens every client acts as the identity flags, so ADDR must be a loopback address.
     #[arg(
         long,
