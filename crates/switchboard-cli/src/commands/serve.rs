@@ -214,6 +214,10 @@ pub(crate) async fn run(registry: &ToolRegistry, serving: Serving) -> anyhow::Re
                 escape_controls(&summary)
             ));
             // After the start-up line, which scripts read first.
+            output::write_stderr(&format!(
+                "switchboard: the pages, for people in a browser, at http://{}/\n",
+                server.local_addr()
+            ));
             if state_key_generated {
                 warn_generated_state_key();
             }
