@@ -47,6 +47,30 @@ pub struct RegistrySnapshot {
     pub roles_by_permission: BTreeMap<String, Vec<String>>,
     /// The timeout of a call whose tool declares none.
     pub default_timeout: Duration,
+    /// Every linked page, sorted by route.
+    pub pages: Vec<PageSummary>,
+}
+
+/// A page, as the catalog lists it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct PageSummary {
+    /// Its route, such as `/roster/shifts/{shift_id}`.
+    pub route: String,
+    /// Its title.
+    pub title: String,
+    /// What it shows.
+    pub description: String,
+    /// Its actions, as `(action, tool)`, in the page's order.
+    pub actions: Vec<PageActionSummary>,
+}
+
+/// One action of a page.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct PageActionSummary {
+    /// What callers pick.
+    pub name: String,
+    /// The tool it runs.
+    pub tool: String,
 }
 
 /// The two generated files' contents.
@@ -106,11 +130,27 @@ fn read_registry(registry: &ToolRegistry) -> RegistrySnapshot {
             (tool.permission.to_string(), roles)
         })
         .collect();
+    let mut pages: Vec<PageSummary> = switchboard_core::linked_pages()
+        .map(|page| PageSummary {
+            route: page.spec.route.to_owned(),
+            title: page.spec.title.to_owned(),
+            description: page.spec.description.to_owned(),
+            actions: (page.actions)()
+                .into_iter()
+                .map(|(name, tool)| PageActionSummary {
+                    name: name.to_owned(),
+                    tool: tool.to_owned(),
+                })
+                .collect(),
+        })
+        .collect();
+    pages.sort_by(|left, right| left.route.cmp(&right.route));
     RegistrySnapshot {
         tools,
         domain_descriptions,
         roles_by_permission,
         default_timeout: registry.config().default_timeout,
+        pages,
     }
 }
 

@@ -74,6 +74,12 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
         "switchboard-orchestrator" => Allowed::Only(&["switchboard-core", "switchboard-registry"]),
         // Pages over the registry: it matches URLs and runs actions through the registry only.
         "switchboard-navigation" => Allowed::Only(&["switchboard-core", "switchboard-registry"]),
+        // Pages in a browser: navigation over HTTP, never MCP (no `rmcp`).
+        "switchboard-web" => Allowed::Only(&[
+            "switchboard-core",
+            "switchboard-registry",
+            "switchboard-navigation",
+        ]),
         "switchboard" => Allowed::Only(&[
             "switchboard-core",
             "switchboard-audit",
@@ -85,6 +91,7 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
             "switchboard-core",
             "switchboard-registry",
             "switchboard-orchestrator",
+            "switchboard-navigation",
         ]),
         name if is_domain_crate(name) => Allowed::Only(&["switchboard-core"]),
         // Links the sample domains into binaries; it holds no code of its own.

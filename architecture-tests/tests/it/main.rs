@@ -13,4 +13,5 @@ mod deps;
 mod discovery;
 mod mutations;
 mod org_id;
+mod pages;
 mod tidy;

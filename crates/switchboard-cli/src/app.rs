@@ -134,7 +134,8 @@ fn try_run(cli: Cli) -> anyhow::Result<Exit> {
         let switchboard = Switchboard::start(builder)
             .await
             .context("the switchboard runtime did not start")?;
-        let exit = command.run(&switchboard).await;
+        // Boxed: the commands' futures together are large (clippy `large_futures`).
+        let exit = Box::pin(command.run(&switchboard)).await;
         switchboard.shutdown().await;
         exit
     })

@@ -163,6 +163,27 @@ pub(crate) enum SchemaFormat {
     Mcp,
 }
 
+/// The values of `serve --navigation`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum NavigationArg {
+    /// The plain tools only.
+    Off,
+    /// `navigate` and `execute_action` only.
+    Only,
+    /// The plain tools, and `navigate` and `execute_action` beside them.
+    Beside,
+}
+
+impl From<NavigationArg> for switchboard_mcp::NavigationMode {
+    fn from(arg: NavigationArg) -> Self {
+        match arg {
+            NavigationArg::Off => Self::Off,
+            NavigationArg::Only => Self::Only,
+            NavigationArg::Beside => Self::Beside,
+        }
+    }
+}
+
 /// `switchboard call TOOL [PARAMS_JSON] [IDENTITY] [--json]`.
 #[derive(Debug, Args)]
 pub(crate) struct CallArgs {
@@ -220,7 +241,8 @@ pub(crate) struct ServeArgs {
     #[arg(long)]
     pub(crate) stdio: bool,
 
-    /// Serve MCP over streamable HTTP at `http://ADDR/mcp` until interrupted (Ctrl-C). Without
+    /// Serve MCP over streamable HTTP at `http://ADDR/mcp`, and the navigation pages for people
+    /// at every other path (`http://ADDR/` in a browser), until interrupted (Ctrl-C). Without
     /// --tokens every client acts as the identity flags, so ADDR must be a loopback address.
     #[arg(
         long,
@@ -242,6 +264,11 @@ pub(crate) struct ServeArgs {
     /// what it sealed is refused after a restart or by another replica.
     #[arg(long, value_name = "FILE")]
     pub(crate) state_key_file: Option<PathBuf>,
+
+    /// Offer navigation: the `navigate` and `execute_action` tools, which open pages at URLs
+    /// and run the actions offered there, and the pages as MCP resources.
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = NavigationArg::Off)]
+    pub(crate) navigation: NavigationArg,
 
     /// Who every MCP call acts as (on stdio, and on HTTP without --tokens).
     #[command(flatten)]

@@ -202,8 +202,9 @@ pub trait Page: Send + Sync + Sized + 'static {
     }
 }
 
-/// Binds the parameters a page supplies to an action's tool input (from the URL or the loaded
-/// data); the caller supplies the rest and may not override these.
+/// Binds parameters a page supplies to an action's tool input beyond its URL parameters (which
+/// every action gets under their own names), from the URL or the loaded data; the caller
+/// supplies the rest and may override none of them.
 pub type BindFn<P> = fn(&<P as Page>::Params, &<P as Page>::Data) -> Value;
 /// Whether an action is available in the page's loaded state, for this caller.
 pub type AvailableFn<P> = fn(&<P as Page>::Data, &Caller) -> bool;
@@ -235,8 +236,10 @@ impl<P: Page> fmt::Debug for Action<P> {
 }
 
 impl<P: Page> Action<P> {
-    /// Action `name` (what agents and people pick, such as `claim`) runs tool `T`. By default
-    /// it binds nothing, is always available, and stays on the page.
+    /// Action `name` (what agents and people pick, such as `claim`) runs tool `T`. It gets
+    /// the page's URL parameters under their own names (so a route's parameters must be
+    /// fields of its actions' inputs, which an architecture test checks); by default it binds
+    /// nothing more, is always available, and stays on the page.
     pub fn new<T: Tool>(name: &'static str) -> Self {
         Self {
             name,
@@ -249,7 +252,8 @@ impl<P: Page> Action<P> {
         }
     }
 
-    /// The parameters the page supplies, as a JSON object: `|p, _| json!({"shift_id": p.id})`.
+    /// Parameters the page supplies beyond its URL's, as a JSON object:
+    /// `|_, data| json!({"position": data.position})`.
     pub fn bind(mut self, bind: BindFn<P>) -> Self {
         self.bind = bind;
         self
@@ -402,10 +406,14 @@ fn load_erased<'a, P: Page>(
             .into_iter()
             .map(|action| {
                 let (params, data) = &*shared;
-                let bound = match (action.bind)(params, data) {
-                    Value::Object(map) => map,
-                    _ => Map::new(),
-                };
+                // Every URL parameter, under its own name, then what the action binds itself.
+                let mut bound: Map<String, Value> = raw
+                    .iter()
+                    .map(|(name, value)| (name.clone(), Value::String(value.clone())))
+                    .collect();
+                if let Value::Object(extra) = (action.bind)(params, data) {
+                    bound.extend(extra);
+                }
                 let available = (action.available)(data, caller);
                 let next = action.next;
                 let for_next = Arc::clone(&shared);

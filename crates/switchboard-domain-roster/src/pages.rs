@@ -9,8 +9,9 @@ use std::fmt::Write as _;
 
 use jiff::{ToSpan, Zoned, civil::Date};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
-use switchboard_core::{Action, NoInput, Page, PageError, PageLoader, PageSpec, SourceLocation};
+use switchboard_core::{
+    Action, Initiator, NoInput, Page, PageError, PageLoader, PageSpec, SourceLocation,
+};
 
 use crate::{
     input::{ListShiftsInput, ShiftIdInput},
@@ -105,7 +106,7 @@ impl Page for RosterHome {
     }
 }
 
-/// `/roster/weeks/{monday}`: a week's shifts.
+/// `/roster/weeks/{week_start}`: a week's shifts.
 #[derive(Debug)]
 pub struct WeekPage;
 
@@ -113,7 +114,7 @@ pub struct WeekPage;
 #[derive(Debug, Serialize, Deserialize)]
 pub struct WeekParams {
     /// The week's Monday.
-    pub monday: Date,
+    pub week_start: Date,
 }
 
 /// A week's shifts.
@@ -129,7 +130,7 @@ impl Page for WeekPage {
     type Params = WeekParams;
     type Data = WeekData;
     const SPEC: PageSpec = PageSpec {
-        route: "/roster/weeks/{monday}",
+        route: "/roster/weeks/{week_start}",
         title: "Week",
         description: "A week's shifts, Monday to Sunday, with who works each and which are open.",
         location: SourceLocation {
@@ -139,10 +140,10 @@ impl Page for WeekPage {
     };
 
     async fn load(loader: &PageLoader<'_>, params: &WeekParams) -> Result<WeekData, PageError> {
-        let monday = params.monday;
+        let monday = params.week_start;
         if monday_of(monday) != monday {
             return Err(PageError::invalid_param(
-                "monday",
+                "week_start",
                 format!(
                     "{monday} is a {:?}; a week is named by its Monday, {}",
                     monday.weekday(),
@@ -178,7 +179,6 @@ impl Page for WeekPage {
     fn actions() -> Vec<Action<Self>> {
         vec![
             Self::action::<ClearRoster>("clear_week")
-                .bind(|params, _| json!({ "week_start": params.monday }))
                 .when(|data, _| data.shifts.iter().any(|shift| shift.assignee.is_some())),
         ]
     }
@@ -225,14 +225,13 @@ impl Page for ShiftPage {
 
     fn actions() -> Vec<Action<Self>> {
         vec![
-            Self::action::<ClaimShift>("claim")
-                .bind(|params, _| json!({ "shift_id": params.shift_id }))
-                .when(|shift, _| shift.assignee.is_none()),
-            Self::action::<AssignShift>("assign")
-                .bind(|params, _| json!({ "shift_id": params.shift_id }))
-                .when(|shift, _| shift.assignee.is_none()),
+            // A claim takes the shift for whoever runs it, and an approved proposal runs as
+            // its approver: so only a person claims; an agent proposes `assign` instead.
+            Self::action::<ClaimShift>("claim").when(|shift, caller| {
+                shift.assignee.is_none() && caller.initiator == Initiator::Human
+            }),
+            Self::action::<AssignShift>("assign").when(|shift, _| shift.assignee.is_none()),
             Self::action::<ProposeShiftSwap>("propose_swap")
-                .bind(|params, _| json!({ "shift_id": params.shift_id }))
                 .when(|shift, _| shift.assignee.is_some()),
         ]
     }

@@ -6,6 +6,7 @@ mod http;
 mod identity;
 mod list_changed;
 mod logging;
+mod navigation;
 mod notices;
 mod result;
 mod scope;
@@ -21,10 +22,11 @@ pub use http::{
     DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_PEER, DEFAULT_MAX_SESSIONS,
     DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_REQUEST_HEAD_TIMEOUT, DEFAULT_SESSION_GRACE,
     HttpAuth, HttpConfig, HttpConfigError, HttpLimits, HttpServer, MCP_PATH, TokenFileError,
-    TokenTable, serve_http, serve_http_with, token_sha256_hex,
+    TokenTable, serve_http, serve_http_with, serve_http_with_pages, token_sha256_hex,
 };
 pub use identity::Identity;
 pub use logging::log_layer;
+pub use navigation::NavigationMode;
 pub use result::ERROR_META_KEY;
 pub use scope::{PROJECT_META_KEY, THREAD_META_KEY};
 pub use server::McpServer;

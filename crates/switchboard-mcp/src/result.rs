@@ -71,15 +71,21 @@ fn content(value: Value) -> CallToolResult {
 }
 
 fn failure(error: &InvokeError) -> CallToolResult {
-    let mut result = CallToolResult::error(vec![ContentBlock::text(error.to_string())]);
+    refusal(error.to_string(), error_json(error))
+}
+
+/// A refused or failed call's result: `message` as text for the model, `error` (the error's
+/// JSON, `{"kind", "message", ...}`) in `_meta` under [`ERROR_META_KEY`].
+pub(crate) fn refusal(message: String, error: Value) -> CallToolResult {
+    let mut result = CallToolResult::error(vec![ContentBlock::text(message)]);
     let mut meta = MetaObject::default();
-    meta.insert(ERROR_META_KEY.to_owned(), error_json(error));
+    meta.insert(ERROR_META_KEY.to_owned(), error);
     result.meta = Some(meta);
     result
 }
 
 /// The error's JSON, or at least its message if it cannot be serialised.
-fn error_json(error: &InvokeError) -> Value {
+pub(crate) fn error_json(error: &InvokeError) -> Value {
     serde_json::to_value(error).unwrap_or_else(|_| json!({ "message": error.to_string() }))
 }
 

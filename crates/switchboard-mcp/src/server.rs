@@ -23,6 +23,10 @@
 //! mutation may instead become a proposal that the human at the client approves through
 //! elicitation ([`crate::approval`]); `call_tool` hands such calls, and the retries that carry
 //! the answer, to that module before the ordinary path.
+//!
+//! With navigation on ([`crate::NavigationMode`]), `tools/list` also (or only) offers the
+//! `navigate` and `execute_action` meta-tools, `call_tool` hands their calls to
+//! [`crate::navigation`], and the pages are resources.
 
 #![allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).
 
@@ -39,7 +43,9 @@ use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
         CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
-        Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+        Implementation, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+        PaginatedRequestParams, ReadResourceRequestMethod, ReadResourceRequestParams,
+        ReadResourceResponse, ResourcesCapability, ServerCapabilities, ServerConfig,
         SetLevelRequestParams, SubscriptionFilter, Tool,
     },
     service::{NotificationContext, RequestContext, SubscriptionContext},
@@ -52,6 +58,7 @@ use crate::{
     identity::Identity,
     list_changed,
     logging::{self, CallLog, SessionLogLevel},
+    navigation::{self, Navigation, NavigationMode},
     notices, result,
     scope::RequestScope,
     tools, traceparent,
@@ -81,6 +88,8 @@ pub struct McpServer {
     /// Seals and opens approval states; shared by every instance, like the catalog. `None`:
     /// the key generated for the process, the first time an approval state needs one.
     state_key: Option<StateKey>,
+    /// The meta-tools and resources of navigation; `None` when it is off.
+    navigation: Option<Navigation>,
 }
 
 /// The state of one session: its log level, and the end of its background work.
@@ -147,7 +156,34 @@ impl McpServer {
             session: Arc::new(SessionState::new()),
             catalog,
             state_key,
+            navigation: None,
         }
+    }
+
+    /// The same handler, offering navigation over `navigator` in `mode`: the `navigate` and
+    /// `execute_action` tools (alone, or beside the plain tools) and the pages as resources.
+    /// [`NavigationMode::Off`] changes nothing.
+    #[must_use]
+    pub fn with_navigation(
+        self,
+        navigator: switchboard_navigation::Navigator,
+        mode: NavigationMode,
+    ) -> Self {
+        self.navigating(Navigation::new(navigator, mode))
+    }
+
+    /// The same handler with `navigation` (shared by every handler of a server).
+    #[must_use]
+    pub(crate) fn navigating(mut self, navigation: Option<Navigation>) -> Self {
+        self.navigation = navigation;
+        self
+    }
+
+    /// The key that seals approval and page states.
+    fn state_key(&self) -> StateKey {
+        self.state_key
+            .clone()
+            .unwrap_or_else(StateKey::process_default)
     }
 
     /// The same registry, identity and state key, with a newly minted session id.
@@ -159,6 +195,7 @@ impl McpServer {
             Arc::clone(&self.catalog),
             self.state_key.clone(),
         )
+        .navigating(self.navigation.clone())
     }
 
     /// The session id calls use when the transport has none (stdio, in-memory).
@@ -228,11 +265,27 @@ impl McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let scope = RequestScope::from_meta(&context.meta)?;
         let mut call_context = self.call_context(&context, &scope);
+        if let Some(navigation) = &self.navigation {
+            if navigation.tool(&request.name).is_some() {
+                return self
+                    .answer_navigation(navigation, request, &call_context, &context)
+                    .await;
+            }
+            if navigation.hides_plain_tools() {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "no tool `{}` here: this server offers `{}` and `{}`; start with \
+                         navigate('/')",
+                        request.name,
+                        navigation::NAVIGATE,
+                        navigation::EXECUTE_ACTION
+                    ),
+                    None,
+                ));
+            }
+        }
         if approval::concerns(&self.identity, &request) {
-            let state_key = self
-                .state_key
-                .clone()
-                .unwrap_or_else(StateKey::process_default);
+            let state_key = self.state_key();
             let answer = approval::handle(
                 &self.registry,
                 &self.identity,
@@ -256,6 +309,31 @@ impl McpServer {
                 .is_some_and(|descriptor| descriptor.returns_content())
         };
         result::call_result(outcome, returns_content).map(Into::into)
+    }
+
+    /// The answer to a call of a navigation meta-tool, unless the client cancels it first.
+    async fn answer_navigation(
+        &self,
+        navigation: &Navigation,
+        request: CallToolRequestParams,
+        call_context: &CallContext,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let state_key = self.state_key();
+        let call = navigation.call(
+            &request.name,
+            request.arguments.unwrap_or_default(),
+            &self.identity,
+            &state_key,
+            call_context,
+        );
+        tokio::select! {
+            answer = call => Ok(answer.into()),
+            () = context.ct.cancelled() => {
+                tracing::info!(tool = %request.name, "MCP navigation call cancelled by the client");
+                Err(ErrorData::internal_error("the request was cancelled", None))
+            }
+        }
     }
 
     /// Runs one call through the registry, with its notifications if the request asked for
@@ -300,21 +378,34 @@ impl McpServer {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_logging()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .build(),
-        )
-        .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
-        .with_instructions(
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        let mut instructions = String::from(
             "Business tools of one organisation. Every call is checked (context, category, \
              permission, input) and audited; a refused call answers isError with a stable kind.",
-        )
+        );
+        if self.navigation.is_some() {
+            capabilities.resources = Some(ResourcesCapability::default());
+            instructions.push_str("\n\n");
+            instructions.push_str(navigation::INSTRUCTIONS);
+        }
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
+            .with_instructions(instructions)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
+        if let Some(navigation) = &self.navigation {
+            if let Some(tool) = navigation.tool(name) {
+                return Some(tool);
+            }
+            if navigation.hides_plain_tools() {
+                return None;
+            }
+        }
         self.registry
             .find_permitted(name, &self.identity.roles)
             .and_then(|descriptor| self.catalog.tool(&descriptor))
@@ -326,11 +417,69 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let cursor = request.and_then(|params| params.cursor);
-        tools::page(
+        if let Some(navigation) = &self.navigation
+            && navigation.hides_plain_tools()
+        {
+            // Any cursor is refused as for an empty list: there is only one page.
+            return tools::page(&self.catalog, Vec::new(), cursor.as_deref())
+                .map(|_| ListToolsResult::with_all_items(navigation.tools().to_vec()));
+        }
+        let mut page = tools::page(
             &self.catalog,
             self.registry.list_permitted(&self.identity.roles),
             cursor.as_deref(),
-        )
+        )?;
+        if let Some(navigation) = &self.navigation
+            && cursor.is_none()
+        {
+            // On the first page, before the plain tools.
+            page.tools.splice(0..0, navigation.tools().iter().cloned());
+        }
+        Ok(page)
+    }
+
+    /// The home page and every page without parameters; empty with navigation off.
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(self
+            .navigation
+            .as_ref()
+            .map_or_else(ListResourcesResult::default, |navigation| {
+                navigation::resources::list(navigation.navigator())
+            }))
+    }
+
+    /// A template for every page with parameters; empty with navigation off.
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(self
+            .navigation
+            .as_ref()
+            .map_or_else(ListResourceTemplatesResult::default, |navigation| {
+                navigation::resources::templates(navigation.navigator())
+            }))
+    }
+
+    /// A page as markdown, for the caller; `-32601` with navigation off, as without resources.
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let Some(navigation) = &self.navigation else {
+            return Err(ErrorData::method_not_found::<ReadResourceRequestMethod>());
+        };
+        let scope = RequestScope::from_meta(&context.meta)?;
+        let call_context = self.call_context(&context, &scope);
+        navigation::resources::read(navigation.navigator(), &request.uri, &call_context)
+            .await
+            .map(Into::into)
     }
 
     async fn call_tool(

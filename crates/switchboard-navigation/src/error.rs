@@ -85,6 +85,20 @@ impl NavError {
         }
     }
 
+    /// Whether the error stopped an action before the registry was asked to run anything
+    /// (and so before it audited anything of the action's own).
+    pub(crate) fn is_before_the_call(&self) -> bool {
+        matches!(
+            self,
+            NavError::BadUrl { .. }
+                | NavError::NoSuchPage { .. }
+                | NavError::NotFound { .. }
+                | NavError::InvalidParams { .. }
+                | NavError::Stale { .. }
+                | NavError::Invoke(InvokeError::MissingContext { .. })
+        )
+    }
+
     pub(crate) fn from_page(url: &str, error: PageError) -> Self {
         match error {
             PageError::NotFound { what } => NavError::NotFound {

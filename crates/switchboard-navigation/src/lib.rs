@@ -15,11 +15,13 @@
 
 mod error;
 mod navigator;
+mod proposals;
 mod url;
 mod version;
 mod view;
 
 pub use error::NavError;
 pub use navigator::{ActionOutcome, Navigator, NavigatorError};
+pub use proposals::{PROPOSAL_ROUTE, PROPOSALS_ROUTE};
 pub use url::{MAX_SEGMENT_LEN, MAX_URL_LEN, Route, RouteError};
 pub use view::{ActionMode, ActionView, PageView, ParamView};

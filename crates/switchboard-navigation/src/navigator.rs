@@ -9,19 +9,20 @@
 //! a bound parameter the caller tried to set) is audited through
 //! [`ToolRegistry::record_refusal`].
 
-use std::sync::Arc;
+use std::{fmt::Write as _, sync::Arc};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 use switchboard_core::{
-    CallContext, Caller, Category, FieldError, Initiator, InvokeError, LoadedPage, PageEntry,
-    ToolError, linked_pages,
+    CallContext, Caller, Category, FieldError, Initiator, InvokeError, LoadedPage, PageAction,
+    PageEntry, ToolError, linked_pages,
 };
 use switchboard_registry::{Proposal, ToolRegistry};
 use tracing::Instrument;
 
 use crate::{
     error::NavError,
+    proposals::{self, BuiltIn, PROPOSAL_ROUTE, PROPOSALS_ROUTE},
     url::{Route, RouteError, segments, truncated},
     version::{changed_fields, version_of},
     view::{ActionMode, ActionView, PageView, first_sentence, unbound_params},
@@ -89,7 +90,7 @@ pub struct ActionOutcome {
     /// The action that ran.
     pub action: &'static str,
     /// The tool it ran.
-    pub tool: &'static str,
+    pub tool: String,
     /// The tool's output, or for an agent's change the stored proposal.
     pub result: Value,
     /// The proposal, when the action became one.
@@ -133,7 +134,7 @@ impl Navigator {
             }
             pages.push(RoutedPage { route, entry });
         }
-        // More literal segments first: `/roster/weeks/current` before `/roster/weeks/{monday}`.
+        // More literal segments first: `/roster/weeks/current` before `/roster/weeks/{week_start}`.
         pages.sort_by(|left, right| {
             right
                 .route
@@ -147,9 +148,12 @@ impl Navigator {
         })
     }
 
-    /// Every route, most specific first.
+    /// Every route, most specific first, then the built-in proposal pages.
     pub fn routes(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.pages.iter().map(|page| page.route.as_str())
+        self.pages
+            .iter()
+            .map(|page| page.route.as_str())
+            .chain([PROPOSALS_ROUTE, PROPOSAL_ROUTE])
     }
 
     /// Every page's declaration, most specific route first.
@@ -170,8 +174,15 @@ impl Navigator {
             if self.is_home(url)? {
                 return Ok(self.home(url));
             }
+            match BuiltIn::matching(&segments(url)?) {
+                Some(BuiltIn::List) => return proposals::list(&self.registry, url, context).await,
+                Some(BuiltIn::One(id)) => {
+                    return proposals::one(&self.registry, url, &id, context, &caller).await;
+                }
+                None => {}
+            }
             let (page, loaded) = self.load(url, context, &caller).await?;
-            Ok(self.view(url, page, &loaded, &caller))
+            Ok(self.view(url, page, loaded, &caller).0)
         }
         .instrument(span)
         .await
@@ -191,10 +202,29 @@ impl Navigator {
         context: &CallContext,
     ) -> Result<ActionOutcome, NavError> {
         let span = tracing::info_span!("execute_action", url = %truncated(url), action);
-        async {
+        let params_for_audit = params.clone();
+        let attempt = async {
             let caller = verify(context)?;
+            if let Some(BuiltIn::One(id)) = BuiltIn::matching(&segments(url)?) {
+                let (tool, result, proposal) =
+                    proposals::decide(&self.registry, url, &id, action, &params, context, &caller)
+                        .await?;
+                let next = self.navigate(url, context).await?;
+                return Ok(ActionOutcome {
+                    action: if action == "approve" {
+                        "approve"
+                    } else {
+                        "reject"
+                    },
+                    tool,
+                    result,
+                    proposal: Some(proposal),
+                    next_url: url.to_owned(),
+                    next,
+                });
+            }
             let (page, loaded) = self.load(url, context, &caller).await?;
-            let view = self.view(url, page, &loaded, &caller);
+            let (view, declared_actions) = self.view(url, page, loaded, &caller);
             if let Some(seen) = seen_version {
                 let changed = changed_fields(seen, &view.version);
                 if !changed.is_empty() {
@@ -205,11 +235,10 @@ impl Navigator {
                 }
             }
             let offered = view.actions;
-            let Some(declared) = loaded.actions.iter().find(|declared| {
+            let Some(declared) = declared_actions.iter().find(|declared| {
                 declared.name == action && offered.iter().any(|view| view.name == action)
             }) else {
-                let tool = loaded
-                    .actions
+                let tool = declared_actions
                     .iter()
                     .find(|declared| declared.name == action)
                     .map_or(action, |declared| declared.tool);
@@ -249,19 +278,40 @@ impl Navigator {
                     .await?;
                 (output, None)
             };
-            let next_url = declared.next_url(&result).unwrap_or_else(|| url.to_owned());
+            // An agent's change waits on its proposal's page, where a person decides it.
+            let next_url = match &proposal {
+                Some(proposal) => format!("/proposals/{}", proposal.id),
+                None => declared.next_url(&result).unwrap_or_else(|| url.to_owned()),
+            };
             let next = self.navigate(&next_url, context).await?;
             Ok(ActionOutcome {
                 action: declared.name,
-                tool: declared.tool,
+                tool: declared.tool.to_owned(),
                 result,
                 proposal,
                 next_url,
                 next,
             })
+        };
+        match attempt.instrument(span).await {
+            // Refused before any call was made: audited here, so that every attempt leaves
+            // exactly one record of its own, as a call refused by the registry does.
+            Err(error) if error.is_before_the_call() => {
+                let refusal = InvokeError::GateRefused {
+                    tool: action.to_owned(),
+                    error: ToolError::new(error.kind(), error.to_string()),
+                };
+                match self
+                    .registry
+                    .record_refusal(action, &params_for_audit, context, refusal)
+                    .await
+                {
+                    audit_failed @ InvokeError::AuditFailed { .. } => Err(audit_failed.into()),
+                    _ => Err(error),
+                }
+            }
+            other => other,
         }
-        .instrument(span)
-        .await
     }
 
     /// Whether `url` is `/` and no page declares that route: the built-in home page then.
@@ -269,41 +319,37 @@ impl Navigator {
         Ok(segments(url)?.is_empty() && !self.routes().any(|route| route == "/"))
     }
 
-    /// The built-in home page: every page without parameters, and the routes of the others.
+    /// The built-in home page: every page without parameters, the proposals, and the routes
+    /// of the pages reached from those.
     fn home(&self, url: &str) -> PageView {
-        let mut content = String::from(
-            "Pages you can open:
-
-",
-        );
+        let mut content = String::from("Pages you can open:\n\n");
         let (fixed, parameterised): (Vec<_>, Vec<_>) = self
             .pages
             .iter()
             .partition(|page| page.route.params().next().is_none());
         for page in fixed {
             let spec = &page.entry.spec;
-            content.push_str(&format!(
-                "- [{}]({}): {}
-",
+            let _ = writeln!(
+                content,
+                "- [{}]({}): {}",
                 spec.title, spec.route, spec.description
-            ));
-        }
-        if !parameterised.is_empty() {
-            content.push_str(
-                "
-Pages reached from those, by their links:
-
-",
             );
-            for page in parameterised {
-                let spec = &page.entry.spec;
-                content.push_str(&format!(
-                    "- `{}`: {}
-",
-                    spec.route, spec.description
-                ));
-            }
         }
+        let _ = writeln!(
+            content,
+            "- [Proposals]({PROPOSALS_ROUTE}): changes agents proposed, waiting for a person's \
+             decision."
+        );
+        content.push_str("\nPages reached from those, by their links:\n\n");
+        for page in parameterised {
+            let spec = &page.entry.spec;
+            let _ = writeln!(content, "- `{}`: {}", spec.route, spec.description);
+        }
+        let _ = writeln!(
+            content,
+            "- `{PROPOSAL_ROUTE}`: one proposal, which a person with its permission approves or \
+             rejects."
+        );
         PageView {
             url: url.to_owned(),
             route: "/",
@@ -342,7 +388,14 @@ Pages reached from those, by their links:
 
     /// The caller's view of a loaded page: the actions their roles, their kind and the page's
     /// state allow.
-    fn view(&self, url: &str, page: &RoutedPage, loaded: &LoadedPage, caller: &Caller) -> PageView {
+    /// Also returns the page's declared actions, which running one needs.
+    fn view(
+        &self,
+        url: &str,
+        page: &RoutedPage,
+        loaded: LoadedPage,
+        caller: &Caller,
+    ) -> (PageView, Vec<PageAction>) {
         let actions = loaded
             .actions
             .iter()
@@ -365,15 +418,16 @@ Pages reached from those, by their links:
                 })
             })
             .collect();
-        PageView {
+        let view = PageView {
             url: url.to_owned(),
             route: page.route.as_str(),
             title: page.entry.spec.title,
-            content: loaded.markdown.clone(),
-            data: loaded.data.clone(),
             version: version_of(&loaded.data),
+            content: loaded.markdown,
+            data: loaded.data,
             actions,
-        }
+        };
+        (view, loaded.actions)
     }
 
     /// The routes closest to `url`, by edit distance, best first.

@@ -5,6 +5,7 @@
 //! `acme-2026-11-24-pm` is one. `sam` is staff in acme, `mark` its manager, `gina` globex's
 //! admin.
 
+use proptest::prelude::*;
 use serde_json::json;
 use switchboard::{ErrorKind, Initiator, InvokeError, audit::Outcome};
 use switchboard_integration_tests::{audit_records, boot, ctx, recorrelated};
@@ -97,13 +98,13 @@ async fn an_agent_is_offered_changes_as_proposals() {
         .navigate(OPEN_SHIFT, &agent)
         .await
         .expect("the shift page");
-    assert_eq!(action_names(&page), ["claim", "assign"]);
+    assert_eq!(action_names(&page), ["assign"], "a claim is a person's own");
     assert!(
         page.actions
             .iter()
             .all(|action| action.mode == ActionMode::Propose)
     );
-    let assign = &page.actions[1];
+    let assign = &page.actions[0];
     assert_eq!(
         assign
             .params
@@ -126,8 +127,13 @@ async fn an_agent_is_offered_changes_as_proposals() {
     let proposal = outcome.proposal.expect("a proposal");
     assert_eq!(&*proposal.tool, "roster_assign_shift");
     assert_eq!(proposal.params["shift_id"], "acme-2026-11-24-pm");
-    // Nothing changed yet: the shift is still open.
-    assert!(outcome.next.content.contains("nobody: the shift is open"));
+    // Nothing changed yet: the agent is sent to the proposal, and the shift is still open.
+    assert_eq!(outcome.next.route, "/proposals/{proposal_id}");
+    let shift = navigator
+        .navigate(OPEN_SHIFT, &agent)
+        .await
+        .expect("the shift");
+    assert!(shift.content.contains("nobody: the shift is open"));
 }
 
 #[tokio::test]
@@ -284,4 +290,182 @@ async fn an_action_on_a_page_that_changed_since_is_refused_with_what_changed() {
         error.to_string().contains("navigate to it again"),
         "{error}"
     );
+}
+
+#[tokio::test]
+async fn an_agents_proposal_is_approved_by_a_person_on_its_page() {
+    let (_runtime, navigator) = navigator().await;
+    let agent = ctx("acme", "mark", &["manager"], Initiator::Agent);
+    let outcome = navigator
+        .execute_action(
+            OPEN_SHIFT,
+            "assign",
+            json!({"user_id": "sam"}),
+            None,
+            &agent,
+        )
+        .await
+        .expect("the agent's assignment becomes a proposal");
+    let proposal = outcome.proposal.expect("a proposal");
+    assert_eq!(outcome.next_url, format!("/proposals/{}", proposal.id));
+    assert!(
+        outcome.next.actions.is_empty(),
+        "an agent decides nothing: {:?}",
+        outcome.next.actions
+    );
+
+    let home = navigator
+        .navigate("/proposals", &agent)
+        .await
+        .expect("the list");
+    assert!(
+        home.content
+            .contains(&format!("(/proposals/{})", proposal.id))
+    );
+
+    let mark = ctx("acme", "mark", &["manager"], Initiator::Human);
+    let page = navigator
+        .navigate(&outcome.next_url, &mark)
+        .await
+        .expect("the proposal's page");
+    assert_eq!(action_names(&page), ["approve", "reject"]);
+    assert!(page.content.contains("waiting for a decision"));
+    let approved = navigator
+        .execute_action(&outcome.next_url, "approve", json!({}), None, &mark)
+        .await
+        .expect("mark approves");
+    assert_eq!(approved.result["assignee"], "sam");
+    assert!(approved.next.actions.is_empty(), "decided once");
+    assert!(approved.next.content.contains("approved by `mark`"));
+
+    let shift = navigator
+        .navigate(OPEN_SHIFT, &agent)
+        .await
+        .expect("the shift");
+    assert!(
+        shift.content.contains("[sam](/roster/users/sam)"),
+        "{}",
+        shift.content
+    );
+
+    let gina = ctx("globex", "gina", &["admin"], Initiator::Human);
+    let error = navigator
+        .navigate(&outcome.next_url, &gina)
+        .await
+        .expect_err("another organisation's proposal");
+    assert_eq!(error.kind(), "not_found");
+}
+
+#[tokio::test]
+async fn a_rejection_needs_a_reason() {
+    let (_runtime, navigator) = navigator().await;
+    let agent = ctx("acme", "mark", &["manager"], Initiator::Agent);
+    let outcome = navigator
+        .execute_action(
+            OPEN_SHIFT,
+            "assign",
+            json!({"user_id": "sam"}),
+            None,
+            &agent,
+        )
+        .await
+        .expect("a proposal");
+    let alice = ctx("acme", "alice", &["admin"], Initiator::Human);
+    let error = navigator
+        .execute_action(&outcome.next_url, "reject", json!({}), None, &alice)
+        .await
+        .expect_err("no feedback");
+    assert_eq!(error.kind(), "invalid_input");
+    let rejected = navigator
+        .execute_action(
+            &outcome.next_url,
+            "reject",
+            json!({"feedback": "sam is off that day"}),
+            None,
+            &recorrelated(alice),
+        )
+        .await
+        .expect("rejected with a reason");
+    assert!(rejected.next.content.contains("sam is off that day"));
+    let shift = navigator
+        .navigate(OPEN_SHIFT, &agent)
+        .await
+        .expect("the shift");
+    assert!(shift.content.contains("nobody: the shift is open"));
+}
+
+/// URL segments: real ids of both organisations, route words, traversal and garbage.
+fn segment() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("roster".to_owned()),
+        Just("shifts".to_owned()),
+        Just("weeks".to_owned()),
+        Just("users".to_owned()),
+        Just("proposals".to_owned()),
+        Just("me".to_owned()),
+        Just("acme-2026-11-24-pm".to_owned()),
+        Just("globex-2026-11-24-pm".to_owned()),
+        Just("2026-11-23".to_owned()),
+        Just("sam".to_owned()),
+        Just("..".to_owned()),
+        Just("%2e%2e".to_owned()),
+        Just("%2F".to_owned()),
+        Just(String::new()),
+        "[a-z0-9%._-]{1,12}",
+        ".{0,20}",
+    ]
+}
+
+#[test]
+fn random_urls_never_panic_never_leak_and_every_action_leaves_one_record() {
+    let tokio_runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime starts");
+    let (runtime, navigator) = tokio_runtime.block_on(navigator());
+    let strategy = (
+        prop::collection::vec(segment(), 0..5),
+        prop_oneof![
+            Just("claim"),
+            Just("assign"),
+            Just("clear_week"),
+            Just("nope")
+        ],
+    );
+
+    proptest!(ProptestConfig::with_cases(96), |((segments, action) in strategy)| {
+        let url = format!("/{}", segments.join("/"));
+        // Globex's admin, who must never see anything of acme's.
+        let gina = ctx("globex", "gina", &["admin"], Initiator::Human);
+        match tokio_runtime.block_on(navigator.navigate(&url, &gina)) {
+            Ok(page) => {
+                prop_assert!(!page.content.contains("acme"), "{} leaked: {}", url, page.content);
+                prop_assert!(!page.data.to_string().contains("acme"), "{} leaked data", url);
+            }
+            // An error may echo the URL it was given, and nothing more of acme's.
+            Err(error) => prop_assert!(
+                url.contains("acme") || !error.to_string().contains("acme"),
+                "{}",
+                error
+            ),
+        }
+        // An action on a page that loads leaves exactly one record beyond the page's reads.
+        let looked = ctx("globex", "gina", &["admin"], Initiator::Human);
+        if tokio_runtime.block_on(navigator.navigate(&url, &looked)).is_ok() {
+            let reads = tokio_runtime.block_on(audit_records(&runtime.registry, &looked)).len();
+            let acted = ctx("globex", "gina", &["admin"], Initiator::Human);
+            let _outcome = tokio_runtime.block_on(
+                navigator.execute_action(&url, action, json!({"user_id": "sue"}), None, &acted),
+            );
+            let records = tokio_runtime.block_on(audit_records(&runtime.registry, &acted));
+            // A proposal's page reads nothing through tools; every other page reads before
+            // it acts, and the action (run or refused) adds one record.
+            prop_assert!(
+                records.len() == reads + 1 || (url.starts_with("/proposals") && records.len() <= 1),
+                "{} {}: {} records after the action, {} reads", url, action, records.len(), reads
+            );
+        }
+    });
+    tokio_runtime.block_on(runtime.shutdown());
 }

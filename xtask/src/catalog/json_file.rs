@@ -16,8 +16,9 @@ use switchboard::{Category, ToolDescriptor};
 use super::RegistrySnapshot;
 
 #[derive(Serialize)]
-struct CatalogJson {
+struct CatalogJson<'a> {
     tools: Vec<ToolJson>,
+    pages: &'a [super::PageSummary],
 }
 
 #[derive(Serialize)]
@@ -68,6 +69,7 @@ pub(super) fn render(snapshot: &RegistrySnapshot) -> serde_json::Result<String> 
             .iter()
             .map(ToolJson::from_descriptor)
             .collect(),
+        pages: &snapshot.pages,
     };
     let mut text = serde_json::to_string_pretty(&catalog)?;
     text.push('\n');

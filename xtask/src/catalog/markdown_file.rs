@@ -38,6 +38,7 @@ pub(super) fn render(snapshot: &RegistrySnapshot) -> String {
             render_tool(&mut page, snapshot, tool);
         }
     }
+    render_pages(&mut page, &snapshot.pages);
     page.finish()
 }
 
@@ -404,4 +405,35 @@ pub(super) fn first_sentence(text: &str) -> String {
         })
         .map_or(flat.len(), |(index, _)| index + 1);
     flat[..end].to_owned()
+}
+
+/// The pages, with the tool behind each action (see `docs/navigation.md`).
+fn render_pages(page: &mut Page, pages: &[super::PageSummary]) {
+    page.line("## Pages");
+    page.blank();
+    page.line(
+        "What `navigate` shows at each route, and the actions it may offer there (each one a \
+         tool above; who is offered it depends on their roles, the tool's category and the \
+         page's state). `/` and `/proposals` are the navigator's own.",
+    );
+    page.blank();
+    let rows = pages.iter().map(|summary| {
+        let actions = if summary.actions.is_empty() {
+            "-".to_owned()
+        } else {
+            summary
+                .actions
+                .iter()
+                .map(|action| format!("`{}` (`{}`)", action.name, action.tool))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        vec![
+            format!("`{}`", summary.route),
+            summary.title.clone(),
+            summary.description.clone(),
+            actions,
+        ]
+    });
+    page.table(&["route", "title", "shows", "actions"], rows);
 }

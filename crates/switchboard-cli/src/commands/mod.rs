@@ -7,6 +7,7 @@
 mod ask;
 pub(crate) mod audit;
 mod call;
+mod pages;
 pub(crate) mod proposals;
 mod schema;
 mod serve;
@@ -107,7 +108,9 @@ impl Ready {
             Ready::Schema(args) => schema::run(&switchboard.registry, &args),
             Ready::Call(args, params) => call::run(&switchboard.registry, args, params).await,
             Ready::Ask(args) => ask::run(switchboard, args).await,
-            Ready::Serve(serving, _) => serve::run(&switchboard.registry, serving).await,
+            // Boxed: serving holds the server (and its navigator) for the whole run, a large
+            // future that the other commands should not carry (clippy::large_futures).
+            Ready::Serve(serving, _) => Box::pin(serve::run(&switchboard.registry, serving)).await,
             Ready::Decide(decision, persistent) => {
                 proposals::run(&switchboard.registry, decision, persistent).await
             }

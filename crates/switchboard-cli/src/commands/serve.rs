@@ -11,8 +11,9 @@ use std::{env::VarError, io::IsTerminal as _, path::Path, time::Duration};
 use anyhow::Context as _;
 use switchboard::ToolRegistry;
 use switchboard_mcp::{
-    HttpAuth, HttpConfig, HttpLimits, Identity, McpServer, StateKey, TokenTable,
+    HttpAuth, HttpConfig, HttpLimits, Identity, McpServer, NavigationMode, StateKey, TokenTable,
 };
+use switchboard_navigation::Navigator;
 
 use crate::{
     app::{Exit, UsageError},
@@ -32,12 +33,15 @@ pub(crate) struct Serving {
     state_key: StateKey,
     /// No key was configured, so `state_key` was generated for this process.
     state_key_generated: bool,
+    /// Whether and how the navigation meta-tools are offered.
+    navigation: NavigationMode,
 }
 
 impl Serving {
     /// Checks the flags and the config file's `[serve]` table, and builds the configuration.
     pub(crate) fn prepare(args: ServeArgs, file: &ServeFile) -> Result<Self, UsageError> {
         let state_key_flag = args.state_key_file.clone();
+        let navigation = args.navigation.into();
         let transport = Transport::prepare(args)?;
         let (state_key, state_key_generated) = match configured_state_key(
             state_key_flag.as_deref(),
@@ -51,6 +55,7 @@ impl Serving {
             transport,
             state_key,
             state_key_generated,
+            navigation,
         })
     }
 }
@@ -101,8 +106,9 @@ fn warn_generated_state_key() {
 pub(crate) enum Transport {
     /// `--stdio`, acting as the identity flags.
     Stdio(Identity),
-    /// `--http ADDR`, with how it authenticates (for the start-up line).
-    Http(HttpConfig, String),
+    /// `--http ADDR`, with how it authenticates (for the start-up line). Boxed: the HTTP
+    /// configuration is several times the size of an identity (clippy::large_enum_variant).
+    Http(Box<HttpConfig>, String),
 }
 
 impl Transport {
@@ -153,7 +159,7 @@ impl Transport {
             .max_body_bytes(count(options.max_body_bytes))
             .session_grace(Duration::from_secs(options.session_grace))
             .limits(limits);
-        Ok(Transport::Http(config, summary))
+        Ok(Transport::Http(Box::new(config), summary))
     }
 }
 
@@ -167,13 +173,22 @@ pub(crate) async fn run(registry: &ToolRegistry, serving: Serving) -> anyhow::Re
         transport,
         state_key,
         state_key_generated,
+        navigation,
     } = serving;
+    // Built before serving, so that a page declaration that cannot work stops the start.
+    let navigator = match navigation {
+        NavigationMode::Off => None,
+        _ => Some(Navigator::new(registry.clone()).context("cannot offer navigation")?),
+    };
     match transport {
         Transport::Stdio(identity) => {
             if state_key_generated {
                 warn_generated_state_key();
             }
-            let server = McpServer::new(registry.clone(), identity).with_state_key(state_key);
+            let mut server = McpServer::new(registry.clone(), identity).with_state_key(state_key);
+            if let Some(navigator) = navigator {
+                server = server.with_navigation(navigator, navigation);
+            }
             // A person who started this in a terminal would otherwise see nothing at all; an MCP
             // client pipes stdin and gets no such line.
             if std::io::stdin().is_terminal() {
@@ -184,8 +199,12 @@ pub(crate) async fn run(registry: &ToolRegistry, serving: Serving) -> anyhow::Re
                 .context("serving MCP on stdio failed")?;
         }
         Transport::Http(config, summary) => {
-            let config = config.state_key(state_key);
-            let server = switchboard_mcp::serve_http_with(registry.clone(), config)
+            let mut config = (*config).state_key(state_key);
+            if let Some(navigator) = navigator {
+                config = config.navigation(navigator, navigation);
+            }
+            let pages = super::pages::router(registry, &config)?;
+            let server = switchboard_mcp::serve_http_with_pages(registry.clone(), config, pages)
                 .await
                 .context("could not start the MCP HTTP server")?;
             // The summary quotes a path and the identity flags: escaped like any data.
@@ -195,6 +214,10 @@ pub(crate) async fn run(registry: &ToolRegistry, serving: Serving) -> anyhow::Re
                 escape_controls(&summary)
             ));
             // After the start-up line, which scripts read first.
+            output::write_stderr(&format!(
+                "switchboard: the pages, for people in a browser, at http://{}/\n",
+                server.local_addr()
+            ));
             if state_key_generated {
                 warn_generated_state_key();
             }

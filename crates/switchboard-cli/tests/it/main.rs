@@ -17,5 +17,6 @@ mod mcp_stdio;
 mod plain_output;
 mod proposals;
 mod serve_http;
+mod serve_pages;
 mod state_key;
 mod stdio_client;

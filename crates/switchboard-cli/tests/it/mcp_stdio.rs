@@ -95,3 +95,72 @@ async fn serve_refuses_to_start_without_an_organisation_and_a_user() {
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_with_navigation_only_offers_the_two_meta_tools_and_the_pages() {
+    let mut child = switchboard(&[
+        "serve",
+        "--stdio",
+        "--navigation",
+        "only",
+        "--org",
+        "acme",
+        "--user",
+        "sam",
+        "--role",
+        "staff",
+    ])
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null())
+    .spawn()
+    .expect("the binary starts");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let stdin = child.stdin.take().expect("piped stdin");
+    let client = bounded("the handshake", ().serve((stdout, stdin)))
+        .await
+        .expect("the server answers initialize");
+    let info = client.peer_info().expect("the server introduced itself");
+    let instructions = info.instructions.clone().unwrap_or_default();
+    assert!(instructions.contains("navigate('/')"), "{instructions}");
+
+    let tools = bounded("tools/list", client.list_all_tools())
+        .await
+        .expect("tools/list");
+    let mut names: Vec<String> = tools.iter().map(|tool| tool.name.to_string()).collect();
+    names.sort();
+    assert_eq!(names, ["execute_action", "navigate"]);
+
+    let arguments = json!({"url": "/roster"})
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let page = bounded(
+        "navigate",
+        client.call_tool(CallToolRequestParams::new("navigate").with_arguments(arguments)),
+    )
+    .await
+    .expect("a result");
+    assert_ne!(page.is_error, Some(true), "{page:?}");
+    let structured = page.structured_content.expect("structuredContent");
+    assert_eq!(structured["route"], json!("/roster"), "{structured}");
+
+    let resources = bounded("resources/list", client.list_resources(None))
+        .await
+        .expect("resources/list");
+    assert!(
+        resources
+            .resources
+            .iter()
+            .any(|resource| resource.uri == "switchboard:///roster"),
+        "{resources:?}"
+    );
+
+    bounded("closing the client", client.cancel())
+        .await
+        .expect("the client closes");
+    let status = bounded("the server exiting", child.wait())
+        .await
+        .expect("the exit status");
+    assert!(status.success(), "{status:?}");
+}

@@ -36,6 +36,7 @@ mod form;
 mod state;
 
 pub use state::{StateKey, StateKeyError};
+pub(crate) use state::{push_field, push_identity};
 
 use std::time::Duration;
 

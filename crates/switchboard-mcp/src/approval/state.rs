@@ -121,6 +121,12 @@ impl StateKey {
         Self(Arc::new(RequestStateCodec::new_unchecked(key)))
     }
 
+    /// The codec that seals and opens with this key: approval states, and the navigation's
+    /// page states ([`crate::navigation`]), each bound to its own domain string.
+    pub(crate) fn codec(&self) -> &RequestStateCodec {
+        &self.0
+    }
+
     /// The key of servers given none: generated once per process, with a warning.
     pub(crate) fn process_default() -> Self {
         static KEY: OnceLock<StateKey> = OnceLock::new();
@@ -180,35 +186,53 @@ impl Binding {
     /// The binding of `request` made by `identity`.
     pub(crate) fn of(identity: &Identity, request: &CallToolRequestParams) -> Self {
         let mut bytes = Vec::with_capacity(256);
-        let mut field = |value: &[u8]| {
-            // Length-prefixed, so no two different field lists give the same bytes.
-            bytes.extend_from_slice(&(value.len() as u64).to_be_bytes());
-            bytes.extend_from_slice(value);
-        };
-        field(DOMAIN);
-        field(identity.org.as_deref().unwrap_or_default().as_bytes());
-        field(identity.user.as_deref().unwrap_or_default().as_bytes());
-        field(match identity.initiator {
-            Initiator::Human => b"human",
-            Initiator::Agent => b"agent",
-        });
-        field(
-            identity
-                .agent_type
-                .as_ref()
-                .map_or("", |agent_type| agent_type.as_str())
-                .as_bytes(),
-        );
-        let mut roles: Vec<&str> = identity.roles.iter().map(|role| role.as_str()).collect();
-        roles.sort_unstable();
-        roles.dedup();
-        field(roles.join("\n").as_bytes());
-        field(request.name.as_bytes());
+        push_field(&mut bytes, DOMAIN);
+        push_identity(&mut bytes, identity);
+        push_field(&mut bytes, request.name.as_bytes());
         let arguments = request.arguments.clone().unwrap_or_default();
         let digest = Sha256::digest(serde_json::to_vec(&arguments).unwrap_or_default());
-        field(&digest);
+        push_field(&mut bytes, &digest);
         Self(bytes)
     }
+}
+
+/// Appends `value` to `bytes`, length-prefixed, so that no two different field lists give the
+/// same bytes.
+pub(crate) fn push_field(bytes: &mut Vec<u8>, value: &[u8]) {
+    bytes.extend_from_slice(&(value.len() as u64).to_be_bytes());
+    bytes.extend_from_slice(value);
+}
+
+/// Appends who `identity` is (organisation, user, initiator, agent type, sorted roles) to
+/// `bytes`, field by field: a sealed value bound to it opens for that identity only.
+pub(crate) fn push_identity(bytes: &mut Vec<u8>, identity: &Identity) {
+    push_field(
+        bytes,
+        identity.org.as_deref().unwrap_or_default().as_bytes(),
+    );
+    push_field(
+        bytes,
+        identity.user.as_deref().unwrap_or_default().as_bytes(),
+    );
+    push_field(
+        bytes,
+        match identity.initiator {
+            Initiator::Human => b"human",
+            Initiator::Agent => b"agent",
+        },
+    );
+    push_field(
+        bytes,
+        identity
+            .agent_type
+            .as_ref()
+            .map_or("", |agent_type| agent_type.as_str())
+            .as_bytes(),
+    );
+    let mut roles: Vec<&str> = identity.roles.iter().map(|role| role.as_str()).collect();
+    roles.sort_unstable();
+    roles.dedup();
+    push_field(bytes, roles.join("\n").as_bytes());
 }
 
 /// Why an echoed state was refused. The client is told only that it is not valid for this

@@ -242,6 +242,12 @@ impl TokenTable {
         self.by_hash.is_empty()
     }
 
+    /// The identity a presented token stands for (`None` for a token not in the table), for
+    /// another surface that signs people in with the same tokens.
+    pub fn identity(&self, token: &str) -> Option<&Identity> {
+        self.find(token).map(|principal| &principal.identity)
+    }
+
     /// The principal a presented token stands for.
     fn find(&self, token: &str) -> Option<&Arc<Principal>> {
         self.by_hash.get(&sha256(token))

@@ -127,6 +127,8 @@ pub struct HttpConfig {
     pub(crate) limits: HttpLimits,
     /// `None`: the process's generated key, as [`McpServer::new`](crate::McpServer::new) has.
     pub(crate) state_key: Option<StateKey>,
+    /// The navigation every handler offers; `None` when it is off.
+    pub(crate) navigation: Option<crate::navigation::Navigation>,
 }
 
 impl HttpConfig {
@@ -150,6 +152,7 @@ impl HttpConfig {
             session_grace: DEFAULT_SESSION_GRACE,
             limits: HttpLimits::default(),
             state_key: None,
+            navigation: None,
         })
     }
 
@@ -202,9 +205,36 @@ impl HttpConfig {
         self
     }
 
+    /// Offers navigation over `navigator` in `mode` to every client, as
+    /// [`McpServer::with_navigation`](crate::McpServer::with_navigation) does (default: off).
+    #[must_use]
+    pub fn navigation(
+        mut self,
+        navigator: switchboard_navigation::Navigator,
+        mode: crate::NavigationMode,
+    ) -> Self {
+        self.navigation = crate::navigation::Navigation::new(navigator, mode);
+        self
+    }
+
     /// The address to listen on.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Who requests act as.
+    pub fn auth(&self) -> &HttpAuth {
+        &self.auth
+    }
+
+    /// The hosts answered besides the loopback ones.
+    pub fn allowed_hosts(&self) -> &[AllowedHost] {
+        &self.extra_hosts
+    }
+
+    /// The browser origins accepted besides the bound port's loopback ones.
+    pub fn allowed_origins(&self) -> &[AllowedOrigin] {
+        &self.extra_origins
     }
 }
 

@@ -6,7 +6,9 @@
 //! caps, grace window and expiry (`session`), and JSON-RPC error answers (`reject`). In front
 //! of that, `listen` accepts connections: `TCP_NODELAY`, connection caps and hyper's
 //! request-head timeout. The listener binds exactly the address given; [`HttpConfig::new`]
-//! refuses a non-loopback address unless bearer tokens are required.
+//! refuses a non-loopback address unless bearer tokens are required. [`serve_http_with_pages`]
+//! also serves a router of pages (`switchboard-web`) at every other path, beside the guard
+//! rather than behind it: the pages authenticate people themselves.
 //!
 //! An answer that needs no stream (no progress, no log message, no request to the client before
 //! the result) is one `application/json` body: on 2026-07-28 rmcp decides this per request
@@ -138,6 +140,25 @@ pub async fn serve_http_with(
     registry: ToolRegistry,
     config: HttpConfig,
 ) -> Result<HttpServer, McpError> {
+    Box::pin(serve(registry, config, None)).await
+}
+
+/// [`serve_http_with`], also serving `pages` at every other path, outside the MCP endpoint's
+/// middleware: they do their own authentication and origin checks (`switchboard-web`).
+pub async fn serve_http_with_pages(
+    registry: ToolRegistry,
+    config: HttpConfig,
+    pages: axum::Router,
+) -> Result<HttpServer, McpError> {
+    Box::pin(serve(registry, config, Some(pages))).await
+}
+
+/// Binds and serves MCP, and `pages` beside it. Boxed by its callers: its future is large.
+async fn serve(
+    registry: ToolRegistry,
+    config: HttpConfig,
+    pages: Option<axum::Router>,
+) -> Result<HttpServer, McpError> {
     let addr = config.addr;
     let listener = TcpListener::bind(addr)
         .await
@@ -176,6 +197,7 @@ pub async fn serve_http_with(
     // request.
     let catalog = Arc::new(ToolCatalog::default());
     let state_key = config.state_key;
+    let navigation = config.navigation;
     let service = StreamableHttpService::new(
         move || {
             let principal = REQUEST_PRINCIPAL
@@ -192,7 +214,8 @@ pub async fn serve_http_with(
                 principal.identity.clone(),
                 Arc::clone(&catalog),
                 state_key.clone(),
-            ))
+            )
+            .navigating(navigation.clone()))
         },
         manager,
         rmcp_config,
@@ -205,9 +228,12 @@ pub async fn serve_http_with(
         limits: config.limits.clone(),
         sessions: Arc::clone(&sessions),
     });
-    let app = axum::Router::new()
+    let mut app = axum::Router::new()
         .nest_service(MCP_PATH, service)
         .layer(axum::middleware::from_fn_with_state(guard, guard::check));
+    if let Some(pages) = pages {
+        app = app.merge(pages);
+    }
 
     let caps = listen::ConnectionCaps::new(&config.limits, listen::open_file_limit());
     let (max_connections, max_connections_per_peer) = caps.caps();

@@ -15,6 +15,7 @@ mod mcp_approvals;
 mod mcp_cancel;
 mod mcp_http;
 mod mcp_http_load;
+mod mcp_navigation;
 mod mcp_notifications;
 mod mcp_server;
 mod mcp_stdio_garbage;

@@ -1,0 +1,50 @@
+//! The navigation pages that `serve --http` serves beside `/mcp`, for people in a browser.
+//!
+//! Pages over HTTP are always on with `--http`: every path other than `/mcp` is a page (HTML or
+//! markdown, `switchboard-web`). People sign in with the tokens of `--tokens`, and act as
+//! humans; without tokens every page acts as the operator identity from the flags, as `/mcp`
+//! does (loopback addresses only, which the MCP configuration already checks).
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use switchboard::ToolRegistry;
+use switchboard_mcp::{HttpAuth, HttpConfig, Identity};
+use switchboard_navigation::Navigator;
+use switchboard_web::{Person, SignIn, WebConfig};
+
+/// The pages of `registry`, to serve beside `/mcp` with the authentication and allow-lists of
+/// `config`.
+pub(crate) fn router(registry: &ToolRegistry, config: &HttpConfig) -> anyhow::Result<axum::Router> {
+    let navigator = Navigator::new(registry.clone())
+        .context("the pages of the linked domains do not fit together")?;
+    let sign_in = match config.auth() {
+        HttpAuth::Operator(identity) => SignIn::Operator(person_of(identity)),
+        HttpAuth::Tokens(table) => {
+            let table = table.clone();
+            SignIn::Tokens(Arc::new(move |token: &str| {
+                table.identity(token).map(person_of)
+            }))
+        }
+        // `HttpAuth` is non-exhaustive: a way of authenticating the pages do not know yet
+        // lets nobody in.
+        _ => SignIn::Tokens(Arc::new(|_: &str| None)),
+    };
+    let mut web = WebConfig::new(sign_in);
+    for host in config.allowed_hosts() {
+        web = web.allow_host(host.to_string());
+    }
+    for origin in config.allowed_origins() {
+        web = web.allow_origin(origin.to_string());
+    }
+    Ok(switchboard_web::router(Arc::new(navigator), web))
+}
+
+/// The person an identity stands for in a browser (always a human there).
+fn person_of(identity: &Identity) -> Person {
+    Person {
+        org: identity.org.clone(),
+        user: identity.user.clone(),
+        roles: identity.roles.clone(),
+    }
+}
