@@ -447,6 +447,30 @@ fn parse_params<T: DeserializeOwned>(raw: &BTreeMap<String, String>) -> Result<T
     })
 }
 
+/// A [`PageSpec`] with the location of the declaration filled in:
+///
+/// ```ignore
+/// const SPEC: PageSpec = switchboard_core::page_spec! {
+///     route: "/roster/shifts/{shift_id}",
+///     title: "Shift",
+///     description: "One shift: its day, hours and position, and who works it.",
+/// };
+/// ```
+#[macro_export]
+macro_rules! page_spec {
+    (route: $route:expr, title: $title:expr, description: $description:expr $(,)?) => {
+        $crate::PageSpec {
+            route: $route,
+            title: $title,
+            description: $description,
+            location: $crate::SourceLocation {
+                file: file!(),
+                line: line!(),
+            },
+        }
+    };
+}
+
 /// Registers a page at link time, as `#[tool]` does for a tool.
 ///
 /// ```ignore

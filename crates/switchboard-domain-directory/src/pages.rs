@@ -1,6 +1,6 @@
 //! The `core` domain's page: `/me`, who the caller is.
 
-use switchboard_core::{Action, NoInput, Page, PageError, PageLoader, PageSpec, SourceLocation};
+use switchboard_core::{Action, NoInput, Page, PageError, PageLoader, PageSpec};
 
 use crate::tools::{CurrentUser, GetCurrentUser, ListUsers, UserList};
 
@@ -11,14 +11,10 @@ pub struct MePage;
 impl Page for MePage {
     type Params = NoInput;
     type Data = CurrentUser;
-    const SPEC: PageSpec = PageSpec {
+    const SPEC: PageSpec = switchboard_core::page_spec! {
         route: "/me",
         title: "Me",
         description: "Who you are: your user id, name, roles and organisation.",
-        location: SourceLocation {
-            file: file!(),
-            line: line!(),
-        },
     };
 
     async fn load(loader: &PageLoader<'_>, _params: &NoInput) -> Result<CurrentUser, PageError> {
@@ -48,14 +44,10 @@ pub struct PeoplePage;
 impl Page for PeoplePage {
     type Params = NoInput;
     type Data = UserList;
-    const SPEC: PageSpec = PageSpec {
+    const SPEC: PageSpec = switchboard_core::page_spec! {
         route: "/people",
         title: "People",
         description: "The members of your organisation, by user id and name.",
-        location: SourceLocation {
-            file: file!(),
-            line: line!(),
-        },
     };
 
     async fn load(loader: &PageLoader<'_>, _params: &NoInput) -> Result<UserList, PageError> {

@@ -9,9 +9,7 @@ use std::fmt::Write as _;
 
 use jiff::{ToSpan, Zoned, civil::Date};
 use serde::{Deserialize, Serialize};
-use switchboard_core::{
-    Action, Initiator, NoInput, Page, PageError, PageLoader, PageSpec, SourceLocation,
-};
+use switchboard_core::{Action, Initiator, NoInput, Page, PageError, PageLoader, PageSpec};
 
 use crate::{
     input::{ListShiftsInput, ShiftIdInput},
@@ -73,14 +71,10 @@ pub struct RosterHomeData {
 impl Page for RosterHome {
     type Params = NoInput;
     type Data = RosterHomeData;
-    const SPEC: PageSpec = PageSpec {
+    const SPEC: PageSpec = switchboard_core::page_spec! {
         route: "/roster",
         title: "Roster",
         description: "The roster's weeks: this week and next, and who works when.",
-        location: SourceLocation {
-            file: file!(),
-            line: line!(),
-        },
     };
 
     async fn load(
@@ -129,14 +123,10 @@ pub struct WeekData {
 impl Page for WeekPage {
     type Params = WeekParams;
     type Data = WeekData;
-    const SPEC: PageSpec = PageSpec {
+    const SPEC: PageSpec = switchboard_core::page_spec! {
         route: "/roster/weeks/{week_start}",
         title: "Week",
         description: "A week's shifts, Monday to Sunday, with who works each and which are open.",
-        location: SourceLocation {
-            file: file!(),
-            line: line!(),
-        },
     };
 
     async fn load(loader: &PageLoader<'_>, params: &WeekParams) -> Result<WeekData, PageError> {
@@ -191,14 +181,10 @@ pub struct ShiftPage;
 impl Page for ShiftPage {
     type Params = ShiftIdInput;
     type Data = Shift;
-    const SPEC: PageSpec = PageSpec {
+    const SPEC: PageSpec = switchboard_core::page_spec! {
         route: "/roster/shifts/{shift_id}",
         title: "Shift",
         description: "One shift: its day, hours and position, who works it, and what can be done with it.",
-        location: SourceLocation {
-            file: file!(),
-            line: line!(),
-        },
     };
 
     async fn load(loader: &PageLoader<'_>, params: &ShiftIdInput) -> Result<Shift, PageError> {
@@ -260,14 +246,10 @@ pub struct MemberData {
 impl Page for MemberPage {
     type Params = MemberParams;
     type Data = MemberData;
-    const SPEC: PageSpec = PageSpec {
+    const SPEC: PageSpec = switchboard_core::page_spec! {
         route: "/roster/users/{user_id}",
         title: "Member's shifts",
         description: "The shifts one member works this week and next.",
-        location: SourceLocation {
-            file: file!(),
-            line: line!(),
-        },
     };
 
     async fn load(loader: &PageLoader<'_>, params: &MemberParams) -> Result<MemberData, PageError> {
