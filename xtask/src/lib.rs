@@ -2,7 +2,8 @@
 //!
 //! `catalog` writes the tool reference (`docs/reference/tools.md` and
 //! `docs/reference/tools.json`) from the registry this crate boots; `bench` runs the headline
-//! benchmarks and prints today's figures against today's targets. The logic lives in this
+//! benchmarks and prints today's figures against today's targets; `test` installs what the
+//! tests need (Chromium) and runs every test. The logic lives in this
 //! library, not in `main.rs`, so that a plain `#[test]` can run the same check as
 //! `cargo xtask catalog --check` and `cargo test --workspace` fails while the committed catalog
 //! is stale (rust-analyzer: "all code invariants are tested by `#[test]` tests").
@@ -18,6 +19,7 @@ use switchboard_domains as _;
 pub mod bench;
 pub mod catalog;
 pub mod ensure_file;
+pub mod test;
 
 use std::path::{Path, PathBuf};
 

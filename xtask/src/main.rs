@@ -32,6 +32,13 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Run every test (nextest, then the doctests), installing Chromium and chromedriver first
+    /// when they are missing: the README's test command.
+    Test {
+        /// What CI wants: `--locked` for cargo and `--no-fail-fast` for nextest.
+        #[arg(long)]
+        ci: bool,
+    },
     /// Run the headline benchmarks and print today's figures against today's targets.
     Bench {
         /// Shorter runs where a benchmark offers them.
@@ -55,6 +62,13 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::Test { ci } => match xtask::test::run(&xtask::test::Options { ci }) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("error: {error:#}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Bench { quick, names } => report_bench(&bench::Options { quick, only: names }),
     }
 }

@@ -5,6 +5,7 @@ mod common;
 
 mod approvals_durability;
 mod audit_durability;
+mod browser_walk;
 mod cli;
 mod edge_http;
 mod edge_http_fuzz;
