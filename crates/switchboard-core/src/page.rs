@@ -191,8 +191,10 @@ pub trait Page: Send + Sync + Sized + 'static {
     /// The page's content as markdown, without its title or actions (the navigator adds both).
     fn render(params: &Self::Params, data: &Self::Data) -> String;
 
-    /// The actions the page offers, in the order to show them.
-    fn actions() -> Vec<Action<Self>>;
+    /// The actions the page offers, in the order to show them; none by default.
+    fn actions() -> Vec<Action<Self>> {
+        Vec::new()
+    }
 
     /// Action `name` of this page, running tool `T` (see [`Action::new`]). Starting from
     /// `Self::action` lets the closures given to [`Action::bind`] and [`Action::when`] know

@@ -1,6 +1,6 @@
 //! The `core` domain's page: `/me`, who the caller is.
 
-use switchboard_core::{Action, NoInput, Page, PageError, PageLoader, PageSpec};
+use switchboard_core::{NoInput, Page, PageError, PageLoader, PageSpec};
 
 use crate::tools::{CurrentUser, GetCurrentUser, ListUsers, UserList};
 
@@ -31,10 +31,6 @@ impl Page for MePage {
             roles = user.roles.join(", "),
         )
     }
-
-    fn actions() -> Vec<Action<Self>> {
-        Vec::new()
-    }
 }
 
 /// `/people`: the members of the caller's organisation.
@@ -59,10 +55,6 @@ impl Page for PeoplePage {
             .iter()
             .map(|user| format!("- {} (`{}`)\n", user.name, user.user_id))
             .collect()
-    }
-
-    fn actions() -> Vec<Action<Self>> {
-        Vec::new()
     }
 }
 

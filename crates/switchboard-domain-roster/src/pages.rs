@@ -94,10 +94,6 @@ impl Page for RosterHome {
             data.this_week, data.next_week
         )
     }
-
-    fn actions() -> Vec<Action<Self>> {
-        Vec::new()
-    }
 }
 
 /// `/roster/weeks/{week_start}`: a week's shifts.
@@ -273,10 +269,6 @@ impl Page for MemberPage {
             data.user_id,
             shift_table(&data.shifts)
         )
-    }
-
-    fn actions() -> Vec<Action<Self>> {
-        Vec::new()
     }
 }
 

@@ -171,17 +171,18 @@ impl Navigator {
         let span = tracing::info_span!("navigate", url = %truncated(url));
         async {
             let caller = verify(context)?;
-            if self.is_home(url)? {
+            let segments = segments(url)?;
+            if self.is_home(&segments) {
                 return Ok(self.home(url));
             }
-            match BuiltIn::matching(&segments(url)?) {
+            match BuiltIn::matching(&segments) {
                 Some(BuiltIn::List) => return proposals::list(&self.registry, url, context).await,
                 Some(BuiltIn::One(id)) => {
                     return proposals::one(&self.registry, url, &id, context, &caller).await;
                 }
                 None => {}
             }
-            let (page, loaded) = self.load(url, context, &caller).await?;
+            let (page, loaded) = self.load(url, &segments, context, &caller).await?;
             Ok(self.view(url, page, loaded, &caller).0)
         }
         .instrument(span)
@@ -205,17 +206,14 @@ impl Navigator {
         let params_for_audit = params.clone();
         let attempt = async {
             let caller = verify(context)?;
-            if let Some(BuiltIn::One(id)) = BuiltIn::matching(&segments(url)?) {
-                let (tool, result, proposal) =
+            let segments = segments(url)?;
+            if let Some(BuiltIn::One(id)) = BuiltIn::matching(&segments) {
+                let (chosen, tool, result, proposal) =
                     proposals::decide(&self.registry, url, &id, action, &params, context, &caller)
                         .await?;
                 let next = self.navigate(url, context).await?;
                 return Ok(ActionOutcome {
-                    action: if action == "approve" {
-                        "approve"
-                    } else {
-                        "reject"
-                    },
+                    action: chosen,
                     tool,
                     result,
                     proposal: Some(proposal),
@@ -223,7 +221,7 @@ impl Navigator {
                     next,
                 });
             }
-            let (page, loaded) = self.load(url, context, &caller).await?;
+            let (page, loaded) = self.load(url, &segments, context, &caller).await?;
             let (view, declared_actions) = self.view(url, page, loaded, &caller);
             if let Some(seen) = seen_version {
                 let changed = changed_fields(seen, &view.version);
@@ -314,9 +312,10 @@ impl Navigator {
         }
     }
 
-    /// Whether `url` is `/` and no page declares that route: the built-in home page then.
-    fn is_home(&self, url: &str) -> Result<bool, NavError> {
-        Ok(segments(url)?.is_empty() && !self.routes().any(|route| route == "/"))
+    /// Whether a URL's `segments` are `/` and no page declares that route: the built-in home
+    /// page then.
+    fn is_home(&self, segments: &[String]) -> bool {
+        segments.is_empty() && !self.routes().any(|route| route == "/")
     }
 
     /// The built-in home page: every page without parameters, the proposals, and the routes
@@ -361,18 +360,18 @@ impl Navigator {
         }
     }
 
-    /// Finds the page for `url` and loads it for `caller`.
+    /// Finds the page for `url` (whose decoded path is `segments`) and loads it for `caller`.
     async fn load(
         &self,
         url: &str,
+        segments: &[String],
         context: &CallContext,
         caller: &Caller,
     ) -> Result<(&RoutedPage, LoadedPage), NavError> {
-        let segments = segments(url)?;
         let Some((page, params)) = self
             .pages
             .iter()
-            .find_map(|page| page.route.matches(&segments).map(|params| (page, params)))
+            .find_map(|page| page.route.matches(segments).map(|params| (page, params)))
         else {
             return Err(NavError::NoSuchPage {
                 url: truncated(url),
@@ -505,7 +504,12 @@ fn merge(
 }
 
 /// The refusal of an action that is not offered at `url`, naming those that are.
-fn unavailable(tool: &str, action: &str, url: &str, offered: &[ActionView]) -> InvokeError {
+pub(crate) fn unavailable(
+    tool: &str,
+    action: &str,
+    url: &str,
+    offered: &[ActionView],
+) -> InvokeError {
     let available = if offered.is_empty() {
         "none is available to you there".to_owned()
     } else {

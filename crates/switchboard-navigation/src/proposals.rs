@@ -12,12 +12,13 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 use switchboard_core::{
-    CallContext, Caller, Category, FieldError, Initiator, InvokeError, ProposalId, ToolError,
+    CallContext, Caller, Category, FieldError, Initiator, InvokeError, ProposalId,
 };
 use switchboard_registry::{Proposal, ProposalStatus, ToolRegistry};
 
 use crate::{
     error::NavError,
+    navigator::unavailable,
     url::truncated,
     version::version_of,
     view::{ActionMode, ActionView, PageView, ParamView, first_sentence},
@@ -108,8 +109,8 @@ pub(crate) async fn one(
     })
 }
 
-/// Runs `approve` or `reject` on the proposal at `url`; returns the outcome's result and the
-/// proposal as it is now.
+/// Runs `approve` or `reject` on the proposal at `url`; returns the action run, the tool, the
+/// outcome's result and the proposal as it is now.
 pub(crate) async fn decide(
     registry: &ToolRegistry,
     url: &str,
@@ -118,36 +119,27 @@ pub(crate) async fn decide(
     params: &Value,
     context: &CallContext,
     caller: &Caller,
-) -> Result<(String, Value, Proposal), NavError> {
+) -> Result<(&'static str, String, Value, Proposal), NavError> {
     let proposal = registry
         .proposal(id, context)
         .await
         .map_err(|error| not_found(url, error))?;
     let offered = offered(registry, &proposal, caller);
-    if !offered.iter().any(|view| view.name == action) {
-        let available = if offered.is_empty() {
-            "none is available to you there".to_owned()
-        } else {
-            "available there: `approve`, `reject`".to_owned()
-        };
-        let refusal = InvokeError::GateRefused {
-            tool: proposal.tool.to_string(),
-            error: ToolError::new(
-                "action_unavailable",
-                format!(
-                    "the action `{action}` is not available at `{}` for you now; {available}",
-                    truncated(url)
-                ),
-            ),
-        };
+    let Some(chosen) = offered
+        .iter()
+        .find(|view| view.name == action)
+        .map(|view| view.name)
+    else {
+        let refusal = unavailable(&proposal.tool, action, url, &offered);
         return Err(registry
             .record_refusal(&proposal.tool, params, context, refusal)
             .await
             .into());
-    }
-    if action == "approve" {
+    };
+    if chosen == "approve" {
         let approved = registry.approve(id, context).await?;
         Ok((
+            chosen,
             proposal.tool.to_string(),
             approved.output,
             approved.proposal,
@@ -172,7 +164,7 @@ pub(crate) async fn decide(
         };
         let rejected = registry.reject(id, feedback, context).await?;
         let json = serde_json::to_value(&rejected).unwrap_or(Value::Null);
-        Ok((proposal.tool.to_string(), json, rejected))
+        Ok((chosen, proposal.tool.to_string(), json, rejected))
     }
 }
 
