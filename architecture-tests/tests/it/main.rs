@@ -14,4 +14,5 @@ mod discovery;
 mod mutations;
 mod org_id;
 mod pages;
+mod resources;
 mod tidy;

@@ -13,6 +13,7 @@ mod ids;
 mod page;
 mod policy;
 mod progress;
+mod resource;
 pub mod schema;
 mod tool;
 mod tool_context;
@@ -37,6 +38,7 @@ pub use page::{
 };
 pub use policy::{GateFn, ScopeField, ToolPolicyEntry, linked_policies};
 pub use progress::{Progress, ProgressNotifier, ProgressSink};
+pub use resource::{ResourceSpec, linked_resources};
 pub use schema::{ToolDescriptor, ToolOrigin};
 pub use switchboard_macros::{ToolInput, tool};
 pub use tool::{

@@ -3,6 +3,7 @@
 mod behaviour_tools;
 mod content_tools;
 mod media;
+mod resource_tools;
 #[cfg(test)]
 mod tests;
 
@@ -15,6 +16,11 @@ pub use behaviour_tools::{
 pub use content_tools::{
     AudioContent, EmbeddedResourceContent, ImageContent, MultipleContentTypes, SimpleText,
     audio_content, embedded_resource_content, image_content, multiple_content_types, simple_text,
+};
+
+pub use resource_tools::{
+    StaticBinary, StaticText, TemplateData, TemplateDataInput, TemplateRecord, Watched,
+    static_binary, static_text, template_data, watched,
 };
 
 /// The domain's name: what `RegistryBuilder::exclude_domain` takes to leave these tools out.

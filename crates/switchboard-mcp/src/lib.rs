@@ -8,10 +8,12 @@ mod list_changed;
 mod logging;
 mod navigation;
 mod notices;
+mod resources;
 mod result;
 mod scope;
 mod server;
 mod stdio;
+mod subscriptions;
 mod tools;
 mod traceparent;
 

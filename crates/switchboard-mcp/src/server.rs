@@ -26,17 +26,19 @@
 //!
 //! With navigation on ([`crate::NavigationMode`]), `tools/list` also (or only) offers the
 //! `navigate` and `execute_action` meta-tools, `call_tool` hands their calls to
-//! [`crate::navigation`], and the pages are resources.
+//! [`crate::navigation`], and the pages are resources. Resources that read tools serve
+//! ([`crate::resources`]) are offered with or without it. A client may subscribe to any
+//! resource it can read ([`crate::subscriptions`]).
 
 #![allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).
 
 use std::{
-    collections::VecDeque,
+    collections::{HashMap, VecDeque},
     sync::{Arc, Mutex, MutexGuard, PoisonError},
 };
 
 use serde_json::Value;
-use switchboard_core::{CallContext, CorrelationId, ProgressNotifier, SessionId};
+use switchboard_core::{CallContext, CorrelationId, ProgressNotifier, SessionId, mint_id};
 use switchboard_registry::ToolRegistry;
 
 use rmcp::{
@@ -45,11 +47,13 @@ use rmcp::{
         CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
         Implementation, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
         PaginatedRequestParams, ReadResourceRequestMethod, ReadResourceRequestParams,
-        ReadResourceResponse, ResourcesCapability, ServerCapabilities, ServerConfig,
-        SetLevelRequestParams, SubscriptionFilter, Tool,
+        ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig,
+        SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
+        UnsubscribeRequestParams,
     },
     service::{NotificationContext, RequestContext, SubscriptionContext},
 };
+use tokio::sync::watch;
 use tokio_util::sync::{CancellationToken, DropGuard};
 use tracing::Instrument as _;
 
@@ -59,9 +63,9 @@ use crate::{
     list_changed,
     logging::{self, CallLog, SessionLogLevel},
     navigation::{self, Navigation, NavigationMode},
-    notices, result,
+    notices, resources, result,
     scope::RequestScope,
-    tools, traceparent,
+    subscriptions, tools, traceparent,
 };
 
 /// The name the server gives in `initialize`.
@@ -100,12 +104,22 @@ struct SessionState {
     /// Cancelled when the session's handler is dropped (the session ended), which stops its
     /// `tools/list_changed` watcher.
     ended: CancellationToken,
-    /// The tools as each `subscriptions/listen` of this session found them when it was
-    /// accepted, oldest first. rmcp acknowledges a subscription before it calls `listen`, so a
-    /// baseline taken in `listen` would miss a change made in between; one taken before the
-    /// acknowledgement cannot.
-    subscription_baselines: Mutex<VecDeque<list_changed::Baseline>>,
+    /// The tools and the registry's writes as each `subscriptions/listen` of this session
+    /// found them when it was accepted, oldest first. rmcp acknowledges a subscription before
+    /// it calls `listen`, so a baseline taken in `listen` would miss a change made in between;
+    /// one taken before the acknowledgement cannot.
+    subscription_baselines: Mutex<VecDeque<ListenBaseline>>,
+    /// The resources this session subscribed to with `resources/subscribe`; dropping a guard
+    /// (`resources/unsubscribe`, or the session's end) stops its watch.
+    resource_subscriptions: Mutex<HashMap<String, DropGuard>>,
     _end_on_drop: DropGuard,
+}
+
+/// What a `subscriptions/listen` compares against.
+#[derive(Debug)]
+struct ListenBaseline {
+    tools: list_changed::Baseline,
+    writes: watch::Receiver<u64>,
 }
 
 impl SessionState {
@@ -116,6 +130,7 @@ impl SessionState {
             _end_on_drop: ended.clone().drop_guard(),
             ended,
             subscription_baselines: Mutex::default(),
+            resource_subscriptions: Mutex::default(),
         }
     }
 }
@@ -205,11 +220,77 @@ impl McpServer {
 
     /// The session's pending subscription baselines, locked (a panic elsewhere cannot leave
     /// the queue half-changed).
-    fn subscription_baselines(&self) -> MutexGuard<'_, VecDeque<list_changed::Baseline>> {
+    fn subscription_baselines(&self) -> MutexGuard<'_, VecDeque<ListenBaseline>> {
         self.session
             .subscription_baselines
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The session's `resources/subscribe` subscriptions, locked.
+    fn resource_subscriptions(&self) -> MutexGuard<'_, HashMap<String, DropGuard>> {
+        self.session
+            .resource_subscriptions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether this server offers any resource: pages, or resources that read tools serve.
+    fn offers_resources(&self) -> bool {
+        self.navigation.is_some() || resources::any(&self.registry, &self.identity.roles)
+    }
+
+    /// Reads the resource `uri` names for the caller of `context`: a resource a read tool
+    /// serves, else a page. A URI that names neither is `-32002` (resource not found).
+    async fn read_any(
+        &self,
+        uri: &str,
+        context: &CallContext,
+    ) -> Result<ReadResourceResult, ErrorData> {
+        if let Some((spec, values)) = resources::find(&self.registry, uri) {
+            return resources::read(&self.registry, spec, values, uri, context).await;
+        }
+        match &self.navigation {
+            Some(navigation) => {
+                navigation::resources::read(navigation.navigator(), uri, context).await
+            }
+            None => Err(ErrorData::resource_not_found(
+                format!(
+                    "no resource {uri:?} here; resources/list and resources/templates/list name them"
+                ),
+                Some(serde_json::json!({"uri": uri})),
+            )),
+        }
+    }
+
+    /// Watches `uri` for the caller of `context` until `stop`, calling `notify` when it
+    /// changes ([`subscriptions::watch_resource`]). Each read again has its own correlation
+    /// id.
+    async fn watch_resource<Notify, Sent>(
+        &self,
+        uri: String,
+        context: CallContext,
+        writes: watch::Receiver<u64>,
+        stop: impl std::future::Future<Output = ()>,
+        notify: Notify,
+    ) where
+        Notify: FnMut() -> Sent,
+        Sent: std::future::Future<Output = bool>,
+    {
+        let read = || {
+            let mut context = context.clone();
+            context.correlation_id = Some(CorrelationId::from(mint_id("mcp")));
+            let uri = uri.as_str();
+            async move {
+                match self.read_any(uri, &context).await {
+                    Ok(answer) => serde_json::to_value(answer).unwrap_or(Value::Null),
+                    Err(error) => {
+                        serde_json::json!({"code": error.code.0, "message": error.message})
+                    }
+                }
+            }
+        };
+        subscriptions::watch_resource(writes, read, stop, notify).await;
     }
 
     /// The context of one call: the template with the request's session (the
@@ -387,8 +468,14 @@ impl ServerHandler for McpServer {
             "Business tools of one organisation. Every call is checked (context, category, \
              permission, input) and audited; a refused call answers isError with a stable kind.",
         );
+        if self.offers_resources() {
+            capabilities.resources = ServerCapabilities::builder()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .build()
+                .resources;
+        }
         if self.navigation.is_some() {
-            capabilities.resources = Some(ResourcesCapability::default());
             instructions.push_str("\n\n");
             instructions.push_str(navigation::INSTRUCTIONS);
         }
@@ -438,48 +525,107 @@ impl ServerHandler for McpServer {
         Ok(page)
     }
 
-    /// The home page and every page without parameters; empty with navigation off.
+    /// The home page and every page without parameters (with navigation on), then the
+    /// resources with a fixed URI that the caller's tools serve.
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(self
+        let mut listed = self
             .navigation
             .as_ref()
-            .map_or_else(ListResourcesResult::default, |navigation| {
-                navigation::resources::list(navigation.navigator())
-            }))
+            .map(|navigation| navigation::resources::list(navigation.navigator()).resources)
+            .unwrap_or_default();
+        listed.extend(resources::list(&self.registry, &self.identity.roles));
+        Ok(ListResourcesResult::with_all_items(listed))
     }
 
-    /// A template for every page with parameters; empty with navigation off.
+    /// A template for every page with parameters (with navigation on), then the templates of
+    /// the resources the caller's tools serve.
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        Ok(self
+        let mut listed = self
             .navigation
             .as_ref()
-            .map_or_else(ListResourceTemplatesResult::default, |navigation| {
-                navigation::resources::templates(navigation.navigator())
-            }))
+            .map(|navigation| {
+                navigation::resources::templates(navigation.navigator()).resource_templates
+            })
+            .unwrap_or_default();
+        listed.extend(resources::templates(&self.registry, &self.identity.roles));
+        Ok(ListResourceTemplatesResult::with_all_items(listed))
     }
 
-    /// A page as markdown, for the caller; `-32601` with navigation off, as without resources.
+    /// A resource or a page, for the caller; `-32601` when the server offers no resources.
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let Some(navigation) = &self.navigation else {
+        if !self.offers_resources() {
             return Err(ErrorData::method_not_found::<ReadResourceRequestMethod>());
-        };
+        }
         let scope = RequestScope::from_meta(&context.meta)?;
         let call_context = self.call_context(&context, &scope);
-        navigation::resources::read(navigation.navigator(), &request.uri, &call_context)
+        self.read_any(&request.uri, &call_context)
             .await
             .map(Into::into)
+    }
+
+    /// Starts watching a resource the caller can read; refused as its read would be. A second
+    /// subscription to the same URI replaces the first.
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let scope = RequestScope::from_meta(&context.meta)?;
+        let call_context = self.call_context(&context, &scope);
+        // The resource must exist for this caller; `watch_resource` reads it again for its
+        // baseline, after `writes` is subscribed.
+        self.read_any(&request.uri, &call_context).await?;
+        let writes = self.registry.watch_writes();
+        let watching = self.session.ended.child_token();
+        self.resource_subscriptions()
+            .insert(request.uri.clone(), watching.clone().drop_guard());
+        // A fresh instance shares the registry, identity and pages but not this session's
+        // state: a clone would keep the session alive, and with it this watch.
+        let server = self.fresh_instance();
+        let peer = context.peer.clone();
+        tokio::spawn(async move {
+            let uri = request.uri;
+            let notify = || {
+                let peer = peer.clone();
+                let uri = uri.clone();
+                async move {
+                    let param = rmcp::model::ResourceUpdatedNotificationParam::new(uri);
+                    peer.notify_resource_updated(param).await.is_ok()
+                }
+            };
+            server
+                .watch_resource(
+                    uri.clone(),
+                    call_context,
+                    writes,
+                    watching.cancelled(),
+                    notify,
+                )
+                .await;
+        });
+        Ok(())
+    }
+
+    /// Stops watching a resource; unsubscribing from a resource not subscribed to is a no-op.
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.resource_subscriptions().remove(&request.uri);
+        Ok(())
     }
 
     async fn call_tool(
@@ -558,38 +704,67 @@ impl ServerHandler for McpServer {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        self.subscription_baselines()
-            .push_back(list_changed::Baseline::now(
-                &self.registry,
-                &self.identity.roles,
-            ));
+        self.subscription_baselines().push_back(ListenBaseline {
+            tools: list_changed::Baseline::now(&self.registry, &self.identity.roles),
+            writes: self.registry.watch_writes(),
+        });
         Some(requested.supported_by(&self.get_info().capabilities))
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         // The oldest baseline of this session: taken before this subscription's
         // acknowledgement (or before an earlier one's, which can only add a notification).
-        let baseline = self.subscription_baselines().pop_front();
-        if context.accepted().tools_list_changed == Some(true) {
-            let baseline = baseline.unwrap_or_else(|| {
-                list_changed::Baseline::now(&self.registry, &self.identity.roles)
+        let baseline = self
+            .subscription_baselines()
+            .pop_front()
+            .unwrap_or_else(|| ListenBaseline {
+                tools: list_changed::Baseline::now(&self.registry, &self.identity.roles),
+                writes: self.registry.watch_writes(),
             });
-            let sink = context.sink().clone();
-            // Boxed, so that this rare request does not make the future rmcp spawns for every
-            // request (calls included) larger.
-            Box::pin(list_changed::watch_visible_tools(
+        let accepted = context.accepted().clone();
+        let sink = context.sink().clone();
+        // Boxed, so that this rare request does not make the future rmcp spawns for every
+        // request (calls included) larger.
+        let mut watches: Vec<futures::future::BoxFuture<'_, ()>> = Vec::new();
+        if accepted.tools_list_changed == Some(true) {
+            let sink = sink.clone();
+            watches.push(Box::pin(list_changed::watch_visible_tools(
                 self.registry.clone(),
                 self.identity.roles.clone(),
-                baseline,
+                baseline.tools,
                 context.cancelled(),
                 move || {
                     let sink = sink.clone();
                     async move { sink.notify_tool_list_changed().await.is_ok() }
                 },
-            ))
-            .await;
-        } else {
+            )));
+        }
+        let uris = accepted.resource_subscriptions.unwrap_or_default();
+        if !uris.is_empty() {
+            let request = context.request_context();
+            let scope = RequestScope::from_meta(&request.meta)?;
+            let call_context = self.call_context(request, &scope);
+            for uri in uris {
+                let sink = sink.clone();
+                let notified = uri.clone();
+                let notify = move || {
+                    let sink = sink.clone();
+                    let uri = notified.clone();
+                    async move { sink.notify_resource_updated(uri).await.is_ok() }
+                };
+                watches.push(Box::pin(self.watch_resource(
+                    uri,
+                    call_context.clone(),
+                    baseline.writes.clone(),
+                    context.cancelled(),
+                    notify,
+                )));
+            }
+        }
+        if watches.is_empty() {
             context.cancelled().await;
+        } else {
+            futures::future::join_all(watches).await;
         }
         Ok(())
     }

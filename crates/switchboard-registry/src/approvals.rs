@@ -186,6 +186,9 @@ impl ToolRegistry {
         for proposal in &expired {
             self.audit_expiry(proposal).await;
         }
+        if !expired.is_empty() {
+            self.shared().note_write();
+        }
         expired.len()
     }
 
@@ -234,8 +237,12 @@ impl ToolRegistry {
             Timestamp::now(),
         );
         let result = match decided {
-            Ok(decided) => Ok(decided),
+            Ok(decided) => {
+                self.shared().note_write();
+                Ok(decided)
+            }
             Err(TransitionError::Expired(expired)) => {
+                self.shared().note_write();
                 self.audit_expiry(&expired).await;
                 Err(closed(&expired))
             }

@@ -202,7 +202,11 @@ impl ToolRegistry {
             return run_in_domain(tool, caller, job).await.map(Step::Output);
         }
         let claimed = mutation::claim(shared, tool, &caller, context, admission, mode, job, draft);
-        match claimed.await? {
+        let claimed = claimed.await?;
+        // A proposal is stored, or the tool runs: a reader may see a change once this call
+        // ends, however it ends (cancelled mid-run included).
+        let _note_write = (!matches!(claimed, Claimed::Replayed(_))).then(|| WriteNote(shared));
+        match claimed {
             // An agent's direct call that became a proposal (under `AgentMutations::Propose`)
             // is answered with the proposal to approve.
             Claimed::Proposed(proposal) if matches!(mode, Mode::Direct) => {
@@ -214,6 +218,15 @@ impl ToolRegistry {
                 .await
                 .map(Step::Output),
         }
+    }
+}
+
+/// Counts a write ([`ToolRegistry::watch_writes`]) when dropped.
+struct WriteNote<'a>(&'a Shared);
+
+impl Drop for WriteNote<'_> {
+    fn drop(&mut self) {
+        self.0.note_write();
     }
 }
 

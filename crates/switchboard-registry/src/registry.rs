@@ -37,6 +37,8 @@ pub(crate) struct Shared {
     pub(crate) config: RegistryConfig,
     pub(crate) domains: ArcSwap<BTreeMap<Arc<str>, Arc<DomainRuntime>>>,
     pub(crate) version: watch::Sender<u64>,
+    /// Counts the writes: see [`ToolRegistry::watch_writes`].
+    pub(crate) writes: watch::Sender<u64>,
     /// Where the registry actor announces each new table to subscribed actors.
     pub(crate) changes: ractor::OutputPort<ToolsChanged>,
     pub(crate) scopes: AgentScopes,
@@ -46,6 +48,12 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// Counts one write, waking every [`ToolRegistry::watch_writes`] receiver.
+    pub(crate) fn note_write(&self) {
+        self.writes
+            .send_modify(|count| *count = count.wrapping_add(1));
+    }
+
     /// Publishes a new table and tells watchers: subscribed actors (the orchestrator) and
     /// tasks (MCP sessions).
     pub(crate) fn publish(&self, table: ToolTable) {
@@ -277,6 +285,7 @@ impl RegistryBuilder {
             config: self.config,
             domains: ArcSwap::from_pointee(domains),
             version: watch::Sender::new(0),
+            writes: watch::Sender::new(0),
             changes: ractor::OutputPort::default(),
             idempotency,
             scopes: self.scopes,
@@ -470,6 +479,14 @@ impl ToolRegistry {
     /// A receiver that changes whenever the tool table does (run-time registrations).
     pub fn watch_changes(&self) -> watch::Receiver<u64> {
         self.shared.version.subscribe()
+    }
+
+    /// A receiver that changes after every write: a mutating tool that ran (whatever its
+    /// outcome), and a proposal made, decided or expired. Resource subscriptions wait on it,
+    /// then read their resource again to see whether it changed. Writes made by another
+    /// process (a second registry on the same database) are not counted.
+    pub fn watch_writes(&self) -> watch::Receiver<u64> {
+        self.shared.writes.subscribe()
     }
 
     /// Sends `actor` a message, made by `convert`, whenever the tool table changes: how an

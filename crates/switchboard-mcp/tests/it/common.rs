@@ -53,8 +53,15 @@ pub(crate) async fn connect_handler<H: ClientHandler>(
     identity: Identity,
     handler: H,
 ) -> (RunningService<RoleClient, H>, Server) {
+    connect_server(McpServer::new(registry.clone(), identity), handler).await
+}
+
+/// `server` on one end of an in-memory pipe, a client with `handler` on the other.
+pub(crate) async fn connect_server<H: ClientHandler>(
+    server: McpServer,
+    handler: H,
+) -> (RunningService<RoleClient, H>, Server) {
     let (client_io, server_io) = tokio::io::duplex(64 * 1024);
-    let server = McpServer::new(registry.clone(), identity);
     // Boxed: the two handshakes together are a large future (clippy::large_futures).
     let handshakes =
         Box::pin(async { tokio::join!(server.serve(server_io), handler.serve(client_io)) });
@@ -63,6 +70,16 @@ pub(crate) async fn connect_handler<H: ClientHandler>(
         client.expect("the client connects"),
         server.expect("the server accepts"),
     )
+}
+
+/// Waits until `condition` holds, failing the test after [`LIMIT`].
+pub(crate) async fn eventually(what: &str, condition: impl Fn() -> bool) {
+    bounded(what, async {
+        while !condition() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
 }
 
 /// Closes the client and waits for the server to end.

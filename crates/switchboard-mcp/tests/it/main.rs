@@ -17,5 +17,6 @@ mod mcp_http;
 mod mcp_http_load;
 mod mcp_navigation;
 mod mcp_notifications;
+mod mcp_resources;
 mod mcp_server;
 mod mcp_stdio_garbage;

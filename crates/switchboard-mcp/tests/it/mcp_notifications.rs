@@ -33,7 +33,7 @@ use switchboard_mcp::{Identity, McpServer, serve_http};
 use switchboard_registry::{RuntimeTool, RuntimeToolSpec, ToolRegistry};
 use tracing_subscriber::prelude::*;
 
-use crate::common::{admin, bounded, close, connect_handler, error_of, registry};
+use crate::common::{admin, bounded, close, connect_handler, error_of, eventually, registry};
 
 /// The three messages `test_tool_with_logging` logs.
 const LOGGED: [&str; 3] = [
@@ -136,16 +136,6 @@ async fn set_level(client: &Client, level: LoggingLevel) {
     )
     .await
     .expect("the level is accepted");
-}
-
-/// Waits until `condition` holds, failing the test after `common::LIMIT`.
-async fn eventually(what: &str, condition: impl Fn() -> bool) {
-    bounded(what, async {
-        while !condition() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await;
 }
 
 /// Gives a notification that should not come the time to arrive anyway.
