@@ -12,7 +12,7 @@ use axum::{
 use cookie::{Cookie, SameSite};
 use serde_json::{Map, Value};
 use switchboard_core::{CallContext, Initiator};
-use switchboard_navigation::{NavError, Navigator, PageView, ParamView};
+use switchboard_navigation::{NavError, Navigator, PageView, ParamView, truncated};
 use tracing::Instrument as _;
 
 use crate::{
@@ -278,7 +278,7 @@ fn problem(
 pub(crate) async fn page(State(state): State<AppState>, request: Request) -> Response {
     let path = request.uri().path().to_owned();
     let method = request.method().clone();
-    let span = tracing::info_span!("web_page", %method, path = %truncate(&path));
+    let span = tracing::info_span!("web_page", %method, path = %truncated(&path));
     async move {
         let shared = &state.0;
         if !matches!(shared.config.sign_in, SignIn::Tokens(_))
@@ -439,15 +439,6 @@ fn params_of(fields: &[(String, String)], declared: &[ParamView]) -> Value {
         );
     }
     Value::Object(params)
-}
-
-/// A path cut for a log line.
-fn truncate(path: &str) -> &str {
-    let end = path
-        .char_indices()
-        .nth(120)
-        .map_or(path.len(), |(at, _)| at);
-    &path[..end]
 }
 
 /// Where to go after signing in: a local path, else `/`.
