@@ -370,17 +370,9 @@ async fn act(state: &AppState, request: Request, path: &str, format: Format) -> 
     let confirmed = field(CONFIRM_FIELD) == Some("yes");
     let version = field(VERSION_FIELD);
     let context = visitor.context(confirmed);
-    // The page as it is now tells each parameter's type, so a typed field becomes JSON of
-    // that type; the action itself checks everything again.
-    let declared = match shared.navigator.navigate(path, &context).await {
-        Ok(view) => view
-            .actions
-            .into_iter()
-            .find(|offered| offered.name == action)
-            .map(|offered| offered.params)
-            .unwrap_or_default(),
-        Err(error) => return problem(shared, Some(&visitor), &error, format),
-    };
+    // The action's tool tells each parameter's type, so a typed field becomes JSON of that
+    // type; running the action checks everything, its availability included.
+    let declared = shared.navigator.action_params(path, action);
     let params = params_of(&fields, &declared);
     match shared
         .navigator
