@@ -11,6 +11,7 @@
 
 use std::{collections::BTreeMap, fmt::Write as _, sync::Arc};
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use switchboard_core::{
@@ -85,7 +86,7 @@ impl std::fmt::Debug for Navigator {
 }
 
 /// What running an action gave.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ActionOutcome {
     /// The action that ran.
     pub action: &'static str,
@@ -95,6 +96,7 @@ pub struct ActionOutcome {
     pub result: Value,
     /// The proposal, when the action became one.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Map<String, Value>>")]
     pub proposal: Option<Proposal>,
     /// Where to look next: a changed or created resource, or the same page.
     pub next_url: String,
