@@ -23,5 +23,5 @@ mod view;
 pub use error::NavError;
 pub use navigator::{ActionOutcome, Navigator, NavigatorError};
 pub use proposals::{PROPOSAL_ROUTE, PROPOSALS_ROUTE};
-pub use url::{MAX_SEGMENT_LEN, MAX_URL_LEN, Route, RouteError};
+pub use url::{MAX_SEGMENT_LEN, MAX_URL_LEN, Route, RouteError, truncated};
 pub use view::{ActionMode, ActionView, PageView, ParamView};

@@ -9,8 +9,9 @@
 //! a bound parameter the caller tried to set) is audited through
 //! [`ToolRegistry::record_refusal`].
 
-use std::{fmt::Write as _, sync::Arc};
+use std::{collections::BTreeMap, fmt::Write as _, sync::Arc};
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use switchboard_core::{
@@ -25,7 +26,7 @@ use crate::{
     proposals::{self, BuiltIn, PROPOSAL_ROUTE, PROPOSALS_ROUTE},
     url::{Route, RouteError, segments, truncated},
     version::{changed_fields, version_of},
-    view::{ActionMode, ActionView, PageView, first_sentence, unbound_params},
+    view::{ActionMode, ActionView, PageView, ParamView, first_sentence, unbound_params},
 };
 
 /// How many of the nearest routes an unknown URL's error names.
@@ -85,7 +86,7 @@ impl std::fmt::Debug for Navigator {
 }
 
 /// What running an action gave.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ActionOutcome {
     /// The action that ran.
     pub action: &'static str,
@@ -95,6 +96,7 @@ pub struct ActionOutcome {
     pub result: Value,
     /// The proposal, when the action became one.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Map<String, Value>>")]
     pub proposal: Option<Proposal>,
     /// Where to look next: a changed or created resource, or the same page.
     pub next_url: String,
@@ -312,6 +314,42 @@ impl Navigator {
         }
     }
 
+    /// The parameters `action` of the page at `url` takes from its caller (those its URL does
+    /// not bind), read from the action's tool without loading the page: what a form's text
+    /// fields are typed by. Empty when `url` names no declared page with that action. Whether
+    /// the action is offered to a caller is [`execute_action`](Self::execute_action)'s to
+    /// check.
+    pub fn action_params(&self, url: &str, action: &str) -> Vec<ParamView> {
+        let Ok(segments) = segments(url) else {
+            return Vec::new();
+        };
+        if BuiltIn::matching(&segments).is_some() {
+            return Vec::new();
+        }
+        let Some((page, url_params)) = self.route_of(&segments) else {
+            return Vec::new();
+        };
+        let Some(tool) = (page.entry.actions)()
+            .into_iter()
+            .find(|(name, _)| *name == action)
+            .and_then(|(_, tool)| self.registry.find(tool))
+        else {
+            return Vec::new();
+        };
+        let bound: Map<String, Value> = url_params
+            .into_keys()
+            .map(|name| (name, Value::Null))
+            .collect();
+        unbound_params(&tool.input_schema, &bound)
+    }
+
+    /// The page whose route matches a URL's decoded `segments`, and the URL's parameters.
+    fn route_of(&self, segments: &[String]) -> Option<(&RoutedPage, BTreeMap<String, String>)> {
+        self.pages
+            .iter()
+            .find_map(|page| page.route.matches(segments).map(|params| (page, params)))
+    }
+
     /// Whether a URL's `segments` are `/` and no page declares that route: the built-in home
     /// page then.
     fn is_home(&self, segments: &[String]) -> bool {
@@ -368,11 +406,7 @@ impl Navigator {
         context: &CallContext,
         caller: &Caller,
     ) -> Result<(&RoutedPage, LoadedPage), NavError> {
-        let Some((page, params)) = self
-            .pages
-            .iter()
-            .find_map(|page| page.route.matches(segments).map(|params| (page, params)))
-        else {
+        let Some((page, params)) = self.route_of(segments) else {
             return Err(NavError::NoSuchPage {
                 url: truncated(url),
                 nearest: self.nearest(url),
@@ -532,5 +566,67 @@ pub(crate) fn unavailable(
                 truncated(url)
             ),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use switchboard_core::CallContext;
+
+    use super::*;
+
+    // The sample domains, linked so their tools and pages register.
+    use switchboard_domains as _;
+
+    /// Monday morning, worked by sam.
+    const WORKED_SHIFT: &str = "/roster/shifts/acme-2026-11-23-am";
+
+    fn manager() -> CallContext {
+        CallContext::builder()
+            .org("acme")
+            .user("mark")
+            .role("manager")
+            .session("test")
+            .correlation("test")
+            .initiator(Initiator::Human)
+            .build()
+    }
+
+    #[tokio::test]
+    async fn an_actions_params_without_the_page_are_those_the_page_offers() {
+        let registry = ToolRegistry::builder()
+            .start()
+            .await
+            .expect("the registry starts");
+        let navigator = Navigator::new(registry).expect("the sample pages are valid");
+        let view = navigator
+            .navigate(WORKED_SHIFT, &manager())
+            .await
+            .expect("the shift loads");
+        let offered = view
+            .actions
+            .iter()
+            .find(|action| action.name == "propose_swap")
+            .expect("a worked shift offers propose_swap");
+        assert!(!offered.params.is_empty());
+        assert_eq!(
+            navigator.action_params(WORKED_SHIFT, "propose_swap"),
+            offered.params
+        );
+        assert!(
+            navigator
+                .action_params(WORKED_SHIFT, "no_such_action")
+                .is_empty()
+        );
+        assert!(
+            navigator
+                .action_params("/no/such/page", "propose_swap")
+                .is_empty()
+        );
+        assert!(
+            navigator
+                .action_params("/proposals/p1", "reject")
+                .is_empty()
+        );
     }
 }

@@ -66,8 +66,8 @@ pub(crate) fn segments(url: &str) -> Result<Vec<String>, NavError> {
         .collect()
 }
 
-/// A URL cut to a length fit for an error message.
-pub(crate) fn truncated(url: &str) -> String {
+/// A URL cut to a length fit for an error message or a log line, with `…` where it was cut.
+pub fn truncated(url: &str) -> String {
     const SHOWN: usize = 120;
     match url.char_indices().nth(SHOWN) {
         Some((end, _)) => format!("{}…", &url[..end]),

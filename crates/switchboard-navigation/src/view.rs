@@ -3,12 +3,13 @@
 
 use std::fmt::Write as _;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 use switchboard_core::Category;
 
 /// A loaded page, as one caller sees it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct PageView {
     /// The URL it was loaded from, as given.
     pub url: String,
@@ -23,13 +24,14 @@ pub struct PageView {
     /// The version of `data`: pass it back to
     /// [`Navigator::execute_action`](crate::Navigator::execute_action) to refuse an action on
     /// a page that changed since.
+    #[schemars(description = "The version of `data`: it changes when the loaded data does.")]
     pub version: String,
     /// The actions offered to this caller here, in the page's order.
     pub actions: Vec<ActionView>,
 }
 
 /// How an offered action runs for this caller.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ActionMode {
     /// It runs when asked (reads, proposals, and a person's changes).
@@ -42,7 +44,7 @@ pub enum ActionMode {
 }
 
 /// An action offered on a page.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ActionView {
     /// What to pass as `action`.
     pub name: &'static str,
@@ -59,7 +61,7 @@ pub struct ActionView {
 }
 
 /// One parameter an action still needs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ParamView {
     /// Its name in `params`.
     pub name: String,

@@ -163,12 +163,55 @@ impl IntentTable {
         N: AsRef<str>,
         X: AsRef<str>,
     {
+        let parsed = routes.into_iter().map(|(tool, pattern_text)| {
+            let tool: Arc<str> = tool.into();
+            let pattern_text = pattern_text.as_ref();
+            match IntentPattern::parse(pattern_text) {
+                Ok(pattern) => Ok((tool, pattern)),
+                Err(reason) => Err(BuildError::InvalidPattern {
+                    tool,
+                    pattern: pattern_text.to_owned(),
+                    reason,
+                }),
+            }
+        });
+        Self::build_parsed(parsed, descriptions)
+    }
+
+    /// Like [`build_described`](Self::build_described), from patterns already parsed (by a
+    /// caller that checked them against something else first); fails only when two different
+    /// tools declare intents that read the same way.
+    pub fn from_patterns<I, T, D, N, X>(routes: I, descriptions: D) -> Result<Self, BuildError>
+    where
+        I: IntoIterator<Item = (T, IntentPattern)>,
+        T: Into<Arc<str>>,
+        D: IntoIterator<Item = (N, X)>,
+        N: AsRef<str>,
+        X: AsRef<str>,
+    {
+        let parsed = routes
+            .into_iter()
+            .map(|(tool, pattern)| Ok((tool.into(), pattern)));
+        Self::build_parsed(parsed, descriptions)
+    }
+
+    /// The table of `routes`, in order, stopping at the first error among them or the first
+    /// conflict.
+    fn build_parsed<D, N, X>(
+        routes: impl Iterator<Item = Result<(Arc<str>, IntentPattern), BuildError>>,
+        descriptions: D,
+    ) -> Result<Self, BuildError>
+    where
+        D: IntoIterator<Item = (N, X)>,
+        N: AsRef<str>,
+        X: AsRef<str>,
+    {
         let mut entries: Vec<IntentEntry> = Vec::new();
         // Tools usually declare several intents; share one `Arc` per tool name.
         let mut tool_names: HashSet<Arc<str>> = HashSet::new();
 
-        for (tool, pattern_text) in routes {
-            let tool: Arc<str> = tool.into();
+        for route in routes {
+            let (tool, pattern) = route?;
             let tool = match tool_names.get(&tool) {
                 Some(existing) => Arc::clone(existing),
                 None => {
@@ -176,14 +219,6 @@ impl IntentTable {
                     tool
                 }
             };
-            let pattern_text = pattern_text.as_ref();
-            let pattern = IntentPattern::parse(pattern_text).map_err(|reason| {
-                BuildError::InvalidPattern {
-                    tool: Arc::clone(&tool),
-                    pattern: pattern_text.to_owned(),
-                    reason,
-                }
-            })?;
             let is_repeat = entries
                 .iter()
                 .any(|entry| entry.tool == tool && entry.pattern.expansions == pattern.expansions);

@@ -82,11 +82,11 @@ impl RouteTable {
                         known: properties.keys().cloned().collect::<Vec<_>>().join(", "),
                     });
                 }
-                routes.push((Arc::clone(&name), intent.to_string()));
+                routes.push((Arc::clone(&name), pattern));
             }
             property_types.insert(name, properties);
         }
-        let intents = IntentTable::build_described(routes, descriptions)
+        let intents = IntentTable::from_patterns(routes, descriptions)
             .map_err(|error| OrchestratorError::ConflictingIntents(error.to_string()))?;
         Ok(Self {
             intents,

@@ -12,7 +12,7 @@ use axum::{
 use cookie::{Cookie, SameSite};
 use serde_json::{Map, Value};
 use switchboard_core::{CallContext, Initiator};
-use switchboard_navigation::{NavError, Navigator, PageView, ParamView};
+use switchboard_navigation::{NavError, Navigator, PageView, ParamView, truncated};
 use tracing::Instrument as _;
 
 use crate::{
@@ -278,7 +278,7 @@ fn problem(
 pub(crate) async fn page(State(state): State<AppState>, request: Request) -> Response {
     let path = request.uri().path().to_owned();
     let method = request.method().clone();
-    let span = tracing::info_span!("web_page", %method, path = %truncate(&path));
+    let span = tracing::info_span!("web_page", %method, path = %truncated(&path));
     async move {
         let shared = &state.0;
         if !matches!(shared.config.sign_in, SignIn::Tokens(_))
@@ -370,17 +370,9 @@ async fn act(state: &AppState, request: Request, path: &str, format: Format) -> 
     let confirmed = field(CONFIRM_FIELD) == Some("yes");
     let version = field(VERSION_FIELD);
     let context = visitor.context(confirmed);
-    // The page as it is now tells each parameter's type, so a typed field becomes JSON of
-    // that type; the action itself checks everything again.
-    let declared = match shared.navigator.navigate(path, &context).await {
-        Ok(view) => view
-            .actions
-            .into_iter()
-            .find(|offered| offered.name == action)
-            .map(|offered| offered.params)
-            .unwrap_or_default(),
-        Err(error) => return problem(shared, Some(&visitor), &error, format),
-    };
+    // The action's tool tells each parameter's type, so a typed field becomes JSON of that
+    // type; running the action checks everything, its availability included.
+    let declared = shared.navigator.action_params(path, action);
     let params = params_of(&fields, &declared);
     match shared
         .navigator
@@ -439,15 +431,6 @@ fn params_of(fields: &[(String, String)], declared: &[ParamView]) -> Value {
         );
     }
     Value::Object(params)
-}
-
-/// A path cut for a log line.
-fn truncate(path: &str) -> &str {
-    let end = path
-        .char_indices()
-        .nth(120)
-        .map_or(path.len(), |(at, _)| at);
-    &path[..end]
 }
 
 /// Where to go after signing in: a local path, else `/`.

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResult, ContentBlock, Resource, Tool};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use switchboard_core::CallContext;
+use switchboard_core::{CallContext, schema::schema_of};
 use switchboard_navigation::{ActionOutcome, NavError, Navigator, PageView};
 
 use crate::{approval::StateKey, identity::Identity, result};
@@ -324,57 +324,43 @@ fn invalid_arguments(tool: &str, error: &serde_json::Error) -> CallToolResult {
     )
 }
 
-/// The JSON Schema of a page as `navigate` returns it.
+/// The output schema of `navigate`: a [`PageView`] with its `page_state`.
 fn page_schema() -> Value {
-    let param = json!({
-        "type": "object",
-        "properties": {
-            "name": {"type": "string"},
-            "type": {"type": "string"},
-            "required": {"type": "boolean"},
-            "description": {"type": "string"}
-        },
-        "required": ["name", "type", "required", "description"]
-    });
-    let action = json!({
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "description": "What to pass as `action`."},
-            "tool": {"type": "string", "description": "The tool it runs."},
-            "description": {"type": "string"},
-            "category": {"type": "string", "enum": ["read", "propose", "execute", "restricted"]},
-            "mode": {
-                "type": "string",
-                "enum": ["run", "confirm", "propose"],
-                "description": "run: runs when asked; confirm: needs an explicit confirmation; \
-                                propose: becomes a proposal a person approves."
-            },
-            "params": {
-                "type": "array",
-                "items": param,
-                "description": "The parameters still to supply (the URL binds the others)."
-            }
-        },
-        "required": ["name", "tool", "description", "category", "mode", "params"]
-    });
-    json!({
-        "type": "object",
-        "properties": {
-            "url": {"type": "string"},
-            "route": {"type": "string"},
-            "title": {"type": "string"},
-            "content": {"type": "string", "description": "The page's content, as markdown."},
-            "data": {"description": "What the page loaded, as JSON."},
-            "version": {"type": "string"},
-            "actions": {"type": "array", "items": action},
-            "page_state": {
+    let mut schema = schema_of::<PageView>().to_value();
+    declare_page_state(&mut schema);
+    schema
+}
+
+/// The output schema of `execute_action`: an [`ActionOutcome`] whose next page has its
+/// `page_state`.
+fn outcome_schema() -> Value {
+    let mut schema = schema_of::<ActionOutcome>().to_value();
+    // The next page is a reference to the page's definition, or the definition itself.
+    let next_page = schema
+        .pointer("/properties/next/$ref")
+        .and_then(Value::as_str)
+        .and_then(|reference| reference.strip_prefix('#'))
+        .unwrap_or("/properties/next")
+        .to_owned();
+    if let Some(page) = schema.pointer_mut(&next_page) {
+        declare_page_state(page);
+    }
+    schema
+}
+
+/// Adds the `page_state` property, which [`with_page_state`] adds to a page's JSON, to a
+/// page's schema.
+fn declare_page_state(page: &mut Value) {
+    if let Some(properties) = page.get_mut("properties").and_then(Value::as_object_mut) {
+        properties.insert(
+            PAGE_STATE_FIELD.to_owned(),
+            json!({
                 "type": "string",
                 "description": "Pass it to execute_action with this URL: the action is refused \
                                 if the page changed since. Valid for 10 minutes."
-            }
-        },
-        "required": ["url", "route", "title", "content", "data", "version", "actions"]
-    })
+            }),
+        );
+    }
 }
 
 fn navigate_tool() -> Tool {
@@ -424,18 +410,7 @@ fn execute_action_tool() -> Tool {
             "required": ["url", "action"],
             "additionalProperties": false
         },
-        "outputSchema": {
-            "type": "object",
-            "properties": {
-                "action": {"type": "string"},
-                "tool": {"type": "string"},
-                "result": {"description": "The tool's output, or the stored proposal."},
-                "proposal": {"type": "object"},
-                "next_url": {"type": "string"},
-                "next": page_schema()
-            },
-            "required": ["action", "tool", "result", "next_url", "next"]
-        },
+        "outputSchema": outcome_schema(),
         "annotations": {"readOnlyHint": false, "openWorldHint": false}
     }))
 }
@@ -457,5 +432,18 @@ mod tests {
         for tool in [navigate_tool(), execute_action_tool()] {
             assert!(tool.output_schema.is_some(), "{}", tool.name);
         }
+    }
+
+    #[test]
+    fn both_output_schemas_declare_the_page_state() {
+        let page = page_schema();
+        assert!(page.pointer("/properties/page_state").is_some(), "{page}");
+        let outcome = outcome_schema();
+        assert!(
+            outcome
+                .pointer("/$defs/PageView/properties/page_state")
+                .is_some(),
+            "{outcome}"
+        );
     }
 }

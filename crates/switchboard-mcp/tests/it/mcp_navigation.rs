@@ -18,7 +18,7 @@ use switchboard_mcp::{Identity, McpServer, NavigationMode, StateKey};
 use switchboard_navigation::Navigator;
 use switchboard_registry::ToolRegistry;
 
-use crate::common::{Client, Server, bounded, disconnect, error_of, registry};
+use crate::common::{Client, Server, bounded, close, disconnect, error_of, registry};
 
 const OPEN_SHIFT: &str = "/roster/shifts/acme-2026-11-24-pm";
 
@@ -182,6 +182,72 @@ async fn claiming_an_open_shift_through_its_page_answers_the_next_page_and_a_lin
     .await;
     assert_eq!(error_of(&again)["kind"], "page_changed");
     disconnect(client, server, registry).await;
+}
+
+/// What `navigate` and `execute_action` answer as structuredContent validates against the
+/// outputSchema that tools/list advertises: pages, an action that ran, and one that became a
+/// proposal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_meta_tools_answer_what_their_output_schemas_advertise() {
+    let registry = registry().await;
+    let manager_agent = Identity::agent("acme", "mark").with_role("manager");
+    let (agent, agent_server) = connect(&registry, manager_agent, NavigationMode::Only).await;
+    let (person, person_server) = connect(&registry, sam(), NavigationMode::Only).await;
+
+    let tools = bounded("tools/list", agent.list_tools(None))
+        .await
+        .expect("tools/list");
+    let validator = |name: &str| {
+        let tool = tools
+            .tools
+            .iter()
+            .find(|tool| tool.name == name)
+            .unwrap_or_else(|| panic!("{name} is listed"));
+        let schema = Value::Object((*tool.output_schema.clone().expect("an outputSchema")).clone());
+        jsonschema::validator_for(&schema).unwrap_or_else(|error| panic!("{name}: {error}"))
+    };
+    let (navigate, execute_action) = (validator("navigate"), validator("execute_action"));
+    let conforms = |validator: &jsonschema::Validator, result: &CallToolResult| {
+        let answer = structured(result);
+        let errors: Vec<String> = validator
+            .iter_errors(answer)
+            .map(|error| format!("{} at {}", error, error.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{errors:?} in {answer}");
+    };
+
+    conforms(
+        &navigate,
+        &call(&agent, "navigate", json!({"url": "/"})).await,
+    );
+    let shown = call(&agent, "navigate", json!({"url": OPEN_SHIFT})).await;
+    conforms(&navigate, &shown);
+    let proposed = call(
+        &agent,
+        "execute_action",
+        json!({"url": OPEN_SHIFT, "action": "assign", "params": {"user_id": "sam"}, "page_state": page_state(structured(&shown))}),
+    )
+    .await;
+    assert!(
+        structured(&proposed)["proposal"].is_object(),
+        "{proposed:?}"
+    );
+    conforms(&execute_action, &proposed);
+
+    let claimed = call(
+        &person,
+        "execute_action",
+        json!({"url": OPEN_SHIFT, "action": "claim"}),
+    )
+    .await;
+    assert!(
+        structured(&claimed).get("proposal").is_none(),
+        "{claimed:?}"
+    );
+    conforms(&execute_action, &claimed);
+
+    close(person, person_server).await;
+    disconnect(agent, agent_server, registry).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
