@@ -27,8 +27,15 @@ pub const OPT_IN_DOMAINS: [&str; 1] = ["conformance"];
 /// The crates of [`OPT_IN_DOMAINS`]: not linked by [`DOMAINS_CRATE`], but by the CLI itself.
 pub const OPT_IN_DOMAIN_CRATES: [&str; 1] = ["switchboard-domain-conformance"];
 
-/// The top-level folders that hold the workspace's own code.
-pub const SOURCE_ROOTS: [&str; 4] = ["crates", "xtask", "tests", "architecture-tests"];
+/// The folders that hold the workspace's own code: the top-level ones, and the runnable
+/// examples kept with the docs.
+pub const SOURCE_ROOTS: [&str; 5] = [
+    "crates",
+    "xtask",
+    "tests",
+    "architecture-tests",
+    "docs/examples",
+];
 
 /// The folders of the crates that only build, check and test the others (`xtask`, the
 /// end-to-end `tests`, and this crate): they may depend on anything, and nothing ships with them.

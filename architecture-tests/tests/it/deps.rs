@@ -80,11 +80,14 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
             "switchboard-registry",
             "switchboard-navigation",
         ]),
+        // The crate users depend on: it re-exports the runtime's parts, navigation included,
+        // so that a domain author declares and walks pages with this one dependency.
         "switchboard" => Allowed::Only(&[
             "switchboard-core",
             "switchboard-audit",
             "switchboard-registry",
             "switchboard-orchestrator",
+            "switchboard-navigation",
         ]),
         // Planned in STYLE.md: the MCP adapter sits on the registry and the orchestrator.
         "switchboard-mcp" => Allowed::Only(&[

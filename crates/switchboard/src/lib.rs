@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 pub use switchboard_audit as audit;
+pub use switchboard_navigation as navigation;
 pub use switchboard_orchestrator as orchestrator;
 pub use switchboard_registry as registry;
 
@@ -9,13 +10,14 @@ pub use switchboard_audit::{
     WhenFull,
 };
 pub use switchboard_core::{
-    ActionId, AgentType, BoxFuture, CallContext, Caller, Category, ContentBlock, CorrelationId,
-    DomainCell, EmbeddedResource, ErrorKind, FieldError, ID_FORMAT, IdempotencyKey, Initiator,
-    InvokeError, MAX_ID_LEN, NoInput, OrgId, Progress, ProgressNotifier, ProgressSink, ProjectId,
-    ProposalId, Role, ScopeField, SessionId, ThreadId, Tool, ToolContent, ToolContext,
-    ToolDescriptor, ToolError, ToolInput, ToolOrigin, UserId, domain, is_valid_id, mint_id, tool,
-    tool_policy,
+    Action, ActionId, AgentType, BoxFuture, CallContext, Caller, Category, ContentBlock,
+    CorrelationId, DomainCell, EmbeddedResource, ErrorKind, FieldError, ID_FORMAT, IdempotencyKey,
+    Initiator, InvokeError, MAX_ID_LEN, NoInput, OrgId, Page, PageError, PageLoader, PageSpec,
+    Progress, ProgressNotifier, ProgressSink, ProjectId, ProposalId, Role, ScopeField, SessionId,
+    ThreadId, Tool, ToolContent, ToolContext, ToolDescriptor, ToolError, ToolInput, ToolOrigin,
+    UserId, domain, is_valid_id, mint_id, page, page_spec, tool, tool_policy,
 };
+pub use switchboard_navigation::{ActionOutcome, NavError, Navigator, PageView};
 pub use switchboard_orchestrator::{
     Answer, AskError, Orchestrator, ResumeDecision, Resumed, Route,
 };
@@ -44,6 +46,11 @@ pub mod prelude {
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/add-a-tool.md")]
 pub struct AddAToolGuide;
+
+/// The "add a page" guide (`docs/add-a-page.md`), compiled and run as doctests so it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/add-a-page.md")]
+pub struct AddAPageGuide;
 
 /// Why the runtime did not start.
 #[derive(Debug, thiserror::Error)]
