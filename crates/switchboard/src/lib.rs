@@ -13,9 +13,10 @@ pub use switchboard_core::{
     Action, ActionId, AgentType, BoxFuture, CallContext, Caller, Category, ContentBlock,
     CorrelationId, DomainCell, EmbeddedResource, ErrorKind, FieldError, ID_FORMAT, IdempotencyKey,
     Initiator, InvokeError, MAX_ID_LEN, NoInput, OrgId, Page, PageError, PageLoader, PageSpec,
-    Progress, ProgressNotifier, ProgressSink, ProjectId, ProposalId, Role, ScopeField, SessionId,
-    ThreadId, Tool, ToolContent, ToolContext, ToolDescriptor, ToolError, ToolInput, ToolOrigin,
-    UserId, domain, is_valid_id, mint_id, page, page_spec, tool, tool_policy,
+    Progress, ProgressNotifier, ProgressSink, ProjectId, ProposalId, ResourceSpec, Role,
+    ScopeField, SessionId, ThreadId, Tool, ToolContent, ToolContext, ToolDescriptor, ToolError,
+    ToolInput, ToolOrigin, UserId, domain, is_valid_id, mint_id, page, page_spec, resource, tool,
+    tool_policy,
 };
 pub use switchboard_navigation::{ActionOutcome, NavError, Navigator, PageView};
 pub use switchboard_orchestrator::{
