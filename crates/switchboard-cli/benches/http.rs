@@ -38,6 +38,8 @@ mod load;
 mod report;
 #[path = "http/servers.rs"]
 mod servers;
+#[path = "shared/switchboard.rs"]
+mod switchboard;
 
 use std::{net::SocketAddr, time::Duration};
 
@@ -47,7 +49,7 @@ use tokio::runtime::{Handle, Runtime};
 use client::Revision;
 use load::Plan;
 use report::Results;
-use servers::Switchboard;
+use switchboard::{Identity, Switchboard};
 
 /// The tool every row calls.
 pub(crate) const TOOL: &str = "core_get_current_user";
@@ -179,7 +181,12 @@ fn runtime(name: &str) -> anyhow::Result<Runtime> {
 }
 
 async fn run(settings: Settings, servers: Handle) -> anyhow::Result<()> {
-    let mut switchboard = Switchboard::start().await?;
+    let mut switchboard = Switchboard::start(Identity {
+        org: "acme",
+        user: "alice",
+        role: "admin",
+    })
+    .await?;
     let answer = client::capture_answer(switchboard.addr).await?;
     let addresses = Addresses {
         floor: servers::spawn_floor(&servers, answer.body.clone()).await?,
