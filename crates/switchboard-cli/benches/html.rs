@@ -19,6 +19,8 @@
 #![allow(clippy::print_stdout, reason = "a benchmark's output is its report")]
 #![allow(missing_docs, reason = "a benchmark binary has no public API")]
 
+#[path = "shared/quick.rs"]
+mod quick;
 #[path = "shared/switchboard.rs"]
 mod switchboard;
 
@@ -68,11 +70,7 @@ struct Settings {
 
 impl Settings {
     fn from_environment() -> Self {
-        let quick = std::env::args()
-            .skip(1)
-            .any(|arg| arg == "quick" || arg == "--quick")
-            || std::env::var_os("HTML_BENCH_QUICK").is_some_and(|value| value != "0");
-        if quick {
+        if quick::asked_for_quick("HTML_BENCH_QUICK") {
             Settings {
                 rounds: 1,
                 warm_up: Duration::from_secs(1),
@@ -122,8 +120,7 @@ async fn run(settings: Settings) -> anyhow::Result<()> {
     let html_p99 = median(html.iter().map(|run| run.p99));
     let markdown_p99 = median(markdown.iter().map(|run| run.p99));
     println!(
-        "\nmedians over {} rounds: HTML {} (p99 {}), markdown {} (p99 {}), {:.2}× (target: HTML under 1 ms median)",
-        settings.rounds,
+        "\nmedians over the rounds: HTML {} (p99 {}), markdown {} (p99 {}), {:.2}× (target: HTML under 1 ms median)",
         milliseconds(html_median),
         milliseconds(html_p99),
         milliseconds(markdown_median),
@@ -149,9 +146,9 @@ async fn measure(
     check(addr, Representation::Html).await?;
     check(addr, Representation::Markdown).await?;
     println!(
-        "GET {PAGE} with wrk (1 thread, 1 connection): {} rounds of {:?} each as HTML and as \
-         markdown, after a warm-up of {:?} each",
-        settings.rounds, settings.duration, settings.warm_up
+        "GET {PAGE} with wrk (1 thread, 1 connection), as HTML and as markdown: a warm-up of \
+         {:?} each, then rounds of {:?} each (rounds: {})",
+        settings.warm_up, settings.duration, settings.rounds
     );
     for representation in [Representation::Html, Representation::Markdown] {
         wrk(addr, representation, settings.warm_up).await?;

@@ -34,6 +34,8 @@
 mod client;
 #[path = "http/load.rs"]
 mod load;
+#[path = "shared/quick.rs"]
+mod quick;
 #[path = "http/report.rs"]
 mod report;
 #[path = "http/servers.rs"]
@@ -115,11 +117,7 @@ struct Settings {
 
 impl Settings {
     fn from_environment() -> Self {
-        let quick = std::env::args()
-            .skip(1)
-            .any(|arg| arg == "quick" || arg == "--quick")
-            || std::env::var_os("HTTP_BENCH_QUICK").is_some_and(|value| value != "0");
-        if quick {
+        if quick::asked_for_quick("HTTP_BENCH_QUICK") {
             Settings {
                 rounds: 1,
                 plan: Plan {
