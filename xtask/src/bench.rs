@@ -24,6 +24,8 @@ use std::{
 
 use anyhow::{Context as _, bail};
 
+use crate::system_packages::{Needed, can_start};
+
 pub use table::{Measurement, Row, Target, Unit, Verdict, render, rows};
 
 /// A benchmark binary that prints headline figures.
@@ -39,6 +41,9 @@ pub struct Benchmark {
     pub args: &'static [&'static str],
     /// The arguments after `--` for `--quick`.
     pub quick_args: &'static [&'static str],
+    /// The programs it runs besides itself, each installed from the Debian package of the
+    /// same name when missing.
+    pub programs: &'static [&'static str],
 }
 
 /// The criterion filter that matches no benchmark, so that only a benchmark's interleaved
@@ -46,13 +51,30 @@ pub struct Benchmark {
 const SUMMARY_ONLY: &str = "nomatch";
 
 /// The headline benchmarks, in the order they run.
-pub const BENCHMARKS: [Benchmark; 4] = [
+pub const BENCHMARKS: [Benchmark; 7] = [
     Benchmark {
         name: "invoke",
         package: "switchboard",
         bench: "invoke",
         args: &[SUMMARY_ONLY],
         quick_args: &[SUMMARY_ONLY],
+        programs: &[],
+    },
+    Benchmark {
+        name: "route",
+        package: "switchboard-orchestrator",
+        bench: "route",
+        args: &[SUMMARY_ONLY],
+        quick_args: &[SUMMARY_ONLY],
+        programs: &[],
+    },
+    Benchmark {
+        name: "navigate",
+        package: "switchboard-navigation",
+        bench: "navigate",
+        args: &[SUMMARY_ONLY],
+        quick_args: &[SUMMARY_ONLY],
+        programs: &[],
     },
     Benchmark {
         name: "writer",
@@ -60,6 +82,7 @@ pub const BENCHMARKS: [Benchmark; 4] = [
         bench: "writer",
         args: &[SUMMARY_ONLY],
         quick_args: &[SUMMARY_ONLY],
+        programs: &[],
     },
     Benchmark {
         name: "roundtrip",
@@ -67,6 +90,7 @@ pub const BENCHMARKS: [Benchmark; 4] = [
         bench: "roundtrip",
         args: &[SUMMARY_ONLY],
         quick_args: &[SUMMARY_ONLY],
+        programs: &[],
     },
     Benchmark {
         name: "http",
@@ -74,6 +98,15 @@ pub const BENCHMARKS: [Benchmark; 4] = [
         bench: "http",
         args: &[],
         quick_args: &["quick"],
+        programs: &[],
+    },
+    Benchmark {
+        name: "html",
+        package: "switchboard-cli",
+        bench: "html",
+        args: &[],
+        quick_args: &["quick"],
+        programs: &["wrk"],
     },
 ];
 
@@ -91,7 +124,7 @@ pub struct Headline {
 }
 
 /// Today's headline figures and targets, in table order.
-pub const HEADLINES: [Headline; 10] = [
+pub const HEADLINES: [Headline; 18] = [
     Headline {
         id: "invoke.json",
         benchmark: "invoke",
@@ -103,6 +136,48 @@ pub const HEADLINES: [Headline; 10] = [
         benchmark: "invoke",
         label: "typed `registry.call::<T>` vs the direct typed call",
         target: Target::Reported,
+    },
+    Headline {
+        id: "route.exact",
+        benchmark: "route",
+        label: "`ask` routing, an exact intent, vs tokenising the utterance",
+        target: Target::Reported,
+    },
+    Headline {
+        id: "route.dates_and_a_colleague",
+        benchmark: "route",
+        label: "`ask` routing, dates and a colleague, vs tokenising the utterance",
+        target: Target::Reported,
+    },
+    Headline {
+        id: "route.typo",
+        benchmark: "route",
+        label: "`ask` routing, a typo (exact readings are tried first), vs tokenising the utterance",
+        target: Target::Reported,
+    },
+    Headline {
+        id: "route.filler",
+        benchmark: "route",
+        label: "`ask` routing, filler words around an intent, vs tokenising the utterance",
+        target: Target::Reported,
+    },
+    Headline {
+        id: "route.miss",
+        benchmark: "route",
+        label: "`ask` routing, a miss ranked with BM25, vs tokenising the utterance",
+        target: Target::Reported,
+    },
+    Headline {
+        id: "navigate.week",
+        benchmark: "navigate",
+        label: "`navigate` of the roster week vs `invoke` of `roster_list_shifts`",
+        target: Target::RatioAtMost(3.0),
+    },
+    Headline {
+        id: "navigate.execute_action",
+        benchmark: "navigate",
+        label: "`execute_action` of `propose_swap` vs `invoke` of the same tool",
+        target: Target::AddsAtMostNs(2_000.0),
     },
     Headline {
         id: "audit_sqlite.batch_1024",
@@ -152,12 +227,18 @@ pub const HEADLINES: [Headline; 10] = [
         label: "`switchboard serve --http`, 2026-07-28, 32 clients vs the floor",
         target: Target::RatioAtMost(2.0),
     },
+    Headline {
+        id: "html.week",
+        benchmark: "html",
+        label: "the roster week page as HTML from `serve --http` over loopback (`wrk`, 1 connection) vs the same page as markdown",
+        target: Target::MedianBelowNs(1_000_000.0),
+    },
 ];
 
 /// What `cargo xtask bench` was asked for.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
-    /// Shorter runs where a benchmark offers them (the HTTP benchmark's `quick`).
+    /// Shorter runs where a benchmark offers them (the HTTP and HTML benchmarks' `quick`).
     pub quick: bool,
     /// The benchmarks to run, by name; all of them when empty.
     pub only: Vec<String>,
@@ -191,6 +272,9 @@ pub fn selected(options: &Options) -> anyhow::Result<Vec<Benchmark>> {
 /// that ran, then any figure a benchmark printed that has no headline.
 pub fn run(options: &Options) -> anyhow::Result<Vec<Row>> {
     let benchmarks = selected(options)?;
+    for benchmark in &benchmarks {
+        ensure_programs(benchmark)?;
+    }
     let mut measurements = Vec::new();
     for benchmark in &benchmarks {
         measurements.extend(run_one(benchmark, options.quick)?);
@@ -204,6 +288,18 @@ pub fn run(options: &Options) -> anyhow::Result<Vec<Row>> {
         })
         .collect();
     Ok(rows(&headlines, &measurements))
+}
+
+/// Installs the programs `benchmark` runs when they are missing (or says how to).
+fn ensure_programs(benchmark: &Benchmark) -> anyhow::Result<()> {
+    if benchmark.programs.is_empty() {
+        return Ok(());
+    }
+    let needed = Needed {
+        by: &format!("the `{}` benchmark", benchmark.name),
+        packages: benchmark.programs,
+    };
+    needed.ensure(|| benchmark.programs.iter().all(|program| can_start(program)))
 }
 
 /// Runs one benchmark with `cargo bench`, echoing its output, and returns its `BENCH` lines.

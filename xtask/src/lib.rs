@@ -19,6 +19,7 @@ use switchboard_domains as _;
 pub mod bench;
 pub mod catalog;
 pub mod ensure_file;
+pub mod system_packages;
 pub mod test;
 
 use std::path::{Path, PathBuf};

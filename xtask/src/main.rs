@@ -44,7 +44,7 @@ enum Command {
         /// Shorter runs where a benchmark offers them.
         #[arg(long)]
         quick: bool,
-        /// Run only these benchmarks (invoke, writer, roundtrip, http).
+        /// Run only these benchmarks (invoke, route, navigate, writer, roundtrip, http, html).
         names: Vec<String>,
     },
 }

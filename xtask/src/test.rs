@@ -8,9 +8,10 @@
 
 use std::process::Command;
 
-use anyhow::{Context as _, bail};
-
-use crate::project_root;
+use crate::{
+    project_root,
+    system_packages::{Needed, run_step, runs},
+};
 
 /// How to run the tests.
 #[derive(Debug, Clone, Default)]
@@ -50,60 +51,11 @@ fn note(text: &str) {
     eprintln!("xtask test: {text}");
 }
 
-fn run_step(what: &str, command: &mut Command) -> anyhow::Result<()> {
-    note(&format!("running {what}"));
-    let status = command
-        .status()
-        .with_context(|| format!("cannot start `{what}`: is cargo on PATH?"))?;
-    if !status.success() {
-        bail!("`{what}` failed ({status})");
-    }
-    Ok(())
-}
-
-/// Whether `program --version` runs.
-fn runs(program: &str) -> bool {
-    Command::new(program)
-        .arg("--version")
-        .output()
-        .is_ok_and(|output| output.status.success())
-}
-
 /// Installs Chromium and chromedriver from the distribution when `chromedriver` is missing.
 fn ensure_chromium() -> anyhow::Result<()> {
-    if runs("chromedriver") && (runs("chromium") || runs("chromium-browser")) {
-        return Ok(());
-    }
-    const INSTALL: &str = "apt-get install -y chromium chromium-driver";
-    if !runs("apt-get") {
-        bail!(
-            "the browser test needs Chromium and chromedriver, and this machine has no apt-get: \
-             install them (Debian: `{INSTALL}`) and run again"
-        );
-    }
-    let is_root = Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|output| output.stdout.trim_ascii() == b"0");
-    if !is_root {
-        bail!(
-            "the browser test needs Chromium and chromedriver: run `sudo apt-get update && \
-             sudo {INSTALL}` once, then run again"
-        );
-    }
-    note("installing Chromium and chromedriver for the browser test (about a minute)");
-    run_step(
-        "apt-get update",
-        Command::new("apt-get").args(["update", "-q"]),
-    )?;
-    run_step(
-        INSTALL,
-        Command::new("apt-get")
-            .args(["install", "-y", "-q", "chromium", "chromium-driver"])
-            .env("DEBIAN_FRONTEND", "noninteractive"),
-    )?;
-    if !runs("chromedriver") {
-        bail!("`{INSTALL}` ran, but `chromedriver --version` still fails");
-    }
-    Ok(())
+    let chromium = Needed {
+        by: "the browser test",
+        packages: &["chromium", "chromium-driver"],
+    };
+    chromium.ensure(|| runs("chromedriver") && (runs("chromium") || runs("chromium-browser")))
 }

@@ -34,10 +34,14 @@
 mod client;
 #[path = "http/load.rs"]
 mod load;
+#[path = "shared/quick.rs"]
+mod quick;
 #[path = "http/report.rs"]
 mod report;
 #[path = "http/servers.rs"]
 mod servers;
+#[path = "shared/switchboard.rs"]
+mod switchboard;
 
 use std::{net::SocketAddr, time::Duration};
 
@@ -47,7 +51,7 @@ use tokio::runtime::{Handle, Runtime};
 use client::Revision;
 use load::Plan;
 use report::Results;
-use servers::Switchboard;
+use switchboard::{Identity, Switchboard};
 
 /// The tool every row calls.
 pub(crate) const TOOL: &str = "core_get_current_user";
@@ -113,11 +117,7 @@ struct Settings {
 
 impl Settings {
     fn from_environment() -> Self {
-        let quick = std::env::args()
-            .skip(1)
-            .any(|arg| arg == "quick" || arg == "--quick")
-            || std::env::var_os("HTTP_BENCH_QUICK").is_some_and(|value| value != "0");
-        if quick {
+        if quick::asked_for_quick("HTTP_BENCH_QUICK") {
             Settings {
                 rounds: 1,
                 plan: Plan {
@@ -179,7 +179,12 @@ fn runtime(name: &str) -> anyhow::Result<Runtime> {
 }
 
 async fn run(settings: Settings, servers: Handle) -> anyhow::Result<()> {
-    let mut switchboard = Switchboard::start().await?;
+    let mut switchboard = Switchboard::start(Identity {
+        org: "acme",
+        user: "alice",
+        role: "admin",
+    })
+    .await?;
     let answer = client::capture_answer(switchboard.addr).await?;
     let addresses = Addresses {
         floor: servers::spawn_floor(&servers, answer.body.clone()).await?,

@@ -5,9 +5,11 @@
 //! same run, is `invoke` of that list tool with the same range. `execute_action` of
 //! `propose_swap` on a worked shift (a proposal: it changes nothing, so it repeats) loads the
 //! page, runs the tool and loads the next page; its baseline is `invoke` of the same tool with
-//! the same params. The summary prints medians and ratios.
+//! the same params. The summary runs each figure and its baseline in interleaved rounds, prints
+//! medians and ratios, and ends with one `BENCH` line per figure for `cargo xtask bench`.
 //!
-//! Run: `cargo bench -p switchboard-navigation --bench navigate`.
+//! Run: `cargo bench -p switchboard-navigation --bench navigate` (`-- nomatch` for the summary
+//! alone).
 
 #![allow(clippy::print_stdout, reason = "a benchmark reports to its terminal")]
 #![allow(missing_docs, reason = "a benchmark binary has no public API")]
@@ -42,21 +44,49 @@ fn context() -> CallContext {
         .build()
 }
 
-/// The median over 31 rounds of the mean time of `runs` runs of `work`, in nanoseconds.
-fn median_ns(runtime: &Runtime, runs: u32, mut work: impl AsyncFnMut()) -> f64 {
-    let mut rounds: Vec<f64> = (0..31)
-        .map(|_| {
-            let started = Instant::now();
-            runtime.block_on(async {
-                for _ in 0..runs {
-                    work().await;
-                }
-            });
-            started.elapsed().as_nanos() as f64 / f64::from(runs)
-        })
-        .collect();
+/// The medians, in nanoseconds, over 31 rounds of the mean time of `runs` runs of `figure` and
+/// of `baseline`. The two take turns within each round and swap places every round, so that
+/// load which comes and goes hits both alike.
+fn paired_medians_ns(
+    runtime: &Runtime,
+    runs: u32,
+    mut figure: impl AsyncFnMut(),
+    mut baseline: impl AsyncFnMut(),
+) -> (f64, f64) {
+    let mut figure_rounds = Vec::new();
+    let mut baseline_rounds = Vec::new();
+    for round in 0..31 {
+        if round % 2 == 0 {
+            figure_rounds.push(mean_ns(runtime, runs, &mut figure));
+            baseline_rounds.push(mean_ns(runtime, runs, &mut baseline));
+        } else {
+            baseline_rounds.push(mean_ns(runtime, runs, &mut baseline));
+            figure_rounds.push(mean_ns(runtime, runs, &mut figure));
+        }
+    }
+    (median(figure_rounds), median(baseline_rounds))
+}
+
+/// The mean time of `runs` runs of `work`, in nanoseconds.
+fn mean_ns(runtime: &Runtime, runs: u32, work: &mut impl AsyncFnMut()) -> f64 {
+    let started = Instant::now();
+    runtime.block_on(async {
+        for _ in 0..runs {
+            work().await;
+        }
+    });
+    started.elapsed().as_nanos() as f64 / f64::from(runs)
+}
+
+fn median(mut rounds: Vec<f64>) -> f64 {
     rounds.sort_by(f64::total_cmp);
     rounds[rounds.len() / 2]
+}
+
+/// Prints a headline figure for `cargo xtask bench`.
+fn print_figure(id: &str, median: f64, baseline: f64) {
+    let figure = json!({"id": id, "median": median, "baseline": baseline, "unit": "ns"});
+    println!("BENCH {figure}");
 }
 
 fn main() {
@@ -90,30 +120,38 @@ fn main() {
     });
     criterion.final_summary();
 
-    let navigate = median_ns(&runtime, 500, async || {
-        black_box(navigator.navigate(WEEK, &context).await.is_ok());
-    });
-    let list = median_ns(&runtime, 500, async || {
-        black_box(
-            registry
-                .invoke("roster_list_shifts", week_range.clone(), &context)
-                .await
-                .is_ok(),
-        );
-    });
-    let action = median_ns(&runtime, 500, async || {
-        let outcome = navigator
-            .execute_action(WORKED_SHIFT, "propose_swap", swap.clone(), None, &context)
-            .await;
-        black_box(outcome.is_ok());
-    });
-    let direct: f64 = median_ns(&runtime, 500, async || {
-        let output: Result<Value, _> = registry
-            .invoke("roster_propose_shift_swap", swap_direct.clone(), &context)
-            .await;
-        black_box(output.is_ok());
-    });
-    println!("\nmedians of 31 rounds of 500 calls, one caller:");
+    let (navigate, list) = paired_medians_ns(
+        &runtime,
+        500,
+        async || {
+            black_box(navigator.navigate(WEEK, &context).await.is_ok());
+        },
+        async || {
+            black_box(
+                registry
+                    .invoke("roster_list_shifts", week_range.clone(), &context)
+                    .await
+                    .is_ok(),
+            );
+        },
+    );
+    let (action, direct) = paired_medians_ns(
+        &runtime,
+        500,
+        async || {
+            let outcome = navigator
+                .execute_action(WORKED_SHIFT, "propose_swap", swap.clone(), None, &context)
+                .await;
+            black_box(outcome.is_ok());
+        },
+        async || {
+            let output: Result<Value, _> = registry
+                .invoke("roster_propose_shift_swap", swap_direct.clone(), &context)
+                .await;
+            black_box(output.is_ok());
+        },
+    );
+    println!("\nmedians of 31 interleaved rounds of 500 calls, one caller:");
     println!(
         "  navigate {WEEK}: {navigate:.0} ns; invoke roster_list_shifts: {list:.0} ns; {:.2}x (target <= 3x)",
         navigate / list
@@ -122,5 +160,7 @@ fn main() {
         "  execute_action propose_swap: {action:.0} ns; invoke roster_propose_shift_swap: {direct:.0} ns; +{:.0} ns (target <= +2,000 ns; it loads the page before and after)",
         action - direct
     );
+    print_figure("navigate.week", navigate, list);
+    print_figure("navigate.execute_action", action, direct);
     runtime.block_on(registry.shutdown());
 }

@@ -3,7 +3,8 @@
 //! Each utterance is routed through a table with the sample tools' intents (an exact match, a
 //! match with dates and a colleague, a typo, filler, and a miss that ranks suggestions), beside
 //! the baseline of only tokenising it ([`normalize`]), measured in the same run. The summary
-//! prints each median and its ratio to the baseline.
+//! prints each median and its ratio to the baseline, and one `BENCH` line per utterance for
+//! `cargo xtask bench`.
 //!
 //! Run: `cargo bench -p switchboard-orchestrator --bench route`.
 
@@ -99,6 +100,10 @@ fn main() {
             "  {label:<22} route {route:>9.0} ns   normalize {baseline:>6.0} ns   {:>6.1}x",
             route / baseline
         );
+        let id = format!("route.{}", label.replace(' ', "_"));
+        let figure =
+            serde_json::json!({"id": id, "median": route, "baseline": baseline, "unit": "ns"});
+        println!("BENCH {figure}");
     }
 }
 

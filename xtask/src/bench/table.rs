@@ -57,6 +57,8 @@ pub enum Target {
     RatioAtMost(f64),
     /// The figure itself is at least this, in its unit.
     AtLeast(f64),
+    /// The figure itself is under this many nanoseconds, whatever its baseline.
+    MedianBelowNs(f64),
     /// Reported, with no target.
     Reported,
 }
@@ -68,6 +70,7 @@ impl Target {
             Target::AddsAtMostNs(limit) => measurement.median - measurement.baseline <= limit,
             Target::RatioAtMost(limit) => measurement.ratio() <= limit,
             Target::AtLeast(floor) => measurement.median >= floor,
+            Target::MedianBelowNs(ceiling) => measurement.median < ceiling,
             Target::Reported => return Verdict::NoTarget,
         };
         if met { Verdict::Pass } else { Verdict::Miss }
@@ -78,6 +81,7 @@ impl Target {
             Target::AddsAtMostNs(limit) => format!("adds ≤ {}", nanoseconds(limit)),
             Target::RatioAtMost(limit) => format!("≤ {limit:.2}×"),
             Target::AtLeast(floor) => format!("≥ {}", amount(floor, unit)),
+            Target::MedianBelowNs(ceiling) => format!("< {} median", nanoseconds(ceiling)),
             Target::Reported => "none (reported)".to_owned(),
         }
     }

@@ -61,6 +61,35 @@ fn each_kind_of_target_is_judged_on_its_own_terms() {
 }
 
 #[test]
+fn a_ceiling_judges_the_median_alone_and_strictly() {
+    let page = measured("d", 517_000.0, 230_000.0, Unit::Nanoseconds);
+    assert_eq!(
+        Target::MedianBelowNs(1_000_000.0).verdict(&page),
+        Verdict::Pass,
+        "a figure under the ceiling passes, however far above its baseline"
+    );
+    let at_the_ceiling = measured("e", 1_000_000.0, 1.0, Unit::Nanoseconds);
+    assert_eq!(
+        Target::MedianBelowNs(1_000_000.0).verdict(&at_the_ceiling),
+        Verdict::Miss,
+        "the ceiling itself is not under it"
+    );
+    let table = render(&rows(
+        &[Headline {
+            id: "d",
+            benchmark: "x",
+            label: "page",
+            target: Target::MedianBelowNs(1_000_000.0),
+        }],
+        &[page],
+    ));
+    assert!(
+        table.contains("| page | 517.0 µs | 230.0 µs | 2.25× | < 1.00 ms median | pass |"),
+        "{table}"
+    );
+}
+
+#[test]
 fn rows_follow_the_headlines_and_keep_unnamed_figures() {
     let headlines = [
         Headline {
