@@ -11,7 +11,7 @@ use switchboard_core::{
 
 use crate::{
     DOMAIN, ErrorHandling, ImageContent, JsonSchemaFeatures, MultipleContentTypes, PERMISSION,
-    SimpleText, ToolWithProgress,
+    SimpleText, TemplateData, ToolWithProgress,
 };
 
 fn context(progress: ProgressNotifier) -> ToolContext {
@@ -121,6 +121,10 @@ fn every_tool_is_a_read_tool_of_the_domain_and_content_tools_declare_no_output_s
             "test_logging_tool",
             "test_multiple_content_types",
             "test_reconnection",
+            "test_resource_static_binary",
+            "test_resource_static_text",
+            "test_resource_template_data",
+            "test_resource_watched",
             "test_simple_text",
             "test_tool_with_logging",
             "test_tool_with_progress",
@@ -130,7 +134,9 @@ fn every_tool_is_a_read_tool_of_the_domain_and_content_tools_declare_no_output_s
         assert_eq!(tool.category, Category::Read, "{}", tool.name);
         assert_eq!(tool.permission, PERMISSION, "{}", tool.name);
         let mcp = tool.mcp();
-        let json_tool = tool.name == JsonSchemaFeatures::SPEC.name;
+        // The two tools that answer JSON rather than content blocks.
+        let json_tool = [JsonSchemaFeatures::SPEC.name, TemplateData::SPEC.name]
+            .contains(&tool.name.as_ref());
         assert_eq!(tool.returns_content(), !json_tool, "{}", tool.name);
         assert_eq!(mcp.get("outputSchema").is_some(), json_tool, "{mcp}");
     }
