@@ -1,0 +1,14 @@
+//! Mounting external MCP servers behind Switchboard's gates.
+//!
+//! Agents need tools that live in other MCP servers. A client connecting to each directly
+//! would bypass every check; mounting instead starts (or connects to) the servers and registers
+//! each of their tools as a run-time tool of the registry, so a call of a mounted tool passes
+//! the same checks and leaves the same audit record as a native one. This crate is the client
+//! side of MCP, built on rmcp's client; `switchboard-mcp` is the server side.
+
+mod config;
+
+pub use config::{
+    ConfigError, DEFAULT_CALL_TIMEOUT, DEFAULT_START_TIMEOUT, MAX_ID_LEN, MountsConfig,
+    ServerConfig, ToolOverride, Transport,
+};
