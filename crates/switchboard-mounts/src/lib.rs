@@ -7,8 +7,17 @@
 //! side of MCP, built on rmcp's client; `switchboard-mcp` is the server side.
 
 mod config;
+mod connection;
+mod error;
+mod mounts;
+mod tool;
 
 pub use config::{
     ConfigError, DEFAULT_CALL_TIMEOUT, DEFAULT_START_TIMEOUT, MAX_ID_LEN, MountsConfig,
     ServerConfig, ToolOverride, Transport,
+};
+pub use error::{MountError, StartError};
+pub use mounts::{MountStatus, Mounts, Strictness};
+pub use tool::{
+    MOUNTED_SERVER_UNAVAILABLE, MOUNTED_TOOL_ERROR, MOUNTED_TOOL_TIMEOUT, mounted_name,
 };

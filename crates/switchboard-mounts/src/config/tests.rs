@@ -1,3 +1,5 @@
+//! The mounts file's parsing: what a valid file gives, and where and why each mistake is refused.
+
 use super::*;
 
 fn parse(text: &str) -> Result<MountsConfig, ConfigError> {

@@ -1,0 +1,157 @@
+//! One live client connection to a mounted server: the child process (stdio) started in a
+//! process group of its own, or the streamable HTTP endpoint with the server's configured
+//! credential; the MCP handshake; and the tail of what a child wrote on stderr, kept for the
+//! messages of a failed start.
+//!
+//! rmcp's `TokioChildProcess` owns the child; closing the connection closes the child's stdin,
+//! then sends SIGTERM, then kills it after a grace period, which is the MCP stdio shutdown.
+
+use std::{
+    collections::VecDeque,
+    process::Stdio,
+    sync::{Arc, Mutex, PoisonError},
+};
+
+use process_wrap::tokio::{CommandWrap, ProcessGroup};
+use rmcp::{
+    RoleClient, ServiceExt as _,
+    service::{Peer, RunningService},
+    transport::{
+        StreamableHttpClientTransport, TokioChildProcess,
+        streamable_http_client::StreamableHttpClientTransportConfig,
+    },
+};
+use tokio::io::{AsyncBufReadExt as _, BufReader};
+
+use crate::{
+    config::{ServerConfig, Transport},
+    error::StartError,
+};
+
+/// How many of the child's last stderr lines a failed start reports.
+const STDERR_TAIL_LINES: usize = 20;
+
+/// The last lines a child wrote on stderr.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+
+impl StderrTail {
+    fn push(&self, line: String) {
+        let mut lines = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if lines.len() == STDERR_TAIL_LINES {
+            lines.pop_front();
+        }
+        lines.push_back(line);
+    }
+
+    /// The lines, oldest first, one per line.
+    pub(crate) fn text(&self) -> String {
+        let lines = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        lines
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// A started, initialised connection.
+pub(crate) struct Connection {
+    /// The rmcp client service; closing it ends the child.
+    pub(crate) service: RunningService<RoleClient, ()>,
+    /// The child's process id.
+    pub(crate) pid: Option<u32>,
+    /// What the child wrote on stderr lately.
+    pub(crate) stderr: StderrTail,
+}
+
+impl Connection {
+    /// The handle calls are made through.
+    pub(crate) fn peer(&self) -> Peer<RoleClient> {
+        self.service.peer().clone()
+    }
+}
+
+/// Starts (or reaches) `server` and completes the MCP handshake within its start timeout.
+pub(crate) async fn connect(server: &ServerConfig) -> Result<Connection, StartError> {
+    let tail = StderrTail::default();
+    let (handshake, pid) = match &server.transport {
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let mut wrapped = CommandWrap::with_new(command, |built| {
+                built.args(args).envs(env);
+                if let Some(cwd) = cwd {
+                    built.current_dir(cwd);
+                }
+            });
+            wrapped.wrap(ProcessGroup::leader());
+            let (child, stderr) = TokioChildProcess::builder(wrapped)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|source| StartError::Spawn {
+                    id: server.id.clone(),
+                    command: command.clone(),
+                    source,
+                })?;
+            let pid = child.id();
+            if let Some(stderr) = stderr {
+                keep_tail(&server.id, stderr, tail.clone());
+            }
+            (
+                tokio::time::timeout(server.start_timeout, ().serve(child)).await,
+                pid,
+            )
+        }
+        Transport::Http {
+            url,
+            bearer_token_env,
+        } => {
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            if let Some(variable) = bearer_token_env {
+                let token = std::env::var(variable).map_err(|_| StartError::Credential {
+                    id: server.id.clone(),
+                    variable: variable.clone(),
+                })?;
+                config = config.auth_header(token);
+            }
+            let transport = StreamableHttpClientTransport::from_config(config);
+            (
+                tokio::time::timeout(server.start_timeout, ().serve(transport)).await,
+                None,
+            )
+        }
+    };
+    match handshake {
+        Ok(Ok(service)) => Ok(Connection {
+            service,
+            pid,
+            stderr: tail,
+        }),
+        Ok(Err(error)) => Err(StartError::Handshake {
+            id: server.id.clone(),
+            reason: error.to_string(),
+            stderr: tail.text(),
+        }),
+        Err(_) => Err(StartError::Timeout {
+            id: server.id.clone(),
+            after: server.start_timeout,
+            stderr: tail.text(),
+        }),
+    }
+}
+
+/// Keeps the last lines of a child's stderr in `tail`, and logs each at debug level.
+fn keep_tail(id: &str, stderr: tokio::process::ChildStderr, tail: StderrTail) {
+    let id = id.to_owned();
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(stderr).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            tracing::debug!(server = %id, "{line}");
+            tail.push(line);
+        }
+    });
+}

@@ -1,0 +1,6 @@
+//! Mounting real MCP servers that nobody here wrote: `@modelcontextprotocol/server-everything`
+//! from npm, run with the machine's Node. `cargo xtask test` installs it under
+//! `target/mcp-servers` (see [`servers`]).
+
+mod servers;
+mod stdio;
