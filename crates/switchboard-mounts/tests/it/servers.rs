@@ -15,9 +15,8 @@ pub(crate) fn npm_bin(bin: &str) -> String {
     let path = install_dir().join("node_modules/.bin").join(bin);
     assert!(
         path.exists(),
-        "{} is missing: `cargo xtask test` installs the MCP servers the tests mount (or run \
-         `npm install --prefix target/mcp-servers @modelcontextprotocol/server-everything \
-         @modelcontextprotocol/server-filesystem`)",
+        "{} is missing: `cargo xtask test` installs the MCP servers the tests mount (`cargo \
+         xtask test --prepare` installs them and runs nothing)",
         path.display()
     );
     path.to_string_lossy().into_owned()

@@ -164,3 +164,16 @@ async fn strict_mounting_starts_every_server_or_none() {
     ));
     registry.shutdown().await;
 }
+
+#[test]
+fn the_example_mounts_file_is_valid() {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs/examples/mounts.toml");
+    let config = MountsConfig::load(&path).expect("docs/examples/mounts.toml is a valid file");
+    let ids: Vec<&str> = config
+        .servers
+        .iter()
+        .map(|server| server.id.as_str())
+        .collect();
+    assert_eq!(ids, ["everything", "files", "time"]);
+}
