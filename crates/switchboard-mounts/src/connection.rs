@@ -70,6 +70,96 @@ impl Connection {
     pub(crate) fn peer(&self) -> Peer<RoleClient> {
         self.service.peer().clone()
     }
+
+    /// Ends the connection: closes the child's stdin, then SIGTERM, then SIGKILL (rmcp's stdio
+    /// shutdown), or ends the HTTP session.
+    pub(crate) async fn close(mut self, id: &str) {
+        if let Err(error) = self.service.close().await {
+            tracing::warn!(server = %id, %error, "the mounted server's connection did not close cleanly");
+        }
+    }
+}
+
+/// What is told when a watched connection ends by itself.
+type OnEnd = Box<dyn FnOnce(String) + Send>;
+
+/// A connection being watched: when it ends by itself (the child exits or is killed, the
+/// stream closes), the callback it was watched with is told why. Ending it on purpose
+/// ([`Live::end`]) tells nobody.
+pub(crate) struct Live {
+    peer: Peer<RoleClient>,
+    pid: Option<u32>,
+    stderr: StderrTail,
+    cancel: Option<rmcp::service::RunningServiceCancellationToken>,
+    on_end: Arc<Mutex<Option<OnEnd>>>,
+    ended: tokio::task::JoinHandle<()>,
+}
+
+impl Live {
+    /// Watches `connection`, calling `on_end` with why if it ends by itself.
+    pub(crate) fn watch(
+        connection: Connection,
+        on_end: impl FnOnce(String) + Send + 'static,
+    ) -> Self {
+        let Connection {
+            service,
+            pid,
+            stderr,
+        } = connection;
+        let peer = service.peer().clone();
+        let cancel = service.cancellation_token();
+        let on_end: Arc<Mutex<Option<OnEnd>>> = Arc::new(Mutex::new(Some(Box::new(on_end))));
+        let notify = Arc::clone(&on_end);
+        let ended = tokio::spawn(async move {
+            let reason = match service.waiting().await {
+                Ok(rmcp::service::QuitReason::Closed) => {
+                    "the connection closed (the server exited, or was killed)".to_owned()
+                }
+                Ok(reason) => format!("the connection ended ({reason:?})"),
+                Err(error) => format!("the connection's task failed: {error}"),
+            };
+            let told = notify.lock().unwrap_or_else(PoisonError::into_inner).take();
+            if let Some(tell) = told {
+                tell(reason);
+            }
+        });
+        Self {
+            peer,
+            pid,
+            stderr,
+            cancel: Some(cancel),
+            on_end,
+            ended,
+        }
+    }
+
+    /// The handle calls are made through.
+    pub(crate) fn peer(&self) -> Peer<RoleClient> {
+        self.peer.clone()
+    }
+
+    /// The child's process id (stdio servers).
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// The last lines the child wrote on stderr.
+    pub(crate) fn stderr_tail(&self) -> String {
+        self.stderr.text()
+    }
+
+    /// Ends the connection on purpose (nobody is told), and waits until it has: the child's
+    /// stdin closed, then SIGTERM, then SIGKILL, or the HTTP session ended.
+    pub(crate) async fn end(mut self) {
+        self.on_end
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(cancel) = self.cancel.take() {
+            cancel.cancel();
+        }
+        let _ = (&mut self.ended).await;
+    }
 }
 
 /// Starts (or reaches) `server` and completes the MCP handshake within its start timeout.

@@ -63,6 +63,14 @@ pub enum StartError {
         /// Why.
         reason: String,
     },
+    /// Its supervising actor could not be started.
+    #[error("mounted server `{id}`: its supervising actor did not start: {reason}")]
+    Supervise {
+        /// The server.
+        id: String,
+        /// Why.
+        reason: String,
+    },
     /// Its tools could not enter the registry (a name taken, a schema that does not compile).
     #[error("mounted server `{id}`: its tools were refused: {source}")]
     Register {
@@ -82,6 +90,7 @@ impl StartError {
             | StartError::Handshake { id, .. }
             | StartError::Timeout { id, .. }
             | StartError::ListTools { id, .. }
+            | StartError::Supervise { id, .. }
             | StartError::Register { id, .. } => id,
         }
     }
@@ -103,6 +112,9 @@ pub enum MountError {
     /// A server did not start, and strict mounting refuses to go on without it.
     #[error("{0} (strict mounting starts every server or none)")]
     Strict(#[source] StartError),
+    /// The actor that supervises the servers did not start.
+    #[error("the mounted servers' supervisor did not start: {0}")]
+    Supervisor(String),
     /// The set was already closed.
     #[error("the mounts were closed; build a new set to mount again")]
     Closed,

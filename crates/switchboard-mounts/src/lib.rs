@@ -6,12 +6,15 @@
 //! the same checks and leaves the same audit record as a native one. This crate is the client
 //! side of MCP, built on rmcp's client; `switchboard-mcp` is the server side.
 
+mod actor;
 mod config;
 mod connection;
 mod error;
+mod health;
 mod mounts;
 mod tool;
 
+pub use actor::RestartPolicy;
 pub use config::{
     ConfigError, DEFAULT_CALL_TIMEOUT, DEFAULT_START_TIMEOUT, MAX_ID_LEN, MountsConfig,
     ServerConfig, ToolOverride, Transport,
@@ -19,5 +22,6 @@ pub use config::{
 pub use error::{MountError, StartError};
 pub use mounts::{MountStatus, Mounts, Strictness};
 pub use tool::{
-    MOUNTED_SERVER_UNAVAILABLE, MOUNTED_TOOL_ERROR, MOUNTED_TOOL_TIMEOUT, mounted_name,
+    MOUNTED_OUTCOME_UNKNOWN, MOUNTED_SERVER_UNAVAILABLE, MOUNTED_TOOL_ERROR, MOUNTED_TOOL_TIMEOUT,
+    mounted_name,
 };

@@ -1,5 +1,5 @@
 //! The set of mounted servers: built from the configuration without side effects, started in
-//! one step, closed in one step.
+//! one step, closed in one step, and supervised in between.
 //!
 //! Two phases, so that the owner can arm `close` before anything can fail halfway: building
 //! [`Mounts`] is pure; [`Mounts::start`] spawns the servers, does the handshakes and registers
@@ -8,17 +8,24 @@
 //! has run). A server that fails to start is reported, with why and the end of its stderr, and
 //! skipped; the others start. [`Strictness::Strict`] refuses instead: one failure closes
 //! everything and is the error.
+//!
+//! Each started server is owned by a [`ServerActor`](crate::actor) linked to one supervisor
+//! actor. The server actor restarts its server when the connection ends; the supervisor
+//! restarts a server actor that fails, and stops them all on close.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
 
 use futures::future::join_all;
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use switchboard_registry::{RuntimeToolSpec, ToolRegistry};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, watch};
 
 use crate::{
+    actor::{RestartPolicy, ServerActor, ServerArgs, ServerMsg},
     config::{MountsConfig, ServerConfig},
     connection::{Connection, connect},
     error::{MountError, StartError},
+    health::Health,
     tool::{MountedTool, descriptor},
 };
 
@@ -32,57 +39,52 @@ pub enum Strictness {
     Strict,
 }
 
-/// The mounted servers of one configuration.
-#[derive(Debug)]
-pub struct Mounts {
-    config: MountsConfig,
-    state: Mutex<State>,
-}
-
-#[derive(Debug, Default)]
-struct State {
-    running: Vec<Running>,
-    closed: bool,
-}
-
-/// A server that started.
-struct Running {
-    id: String,
-    connection: Connection,
-    /// Its tools' registry names.
-    tools: Vec<String>,
-    /// The registry they are in.
-    registry: ToolRegistry,
-}
-
-impl std::fmt::Debug for Running {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Running")
-            .field("id", &self.id)
-            .field("pid", &self.connection.pid)
-            .field("tools", &self.tools)
-            .finish_non_exhaustive()
-    }
-}
-
 /// What one mounted server is doing, for `switchboard mounts` and logs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MountStatus {
     /// Its id.
     pub id: String,
-    /// Its child's process id (stdio servers).
+    /// `up`, `restarting`, `down until …` or `closed`.
+    pub state: String,
+    /// Its child's process id (stdio servers, while up).
     pub pid: Option<u32>,
+    /// How many times it was restarted.
+    pub restarts: u64,
     /// Its tools' registry names.
     pub tools: Vec<String>,
-    /// The last lines its child wrote on stderr (stdio servers).
+    /// Why its last connection ended, or its last restart failed.
+    pub last_error: Option<String>,
+    /// The last lines its child wrote on stderr (stdio servers, while up).
     pub stderr: String,
 }
 
+/// The mounted servers of one configuration.
+#[derive(Debug)]
+pub struct Mounts {
+    config: MountsConfig,
+    policy: RestartPolicy,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    supervisor: Option<ActorRef<SupervisorMsg>>,
+    /// The registry the tools are in, and their names.
+    registered: Option<(ToolRegistry, Vec<String>)>,
+    closed: bool,
+}
+
 impl Mounts {
-    /// The servers of `config`, not started.
+    /// The servers of `config`, not started, restarted by the default [`RestartPolicy`].
     pub fn new(config: MountsConfig) -> Self {
+        Self::with_policy(config, RestartPolicy::default())
+    }
+
+    /// The servers of `config`, not started, restarted by `policy`.
+    pub fn with_policy(config: MountsConfig, policy: RestartPolicy) -> Self {
         Self {
             config,
+            policy,
             state: Mutex::default(),
         }
     }
@@ -104,24 +106,35 @@ impl Mounts {
         if state.closed {
             return Err(MountError::Closed);
         }
-        let started = join_all(
+        let supervisor = match &state.supervisor {
+            Some(supervisor) => supervisor.clone(),
+            None => {
+                let (supervisor, _) = Actor::spawn(None, Supervisor, ())
+                    .await
+                    .map_err(|error| MountError::Supervisor(error.to_string()))?;
+                state.supervisor = Some(supervisor.clone());
+                supervisor
+            }
+        };
+        let connected = join_all(
             self.config
                 .servers
                 .iter()
-                .map(|server| start_one(server, registry)),
+                .map(|server| async move { (server, connect_and_list(server).await) }),
         )
         .await;
         let mut failed = Vec::new();
-        for outcome in started {
-            match outcome {
-                Ok(running) => {
-                    tracing::info!(server = %running.id, pid = ?running.connection.pid, tools = running.tools.len(), "mounted an MCP server");
-                    state.running.push(running);
+        for (server, outcome) in connected {
+            let started = match outcome {
+                Ok((connection, tools)) => {
+                    self.adopt(&supervisor, registry, &mut state, server, connection, tools)
+                        .await
                 }
-                Err(error) => {
-                    tracing::warn!(server = %error.server(), "{error}");
-                    failed.push(error);
-                }
+                Err(error) => Err(error),
+            };
+            if let Err(error) = started {
+                tracing::warn!(server = %error.server(), "{error}");
+                failed.push(error);
             }
         }
         if strictness == Strictness::Strict && !failed.is_empty() {
@@ -131,89 +144,257 @@ impl Mounts {
         Ok(failed)
     }
 
+    /// Registers a started server's tools, and hands its connection to a server actor.
+    async fn adopt(
+        &self,
+        supervisor: &ActorRef<SupervisorMsg>,
+        registry: &ToolRegistry,
+        state: &mut State,
+        server: &ServerConfig,
+        connection: Connection,
+        tools: Vec<rmcp::model::Tool>,
+    ) -> Result<(), StartError> {
+        let (health, reader) = watch::channel(Health::Restarting {
+            reason: "starting".to_owned(),
+        });
+        let specs: Vec<RuntimeToolSpec> = tools
+            .iter()
+            .map(|tool| {
+                let descriptor = descriptor(server, tool);
+                let body = MountedTool::new(server, tool, &descriptor, reader.clone());
+                RuntimeToolSpec {
+                    descriptor,
+                    tool: std::sync::Arc::new(body),
+                }
+            })
+            .collect();
+        let names: Vec<String> = specs
+            .iter()
+            .map(|spec| spec.descriptor.name.to_string())
+            .collect();
+        if let Err(source) = registry.register(specs).await {
+            connection.close(&server.id).await;
+            return Err(StartError::Register {
+                id: server.id.clone(),
+                source,
+            });
+        }
+        let args = ServerArgs {
+            server: server.clone(),
+            first: Some(connection),
+            health,
+            policy: self.policy,
+            tools: names.clone(),
+        };
+        let adopted = ractor::call!(supervisor, |reply| SupervisorMsg::Adopt(
+            Box::new(args),
+            reply
+        ));
+        if let Err(error) = adopted
+            .map_err(|error| error.to_string())
+            .and_then(|spawned| spawned)
+        {
+            let _ = registry.unregister(names).await;
+            return Err(StartError::Supervise {
+                id: server.id.clone(),
+                reason: error,
+            });
+        }
+        match &mut state.registered {
+            Some((_, registered)) => registered.extend(names),
+            None => state.registered = Some((registry.clone(), names)),
+        }
+        Ok(())
+    }
+
     /// Unregisters every mounted tool and ends every server. Idempotent.
     pub async fn close(&self) {
         let mut state = self.state.lock().await;
         close_all(&mut state).await;
     }
 
-    /// What each started server is doing.
+    /// What each started server is doing, by id.
     pub async fn status(&self) -> Vec<MountStatus> {
         let state = self.state.lock().await;
-        state
-            .running
-            .iter()
-            .map(|running| MountStatus {
-                id: running.id.clone(),
-                pid: running.connection.pid,
-                tools: running.tools.clone(),
-                stderr: running.connection.stderr.text(),
-            })
-            .collect()
+        let Some(supervisor) = &state.supervisor else {
+            return Vec::new();
+        };
+        ractor::call!(supervisor, SupervisorMsg::Status).unwrap_or_default()
     }
 }
 
-/// Starts `server`, lists its tools and registers them.
-async fn start_one(server: &ServerConfig, registry: &ToolRegistry) -> Result<Running, StartError> {
-    let mut connection = connect(server).await?;
-    let listed = connection.peer().list_all_tools().await;
-    let tools = match listed {
-        Ok(tools) => tools,
+/// Starts `server` and lists its tools.
+async fn connect_and_list(
+    server: &ServerConfig,
+) -> Result<(Connection, Vec<rmcp::model::Tool>), StartError> {
+    let connection = connect(server).await?;
+    match connection.peer().list_all_tools().await {
+        Ok(tools) => Ok((connection, tools)),
         Err(error) => {
-            end(&mut connection, &server.id).await;
-            return Err(StartError::ListTools {
+            connection.close(&server.id).await;
+            Err(StartError::ListTools {
                 id: server.id.clone(),
                 reason: error.to_string(),
-            });
+            })
         }
-    };
-    let specs: Vec<RuntimeToolSpec> = tools
-        .iter()
-        .map(|tool| RuntimeToolSpec {
-            descriptor: descriptor(server, tool),
-            tool: Arc::new(MountedTool {
-                server: server.id.clone(),
-                remote_name: tool.name.to_string(),
-                peer: connection.peer(),
-                call_timeout: server.call_timeout,
-                structured: tool.output_schema.is_some(),
-            }),
-        })
-        .collect();
-    let names: Vec<String> = specs
-        .iter()
-        .map(|spec| spec.descriptor.name.to_string())
-        .collect();
-    if let Err(source) = registry.register(specs).await {
-        end(&mut connection, &server.id).await;
-        return Err(StartError::Register {
-            id: server.id.clone(),
-            source,
-        });
     }
-    Ok(Running {
-        id: server.id.clone(),
-        connection,
-        tools: names,
-        registry: registry.clone(),
-    })
 }
 
-/// Ends every started server, after taking its tools out of the registry.
+/// Takes the tools out of the registry, then stops every server actor (which ends its server).
 async fn close_all(state: &mut State) {
     state.closed = true;
-    for mut running in state.running.drain(..) {
-        if let Err(error) = running.registry.unregister(running.tools.clone()).await {
-            tracing::warn!(server = %running.id, %error, "mounted tools not unregistered");
-        }
-        end(&mut running.connection, &running.id).await;
+    if let Some((registry, names)) = state.registered.take()
+        && let Err(error) = registry.unregister(names).await
+    {
+        tracing::warn!(%error, "mounted tools not unregistered");
+    }
+    if let Some(supervisor) = state.supervisor.take() {
+        let _ = ractor::call!(supervisor, SupervisorMsg::StopAll);
+        supervisor.stop(None);
     }
 }
 
-/// Ends one connection: closes the child's stdin, then SIGTERM, then SIGKILL (rmcp's stdio
-/// shutdown), or the HTTP session.
-async fn end(connection: &mut Connection, id: &str) {
-    if let Err(error) = connection.service.close().await {
-        tracing::warn!(server = %id, %error, "the mounted server's connection did not close cleanly");
+/// What the supervisor is told.
+pub(crate) enum SupervisorMsg {
+    /// Spawn a server actor for a started server.
+    Adopt(Box<ServerArgs>, RpcReplyPort<Result<(), String>>),
+    /// Every server's status, sorted by id.
+    Status(RpcReplyPort<Vec<MountStatus>>),
+    /// Stop every server actor, and answer once they have stopped.
+    StopAll(RpcReplyPort<()>),
+}
+
+/// What the supervisor keeps of a server actor, to restart it if it fails.
+struct Supervised {
+    actor: ActorRef<ServerMsg>,
+    server: ServerConfig,
+    health: watch::Sender<Health>,
+    policy: RestartPolicy,
+    tools: Vec<String>,
+}
+
+/// The supervisor of the server actors.
+struct Supervisor;
+
+impl Actor for Supervisor {
+    type Msg = SupervisorMsg;
+    type State = BTreeMap<String, Supervised>;
+    type Arguments = ();
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<SupervisorMsg>,
+        (): (),
+    ) -> Result<Self::State, ActorProcessingErr> {
+        Ok(BTreeMap::new())
     }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<SupervisorMsg>,
+        message: SupervisorMsg,
+        supervised: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            SupervisorMsg::Adopt(args, reply) => {
+                let ServerArgs {
+                    server,
+                    first,
+                    health,
+                    policy,
+                    tools,
+                } = *args;
+                let spawned = spawn_server(&myself, &server, first, &health, policy, &tools).await;
+                let answer = match spawned {
+                    Ok(actor) => {
+                        supervised.insert(
+                            server.id.clone(),
+                            Supervised {
+                                actor,
+                                server,
+                                health,
+                                policy,
+                                tools,
+                            },
+                        );
+                        Ok(())
+                    }
+                    Err(error) => Err(error),
+                };
+                let _ = reply.send(answer);
+            }
+            SupervisorMsg::Status(reply) => {
+                let mut statuses = Vec::with_capacity(supervised.len());
+                for entry in supervised.values() {
+                    if let Ok(status) = ractor::call!(entry.actor, ServerMsg::Status) {
+                        statuses.push(status);
+                    }
+                }
+                let _ = reply.send(statuses);
+            }
+            SupervisorMsg::StopAll(reply) => {
+                for (_, entry) in std::mem::take(supervised) {
+                    entry.actor.unlink(myself.get_cell());
+                    let _ = entry.actor.stop_and_wait(None, None).await;
+                }
+                let _ = reply.send(());
+            }
+        }
+        Ok(())
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        myself: ActorRef<SupervisorMsg>,
+        event: SupervisionEvent,
+        supervised: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        if let SupervisionEvent::ActorFailed(failed, error) = event {
+            let id = supervised
+                .iter()
+                .find(|(_, entry)| entry.actor.get_id() == failed.get_id())
+                .map(|(id, _)| id.clone());
+            if let Some(entry) = id.and_then(|id| supervised.get_mut(&id)) {
+                tracing::error!(server = %entry.server.id, %error, "a mounted server's actor failed; starting a new one");
+                match spawn_server(
+                    &myself,
+                    &entry.server,
+                    None,
+                    &entry.health,
+                    entry.policy,
+                    &entry.tools,
+                )
+                .await
+                {
+                    Ok(actor) => entry.actor = actor,
+                    Err(error) => {
+                        tracing::error!(server = %entry.server.id, %error, "a mounted server's actor could not be started again");
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Spawns a server actor linked to the supervisor.
+async fn spawn_server(
+    supervisor: &ActorRef<SupervisorMsg>,
+    server: &ServerConfig,
+    first: Option<Connection>,
+    health: &watch::Sender<Health>,
+    policy: RestartPolicy,
+    tools: &[String],
+) -> Result<ActorRef<ServerMsg>, String> {
+    let args = ServerArgs {
+        server: server.clone(),
+        first,
+        health: health.clone(),
+        policy,
+        tools: tools.to_vec(),
+    };
+    Actor::spawn_linked(None, ServerActor, args, supervisor.get_cell())
+        .await
+        .map(|(actor, _)| actor)
+        .map_err(|error| error.to_string())
 }

@@ -18,9 +18,8 @@
 use std::{borrow::Cow, sync::Arc, time::Duration};
 
 use rmcp::{
-    RoleClient,
+    ServiceError,
     model::{CallToolRequestParams, CallToolResult, Tool},
-    service::Peer,
 };
 use serde_json::Value;
 use switchboard_core::{
@@ -28,8 +27,12 @@ use switchboard_core::{
     schema::schema_of,
 };
 use switchboard_registry::RuntimeTool;
+use tokio::sync::watch;
 
-use crate::config::ServerConfig;
+use crate::{
+    config::ServerConfig,
+    health::{Health, Unavailable, connection_after},
+};
 
 /// The code of the error a mounted tool answers with `isError`.
 pub const MOUNTED_TOOL_ERROR: &str = "mounted_tool_error";
@@ -39,6 +42,10 @@ pub const MOUNTED_TOOL_TIMEOUT: &str = "mounted_tool_timeout";
 
 /// The code of the error of a call the server could not be asked, or did not answer.
 pub const MOUNTED_SERVER_UNAVAILABLE: &str = "mounted_server_unavailable";
+
+/// The code of the error of a call whose connection ended after it was sent, and that is not
+/// sent again: it may or may not have run.
+pub const MOUNTED_OUTCOME_UNKNOWN: &str = "mounted_outcome_unknown";
 
 /// The registry's name of `server`'s tool `tool`.
 pub fn mounted_name(server: &str, tool: &str) -> String {
@@ -94,23 +101,64 @@ pub(crate) fn descriptor(server: &ServerConfig, tool: &Tool) -> ToolDescriptor {
 }
 
 /// A mounted tool's body: the call, made to the server with the server's own credential.
+///
+/// The connection comes from the server's [`Health`]: a call made while the server restarts
+/// waits for the new connection (within the call's timeout). A call whose connection dies
+/// under it is classified:
+/// - **never delivered** (the request could not be sent): it is sent again on the next
+///   connection;
+/// - **delivered, outcome unknown** (sent, and the connection ended before the answer): it is
+///   sent once more, on the next connection, only if the tool is a read tool or the caller gave
+///   an idempotency key; otherwise it fails with `mounted_outcome_unknown`, saying that it may
+///   or may not have run.
 pub(crate) struct MountedTool {
     /// The server's id, for messages.
-    pub(crate) server: String,
+    server: String,
     /// The server's name for the tool.
-    pub(crate) remote_name: String,
-    /// The client connection to the server.
-    pub(crate) peer: Peer<RoleClient>,
-    /// How long a call may take.
-    pub(crate) call_timeout: Duration,
+    remote_name: String,
+    /// The server's state and connection.
+    health: watch::Receiver<Health>,
+    /// How long a call may take, waiting for a connection included.
+    call_timeout: Duration,
     /// Whether the tool declares an output schema (answers `structuredContent`).
-    pub(crate) structured: bool,
+    structured: bool,
+    /// Whether the tool only reads (may be sent again when its outcome is unknown).
+    read_only: bool,
+}
+
+impl MountedTool {
+    /// The body of `server`'s `tool`, described as `descriptor`, reaching it through `health`.
+    pub(crate) fn new(
+        server: &ServerConfig,
+        tool: &Tool,
+        descriptor: &ToolDescriptor,
+        health: watch::Receiver<Health>,
+    ) -> Self {
+        Self {
+            server: server.id.clone(),
+            remote_name: tool.name.to_string(),
+            health,
+            call_timeout: server.call_timeout,
+            structured: tool.output_schema.is_some(),
+            read_only: descriptor.category == Category::Read,
+        }
+    }
+
+    fn error(&self, code: &'static str, why: impl std::fmt::Display) -> ToolError {
+        ToolError::new(
+            code,
+            format!(
+                "`{}` of the mounted MCP server `{}`: {why}",
+                self.remote_name, self.server
+            ),
+        )
+    }
 }
 
 impl RuntimeTool for MountedTool {
     fn call<'a>(
         &'a self,
-        _ctx: &'a ToolContext,
+        ctx: &'a ToolContext,
         params: Value,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
@@ -118,27 +166,63 @@ impl RuntimeTool for MountedTool {
                 Value::Object(arguments) => arguments,
                 _ => serde_json::Map::new(),
             };
-            let request =
-                CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
-            let answer = tokio::time::timeout(self.call_timeout, self.peer.call_tool(request));
-            match answer.await {
-                Err(_) => Err(ToolError::new(
-                    MOUNTED_TOOL_TIMEOUT,
-                    format!(
-                        "the MCP server `{}` did not answer `{}` within {:?}; it may or may not \
-                         have run",
-                        self.server, self.remote_name, self.call_timeout
-                    ),
-                )),
-                Ok(Err(error)) => Err(ToolError::new(
-                    MOUNTED_SERVER_UNAVAILABLE,
-                    format!(
-                        "the MCP server `{}` could not run `{}`: {error}",
-                        self.server, self.remote_name
-                    ),
-                )),
-                Ok(Ok(result)) => {
-                    output_of(&self.server, &self.remote_name, result, self.structured)
+            let may_resend = self.read_only || ctx.caller().idempotency_key.is_some();
+            let deadline = tokio::time::Instant::now() + self.call_timeout;
+            let mut health = self.health.clone();
+            let mut after = 0;
+            let mut resent = false;
+            loop {
+                let patience = deadline.saturating_duration_since(tokio::time::Instant::now());
+                let (peer, generation) = connection_after(&mut health, after, patience)
+                    .await
+                    .map_err(|unavailable| match unavailable {
+                        Unavailable::Down(why) => self.error(
+                            MOUNTED_SERVER_UNAVAILABLE,
+                            format!("the server is unavailable: {why}"),
+                        ),
+                        Unavailable::TimedOut { reason } => self.error(
+                            MOUNTED_SERVER_UNAVAILABLE,
+                            format!("no connection within {:?} ({reason})", self.call_timeout),
+                        ),
+                    })?;
+                let request = CallToolRequestParams::new(self.remote_name.clone())
+                    .with_arguments(arguments.clone());
+                let answer = tokio::time::timeout_at(deadline, peer.call_tool(request)).await;
+                match answer {
+                    Ok(Ok(result)) => {
+                        return output_of(&self.server, &self.remote_name, result, self.structured);
+                    }
+                    Err(_) => {
+                        return Err(self.error(
+                            MOUNTED_TOOL_TIMEOUT,
+                            format!(
+                                "no answer within {:?}; it may or may not have run",
+                                self.call_timeout
+                            ),
+                        ));
+                    }
+                    // Never sent: nothing ran; send it on the next connection.
+                    Ok(Err(ServiceError::TransportSend(_))) => after = generation,
+                    Ok(Err(ServiceError::TransportClosed)) if may_resend && !resent => {
+                        tracing::info!(server = %self.server, tool = %self.remote_name, "the connection ended mid-call; sending the call again on the next one");
+                        resent = true;
+                        after = generation;
+                    }
+                    Ok(Err(ServiceError::TransportClosed)) => {
+                        return Err(self.error(
+                            MOUNTED_OUTCOME_UNKNOWN,
+                            "the server's connection ended after the call was sent, so it may \
+                             or may not have run; it is not sent again, as the tool is not \
+                             read-only and the call has no idempotency key (give one to allow \
+                             a retry)",
+                        ));
+                    }
+                    Ok(Err(error)) => {
+                        return Err(self.error(
+                            MOUNTED_SERVER_UNAVAILABLE,
+                            format!("the call failed: {error}"),
+                        ));
+                    }
                 }
             }
         })

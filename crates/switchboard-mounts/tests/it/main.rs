@@ -3,5 +3,6 @@
 //! `target/mcp-servers` (see [`servers`]); also npm's filesystem server and PyPI's time server.
 
 mod public;
+mod restart;
 mod servers;
 mod stdio;
