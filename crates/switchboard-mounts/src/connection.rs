@@ -12,7 +12,6 @@ use std::{
     sync::{Arc, Mutex, PoisonError},
 };
 
-use process_wrap::tokio::{CommandWrap, ProcessGroup};
 use rmcp::{
     RoleClient, ServiceExt as _,
     service::{Peer, RunningService},
@@ -24,6 +23,7 @@ use rmcp::{
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 
 use crate::{
+    child,
     config::{ServerConfig, Transport},
     error::StartError,
 };
@@ -172,21 +172,17 @@ pub(crate) async fn connect(server: &ServerConfig) -> Result<Connection, StartEr
             env,
             cwd,
         } => {
-            let mut wrapped = CommandWrap::with_new(command, |built| {
-                built.args(args).envs(env);
-                if let Some(cwd) = cwd {
-                    built.current_dir(cwd);
-                }
-            });
-            wrapped.wrap(ProcessGroup::leader());
+            let spawn_error = |source| StartError::Spawn {
+                id: server.id.clone(),
+                command: command.clone(),
+                source,
+            };
+            let program = child::resolve(command, cwd.as_deref(), env).map_err(spawn_error)?;
+            let wrapped = child::command(&program, args, env, cwd.as_deref());
             let (child, stderr) = TokioChildProcess::builder(wrapped)
                 .stderr(Stdio::piped())
                 .spawn()
-                .map_err(|source| StartError::Spawn {
-                    id: server.id.clone(),
-                    command: command.clone(),
-                    source,
-                })?;
+                .map_err(spawn_error)?;
             let pid = child.id();
             if let Some(stderr) = stderr {
                 keep_tail(&server.id, stderr, tail.clone());

@@ -7,6 +7,7 @@
 //! side of MCP, built on rmcp's client; `switchboard-mcp` is the server side.
 
 mod actor;
+mod child;
 mod config;
 mod connection;
 mod error;

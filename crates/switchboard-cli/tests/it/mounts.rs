@@ -183,3 +183,78 @@ async fn a_real_mcp_client_calls_a_mounted_tool_through_serve() {
         let _ = std::fs::remove_file(format!("{}{suffix}", audit_db.display()));
     }
 }
+
+/// The process ids of `pid`'s children, from `/proc`.
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(Result::ok)
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|children| {
+            children
+                .split_whitespace()
+                .filter_map(|child| child.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+/// Whether `pid` runs (a zombie has ended: only its exit status is left).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| !stat.contains(") Z "))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_mounted_server_outlives_a_switchboard_killed_with_sigkill() {
+    use std::process::Stdio;
+
+    // The server runs under a shell that outlives it: when Switchboard dies, the server sees
+    // its stdin close and exits, and the shell would go on to `sleep`. Only the parent-death
+    // signal ends the shell itself.
+    let file = TempFile::new(&format!(
+        "[[server]]\nid = \"everything\"\ncommand = \"sh\"\nargs = [\"-c\", {:?}]\nstart_timeout = \"60s\"\n",
+        format!("{}; sleep 300", everything_bin())
+    ));
+    let mut args = vec!["serve", "--stdio"];
+    args.extend(ACME_ADMIN);
+    args.extend(["--mounts", file.path()]);
+    let mut switchboard_process = switchboard(&args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary starts");
+    let pid = switchboard_process.id().expect("a pid");
+    let server = bounded("the mounted server starting", async {
+        loop {
+            let found = children_of(pid).into_iter().find(|child| {
+                std::fs::read(format!("/proc/{child}/cmdline")).is_ok_and(|cmdline| {
+                    String::from_utf8_lossy(&cmdline).contains("mcp-server-everything")
+                })
+            });
+            if let Some(found) = found {
+                return found;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(running(server));
+
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    bounded("switchboard dying", switchboard_process.wait())
+        .await
+        .expect("waited");
+    bounded("the mounted server dying with it", async {
+        while running(server) {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+}
