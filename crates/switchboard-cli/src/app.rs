@@ -137,12 +137,16 @@ fn try_run(cli: Cli) -> anyhow::Result<Exit> {
             .await
             .context("the switchboard runtime did not start")?;
         let mounted = match &mounts {
-            Some(mounts) => mounts.start(&switchboard.registry).await,
+            Some(mounts) => {
+                mounts
+                    .start(&switchboard.registry, !command.shows_mounts())
+                    .await
+            }
             None => Ok(()),
         };
         // Boxed: the commands' futures together are large (clippy `large_futures`).
         let exit = match mounted {
-            Ok(()) => Box::pin(command.run(&switchboard)).await,
+            Ok(()) => Box::pin(command.run(&switchboard, mounts.as_ref())).await,
             Err(error) => Err(error),
         };
         if let Some(mounts) = &mounts {

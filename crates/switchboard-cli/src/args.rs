@@ -73,6 +73,9 @@ pub(crate) enum Command {
     Approve(ApproveArgs),
     /// Reject a pending proposal, with feedback for its proposer.
     Reject(RejectArgs),
+    /// Start the MCP servers a mounts file lists, and show each one's state, process id,
+    /// restarts, tools and last error; then close them.
+    Mounts(MountsArgs),
 }
 
 impl Command {
@@ -87,6 +90,7 @@ impl Command {
             Command::Proposals(args) => args.json,
             Command::Approve(args) => args.json,
             Command::Reject(args) => args.json,
+            Command::Mounts(args) => args.json,
             Command::Schema(_) | Command::Serve(_) => false,
         }
     }
@@ -106,7 +110,7 @@ impl Command {
                 audit: args.store.clone(),
                 ..RegistryArgs::default()
             },
-            Command::Tools(_) | Command::Schema(_) => RegistryArgs::default(),
+            Command::Tools(_) | Command::Schema(_) | Command::Mounts(_) => RegistryArgs::default(),
         }
     }
 
@@ -118,6 +122,10 @@ impl Command {
             Command::Call(args) => args.mounts.clone(),
             Command::Ask(args) => args.mounts.clone(),
             Command::Serve(args) => args.mounts.clone(),
+            Command::Mounts(args) => MountArgs {
+                mounts: Some(args.file.clone()),
+                mounts_strict: false,
+            },
             Command::Schema(_)
             | Command::Audit(_)
             | Command::Proposals(_)
@@ -162,6 +170,18 @@ pub(crate) struct RegistryArgs {
     /// Where proposals and idempotency keys are kept, and what an agent's mutation does.
     #[command(flatten)]
     pub(crate) approvals: ApprovalsArgs,
+}
+
+/// `switchboard mounts FILE [--json]`.
+#[derive(Debug, Args)]
+pub(crate) struct MountsArgs {
+    /// The mounts file (see docs/mounts.md).
+    #[arg(value_name = "FILE")]
+    pub(crate) file: PathBuf,
+
+    /// Print a JSON array, one object per server.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 /// `switchboard tools [--json]`.

@@ -58,6 +58,21 @@ pub struct MountStatus {
     pub stderr: String,
 }
 
+impl MountStatus {
+    /// The status of a server that did not start, for `why`.
+    pub fn failed(id: &str, why: &str) -> Self {
+        Self {
+            id: id.to_owned(),
+            state: "failed".to_owned(),
+            pid: None,
+            restarts: 0,
+            tools: Vec::new(),
+            last_error: Some(why.to_owned()),
+            stderr: String::new(),
+        }
+    }
+}
+
 /// The mounted servers of one configuration.
 #[derive(Debug)]
 pub struct Mounts {
@@ -133,7 +148,7 @@ impl Mounts {
                 Err(error) => Err(error),
             };
             if let Err(error) = started {
-                tracing::warn!(server = %error.server(), "{error}");
+                tracing::debug!(server = %error.server(), "{error}");
                 failed.push(error);
             }
         }

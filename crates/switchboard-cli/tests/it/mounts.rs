@@ -258,3 +258,42 @@ async fn no_mounted_server_outlives_a_switchboard_killed_with_sigkill() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn mounts_shows_each_server_and_fails_when_one_is_not_up() {
+    let file = mounts_file("[[server]]\nid = \"broken\"\ncommand = \"/nonexistent/server\"\n");
+    let output = run(&["mounts", file.path(), "--json"]).await;
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON rows");
+    assert_eq!(rows[0]["id"], "everything");
+    assert_eq!(rows[0]["state"], "up");
+    assert!(rows[0]["pid"].as_u64().is_some(), "{rows}");
+    assert!(
+        rows[0]["tools"]
+            .as_array()
+            .is_some_and(|tools| tools.iter().any(|tool| tool == "everything_echo")),
+        "{rows}"
+    );
+    assert_eq!(rows[1]["id"], "broken");
+    assert_eq!(rows[1]["state"], "failed");
+    assert!(
+        rows[1]["last_error"]
+            .as_str()
+            .is_some_and(|error| error.contains("/nonexistent/server")),
+        "{rows}"
+    );
+    // Shown in the table, not also as a warning.
+    assert!(
+        !text(&output.stderr).contains("broken"),
+        "{}",
+        text(&output.stderr)
+    );
+
+    let table = run(&["mounts", file.path()]).await;
+    let shown = text(&table.stdout);
+    assert!(shown.starts_with("ID"), "{shown}");
+    assert!(
+        shown.contains("everything") && shown.contains("failed"),
+        "{shown}"
+    );
+}
