@@ -14,11 +14,17 @@
 //! The actors run under one supervisor ([`crate::mounts::Mounts`] spawns them linked to it),
 //! which restarts an actor that fails and stops them all on close.
 
-use std::{collections::VecDeque, time::Duration};
+use std::{
+    collections::{BTreeMap, VecDeque},
+    sync::Arc,
+    time::Duration,
+};
 
 use jiff::Timestamp;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use rmcp::model::{ClientRequest, PingRequest};
+use switchboard_core::ToolDescriptor;
+use switchboard_registry::{RuntimeToolSpec, ToolRegistry};
 use tokio::{sync::watch, time::Instant};
 use tracing::Instrument as _;
 
@@ -27,6 +33,7 @@ use crate::{
     connection::{Connection, Live, connect},
     health::Health,
     mounts::MountStatus,
+    tool::{MountedTool, descriptor},
 };
 
 /// When and how often a mounted server is restarted.
@@ -84,6 +91,8 @@ pub(crate) enum ServerMsg {
     Reconnect,
     /// Time to ping the server.
     Ping,
+    /// Connection `generation` said the server's tools changed.
+    ToolsChanged { generation: u64 },
     /// How the server is doing.
     Status(RpcReplyPort<MountStatus>),
 }
@@ -95,7 +104,9 @@ pub(crate) struct ServerArgs {
     pub(crate) first: Option<Connection>,
     pub(crate) health: watch::Sender<Health>,
     pub(crate) policy: RestartPolicy,
-    pub(crate) tools: Vec<String>,
+    /// The registry its tools are in, and what is registered there now, by name.
+    pub(crate) registry: ToolRegistry,
+    pub(crate) registered: BTreeMap<String, ToolDescriptor>,
 }
 
 pub(crate) struct ServerState {
@@ -110,7 +121,8 @@ pub(crate) struct ServerState {
     attempt: u32,
     restarts: u64,
     last_error: Option<String>,
-    tools: Vec<String>,
+    registry: ToolRegistry,
+    registered: BTreeMap<String, ToolDescriptor>,
 }
 
 pub(crate) struct ServerActor;
@@ -136,7 +148,8 @@ impl Actor for ServerActor {
             attempt: 0,
             restarts: 0,
             last_error: None,
-            tools: args.tools,
+            registry: args.registry,
+            registered: args.registered,
         };
         match args.first {
             Some(connection) => state.serve(&myself, connection),
@@ -161,6 +174,10 @@ impl Actor for ServerActor {
                 ServerMsg::Lost { .. } => {}
                 ServerMsg::Reconnect => state.reconnect(&myself).await,
                 ServerMsg::Ping => state.ping(&myself),
+                ServerMsg::ToolsChanged { generation } if generation == state.generation => {
+                    state.refresh_tools().await;
+                }
+                ServerMsg::ToolsChanged { .. } => {}
                 ServerMsg::Status(reply) => {
                     let _ = reply.send(state.status());
                 }
@@ -185,10 +202,24 @@ impl Actor for ServerActor {
 }
 
 impl ServerState {
-    /// Serves through `connection`, and watches it end.
-    fn serve(&mut self, myself: &ActorRef<ServerMsg>, connection: Connection) {
+    /// Serves through `connection`, and watches it end and its tools change.
+    fn serve(&mut self, myself: &ActorRef<ServerMsg>, mut connection: Connection) {
         self.generation += 1;
         let generation = self.generation;
+        let (_, none) = tokio::sync::mpsc::unbounded_channel();
+        let mut changes = std::mem::replace(&mut connection.tools_changed, none);
+        let told = myself.clone();
+        // Ends with the connection, which holds the sending side.
+        tokio::spawn(async move {
+            while changes.recv().await.is_some() {
+                if told
+                    .send_message(ServerMsg::ToolsChanged { generation })
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        });
         let actor = myself.clone();
         let live = Live::watch(connection, move |reason| {
             let _ = actor.send_message(ServerMsg::Lost { generation, reason });
@@ -255,12 +286,88 @@ impl ServerState {
                 self.attempt = 0;
                 tracing::info!(server = %self.server.id, pid = ?connection.pid, restarts = self.restarts, "a mounted server is serving again");
                 self.serve(myself, connection);
+                // A new process may have other tools than the one it replaces.
+                self.refresh_tools().await;
             }
             Err(error) => {
                 let reason = error.to_string();
                 tracing::warn!(server = %self.server.id, %reason, "a mounted server did not restart");
                 self.last_error = Some(reason.clone());
                 self.schedule_restart(myself, reason);
+            }
+        }
+    }
+
+    /// Lists the server's tools again and brings the registry in line: new tools are
+    /// registered, gone ones unregistered (calling one then gives `tool_not_found`), and
+    /// changed ones replaced. The registry tells its watchers (MCP sessions send
+    /// `tools/list_changed`).
+    async fn refresh_tools(&mut self) {
+        let Some(live) = &self.live else {
+            return;
+        };
+        let listed = match live.peer().list_all_tools().await {
+            Ok(listed) => listed,
+            Err(error) => {
+                tracing::warn!(server = %self.server.id, %error, "the mounted server's tools could not be listed again");
+                return;
+            }
+        };
+        let reader = self.health.subscribe();
+        let mut wanted: BTreeMap<String, (ToolDescriptor, rmcp::model::Tool)> = BTreeMap::new();
+        for tool in listed {
+            let described = descriptor(&self.server, &tool);
+            wanted.insert(described.name.to_string(), (described, tool));
+        }
+        let stale: Vec<String> = self
+            .registered
+            .iter()
+            .filter(|(name, registered)| {
+                wanted
+                    .get(*name)
+                    .is_none_or(|(described, _)| described != *registered)
+            })
+            .map(|(name, _)| name.clone())
+            .collect();
+        let fresh: Vec<String> = wanted
+            .iter()
+            .filter(|(name, (described, _))| self.registered.get(*name) != Some(described))
+            .map(|(name, _)| name.clone())
+            .collect();
+        if stale.is_empty() && fresh.is_empty() {
+            return;
+        }
+        if let Err(error) = self.registry.unregister(stale.clone()).await {
+            tracing::warn!(server = %self.server.id, %error, "mounted tools not unregistered");
+            return;
+        }
+        for name in &stale {
+            self.registered.remove(name);
+        }
+        let specs: Vec<RuntimeToolSpec> = fresh
+            .iter()
+            .filter_map(|name| wanted.get(name))
+            .map(|(described, tool)| RuntimeToolSpec {
+                descriptor: described.clone(),
+                tool: Arc::new(MountedTool::new(
+                    &self.server,
+                    tool,
+                    described,
+                    reader.clone(),
+                )),
+            })
+            .collect();
+        match self.registry.register(specs).await {
+            Ok(()) => {
+                for name in fresh {
+                    if let Some((described, _)) = wanted.remove(&name) {
+                        self.registered.insert(name, described);
+                    }
+                }
+                tracing::info!(server = %self.server.id, tools = self.registered.len(), "the mounted server's tools changed");
+            }
+            Err(error) => {
+                tracing::warn!(server = %self.server.id, %error, "the mounted server's new tools were refused");
             }
         }
     }
@@ -300,7 +407,7 @@ impl ServerState {
             state,
             pid: self.live.as_ref().and_then(Live::pid),
             restarts: self.restarts,
-            tools: self.tools.clone(),
+            tools: self.registered.keys().cloned().collect(),
             last_error: self.last_error.clone(),
             stderr: self
                 .live

@@ -20,7 +20,10 @@ use rmcp::{
         streamable_http_client::StreamableHttpClientTransportConfig,
     },
 };
-use tokio::io::{AsyncBufReadExt as _, BufReader};
+use tokio::{
+    io::{AsyncBufReadExt as _, BufReader},
+    sync::mpsc,
+};
 
 use crate::{
     child,
@@ -58,11 +61,25 @@ impl StderrTail {
 /// A started, initialised connection.
 pub(crate) struct Connection {
     /// The rmcp client service; closing it ends the child.
-    pub(crate) service: RunningService<RoleClient, ()>,
+    pub(crate) service: RunningService<RoleClient, Listener>,
     /// The child's process id.
     pub(crate) pid: Option<u32>,
     /// What the child wrote on stderr lately.
     pub(crate) stderr: StderrTail,
+    /// A message each time the server says its tools changed.
+    pub(crate) tools_changed: mpsc::UnboundedReceiver<()>,
+}
+
+/// What the client side hears from a mounted server: `notifications/tools/list_changed`.
+#[derive(Debug, Clone)]
+pub(crate) struct Listener {
+    tools_changed: mpsc::UnboundedSender<()>,
+}
+
+impl rmcp::ClientHandler for Listener {
+    async fn on_tool_list_changed(&self, _context: rmcp::service::NotificationContext<RoleClient>) {
+        let _ = self.tools_changed.send(());
+    }
 }
 
 impl Connection {
@@ -105,6 +122,7 @@ impl Live {
             service,
             pid,
             stderr,
+            tools_changed: _,
         } = connection;
         let peer = service.peer().clone();
         let cancel = service.cancellation_token();
@@ -165,6 +183,8 @@ impl Live {
 /// Starts (or reaches) `server` and completes the MCP handshake within its start timeout.
 pub(crate) async fn connect(server: &ServerConfig) -> Result<Connection, StartError> {
     let tail = StderrTail::default();
+    let (tools_changed, changes) = mpsc::unbounded_channel();
+    let listener = Listener { tools_changed };
     let (handshake, pid) = match &server.transport {
         Transport::Stdio {
             command,
@@ -188,7 +208,7 @@ pub(crate) async fn connect(server: &ServerConfig) -> Result<Connection, StartEr
                 keep_tail(&server.id, stderr, tail.clone());
             }
             (
-                tokio::time::timeout(server.start_timeout, ().serve(child)).await,
+                tokio::time::timeout(server.start_timeout, listener.serve(child)).await,
                 pid,
             )
         }
@@ -206,7 +226,7 @@ pub(crate) async fn connect(server: &ServerConfig) -> Result<Connection, StartEr
             }
             let transport = StreamableHttpClientTransport::from_config(config);
             (
-                tokio::time::timeout(server.start_timeout, ().serve(transport)).await,
+                tokio::time::timeout(server.start_timeout, listener.serve(transport)).await,
                 None,
             )
         }
@@ -216,6 +236,7 @@ pub(crate) async fn connect(server: &ServerConfig) -> Result<Connection, StartEr
             service,
             pid,
             stderr: tail,
+            tools_changed: changes,
         }),
         Ok(Err(error)) => Err(StartError::Handshake {
             id: server.id.clone(),

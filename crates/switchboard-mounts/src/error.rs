@@ -63,6 +63,34 @@ pub enum StartError {
         /// Why.
         reason: String,
     },
+    /// One of its tools would get a name MCP does not allow.
+    #[error(
+        "mounted server `{id}`: its tool `{remote}` would be `{name}`, which is not a valid tool \
+         name (1 to 128 characters from [A-Za-z0-9_.-]); shorten the server's id"
+    )]
+    ToolName {
+        /// The server.
+        id: String,
+        /// The server's name for the tool.
+        remote: String,
+        /// The registry name it would get.
+        name: String,
+    },
+    /// One of its tools would get a name another tool has.
+    #[error(
+        "mounted server `{id}`: its tool `{remote}` would be `{name}`, the name of {taken_by}; \
+         give the server another id"
+    )]
+    NameTaken {
+        /// The server.
+        id: String,
+        /// The server's name for the tool.
+        remote: String,
+        /// The registry name both would have.
+        name: String,
+        /// The tool that has it, and where it comes from.
+        taken_by: String,
+    },
     /// Its supervising actor could not be started.
     #[error("mounted server `{id}`: its supervising actor did not start: {reason}")]
     Supervise {
@@ -91,6 +119,8 @@ impl StartError {
             | StartError::Timeout { id, .. }
             | StartError::ListTools { id, .. }
             | StartError::Supervise { id, .. }
+            | StartError::ToolName { id, .. }
+            | StartError::NameTaken { id, .. }
             | StartError::Register { id, .. } => id,
         }
     }

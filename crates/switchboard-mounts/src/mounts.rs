@@ -84,8 +84,8 @@ pub struct Mounts {
 #[derive(Debug, Default)]
 struct State {
     supervisor: Option<ActorRef<SupervisorMsg>>,
-    /// The registry the tools are in, and their names.
-    registered: Option<(ToolRegistry, Vec<String>)>,
+    /// The registry the tools are in.
+    registry: Option<ToolRegistry>,
     closed: bool,
 }
 
@@ -153,7 +153,7 @@ impl Mounts {
             }
         }
         if strictness == Strictness::Strict && !failed.is_empty() {
-            close_all(&mut state).await;
+            close_all(&mut state, &self.config).await;
             return Err(MountError::Strict(failed.swap_remove(0)));
         }
         Ok(failed)
@@ -187,6 +187,10 @@ impl Mounts {
             .iter()
             .map(|spec| spec.descriptor.name.to_string())
             .collect();
+        if let Err(error) = check_names(registry, server, &tools, &names) {
+            connection.close(&server.id).await;
+            return Err(error);
+        }
         if let Err(source) = registry.register(specs).await {
             connection.close(&server.id).await;
             return Err(StartError::Register {
@@ -194,12 +198,14 @@ impl Mounts {
                 source,
             });
         }
+        let registered = specs_by_name(&tools, server);
         let args = ServerArgs {
             server: server.clone(),
             first: Some(connection),
             health,
             policy: self.policy,
-            tools: names.clone(),
+            registry: registry.clone(),
+            registered,
         };
         let adopted = ractor::call!(supervisor, |reply| SupervisorMsg::Adopt(
             Box::new(args),
@@ -215,17 +221,14 @@ impl Mounts {
                 reason: error,
             });
         }
-        match &mut state.registered {
-            Some((_, registered)) => registered.extend(names),
-            None => state.registered = Some((registry.clone(), names)),
-        }
+        state.registry.get_or_insert_with(|| registry.clone());
         Ok(())
     }
 
     /// Unregisters every mounted tool and ends every server. Idempotent.
     pub async fn close(&self) {
         let mut state = self.state.lock().await;
-        close_all(&mut state).await;
+        close_all(&mut state, &self.config).await;
     }
 
     /// What each started server is doing, by id.
@@ -236,6 +239,59 @@ impl Mounts {
         };
         ractor::call!(supervisor, SupervisorMsg::Status).unwrap_or_default()
     }
+}
+
+/// The descriptors of `server`'s `tools`, by registry name.
+fn specs_by_name(
+    tools: &[rmcp::model::Tool],
+    server: &ServerConfig,
+) -> BTreeMap<String, switchboard_core::ToolDescriptor> {
+    tools
+        .iter()
+        .map(|tool| {
+            let described = descriptor(server, tool);
+            (described.name.to_string(), described)
+        })
+        .collect()
+}
+
+/// Whether every name is a valid MCP tool name that no other tool has.
+fn check_names(
+    registry: &ToolRegistry,
+    server: &ServerConfig,
+    tools: &[rmcp::model::Tool],
+    names: &[String],
+) -> Result<(), StartError> {
+    for (tool, name) in tools.iter().zip(names) {
+        let valid = (1..=128).contains(&name.len())
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+        if !valid {
+            return Err(StartError::ToolName {
+                id: server.id.clone(),
+                remote: tool.name.to_string(),
+                name: name.clone(),
+            });
+        }
+        if let Some(existing) = registry.find(name) {
+            let taken_by = match &existing.origin {
+                switchboard_core::ToolOrigin::Linked { location } => {
+                    format!("the linked tool `{name}` ({location})")
+                }
+                switchboard_core::ToolOrigin::Runtime { source } => {
+                    format!("the tool `{name}` of {source}")
+                }
+            };
+            return Err(StartError::NameTaken {
+                id: server.id.clone(),
+                remote: tool.name.to_string(),
+                name: name.clone(),
+                taken_by,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Starts `server` and lists its tools.
@@ -255,13 +311,24 @@ async fn connect_and_list(
     }
 }
 
-/// Takes the tools out of the registry, then stops every server actor (which ends its server).
-async fn close_all(state: &mut State) {
+/// Takes the tools out of the registry (every run-time tool in a mounted server's domain:
+/// the tools may have changed since they were first registered), then stops every server
+/// actor (which ends its server).
+async fn close_all(state: &mut State, config: &MountsConfig) {
     state.closed = true;
-    if let Some((registry, names)) = state.registered.take()
-        && let Err(error) = registry.unregister(names).await
-    {
-        tracing::warn!(%error, "mounted tools not unregistered");
+    if let Some(registry) = state.registry.take() {
+        let names: Vec<String> = registry
+            .list()
+            .iter()
+            .filter(|tool| {
+                matches!(tool.origin, switchboard_core::ToolOrigin::Runtime { .. })
+                    && config.servers.iter().any(|server| server.id == tool.domain)
+            })
+            .map(|tool| tool.name.to_string())
+            .collect();
+        if let Err(error) = registry.unregister(names).await {
+            tracing::warn!(%error, "mounted tools not unregistered");
+        }
     }
     if let Some(supervisor) = state.supervisor.take() {
         let _ = ractor::call!(supervisor, SupervisorMsg::StopAll);
@@ -285,7 +352,7 @@ struct Supervised {
     server: ServerConfig,
     health: watch::Sender<Health>,
     policy: RestartPolicy,
-    tools: Vec<String>,
+    registry: ToolRegistry,
 }
 
 /// The supervisor of the server actors.
@@ -312,14 +379,14 @@ impl Actor for Supervisor {
     ) -> Result<(), ActorProcessingErr> {
         match message {
             SupervisorMsg::Adopt(args, reply) => {
-                let ServerArgs {
-                    server,
-                    first,
-                    health,
-                    policy,
-                    tools,
-                } = *args;
-                let spawned = spawn_server(&myself, &server, first, &health, policy, &tools).await;
+                let server = args.server.clone();
+                let health = args.health.clone();
+                let policy = args.policy;
+                let registry = args.registry.clone();
+                let spawned = Actor::spawn_linked(None, ServerActor, *args, myself.get_cell())
+                    .await
+                    .map(|(actor, _)| actor)
+                    .map_err(|error| error.to_string());
                 let answer = match spawned {
                     Ok(actor) => {
                         supervised.insert(
@@ -329,7 +396,7 @@ impl Actor for Supervisor {
                                 server,
                                 health,
                                 policy,
-                                tools,
+                                registry,
                             },
                         );
                         Ok(())
@@ -371,15 +438,26 @@ impl Actor for Supervisor {
                 .map(|(id, _)| id.clone());
             if let Some(entry) = id.and_then(|id| supervised.get_mut(&id)) {
                 tracing::error!(server = %entry.server.id, %error, "a mounted server's actor failed; starting a new one");
-                match spawn_server(
-                    &myself,
-                    &entry.server,
-                    None,
-                    &entry.health,
-                    entry.policy,
-                    &entry.tools,
-                )
-                .await
+                // The tools it had stay registered; the new actor's first connection lists
+                // them again and brings the registry in line.
+                let registered = entry
+                    .registry
+                    .list()
+                    .into_iter()
+                    .filter(|tool| tool.domain == entry.server.id)
+                    .map(|tool| (tool.name.to_string(), (*tool).clone()))
+                    .collect();
+                let args = ServerArgs {
+                    server: entry.server.clone(),
+                    first: None,
+                    health: entry.health.clone(),
+                    policy: entry.policy,
+                    registry: entry.registry.clone(),
+                    registered,
+                };
+                match Actor::spawn_linked(None, ServerActor, args, myself.get_cell())
+                    .await
+                    .map(|(actor, _)| actor)
                 {
                     Ok(actor) => entry.actor = actor,
                     Err(error) => {
@@ -390,26 +468,4 @@ impl Actor for Supervisor {
         }
         Ok(())
     }
-}
-
-/// Spawns a server actor linked to the supervisor.
-async fn spawn_server(
-    supervisor: &ActorRef<SupervisorMsg>,
-    server: &ServerConfig,
-    first: Option<Connection>,
-    health: &watch::Sender<Health>,
-    policy: RestartPolicy,
-    tools: &[String],
-) -> Result<ActorRef<ServerMsg>, String> {
-    let args = ServerArgs {
-        server: server.clone(),
-        first,
-        health: health.clone(),
-        policy,
-        tools: tools.to_vec(),
-    };
-    Actor::spawn_linked(None, ServerActor, args, supervisor.get_cell())
-        .await
-        .map(|(actor, _)| actor)
-        .map_err(|error| error.to_string())
 }

@@ -226,3 +226,51 @@ async fn a_wedged_server_is_restarted() {
     mounts.close().await;
     registry.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_server_with_other_tools_brings_the_registry_in_line() {
+    // The first start runs server-everything; every later one, the filesystem server.
+    let marker = std::env::temp_dir().join(format!(
+        "switchboard-restart-marker-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_nanos())
+    ));
+    let script = format!(
+        "if [ -e {marker} ]; then exec {files} /tmp; else touch {marker}; exec {everything}; fi",
+        marker = marker.display(),
+        files = npm_bin("mcp-server-filesystem"),
+        everything = npm_bin("mcp-server-everything"),
+    );
+    let text = format!(
+        "[[server]]\nid = \"shifting\"\ncommand = \"sh\"\nargs = [\"-c\", {script:?}]\nstart_timeout = \"60s\"\ncategory = \"read\"\n"
+    );
+    let config = MountsConfig::parse(Path::new("mounts.toml"), &text).expect("valid");
+    let (registry, mounts) = started(config, quick(5)).await;
+    assert!(registry.find("shifting_echo").is_some());
+    assert!(registry.find("shifting_read_text_file").is_none());
+
+    kill(status(&mounts).await.pid.expect("a pid"), "-KILL");
+    until(&mounts, "the restart with other tools", |now| {
+        now.state == "up" && now.tools.contains(&"shifting_read_text_file".to_owned())
+    })
+    .await;
+    assert!(
+        registry.find("shifting_echo").is_none(),
+        "a gone tool is unregistered"
+    );
+    let gone = registry
+        .invoke("shifting_echo", json!({"message": "x"}), &person())
+        .await
+        .expect_err("a gone tool");
+    assert_eq!(gone.kind(), ErrorKind::ToolNotFound, "{gone}");
+
+    mounts.close().await;
+    assert!(
+        registry.find("shifting_read_text_file").is_none(),
+        "close unregisters the tools the server has now"
+    );
+    registry.shutdown().await;
+    let _ = std::fs::remove_file(&marker);
+}

@@ -177,3 +177,76 @@ fn the_example_mounts_file_is_valid() {
         .collect();
     assert_eq!(ids, ["everything", "files", "time"]);
 }
+
+/// A run-time tool that answers nothing, to take a name before mounting.
+struct Squatter;
+
+impl switchboard_registry::RuntimeTool for Squatter {
+    fn call<'a>(
+        &'a self,
+        _ctx: &'a switchboard_core::ToolContext,
+        _params: serde_json::Value,
+    ) -> switchboard_core::BoxFuture<'a, Result<serde_json::Value, switchboard_core::ToolError>>
+    {
+        Box::pin(async { Ok(serde_json::Value::Null) })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_name_already_taken_is_refused_naming_both() {
+    let registry = registry().await;
+    let descriptor = switchboard_core::ToolDescriptor {
+        name: "everything_echo".into(),
+        title: None,
+        domain: "squatters".into(),
+        category: switchboard_core::Category::Read,
+        permission: "squatters.read".into(),
+        description: "Takes a name.".into(),
+        intents: Vec::new(),
+        timeout: None,
+        input_schema: std::sync::Arc::new(json!({"type": "object"})),
+        output_schema: None,
+        origin: switchboard_core::ToolOrigin::Runtime {
+            source: "the squatter".to_owned(),
+        },
+    };
+    registry
+        .register(vec![switchboard_registry::RuntimeToolSpec {
+            descriptor,
+            tool: std::sync::Arc::new(Squatter),
+        }])
+        .await
+        .expect("the squatter registers");
+    let mounts = Mounts::new(config(&everything()));
+    let failed = mounts
+        .start(&registry, Strictness::Lenient)
+        .await
+        .expect("lenient");
+    let [
+        StartError::NameTaken {
+            remote,
+            name,
+            taken_by,
+            ..
+        },
+    ] = failed.as_slice()
+    else {
+        panic!("a name taken: {failed:?}");
+    };
+    assert_eq!(
+        (remote.as_str(), name.as_str()),
+        ("echo", "everything_echo")
+    );
+    assert!(taken_by.contains("the squatter"), "{taken_by}");
+    let message = failed[0].to_string();
+    assert!(
+        message.contains("`echo`") && message.contains("`everything_echo`"),
+        "{message}"
+    );
+    assert!(
+        registry.find("everything_get-sum").is_none(),
+        "nothing of the server is mounted"
+    );
+    mounts.close().await;
+    registry.shutdown().await;
+}
