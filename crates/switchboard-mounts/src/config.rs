@@ -14,6 +14,15 @@
 //! [server.tools.printEnv]       # per-tool overrides
 //! category = "restricted"
 //!
+//! [server.restart]              # when it dies (all optional; these are the defaults)
+//! backoff = "100ms"             # the first restart waits up to this long (full jitter)
+//! backoff_max = "10s"           # ... doubling up to this
+//! max = 5                       # more losses than this ...
+//! within = "60s"                # ... within this window mark it down ...
+//! cool_down = "60s"             # ... for this long
+//! ping_every = "15s"            # a ping this often ...
+//! ping_timeout = "5s"           # ... unanswered this long means wedged: restarted
+//!
 //! [[server]]
 //! id = "vendor"
 //! url = "http://127.0.0.1:3001/mcp"
@@ -33,6 +42,8 @@ use std::{
 
 use serde::Deserialize;
 use switchboard_core::Category;
+
+use crate::actor::RestartPolicy;
 use toml::Spanned;
 
 /// How long a server may take to start and answer `initialize`, unless configured.
@@ -100,6 +111,8 @@ pub struct ServerConfig {
     pub lazy: bool,
     /// Per-tool overrides, by the server's name for the tool.
     pub tools: BTreeMap<String, ToolOverride>,
+    /// When and how often it is restarted.
+    pub restart: RestartPolicy,
 }
 
 /// How a server is reached.
@@ -253,6 +266,25 @@ impl MountsConfig {
             let start_timeout =
                 duration(raw.start_timeout, "start_timeout", DEFAULT_START_TIMEOUT)?;
             let call_timeout = duration(raw.call_timeout, "call_timeout", DEFAULT_CALL_TIMEOUT)?;
+            let defaults = RestartPolicy::default();
+            let restart = raw.restart.unwrap_or_default();
+            let restart = RestartPolicy {
+                base: duration(restart.backoff, "restart.backoff", defaults.base)?,
+                cap: duration(restart.backoff_max, "restart.backoff_max", defaults.cap)?,
+                intensity: restart.max.unwrap_or(defaults.intensity),
+                period: duration(restart.within, "restart.within", defaults.period)?,
+                cool_down: duration(restart.cool_down, "restart.cool_down", defaults.cool_down)?,
+                ping_every: duration(
+                    restart.ping_every,
+                    "restart.ping_every",
+                    defaults.ping_every,
+                )?,
+                ping_deadline: duration(
+                    restart.ping_timeout,
+                    "restart.ping_timeout",
+                    defaults.ping_deadline,
+                )?,
+            };
             servers.push(ServerConfig {
                 permission: raw.permission.unwrap_or_else(|| format!("mounts.{id}")),
                 id,
@@ -262,6 +294,7 @@ impl MountsConfig {
                 category: raw.category,
                 lazy: raw.lazy,
                 tools: raw.tools,
+                restart,
             });
         }
         Ok(Self {
@@ -299,6 +332,20 @@ struct RawServer {
     lazy: bool,
     #[serde(default)]
     tools: BTreeMap<String, ToolOverride>,
+    restart: Option<RawRestart>,
+}
+
+/// `[server.restart]` as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRestart {
+    backoff: Option<Spanned<String>>,
+    backoff_max: Option<Spanned<String>>,
+    max: Option<usize>,
+    within: Option<Spanned<String>>,
+    cool_down: Option<Spanned<String>>,
+    ping_every: Option<Spanned<String>>,
+    ping_timeout: Option<Spanned<String>>,
 }
 
 /// Whether `id` can name a server: 1 to 32 characters from `[a-z0-9_]`, starting with a

@@ -77,7 +77,6 @@ impl MountStatus {
 #[derive(Debug)]
 pub struct Mounts {
     config: MountsConfig,
-    policy: RestartPolicy,
     state: Mutex<State>,
 }
 
@@ -90,16 +89,11 @@ struct State {
 }
 
 impl Mounts {
-    /// The servers of `config`, not started, restarted by the default [`RestartPolicy`].
+    /// The servers of `config`, not started; each is restarted by its own `[server.restart]`
+    /// policy.
     pub fn new(config: MountsConfig) -> Self {
-        Self::with_policy(config, RestartPolicy::default())
-    }
-
-    /// The servers of `config`, not started, restarted by `policy`.
-    pub fn with_policy(config: MountsConfig, policy: RestartPolicy) -> Self {
         Self {
             config,
-            policy,
             state: Mutex::default(),
         }
     }
@@ -203,7 +197,7 @@ impl Mounts {
             server: server.clone(),
             first: Some(connection),
             health,
-            policy: self.policy,
+            policy: server.restart,
             registry: registry.clone(),
             registered,
         };

@@ -178,3 +178,32 @@ fn a_missing_file_names_itself() {
         "{error}"
     );
 }
+
+#[test]
+fn the_restart_policy_has_defaults_and_takes_every_key() {
+    let defaults = parse("[[server]]\nid = \"a\"\ncommand = \"x\"\n").expect("valid");
+    assert_eq!(defaults.servers[0].restart, RestartPolicy::default());
+    let text = "[[server]]\nid = \"a\"\ncommand = \"x\"\n[server.restart]\nbackoff = \"10ms\"\n\
+                backoff_max = \"1s\"\nmax = 2\nwithin = \"30s\"\ncool_down = \"5m\"\n\
+                ping_every = \"1s\"\nping_timeout = \"250ms\"\n";
+    let policy = parse(text).expect("valid").servers[0].restart;
+    assert_eq!(
+        policy,
+        RestartPolicy {
+            base: Duration::from_millis(10),
+            cap: Duration::from_secs(1),
+            intensity: 2,
+            period: Duration::from_secs(30),
+            cool_down: Duration::from_secs(300),
+            ping_every: Duration::from_secs(1),
+            ping_deadline: Duration::from_millis(250),
+        }
+    );
+    let (line, _, key, _) =
+        refusal("[[server]]\nid = \"a\"\ncommand = \"x\"\n[server.restart]\nwithin = \"soon\"\n");
+    assert_eq!(line, 5);
+    assert_eq!(key.as_deref(), Some("server[0].restart.within"));
+    let (_, _, _, message) =
+        refusal("[[server]]\nid = \"a\"\ncommand = \"x\"\n[server.restart]\nretries = 3\n");
+    assert!(message.contains("unknown field `retries`"), "{message}");
+}

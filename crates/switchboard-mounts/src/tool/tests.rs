@@ -41,6 +41,7 @@ fn server(category: Option<Category>, tools: BTreeMap<String, ToolOverride>) -> 
         permission: "mounts.everything".into(),
         lazy: false,
         tools,
+        restart: crate::actor::RestartPolicy::default(),
     }
 }
 

@@ -8,30 +8,25 @@ use serde_json::json;
 use switchboard_core::{CallContext, ErrorKind, Initiator, InvokeError};
 use switchboard_mounts::{
     MOUNTED_OUTCOME_UNKNOWN, MOUNTED_SERVER_UNAVAILABLE, MountStatus, Mounts, MountsConfig,
-    RestartPolicy, Strictness,
+    Strictness,
 };
 use switchboard_registry::ToolRegistry;
 
 use crate::servers::{npm_bin, registry};
 
-/// Quick restarts, so that a test waits tenths of a second, not seconds.
-fn quick(intensity: usize) -> RestartPolicy {
-    RestartPolicy {
-        base: Duration::from_millis(50),
-        cap: Duration::from_millis(200),
-        intensity,
-        period: Duration::from_secs(60),
-        cool_down: Duration::from_secs(600),
-        ping_every: Duration::from_secs(600),
-        ping_deadline: Duration::from_secs(5),
-    }
+/// A `[server.restart]` table with quick restarts, so that a test waits tenths of a second,
+/// not seconds; `max` losses within a minute are tolerated.
+fn quick(max: usize) -> String {
+    format!(
+        "[server.restart]\nbackoff = \"50ms\"\nbackoff_max = \"200ms\"\nmax = {max}\nwithin = \"60s\"\ncool_down = \"600s\"\nping_every = \"600s\"\n"
+    )
 }
 
-/// server-everything; its long-running tool is `execute` (not safe to send twice) unless the
-/// server's category says otherwise.
-fn everything(category: &str) -> MountsConfig {
+/// server-everything restarted as `restart` says; its long-running tool is `execute` (not
+/// safe to send twice) unless the server's category says otherwise.
+fn everything(category: &str, restart: &str) -> MountsConfig {
     let text = format!(
-        "[[server]]\nid = \"everything\"\ncommand = {:?}\nstart_timeout = \"60s\"\ncategory = {category:?}\n",
+        "[[server]]\nid = \"everything\"\ncommand = {:?}\nstart_timeout = \"60s\"\ncategory = {category:?}\n{restart}",
         npm_bin("mcp-server-everything")
     );
     MountsConfig::parse(Path::new("mounts.toml"), &text).expect("valid")
@@ -48,9 +43,9 @@ fn person() -> CallContext {
         .build()
 }
 
-async fn started(config: MountsConfig, policy: RestartPolicy) -> (ToolRegistry, Mounts) {
+async fn started(config: MountsConfig) -> (ToolRegistry, Mounts) {
     let registry = registry().await;
-    let mounts = Mounts::with_policy(config, policy);
+    let mounts = Mounts::new(config);
     mounts
         .start(&registry, Strictness::Strict)
         .await
@@ -97,7 +92,7 @@ async fn sum(registry: &ToolRegistry) -> Result<serde_json::Value, InvokeError> 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_server_is_restarted_and_serves_again() {
-    let (registry, mounts) = started(everything("read"), quick(5)).await;
+    let (registry, mounts) = started(everything("read", &quick(5))).await;
     let first = status(&mounts).await;
     let pid = first.pid.expect("a pid");
     kill(pid, "-KILL");
@@ -122,7 +117,7 @@ async fn a_killed_server_is_restarted_and_serves_again() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_call_in_flight_is_sent_again_and_an_execute_call_is_not() {
     for (category, resent) in [("read", true), ("execute", false)] {
-        let (registry, mounts) = started(everything(category), quick(5)).await;
+        let (registry, mounts) = started(everything(category, &quick(5))).await;
         let pid = status(&mounts).await.pid.expect("a pid");
         let mut context = person();
         context.confirmed = true;
@@ -165,7 +160,7 @@ async fn a_read_call_in_flight_is_sent_again_and_an_execute_call_is_not() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_lost_too_often_is_marked_down() {
-    let (registry, mounts) = started(everything("read"), quick(1)).await;
+    let (registry, mounts) = started(everything("read", &quick(1))).await;
     let first = status(&mounts).await.pid.expect("a pid");
     kill(first, "-KILL");
     let again = until(&mounts, "the first restart", |now| {
@@ -195,12 +190,11 @@ async fn a_server_lost_too_often_is_marked_down() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wedged_server_is_restarted() {
-    let policy = RestartPolicy {
-        ping_every: Duration::from_millis(200),
-        ping_deadline: Duration::from_millis(300),
-        ..quick(5)
-    };
-    let (registry, mounts) = started(everything("read"), policy).await;
+    let restart = quick(5).replace(
+        "ping_every = \"600s\"",
+        "ping_every = \"200ms\"\nping_timeout = \"300ms\"",
+    );
+    let (registry, mounts) = started(everything("read", &restart)).await;
     let pid = status(&mounts).await.pid.expect("a pid");
     // Stopped, not dead: the process exists and reads nothing.
     kill(pid, "-STOP");
@@ -244,10 +238,11 @@ async fn a_restarted_server_with_other_tools_brings_the_registry_in_line() {
         everything = npm_bin("mcp-server-everything"),
     );
     let text = format!(
-        "[[server]]\nid = \"shifting\"\ncommand = \"sh\"\nargs = [\"-c\", {script:?}]\nstart_timeout = \"60s\"\ncategory = \"read\"\n"
+        "[[server]]\nid = \"shifting\"\ncommand = \"sh\"\nargs = [\"-c\", {script:?}]\nstart_timeout = \"60s\"\ncategory = \"read\"\n{}",
+        quick(5)
     );
     let config = MountsConfig::parse(Path::new("mounts.toml"), &text).expect("valid");
-    let (registry, mounts) = started(config, quick(5)).await;
+    let (registry, mounts) = started(config).await;
     assert!(registry.find("shifting_echo").is_some());
     assert!(registry.find("shifting_read_text_file").is_none());
 
