@@ -36,6 +36,17 @@ async fn run(args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
+/// `switchboard ARGS` with its stdin and stdout piped to the test and its stderr dropped.
+fn piped(args: &[&str]) -> tokio::process::Child {
+    use std::process::Stdio;
+    switchboard(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary starts")
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -113,7 +124,6 @@ async fn the_commands_that_call_tools_take_mounts_and_the_others_do_not() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_mcp_client_calls_a_mounted_tool_through_serve() {
     use rmcp::{ServiceExt as _, model::CallToolRequestParams};
-    use std::process::Stdio;
 
     let file = mounts_file("");
     let audit_db = std::env::temp_dir().join(format!(
@@ -124,12 +134,7 @@ async fn a_real_mcp_client_calls_a_mounted_tool_through_serve() {
     let mut args = vec!["serve", "--stdio"];
     args.extend(ACME_ADMIN);
     args.extend(["--mounts", file.path(), "--audit", &audit]);
-    let mut child = switchboard(&args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the binary starts");
+    let mut child = piped(&args);
     let stdout = child.stdout.take().expect("piped stdout");
     let stdin = child.stdin.take().expect("piped stdin");
     let client = bounded("the handshake", ().serve((stdout, stdin)))
@@ -208,8 +213,6 @@ fn running(pid: u32) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_mounted_server_outlives_a_switchboard_killed_with_sigkill() {
-    use std::process::Stdio;
-
     // The server runs under a shell that outlives it: when Switchboard dies, the server sees
     // its stdin close and exits, and the shell would go on to `sleep`. Only the parent-death
     // signal ends the shell itself.
@@ -220,12 +223,7 @@ async fn no_mounted_server_outlives_a_switchboard_killed_with_sigkill() {
     let mut args = vec!["serve", "--stdio"];
     args.extend(ACME_ADMIN);
     args.extend(["--mounts", file.path()]);
-    let mut switchboard_process = switchboard(&args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the binary starts");
+    let mut switchboard_process = piped(&args);
     let pid = switchboard_process.id().expect("a pid");
     let server = bounded("the mounted server starting", async {
         loop {

@@ -5,22 +5,9 @@
 use std::path::Path;
 
 use serde_json::json;
-use switchboard_core::{CallContext, Category, ErrorKind, Initiator};
-use switchboard_mounts::{Mounts, MountsConfig, Strictness};
+use switchboard_core::{Category, ErrorKind, Initiator};
 
-use crate::servers::{install_dir, npm_bin, registry};
-
-fn caller(initiator: Initiator, confirmed: bool) -> CallContext {
-    CallContext::builder()
-        .org("acme")
-        .user("alice")
-        .roles(["admin"])
-        .initiator(initiator)
-        .confirmed(confirmed)
-        .session("mounts-test")
-        .correlation(switchboard_core::mint_id("test"))
-        .build()
-}
+use crate::servers::{caller, install_dir, mounted, npm_bin};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_filesystem_servers_hints_make_writes_restricted_and_reads_read() {
@@ -32,13 +19,7 @@ async fn the_filesystem_servers_hints_make_writes_restricted_and_reads_read() {
         npm_bin("mcp-server-filesystem"),
         folder.display().to_string()
     );
-    let config = MountsConfig::parse(Path::new("mounts.toml"), &text).expect("valid");
-    let registry = registry().await;
-    let mounts = Mounts::new(config);
-    mounts
-        .start(&registry, Strictness::Strict)
-        .await
-        .expect("the filesystem server starts");
+    let (registry, mounts) = mounted(&text).await;
 
     let category = |name: &str| registry.find(name).map(|tool| tool.category);
     assert_eq!(category("files_read_text_file"), Some(Category::Read));
@@ -94,13 +75,7 @@ async fn the_python_time_server_answers_through_the_registry() {
         "[[server]]\nid = \"time\"\ncommand = {:?}\nstart_timeout = \"60s\"\n",
         server.display().to_string()
     );
-    let config = MountsConfig::parse(Path::new("mounts.toml"), &text).expect("valid");
-    let registry = registry().await;
-    let mounts = Mounts::new(config);
-    mounts
-        .start(&registry, Strictness::Strict)
-        .await
-        .expect("the time server starts");
+    let (registry, mounts) = mounted(&text).await;
     let now = registry
         .invoke(
             "time_get_current_time",

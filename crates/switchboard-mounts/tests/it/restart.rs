@@ -7,12 +7,11 @@ use std::{path::Path, process::Command, time::Duration};
 use serde_json::json;
 use switchboard_core::{CallContext, ErrorKind, Initiator, InvokeError};
 use switchboard_mounts::{
-    MOUNTED_OUTCOME_UNKNOWN, MOUNTED_SERVER_UNAVAILABLE, MountStatus, Mounts, MountsConfig,
-    Strictness,
+    MOUNTED_OUTCOME_UNKNOWN, MOUNTED_SERVER_UNAVAILABLE, MountStatus, Mounts,
 };
 use switchboard_registry::ToolRegistry;
 
-use crate::servers::{npm_bin, registry};
+use crate::servers::{caller, mounted, npm_bin};
 
 /// A `[server.restart]` table with quick restarts, so that a test waits tenths of a second,
 /// not seconds; `max` losses within a minute are tolerated.
@@ -24,33 +23,15 @@ fn quick(max: usize) -> String {
 
 /// server-everything restarted as `restart` says; its long-running tool is `execute` (not
 /// safe to send twice) unless the server's category says otherwise.
-fn everything(category: &str, restart: &str) -> MountsConfig {
-    let text = format!(
+fn everything(category: &str, restart: &str) -> String {
+    format!(
         "[[server]]\nid = \"everything\"\ncommand = {:?}\nstart_timeout = \"60s\"\ncategory = {category:?}\n{restart}",
         npm_bin("mcp-server-everything")
-    );
-    MountsConfig::parse(Path::new("mounts.toml"), &text).expect("valid")
+    )
 }
 
 fn person() -> CallContext {
-    CallContext::builder()
-        .org("acme")
-        .user("alice")
-        .roles(["admin"])
-        .initiator(Initiator::Human)
-        .session("restart-test")
-        .correlation(switchboard_core::mint_id("test"))
-        .build()
-}
-
-async fn started(config: MountsConfig) -> (ToolRegistry, Mounts) {
-    let registry = registry().await;
-    let mounts = Mounts::new(config);
-    mounts
-        .start(&registry, Strictness::Strict)
-        .await
-        .expect("server-everything starts");
-    (registry, mounts)
+    caller(Initiator::Human, false)
 }
 
 async fn status(mounts: &Mounts) -> MountStatus {
@@ -92,7 +73,7 @@ async fn sum(registry: &ToolRegistry) -> Result<serde_json::Value, InvokeError> 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_server_is_restarted_and_serves_again() {
-    let (registry, mounts) = started(everything("read", &quick(5))).await;
+    let (registry, mounts) = mounted(&everything("read", &quick(5))).await;
     let first = status(&mounts).await;
     let pid = first.pid.expect("a pid");
     kill(pid, "-KILL");
@@ -117,7 +98,7 @@ async fn a_killed_server_is_restarted_and_serves_again() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_call_in_flight_is_sent_again_and_an_execute_call_is_not() {
     for (category, resent) in [("read", true), ("execute", false)] {
-        let (registry, mounts) = started(everything(category, &quick(5))).await;
+        let (registry, mounts) = mounted(&everything(category, &quick(5))).await;
         let pid = status(&mounts).await.pid.expect("a pid");
         let mut context = person();
         context.confirmed = true;
@@ -160,7 +141,7 @@ async fn a_read_call_in_flight_is_sent_again_and_an_execute_call_is_not() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_lost_too_often_is_marked_down() {
-    let (registry, mounts) = started(everything("read", &quick(1))).await;
+    let (registry, mounts) = mounted(&everything("read", &quick(1))).await;
     let first = status(&mounts).await.pid.expect("a pid");
     kill(first, "-KILL");
     let again = until(&mounts, "the first restart", |now| {
@@ -194,7 +175,7 @@ async fn a_wedged_server_is_restarted() {
         "ping_every = \"600s\"",
         "ping_every = \"200ms\"\nping_timeout = \"300ms\"",
     );
-    let (registry, mounts) = started(everything("read", &restart)).await;
+    let (registry, mounts) = mounted(&everything("read", &restart)).await;
     let pid = status(&mounts).await.pid.expect("a pid");
     // Stopped, not dead: the process exists and reads nothing.
     kill(pid, "-STOP");
@@ -241,8 +222,7 @@ async fn a_restarted_server_with_other_tools_brings_the_registry_in_line() {
         "[[server]]\nid = \"shifting\"\ncommand = \"sh\"\nargs = [\"-c\", {script:?}]\nstart_timeout = \"60s\"\ncategory = \"read\"\n{}",
         quick(5)
     );
-    let config = MountsConfig::parse(Path::new("mounts.toml"), &text).expect("valid");
-    let (registry, mounts) = started(config).await;
+    let (registry, mounts) = mounted(&text).await;
     assert!(registry.find("shifting_echo").is_some());
     assert!(registry.find("shifting_read_text_file").is_none());
 

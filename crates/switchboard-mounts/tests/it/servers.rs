@@ -1,7 +1,10 @@
-//! Where the npm servers the tests mount are installed, and a registry to mount them in.
+//! What the tests share: where the servers they mount are installed, a registry to mount them
+//! in, a caller, and mounting a file's text strictly.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use switchboard_core::{CallContext, Initiator};
+use switchboard_mounts::{Mounts, MountsConfig, Strictness};
 use switchboard_registry::ToolRegistry;
 
 /// The folder `cargo xtask test` installs the npm servers into.
@@ -28,4 +31,33 @@ pub(crate) async fn registry() -> ToolRegistry {
         .start()
         .await
         .expect("the registry starts")
+}
+
+/// alice, an acme admin, as `initiator`, having confirmed the call or not.
+pub(crate) fn caller(initiator: Initiator, confirmed: bool) -> CallContext {
+    CallContext::builder()
+        .org("acme")
+        .user("alice")
+        .roles(["admin"])
+        .initiator(initiator)
+        .confirmed(confirmed)
+        .session("mounts-test")
+        .correlation(switchboard_core::mint_id("test"))
+        .build()
+}
+
+/// The mounts file `text`, parsed.
+pub(crate) fn config(text: &str) -> MountsConfig {
+    MountsConfig::parse(Path::new("mounts.toml"), text).expect("a valid mounts file")
+}
+
+/// A registry with the servers of mounts file `text` started, every one of them.
+pub(crate) async fn mounted(text: &str) -> (ToolRegistry, Mounts) {
+    let registry = registry().await;
+    let mounts = Mounts::new(config(text));
+    mounts
+        .start(&registry, Strictness::Strict)
+        .await
+        .expect("every server starts");
+    (registry, mounts)
 }

@@ -9,11 +9,7 @@ use switchboard_audit::AuditQuery;
 use switchboard_core::{CallContext, ErrorKind, Initiator};
 use switchboard_mounts::{MountError, Mounts, MountsConfig, StartError, Strictness};
 
-use crate::servers::{npm_bin, registry};
-
-fn config(text: &str) -> MountsConfig {
-    MountsConfig::parse(Path::new("mounts.toml"), text).expect("a valid mounts file")
-}
+use crate::servers::{caller, config, npm_bin, registry};
 
 fn everything() -> String {
     format!(
@@ -23,14 +19,7 @@ fn everything() -> String {
 }
 
 fn admin() -> CallContext {
-    CallContext::builder()
-        .org("acme")
-        .user("alice")
-        .roles(["admin"])
-        .initiator(Initiator::Human)
-        .session("mounts-test")
-        .correlation(switchboard_core::mint_id("test"))
-        .build()
+    caller(Initiator::Human, false)
 }
 
 /// Whether a process with this id is alive (signal 0 checks without signalling).
