@@ -32,12 +32,16 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
-    /// Run every test (nextest, then the doctests), installing Chromium and chromedriver first
-    /// when they are missing: the README's test command.
+    /// Run every test (nextest, then the doctests), installing Chromium and chromedriver, and
+    /// the MCP servers the mounting tests mount, first when they are missing: the README's test
+    /// command.
     Test {
         /// What CI wants: `--locked` for cargo and `--no-fail-fast` for nextest.
         #[arg(long)]
         ci: bool,
+        /// Install what the tests need, and run none (for `cargo nextest run` by hand after).
+        #[arg(long, conflicts_with = "ci")]
+        prepare: bool,
     },
     /// Run the headline benchmarks and print today's figures against today's targets.
     Bench {
@@ -62,13 +66,15 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Test { ci } => match xtask::test::run(&xtask::test::Options { ci }) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(error) => {
-                eprintln!("error: {error:#}");
-                ExitCode::FAILURE
+        Command::Test { ci, prepare } => {
+            match xtask::test::run(&xtask::test::Options { ci, prepare }) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("error: {error:#}");
+                    ExitCode::FAILURE
+                }
             }
-        },
+        }
         Command::Bench { quick, names } => report_bench(&bench::Options { quick, only: names }),
     }
 }

@@ -1,19 +1,22 @@
-//! Architecture Invariant: the runtime has three kinds of actor and no others: the
+//! Architecture Invariant: the runtime has five kinds of actor and no others: the
 //! `RegistryActor` (supervisor of the domains, sole writer of the tool table), one
-//! `DomainActor` per domain (sole writer of its state) and the `OrchestratorActor` (owner of
-//! the route table). `ARCHITECTURE.md`'s actor table says why each exists; a new actor needs a
+//! `DomainActor` per domain (sole writer of its state), the `OrchestratorActor` (owner of the
+//! route table), and for mounted MCP servers one `ServerActor` per server (owner of its
+//! connection and its restarts) under the mounts' `Supervisor`. `ARCHITECTURE.md`'s actor table says why each exists; a new actor needs a
 //! row there and a place in this list.
 
 use architecture_tests::workspace::{display_path, workspace_root, workspace_rust_files};
 
 /// The actors the design names, and where each is defined.
-const ACTORS: [(&str, &str); 3] = [
+const ACTORS: [(&str, &str); 5] = [
     ("RegistryActor", "crates/switchboard-registry/src/actor.rs"),
     ("DomainActor", "crates/switchboard-registry/src/domain.rs"),
     (
         "OrchestratorActor",
         "crates/switchboard-orchestrator/src/orchestrator.rs",
     ),
+    ("ServerActor", "crates/switchboard-mounts/src/actor.rs"),
+    ("Supervisor", "crates/switchboard-mounts/src/mounts.rs"),
 ];
 
 /// Every `impl Actor for X` (or `impl ractor::Actor for X`) in the crates' library sources,
@@ -46,7 +49,7 @@ fn actor_impls() -> Vec<(String, String)> {
 }
 
 #[test]
-fn the_runtime_has_exactly_the_three_actors_the_design_names() {
+fn the_runtime_has_exactly_the_actors_the_design_names() {
     let mut expected: Vec<(String, String)> = ACTORS
         .iter()
         .map(|(name, file)| ((*name).to_owned(), (*file).to_owned()))

@@ -11,7 +11,8 @@
 //! Architecture Invariant: `switchboard-core` has no actors and no async runtime: neither
 //! `ractor` nor `tokio` is among its transitive (normal) dependencies.
 //!
-//! Architecture Invariant: only `switchboard-mcp` knows MCP: no other crate depends on `rmcp`.
+//! Architecture Invariant: only the two MCP crates know MCP: `switchboard-mcp` (the server) and
+//! `switchboard-mounts` (the client of mounted servers); no other crate depends on `rmcp`.
 //!
 //! Only normal dependencies count: dev-dependencies never reach a user's binary, and build
 //! dependencies never reach its code.
@@ -96,6 +97,8 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
             "switchboard-orchestrator",
             "switchboard-navigation",
         ]),
+        // The client of mounted MCP servers: their tools become run-time tools of the registry.
+        "switchboard-mounts" => Allowed::Only(&["switchboard-core", "switchboard-registry"]),
         name if is_domain_crate(name) => Allowed::Only(&["switchboard-core"]),
         // Links the sample domains into binaries; it holds no code of its own.
         "switchboard-domains" => Allowed::DomainCrates,
@@ -303,27 +306,27 @@ fn core_has_no_actors_and_no_runtime() {
 }
 
 #[test]
-fn only_switchboard_mcp_depends_on_rmcp() {
+fn only_the_mcp_crates_depend_on_rmcp() {
     let metadata = metadata();
     let graph = resolved_normal_graph(metadata);
     let mut offenders = Vec::new();
     for (&dependent, dependencies) in &graph {
         let dependent_name = metadata[dependent].name.as_str();
-        if dependent_name == "switchboard-mcp" {
+        if matches!(dependent_name, "switchboard-mcp" | "switchboard-mounts") {
             continue;
         }
         for &dependency in dependencies {
             if metadata[dependency].name.as_str() == "rmcp" {
                 offenders.push(format!(
-                    "`{dependent_name}` must not depend on `rmcp`: only `switchboard-mcp` speaks \
-                     MCP; go through it"
+                    "`{dependent_name}` must not depend on `rmcp`: only `switchboard-mcp` (the \
+                     server) and `switchboard-mounts` (the client) speak MCP; go through them"
                 ));
             }
         }
     }
     fail_with(
         &offenders,
-        "crates other than switchboard-mcp depend on rmcp",
+        "crates other than switchboard-mcp and switchboard-mounts depend on rmcp",
     );
 }
 

@@ -17,6 +17,7 @@ use crate::{
     audit_setup::AuditSetup,
     commands::{self, Prepared, Ready},
     config_file::ConfigFile,
+    mounts_setup::MountsSetup,
     output,
 };
 
@@ -111,6 +112,7 @@ fn try_run(cli: Cli) -> anyhow::Result<Exit> {
     let file = ConfigFile::load(flags.audit.config.as_deref())?;
     let audit = AuditSetup::resolve(&flags.audit, &flags.audit_writer, &file.audit)?;
     let approvals = ApprovalsSetup::resolve(&flags.approvals, &file.approvals)?;
+    let mounts = MountsSetup::resolve(&cli.command.mount_args())?;
     // Params are read before the runtime boots: a typo should cost nothing.
     let command = match Ready::prepare(cli.command, &audit, &approvals, &file.serve)? {
         Prepared::Runtime(command) => command,
@@ -134,8 +136,22 @@ fn try_run(cli: Cli) -> anyhow::Result<Exit> {
         let switchboard = Switchboard::start(builder)
             .await
             .context("the switchboard runtime did not start")?;
+        let mounted = match &mounts {
+            Some(mounts) => {
+                mounts
+                    .start(&switchboard.registry, !command.shows_mounts())
+                    .await
+            }
+            None => Ok(()),
+        };
         // Boxed: the commands' futures together are large (clippy `large_futures`).
-        let exit = Box::pin(command.run(&switchboard)).await;
+        let exit = match mounted {
+            Ok(()) => Box::pin(command.run(&switchboard, mounts.as_ref())).await,
+            Err(error) => Err(error),
+        };
+        if let Some(mounts) = &mounts {
+            mounts.close().await;
+        }
         switchboard.shutdown().await;
         exit
     })

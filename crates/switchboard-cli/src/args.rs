@@ -73,6 +73,9 @@ pub(crate) enum Command {
     Approve(ApproveArgs),
     /// Reject a pending proposal, with feedback for its proposer.
     Reject(RejectArgs),
+    /// Start the MCP servers a mounts file lists, and show each one's state, process id,
+    /// restarts, tools and last error; then close them.
+    Mounts(MountsArgs),
 }
 
 impl Command {
@@ -87,6 +90,7 @@ impl Command {
             Command::Proposals(args) => args.json,
             Command::Approve(args) => args.json,
             Command::Reject(args) => args.json,
+            Command::Mounts(args) => args.json,
             Command::Schema(_) | Command::Serve(_) => false,
         }
     }
@@ -106,9 +110,43 @@ impl Command {
                 audit: args.store.clone(),
                 ..RegistryArgs::default()
             },
-            Command::Tools(_) | Command::Schema(_) => RegistryArgs::default(),
+            Command::Tools(_) | Command::Schema(_) | Command::Mounts(_) => RegistryArgs::default(),
         }
     }
+
+    /// The mounted MCP servers this command asked for: `serve`, `call`, `ask` and `tools` take
+    /// `--mounts`; the others mount nothing.
+    pub(crate) fn mount_args(&self) -> MountArgs {
+        match self {
+            Command::Tools(args) => args.mounts.clone(),
+            Command::Call(args) => args.mounts.clone(),
+            Command::Ask(args) => args.mounts.clone(),
+            Command::Serve(args) => args.mounts.clone(),
+            Command::Mounts(args) => MountArgs {
+                mounts: Some(args.file.clone()),
+                mounts_strict: false,
+            },
+            Command::Schema(_)
+            | Command::Audit(_)
+            | Command::Proposals(_)
+            | Command::Approve(_)
+            | Command::Reject(_) => MountArgs::default(),
+        }
+    }
+}
+
+/// The external MCP servers to mount behind the registry (docs/mounts.md).
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Mounted MCP servers")]
+pub(crate) struct MountArgs {
+    /// Start the MCP servers this TOML file lists and add their tools (`{id}_{tool}`), checked
+    /// and audited like every tool. A server that fails to start is reported and skipped.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) mounts: Option<PathBuf>,
+
+    /// Refuse to run unless every server of --mounts starts.
+    #[arg(long, requires = "mounts")]
+    pub(crate) mounts_strict: bool,
 }
 
 /// The flags of every command that calls tools through the registry: the permission matrix,
@@ -134,12 +172,28 @@ pub(crate) struct RegistryArgs {
     pub(crate) approvals: ApprovalsArgs,
 }
 
+/// `switchboard mounts FILE [--json]`.
+#[derive(Debug, Args)]
+pub(crate) struct MountsArgs {
+    /// The mounts file (see docs/mounts.md).
+    #[arg(value_name = "FILE")]
+    pub(crate) file: PathBuf,
+
+    /// Print a JSON array, one object per server.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
 /// `switchboard tools [--json]`.
 #[derive(Debug, Args)]
 pub(crate) struct ToolsArgs {
     /// Print a JSON array (with each tool's intents) instead of a table.
     #[arg(long)]
     pub(crate) json: bool,
+
+    /// Mounted MCP servers, whose tools are listed too.
+    #[command(flatten)]
+    pub(crate) mounts: MountArgs,
 }
 
 /// `switchboard schema TOOL [--format anthropic|mcp]`.
@@ -207,6 +261,10 @@ pub(crate) struct CallArgs {
     /// The permission matrix and the stores.
     #[command(flatten)]
     pub(crate) registry: RegistryArgs,
+
+    /// Mounted MCP servers, whose tools can be called too.
+    #[command(flatten)]
+    pub(crate) mounts: MountArgs,
 }
 
 /// `switchboard ask "UTTERANCE" [IDENTITY] [--json]`.
@@ -227,6 +285,10 @@ pub(crate) struct AskArgs {
     /// The permission matrix and the stores.
     #[command(flatten)]
     pub(crate) registry: RegistryArgs,
+
+    /// Mounted MCP servers, whose tools can be reached too.
+    #[command(flatten)]
+    pub(crate) mounts: MountArgs,
 }
 
 /// Where `serve` listens when `--http` is given without an address.
@@ -277,6 +339,10 @@ pub(crate) struct ServeArgs {
     /// The permission matrix and the stores.
     #[command(flatten)]
     pub(crate) registry: RegistryArgs,
+
+    /// Mounted MCP servers, whose tools are served too.
+    #[command(flatten)]
+    pub(crate) mounts: MountArgs,
 
     /// Authentication, DNS-rebinding protection, limits and sessions of `--http`.
     #[command(flatten)]

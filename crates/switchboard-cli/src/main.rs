@@ -15,6 +15,7 @@ mod escape;
 mod hints;
 mod identity;
 mod logging;
+mod mounts_setup;
 mod output;
 mod params;
 mod render;

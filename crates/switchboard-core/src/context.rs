@@ -143,6 +143,7 @@ impl CallContext {
                 agent_type: self.agent_type.clone(),
                 thread_id: self.thread_id.clone(),
                 project_id: self.project_id.clone(),
+                idempotency_key: self.idempotency_key.clone(),
             }),
             _ => Err(self.missing_fields()),
         }
@@ -274,6 +275,11 @@ pub struct Caller {
     pub thread_id: Option<ThreadId>,
     /// The project the call works in.
     pub project_id: Option<ProjectId>,
+    /// The idempotency key the caller gave (a mutating call's own key; `None` when the
+    /// registry derives one). A tool that may retry an effect it cannot see happen, such as a
+    /// call to a mounted server that died mid-call, retries only under a key the caller gave.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<IdempotencyKey>,
 }
 
 impl Caller {

@@ -82,8 +82,9 @@ pub enum RegistryError {
         /// Why.
         reason: String,
     },
-    /// A tool name does not fit `^[a-zA-Z0-9_-]{{1,64}}$`.
-    #[error("invalid tool name `{0}`: use 1 to 64 characters from [a-zA-Z0-9_-]")]
+    /// A tool name does not fit MCP's rule, `^[a-zA-Z0-9_.-]{{1,128}}$` (`#[tool]` holds linked
+    /// tools to the stricter `^[a-zA-Z0-9_-]{{1,64}}$`).
+    #[error("invalid tool name `{0}`: use 1 to 128 characters from [a-zA-Z0-9_.-]")]
     InvalidToolName(String),
     /// An actor could not be started.
     #[error("could not start the {what} actor: {reason}")]

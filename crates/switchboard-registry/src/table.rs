@@ -60,10 +60,10 @@ impl RegisteredTool {
         default_timeout: Duration,
     ) -> Result<Self, RegistryError> {
         let name = descriptor.name.to_string();
-        let valid_name = (1..=64).contains(&name.len())
+        let valid_name = (1..=128).contains(&name.len())
             && name
                 .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
         if !valid_name {
             return Err(RegistryError::InvalidToolName(name));
         }

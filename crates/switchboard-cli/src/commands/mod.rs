@@ -7,6 +7,7 @@
 mod ask;
 pub(crate) mod audit;
 mod call;
+mod mounts;
 mod pages;
 pub(crate) mod proposals;
 mod schema;
@@ -22,10 +23,11 @@ use switchboard::{AuditQuery, AuditRecord, AuditStore, Switchboard, ToolRegistry
 use crate::{
     app::{Exit, UsageError},
     approvals_setup::ApprovalsSetup,
-    args::{AskArgs, CallArgs, Command, SchemaArgs, ToolsArgs},
+    args::{AskArgs, CallArgs, Command, MountsArgs, SchemaArgs, ToolsArgs},
     audit_setup::AuditSetup,
     commands::serve::Serving,
     config_file::ServeFile,
+    mounts_setup::MountsSetup,
     params,
 };
 
@@ -45,6 +47,8 @@ pub(crate) enum Ready {
     Serve(Serving, bool),
     /// `proposals`, `approve` or `reject`, and whether proposals outlive the process.
     Decide(proposals::Decision, bool),
+    /// `mounts`.
+    Mounts(MountsArgs),
 }
 
 /// What a checked command line runs against.
@@ -94,6 +98,7 @@ impl Ready {
                 args.identity.check_ids()?;
                 Ready::Decide(proposals::Decision::Reject(args), persistent)
             }
+            Command::Mounts(args) => Ready::Mounts(args),
             Command::Audit(args) => {
                 let (args, store) = audit::prepare(args, setup)?;
                 return Ok(Prepared::Audit(args, store));
@@ -101,8 +106,12 @@ impl Ready {
         }))
     }
 
-    /// Runs the command.
-    pub(crate) async fn run(self, switchboard: &Switchboard) -> anyhow::Result<Exit> {
+    /// Runs the command, with the mounted servers `--mounts` started, if any.
+    pub(crate) async fn run(
+        self,
+        switchboard: &Switchboard,
+        mounts: Option<&MountsSetup>,
+    ) -> anyhow::Result<Exit> {
         match self {
             Ready::Tools(args) => tools::run(&switchboard.registry, &args),
             Ready::Schema(args) => schema::run(&switchboard.registry, &args),
@@ -114,7 +123,14 @@ impl Ready {
             Ready::Decide(decision, persistent) => {
                 proposals::run(&switchboard.registry, decision, persistent).await
             }
+            Ready::Mounts(args) => mounts::run(mounts, &args).await,
         }
+    }
+
+    /// Whether the command shows the mounted servers itself (`mounts`), so that a server that
+    /// does not start is not reported a second time on standard error.
+    pub(crate) fn shows_mounts(&self) -> bool {
+        matches!(self, Ready::Mounts(_))
     }
 
     /// Whether the registry keeps the MCP conformance suite's tools: only for

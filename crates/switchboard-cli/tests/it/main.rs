@@ -15,6 +15,7 @@ mod http_client;
 mod json_failures;
 mod mcp_conformance;
 mod mcp_stdio;
+mod mounts;
 mod plain_output;
 mod proposals;
 mod serve_http;

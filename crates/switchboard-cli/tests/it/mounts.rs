@@ -1,0 +1,297 @@
+//! `--mounts FILE` on the real binary: a mounted server's tool called with `switchboard call`
+//! and audited, a bad mounts file refused before anything starts, and a server that does not
+//! start reported (or, with `--mounts-strict`, a refusal to run). The server is
+//! `@modelcontextprotocol/server-everything` from npm, which `cargo xtask test` installs under
+//! `target/mcp-servers`.
+
+use std::{path::PathBuf, process::Output};
+
+use crate::common::{TempFile, bounded, switchboard};
+
+const ACME_ADMIN: [&str; 6] = ["--org", "acme", "--user", "alice", "--role", "admin"];
+
+/// The npm server's executable, failing the test with what to run when it is missing.
+fn everything_bin() -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../target/mcp-servers/node_modules/.bin/mcp-server-everything");
+    assert!(
+        path.exists(),
+        "{} is missing: `cargo xtask test` installs the MCP servers the tests mount (`cargo \
+         xtask test --prepare` installs them and runs nothing)",
+        path.display()
+    );
+    path.to_string_lossy().into_owned()
+}
+
+fn mounts_file(extra: &str) -> TempFile {
+    TempFile::new(&format!(
+        "[[server]]\nid = \"everything\"\ncommand = {:?}\ncategory = \"read\"\nstart_timeout = \"60s\"\n{extra}",
+        everything_bin()
+    ))
+}
+
+async fn run(args: &[&str]) -> Output {
+    bounded("the switchboard binary", switchboard(args).output())
+        .await
+        .expect("the binary runs")
+}
+
+/// `switchboard ARGS` with its stdin and stdout piped to the test and its stderr dropped.
+fn piped(args: &[&str]) -> tokio::process::Child {
+    use std::process::Stdio;
+    switchboard(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary starts")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[tokio::test]
+async fn a_mounted_tool_is_called_and_audited() {
+    let file = mounts_file("");
+    let mut args = vec![
+        "call",
+        "everything_get-sum",
+        r#"{"a": 1, "b": 2}"#,
+        "--json",
+    ];
+    args.extend(ACME_ADMIN);
+    args.extend(["--mounts", file.path()]);
+    let output = run(&args).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let answer: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("one JSON object");
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "The sum of 1 and 2 is 3.",
+        "{answer}"
+    );
+    let audit = answer["audit"].as_array().expect("the audit records");
+    assert_eq!(audit.len(), 1, "{answer}");
+    assert_eq!(audit[0]["tool"], "everything_get-sum");
+}
+
+#[tokio::test]
+async fn a_bad_mounts_file_is_a_usage_error_naming_the_line() {
+    let file = TempFile::new("[[server]]\nid = \"everything\"\ncomand = \"npx\"\n");
+    let output = run(&["tools", "--mounts", file.path()]).await;
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains(&format!("{}:3:1", file.path())), "{stderr}");
+    assert!(stderr.contains("unknown field `comand`"), "{stderr}");
+    assert!(stderr.contains("--mounts"), "{stderr}");
+}
+
+#[tokio::test]
+async fn a_server_that_does_not_start_is_reported_or_with_strict_refused() {
+    let file = mounts_file("[[server]]\nid = \"broken\"\ncommand = \"/nonexistent/server\"\n");
+    let output = run(&["tools", "--mounts", file.path()]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("mounted server `broken`: cannot start `/nonexistent/server`"),
+        "{stderr}"
+    );
+    assert!(text(&output.stdout).contains("everything_get-sum"));
+
+    let strict = run(&["tools", "--mounts", file.path(), "--mounts-strict"]).await;
+    assert_eq!(strict.status.code(), Some(3));
+    let stderr = text(&strict.stderr);
+    assert!(stderr.contains("mounted server `broken`"), "{stderr}");
+    assert!(stderr.contains("strict"), "{stderr}");
+}
+
+#[tokio::test]
+async fn the_commands_that_call_tools_take_mounts_and_the_others_do_not() {
+    for command in ["tools", "call", "ask", "serve"] {
+        let help = text(&run(&[command, "--help"]).await.stdout);
+        assert!(help.contains("--mounts <FILE>"), "{command}: {help}");
+        assert!(help.contains("--mounts-strict"), "{command}: {help}");
+    }
+    for command in ["schema", "audit", "proposals", "approve", "reject"] {
+        let help = text(&run(&[command, "--help"]).await.stdout);
+        assert!(!help.contains("--mounts"), "{command}: {help}");
+    }
+}
+
+/// `switchboard serve --stdio --mounts` seen from a real MCP client (rmcp): the mounted tools
+/// are listed beside the native ones, and a call of one answers the mounted server's content
+/// blocks, with its own audit record in the store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_mcp_client_calls_a_mounted_tool_through_serve() {
+    use rmcp::{ServiceExt as _, model::CallToolRequestParams};
+
+    let file = mounts_file("");
+    let audit_db = std::env::temp_dir().join(format!(
+        "switchboard-mounts-audit-{}.db",
+        uuid::Uuid::new_v4()
+    ));
+    let audit = format!("sqlite:{}", audit_db.display());
+    let mut args = vec!["serve", "--stdio"];
+    args.extend(ACME_ADMIN);
+    args.extend(["--mounts", file.path(), "--audit", &audit]);
+    let mut child = piped(&args);
+    let stdout = child.stdout.take().expect("piped stdout");
+    let stdin = child.stdin.take().expect("piped stdin");
+    let client = bounded("the handshake", ().serve((stdout, stdin)))
+        .await
+        .expect("the server answers initialize");
+
+    let tools = bounded("tools/list", client.list_all_tools())
+        .await
+        .expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+    assert!(names.contains(&"everything_echo"), "{names:?}");
+    assert!(names.contains(&"core_get_current_user"), "{names:?}");
+
+    let arguments = serde_json::json!({"message": "through switchboard"});
+    let echoed = bounded(
+        "tools/call of a mounted tool",
+        client.call_tool(
+            CallToolRequestParams::new("everything_echo")
+                .with_arguments(arguments.as_object().cloned().unwrap_or_default()),
+        ),
+    )
+    .await
+    .expect("a result");
+    assert_ne!(echoed.is_error, Some(true), "{echoed:?}");
+    let text = echoed
+        .content
+        .iter()
+        .find_map(|block| block.as_text().map(|text| text.text.clone()))
+        .unwrap_or_default();
+    assert!(text.contains("through switchboard"), "{echoed:?}");
+
+    bounded("closing the client", client.cancel())
+        .await
+        .expect("closes");
+    let status = bounded("the server exiting", child.wait())
+        .await
+        .expect("the server ends");
+    assert!(status.success(), "{status}");
+
+    let listed = run(&["audit", "--audit", &audit, "--json"]).await;
+    let records: serde_json::Value =
+        serde_json::from_slice(&listed.stdout).expect("the audit records as JSON");
+    let tools: Vec<&str> = records
+        .as_array()
+        .expect("an array")
+        .iter()
+        .filter_map(|record| record["tool"].as_str())
+        .collect();
+    assert_eq!(tools, ["everything_echo"], "{records}");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", audit_db.display()));
+    }
+}
+
+/// The process ids of `pid`'s children, from `/proc`.
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(Result::ok)
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|children| {
+            children
+                .split_whitespace()
+                .filter_map(|child| child.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+/// Whether `pid` runs (a zombie has ended: only its exit status is left).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| !stat.contains(") Z "))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_mounted_server_outlives_a_switchboard_killed_with_sigkill() {
+    // The server runs under a shell that outlives it: when Switchboard dies, the server sees
+    // its stdin close and exits, and the shell would go on to `sleep`. Only the parent-death
+    // signal ends the shell itself.
+    let file = TempFile::new(&format!(
+        "[[server]]\nid = \"everything\"\ncommand = \"sh\"\nargs = [\"-c\", {:?}]\nstart_timeout = \"60s\"\n",
+        format!("{}; sleep 300", everything_bin())
+    ));
+    let mut args = vec!["serve", "--stdio"];
+    args.extend(ACME_ADMIN);
+    args.extend(["--mounts", file.path()]);
+    let mut switchboard_process = piped(&args);
+    let pid = switchboard_process.id().expect("a pid");
+    let server = bounded("the mounted server starting", async {
+        loop {
+            let found = children_of(pid).into_iter().find(|child| {
+                std::fs::read(format!("/proc/{child}/cmdline")).is_ok_and(|cmdline| {
+                    String::from_utf8_lossy(&cmdline).contains("mcp-server-everything")
+                })
+            });
+            if let Some(found) = found {
+                return found;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(running(server));
+
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    bounded("switchboard dying", switchboard_process.wait())
+        .await
+        .expect("waited");
+    bounded("the mounted server dying with it", async {
+        while running(server) {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn mounts_shows_each_server_and_fails_when_one_is_not_up() {
+    let file = mounts_file("[[server]]\nid = \"broken\"\ncommand = \"/nonexistent/server\"\n");
+    let output = run(&["mounts", file.path(), "--json"]).await;
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON rows");
+    assert_eq!(rows[0]["id"], "everything");
+    assert_eq!(rows[0]["state"], "up");
+    assert!(rows[0]["pid"].as_u64().is_some(), "{rows}");
+    assert!(
+        rows[0]["tools"]
+            .as_array()
+            .is_some_and(|tools| tools.iter().any(|tool| tool == "everything_echo")),
+        "{rows}"
+    );
+    assert_eq!(rows[1]["id"], "broken");
+    assert_eq!(rows[1]["state"], "failed");
+    assert!(
+        rows[1]["last_error"]
+            .as_str()
+            .is_some_and(|error| error.contains("/nonexistent/server")),
+        "{rows}"
+    );
+    // Shown in the table, not also as a warning.
+    assert!(
+        !text(&output.stderr).contains("broken"),
+        "{}",
+        text(&output.stderr)
+    );
+
+    let table = run(&["mounts", file.path()]).await;
+    let shown = text(&table.stdout);
+    assert!(shown.starts_with("ID"), "{shown}");
+    assert!(
+        shown.contains("everything") && shown.contains("failed"),
+        "{shown}"
+    );
+}

@@ -1,0 +1,450 @@
+//! One actor per mounted server: it owns the server's connection, notices when it ends, and
+//! makes a new one.
+//!
+//! The actor is never on the call path: it publishes the server's [`Health`] (with the
+//! connection to call through) on a `watch` channel that the server's tools read. When the
+//! connection ends (a stdio child exits or is killed, an HTTP stream closes) or the server
+//! fails a ping, the actor ends what is left of it, publishes `Restarting`, and tries a new
+//! connection after a backoff with full jitter: a random delay between zero and
+//! `min(cap, base × 2^attempt)`. More than `intensity` losses within `period` (OTP's restart
+//! intensity) mark the server `Down` until a cool-down has passed, like a circuit breaker;
+//! then it is tried again. A ping with a deadline, every `ping_every`, tells a wedged server
+//! from a busy one: a server that does not answer one is restarted.
+//!
+//! The actors run under one supervisor ([`crate::mounts::Mounts`] spawns them linked to it),
+//! which restarts an actor that fails and stops them all on close.
+
+use std::{
+    collections::{BTreeMap, VecDeque},
+    sync::Arc,
+    time::Duration,
+};
+
+use jiff::Timestamp;
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use rmcp::model::{ClientRequest, PingRequest};
+use switchboard_core::ToolDescriptor;
+use switchboard_registry::{RuntimeToolSpec, ToolRegistry};
+use tokio::{sync::watch, time::Instant};
+use tracing::Instrument as _;
+
+use crate::{
+    config::ServerConfig,
+    connection::{Connection, Live, connect},
+    health::Health,
+    mounts::MountStatus,
+    tool::{MountedTool, descriptor},
+};
+
+/// When and how often a mounted server is restarted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RestartPolicy {
+    /// The backoff's base: the first restart waits up to this long.
+    pub base: Duration,
+    /// The longest backoff.
+    pub cap: Duration,
+    /// How many losses within `period` are tolerated; one more marks the server down.
+    pub intensity: usize,
+    /// The window `intensity` counts in.
+    pub period: Duration,
+    /// How long a server marked down is left alone.
+    pub cool_down: Duration,
+    /// How often a server is pinged.
+    pub ping_every: Duration,
+    /// How long a ping may take before the server counts as wedged.
+    pub ping_deadline: Duration,
+}
+
+impl Default for RestartPolicy {
+    fn default() -> Self {
+        Self {
+            base: Duration::from_millis(100),
+            cap: Duration::from_secs(10),
+            intensity: 5,
+            period: Duration::from_secs(60),
+            cool_down: Duration::from_secs(60),
+            ping_every: Duration::from_secs(15),
+            ping_deadline: Duration::from_secs(5),
+        }
+    }
+}
+
+impl RestartPolicy {
+    /// The delay before restart number `attempt` (0 for the first): full jitter over
+    /// `min(cap, base × 2^attempt)`.
+    pub(crate) fn backoff(&self, attempt: u32) -> Duration {
+        let ceiling = self
+            .base
+            .saturating_mul(2u32.saturating_pow(attempt.min(20)))
+            .min(self.cap);
+        let nanos = u64::try_from(ceiling.as_nanos()).unwrap_or(u64::MAX);
+        Duration::from_nanos(fastrand::u64(0..=nanos))
+    }
+}
+
+/// What the server actor is told.
+#[derive(Debug)]
+pub(crate) enum ServerMsg {
+    /// Connection `generation` ended, or failed a ping, for `reason`.
+    Lost { generation: u64, reason: String },
+    /// Time to try a new connection.
+    Reconnect,
+    /// Time to ping the server.
+    Ping,
+    /// Connection `generation` said the server's tools changed.
+    ToolsChanged { generation: u64 },
+    /// How the server is doing.
+    Status(RpcReplyPort<MountStatus>),
+}
+
+/// What a server actor starts with: its configuration, its first connection, and the channel
+/// its tools read.
+pub(crate) struct ServerArgs {
+    pub(crate) server: ServerConfig,
+    pub(crate) first: Option<Connection>,
+    pub(crate) health: watch::Sender<Health>,
+    pub(crate) policy: RestartPolicy,
+    /// The registry its tools are in, and what is registered there now, by name.
+    pub(crate) registry: ToolRegistry,
+    pub(crate) registered: BTreeMap<String, ToolDescriptor>,
+}
+
+pub(crate) struct ServerState {
+    server: ServerConfig,
+    health: watch::Sender<Health>,
+    policy: RestartPolicy,
+    live: Option<Live>,
+    generation: u64,
+    /// When each recent loss happened, oldest first, within `policy.period`.
+    losses: VecDeque<Instant>,
+    /// Consecutive failed attempts since the last good connection (the backoff's exponent).
+    attempt: u32,
+    restarts: u64,
+    last_error: Option<String>,
+    registry: ToolRegistry,
+    registered: BTreeMap<String, ToolDescriptor>,
+}
+
+pub(crate) struct ServerActor;
+
+impl Actor for ServerActor {
+    type Msg = ServerMsg;
+    type State = ServerState;
+    type Arguments = ServerArgs;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<ServerMsg>,
+        args: ServerArgs,
+    ) -> Result<ServerState, ActorProcessingErr> {
+        myself.send_interval(args.policy.ping_every, || ServerMsg::Ping);
+        let mut state = ServerState {
+            server: args.server,
+            health: args.health,
+            policy: args.policy,
+            live: None,
+            generation: 0,
+            losses: VecDeque::new(),
+            attempt: 0,
+            restarts: 0,
+            last_error: None,
+            registry: args.registry,
+            registered: args.registered,
+        };
+        match args.first {
+            Some(connection) => state.serve(&myself, connection),
+            // A supervisor's restart of this actor: connect as after a loss.
+            None => myself.send_message(ServerMsg::Reconnect)?,
+        }
+        Ok(state)
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<ServerMsg>,
+        message: ServerMsg,
+        state: &mut ServerState,
+    ) -> Result<(), ActorProcessingErr> {
+        let span = tracing::info_span!("mounted_server", server = %state.server.id, ?message);
+        async {
+            match message {
+                ServerMsg::Lost { generation, reason } if generation == state.generation => {
+                    state.lost(&myself, reason).await;
+                }
+                ServerMsg::Lost { .. } => {}
+                ServerMsg::Reconnect => state.reconnect(&myself).await,
+                ServerMsg::Ping => state.ping(&myself),
+                ServerMsg::ToolsChanged { generation } if generation == state.generation => {
+                    state.refresh_tools().await;
+                }
+                ServerMsg::ToolsChanged { .. } => {}
+                ServerMsg::Status(reply) => {
+                    let _ = reply.send(state.status());
+                }
+            }
+        }
+        .instrument(span)
+        .await;
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<ServerMsg>,
+        state: &mut ServerState,
+    ) -> Result<(), ActorProcessingErr> {
+        state.health.send_replace(Health::Closed);
+        if let Some(live) = state.live.take() {
+            live.end().await;
+        }
+        Ok(())
+    }
+}
+
+impl ServerState {
+    /// Serves through `connection`, and watches it end and its tools change.
+    fn serve(&mut self, myself: &ActorRef<ServerMsg>, mut connection: Connection) {
+        self.generation += 1;
+        let generation = self.generation;
+        let (_, none) = tokio::sync::mpsc::unbounded_channel();
+        let mut changes = std::mem::replace(&mut connection.tools_changed, none);
+        let told = myself.clone();
+        // Ends with the connection, which holds the sending side.
+        tokio::spawn(async move {
+            while changes.recv().await.is_some() {
+                if told
+                    .send_message(ServerMsg::ToolsChanged { generation })
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        });
+        let actor = myself.clone();
+        let live = Live::watch(connection, move |reason| {
+            let _ = actor.send_message(ServerMsg::Lost { generation, reason });
+        });
+        self.health.send_replace(Health::Up {
+            peer: live.peer(),
+            generation,
+        });
+        self.live = Some(live);
+    }
+
+    /// The connection ended: end what is left of it, and restart after a backoff, or mark
+    /// the server down if it has been lost too often.
+    async fn lost(&mut self, myself: &ActorRef<ServerMsg>, reason: String) {
+        tracing::warn!(server = %self.server.id, %reason, "a mounted server's connection ended");
+        if let Some(live) = self.live.take() {
+            live.end().await;
+        }
+        self.last_error = Some(reason.clone());
+        self.schedule_restart(myself, reason);
+    }
+
+    /// Publishes `Restarting` (or `Down`) and schedules the next try.
+    fn schedule_restart(&mut self, myself: &ActorRef<ServerMsg>, reason: String) {
+        let now = Instant::now();
+        self.losses.push_back(now);
+        while self
+            .losses
+            .front()
+            .is_some_and(|&lost| now.duration_since(lost) > self.policy.period)
+        {
+            self.losses.pop_front();
+        }
+        let delay = if self.losses.len() > self.policy.intensity {
+            let until = Timestamp::now()
+                .checked_add(self.policy.cool_down)
+                .unwrap_or_else(|_| Timestamp::now());
+            let reason = format!(
+                "lost {} times within {:?}, last: {reason}",
+                self.losses.len(),
+                self.policy.period
+            );
+            tracing::error!(server = %self.server.id, %until, "{reason}; marked down");
+            self.health.send_replace(Health::Down { reason, until });
+            self.losses.clear();
+            self.policy.cool_down
+        } else {
+            self.health.send_replace(Health::Restarting { reason });
+            let delay = self.policy.backoff(self.attempt);
+            self.attempt = self.attempt.saturating_add(1);
+            delay
+        };
+        myself.send_after(delay, || ServerMsg::Reconnect);
+    }
+
+    /// Tries a new connection.
+    async fn reconnect(&mut self, myself: &ActorRef<ServerMsg>) {
+        if self.live.is_some() {
+            return;
+        }
+        match connect(&self.server).await {
+            Ok(connection) => {
+                self.restarts += 1;
+                self.attempt = 0;
+                tracing::info!(server = %self.server.id, pid = ?connection.pid, restarts = self.restarts, "a mounted server is serving again");
+                self.serve(myself, connection);
+                // A new process may have other tools than the one it replaces.
+                self.refresh_tools().await;
+            }
+            Err(error) => {
+                let reason = error.to_string();
+                tracing::warn!(server = %self.server.id, %reason, "a mounted server did not restart");
+                self.last_error = Some(reason.clone());
+                self.schedule_restart(myself, reason);
+            }
+        }
+    }
+
+    /// Lists the server's tools again and brings the registry in line: new tools are
+    /// registered, gone ones unregistered (calling one then gives `tool_not_found`), and
+    /// changed ones replaced. The registry tells its watchers (MCP sessions send
+    /// `tools/list_changed`).
+    async fn refresh_tools(&mut self) {
+        let Some(live) = &self.live else {
+            return;
+        };
+        let listed = match live.peer().list_all_tools().await {
+            Ok(listed) => listed,
+            Err(error) => {
+                tracing::warn!(server = %self.server.id, %error, "the mounted server's tools could not be listed again");
+                return;
+            }
+        };
+        let reader = self.health.subscribe();
+        let mut wanted: BTreeMap<String, (ToolDescriptor, rmcp::model::Tool)> = BTreeMap::new();
+        for tool in listed {
+            let described = descriptor(&self.server, &tool);
+            wanted.insert(described.name.to_string(), (described, tool));
+        }
+        let stale: Vec<String> = self
+            .registered
+            .iter()
+            .filter(|(name, registered)| {
+                wanted
+                    .get(*name)
+                    .is_none_or(|(described, _)| described != *registered)
+            })
+            .map(|(name, _)| name.clone())
+            .collect();
+        let fresh: Vec<String> = wanted
+            .iter()
+            .filter(|(name, (described, _))| self.registered.get(*name) != Some(described))
+            .map(|(name, _)| name.clone())
+            .collect();
+        if stale.is_empty() && fresh.is_empty() {
+            return;
+        }
+        if let Err(error) = self.registry.unregister(stale.clone()).await {
+            tracing::warn!(server = %self.server.id, %error, "mounted tools not unregistered");
+            return;
+        }
+        for name in &stale {
+            self.registered.remove(name);
+        }
+        let specs: Vec<RuntimeToolSpec> = fresh
+            .iter()
+            .filter_map(|name| wanted.get(name))
+            .map(|(described, tool)| RuntimeToolSpec {
+                descriptor: described.clone(),
+                tool: Arc::new(MountedTool::new(
+                    &self.server,
+                    tool,
+                    described,
+                    reader.clone(),
+                )),
+            })
+            .collect();
+        match self.registry.register(specs).await {
+            Ok(()) => {
+                for name in fresh {
+                    if let Some((described, _)) = wanted.remove(&name) {
+                        self.registered.insert(name, described);
+                    }
+                }
+                tracing::info!(server = %self.server.id, tools = self.registered.len(), "the mounted server's tools changed");
+            }
+            Err(error) => {
+                tracing::warn!(server = %self.server.id, %error, "the mounted server's new tools were refused");
+            }
+        }
+    }
+
+    /// Pings the server in a task of its own; a ping past the deadline loses the connection.
+    fn ping(&self, myself: &ActorRef<ServerMsg>) {
+        let Some(live) = &self.live else {
+            return;
+        };
+        let peer = live.peer();
+        let generation = self.generation;
+        let deadline = self.policy.ping_deadline;
+        let actor = myself.clone();
+        tokio::spawn(async move {
+            let ping = peer.send_request(ClientRequest::PingRequest(PingRequest {
+                method: Default::default(),
+                extensions: Default::default(),
+            }));
+            let reason = match tokio::time::timeout(deadline, ping).await {
+                Ok(Ok(_)) => return,
+                Ok(Err(error)) => format!("a ping failed: {error}"),
+                Err(_) => format!("it did not answer a ping within {deadline:?} (wedged)"),
+            };
+            let _ = actor.send_message(ServerMsg::Lost { generation, reason });
+        });
+    }
+
+    fn status(&self) -> MountStatus {
+        let state = match &*self.health.borrow() {
+            Health::Up { .. } => "up".to_owned(),
+            Health::Restarting { .. } => "restarting".to_owned(),
+            Health::Down { until, .. } => format!("down until {until}"),
+            Health::Closed => "closed".to_owned(),
+        };
+        MountStatus {
+            id: self.server.id.clone(),
+            state,
+            pid: self.live.as_ref().and_then(Live::pid),
+            restarts: self.restarts,
+            tools: self.registered.keys().cloned().collect(),
+            last_error: self.last_error.clone(),
+            stderr: self
+                .live
+                .as_ref()
+                .map(Live::stderr_tail)
+                .unwrap_or_default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_backoff_grows_to_its_cap_with_full_jitter() {
+        let policy = RestartPolicy {
+            base: Duration::from_millis(100),
+            cap: Duration::from_secs(1),
+            ..RestartPolicy::default()
+        };
+        for _ in 0..200 {
+            assert!(policy.backoff(0) <= Duration::from_millis(100));
+            assert!(policy.backoff(2) <= Duration::from_millis(400));
+            assert!(policy.backoff(30) <= Duration::from_secs(1));
+        }
+        // Full jitter: some delays are well under the ceiling.
+        let delays: Vec<Duration> = (0..200).map(|_| policy.backoff(3)).collect();
+        assert!(
+            delays
+                .iter()
+                .any(|delay| *delay < Duration::from_millis(400))
+        );
+        assert!(
+            delays
+                .iter()
+                .any(|delay| *delay > Duration::from_millis(400))
+        );
+    }
+}

@@ -1,0 +1,264 @@
+//! One live client connection to a mounted server: the child process (stdio) started in a
+//! process group of its own, or the streamable HTTP endpoint with the server's configured
+//! credential; the MCP handshake; and the tail of what a child wrote on stderr, kept for the
+//! messages of a failed start.
+//!
+//! rmcp's `TokioChildProcess` owns the child; closing the connection closes the child's stdin,
+//! then sends SIGTERM, then kills it after a grace period, which is the MCP stdio shutdown.
+
+use std::{
+    collections::VecDeque,
+    process::Stdio,
+    sync::{Arc, Mutex, PoisonError},
+};
+
+use rmcp::{
+    RoleClient, ServiceExt as _,
+    service::{Peer, RunningService},
+    transport::{
+        StreamableHttpClientTransport, TokioChildProcess,
+        streamable_http_client::StreamableHttpClientTransportConfig,
+    },
+};
+use tokio::{
+    io::{AsyncBufReadExt as _, BufReader},
+    sync::mpsc,
+};
+
+use crate::{
+    child,
+    config::{ServerConfig, Transport},
+    error::StartError,
+};
+
+/// How many of the child's last stderr lines a failed start reports.
+const STDERR_TAIL_LINES: usize = 20;
+
+/// The last lines a child wrote on stderr.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+
+impl StderrTail {
+    fn push(&self, line: String) {
+        let mut lines = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if lines.len() == STDERR_TAIL_LINES {
+            lines.pop_front();
+        }
+        lines.push_back(line);
+    }
+
+    /// The lines, oldest first, one per line.
+    pub(crate) fn text(&self) -> String {
+        let lines = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        lines
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// A started, initialised connection.
+pub(crate) struct Connection {
+    /// The rmcp client service; closing it ends the child.
+    pub(crate) service: RunningService<RoleClient, Listener>,
+    /// The child's process id.
+    pub(crate) pid: Option<u32>,
+    /// What the child wrote on stderr lately.
+    pub(crate) stderr: StderrTail,
+    /// A message each time the server says its tools changed.
+    pub(crate) tools_changed: mpsc::UnboundedReceiver<()>,
+}
+
+/// What the client side hears from a mounted server: `notifications/tools/list_changed`.
+#[derive(Debug, Clone)]
+pub(crate) struct Listener {
+    tools_changed: mpsc::UnboundedSender<()>,
+}
+
+impl rmcp::ClientHandler for Listener {
+    async fn on_tool_list_changed(&self, _context: rmcp::service::NotificationContext<RoleClient>) {
+        let _ = self.tools_changed.send(());
+    }
+}
+
+impl Connection {
+    /// The handle calls are made through.
+    pub(crate) fn peer(&self) -> Peer<RoleClient> {
+        self.service.peer().clone()
+    }
+
+    /// Ends the connection: closes the child's stdin, then SIGTERM, then SIGKILL (rmcp's stdio
+    /// shutdown), or ends the HTTP session.
+    pub(crate) async fn close(mut self, id: &str) {
+        if let Err(error) = self.service.close().await {
+            tracing::warn!(server = %id, %error, "the mounted server's connection did not close cleanly");
+        }
+    }
+}
+
+/// What is told when a watched connection ends by itself.
+type OnEnd = Box<dyn FnOnce(String) + Send>;
+
+/// A connection being watched: when it ends by itself (the child exits or is killed, the
+/// stream closes), the callback it was watched with is told why. Ending it on purpose
+/// ([`Live::end`]) tells nobody.
+pub(crate) struct Live {
+    peer: Peer<RoleClient>,
+    pid: Option<u32>,
+    stderr: StderrTail,
+    cancel: Option<rmcp::service::RunningServiceCancellationToken>,
+    on_end: Arc<Mutex<Option<OnEnd>>>,
+    ended: tokio::task::JoinHandle<()>,
+}
+
+impl Live {
+    /// Watches `connection`, calling `on_end` with why if it ends by itself.
+    pub(crate) fn watch(
+        connection: Connection,
+        on_end: impl FnOnce(String) + Send + 'static,
+    ) -> Self {
+        let Connection {
+            service,
+            pid,
+            stderr,
+            tools_changed: _,
+        } = connection;
+        let peer = service.peer().clone();
+        let cancel = service.cancellation_token();
+        let on_end: Arc<Mutex<Option<OnEnd>>> = Arc::new(Mutex::new(Some(Box::new(on_end))));
+        let notify = Arc::clone(&on_end);
+        let ended = tokio::spawn(async move {
+            let reason = match service.waiting().await {
+                Ok(rmcp::service::QuitReason::Closed) => {
+                    "the connection closed (the server exited, or was killed)".to_owned()
+                }
+                Ok(reason) => format!("the connection ended ({reason:?})"),
+                Err(error) => format!("the connection's task failed: {error}"),
+            };
+            let told = notify.lock().unwrap_or_else(PoisonError::into_inner).take();
+            if let Some(tell) = told {
+                tell(reason);
+            }
+        });
+        Self {
+            peer,
+            pid,
+            stderr,
+            cancel: Some(cancel),
+            on_end,
+            ended,
+        }
+    }
+
+    /// The handle calls are made through.
+    pub(crate) fn peer(&self) -> Peer<RoleClient> {
+        self.peer.clone()
+    }
+
+    /// The child's process id (stdio servers).
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// The last lines the child wrote on stderr.
+    pub(crate) fn stderr_tail(&self) -> String {
+        self.stderr.text()
+    }
+
+    /// Ends the connection on purpose (nobody is told), and waits until it has: the child's
+    /// stdin closed, then SIGTERM, then SIGKILL, or the HTTP session ended.
+    pub(crate) async fn end(mut self) {
+        self.on_end
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(cancel) = self.cancel.take() {
+            cancel.cancel();
+        }
+        let _ = (&mut self.ended).await;
+    }
+}
+
+/// Starts (or reaches) `server` and completes the MCP handshake within its start timeout.
+pub(crate) async fn connect(server: &ServerConfig) -> Result<Connection, StartError> {
+    let tail = StderrTail::default();
+    let (tools_changed, changes) = mpsc::unbounded_channel();
+    let listener = Listener { tools_changed };
+    let (handshake, pid) = match &server.transport {
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let spawn_error = |source| StartError::Spawn {
+                id: server.id.clone(),
+                command: command.clone(),
+                source,
+            };
+            let program = child::resolve(command, cwd.as_deref(), env).map_err(spawn_error)?;
+            let wrapped = child::command(&program, args, env, cwd.as_deref());
+            let (child, stderr) = TokioChildProcess::builder(wrapped)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(spawn_error)?;
+            let pid = child.id();
+            if let Some(stderr) = stderr {
+                keep_tail(&server.id, stderr, tail.clone());
+            }
+            (
+                tokio::time::timeout(server.start_timeout, listener.serve(child)).await,
+                pid,
+            )
+        }
+        Transport::Http {
+            url,
+            bearer_token_env,
+        } => {
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            if let Some(variable) = bearer_token_env {
+                let token = std::env::var(variable).map_err(|_| StartError::Credential {
+                    id: server.id.clone(),
+                    variable: variable.clone(),
+                })?;
+                config = config.auth_header(token);
+            }
+            let transport = StreamableHttpClientTransport::from_config(config);
+            (
+                tokio::time::timeout(server.start_timeout, listener.serve(transport)).await,
+                None,
+            )
+        }
+    };
+    match handshake {
+        Ok(Ok(service)) => Ok(Connection {
+            service,
+            pid,
+            stderr: tail,
+            tools_changed: changes,
+        }),
+        Ok(Err(error)) => Err(StartError::Handshake {
+            id: server.id.clone(),
+            reason: error.to_string(),
+            stderr: tail.text(),
+        }),
+        Err(_) => Err(StartError::Timeout {
+            id: server.id.clone(),
+            after: server.start_timeout,
+            stderr: tail.text(),
+        }),
+    }
+}
+
+/// Keeps the last lines of a child's stderr in `tail`, and logs each at debug level.
+fn keep_tail(id: &str, stderr: tokio::process::ChildStderr, tail: StderrTail) {
+    let id = id.to_owned();
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(stderr).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            tracing::debug!(server = %id, "{line}");
+            tail.push(line);
+        }
+    });
+}

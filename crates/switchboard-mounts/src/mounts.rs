@@ -1,0 +1,465 @@
+//! The set of mounted servers: built from the configuration without side effects, started in
+//! one step, closed in one step, and supervised in between.
+//!
+//! Two phases, so that the owner can arm `close` before anything can fail halfway: building
+//! [`Mounts`] is pure; [`Mounts::start`] spawns the servers, does the handshakes and registers
+//! the tools; [`Mounts::close`] unregisters the tools and ends the servers, and may be called
+//! at any time, any number of times (a start that failed halfway leaves nothing behind once it
+//! has run). A server that fails to start is reported, with why and the end of its stderr, and
+//! skipped; the others start. [`Strictness::Strict`] refuses instead: one failure closes
+//! everything and is the error.
+//!
+//! Each started server is owned by a [`ServerActor`](crate::actor) linked to one supervisor
+//! actor. The server actor restarts its server when the connection ends; the supervisor
+//! restarts a server actor that fails, and stops them all on close.
+
+use std::collections::BTreeMap;
+
+use futures::future::join_all;
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
+use switchboard_registry::{RuntimeToolSpec, ToolRegistry};
+use tokio::sync::{Mutex, watch};
+
+use crate::{
+    actor::{RestartPolicy, ServerActor, ServerArgs, ServerMsg},
+    config::{MountsConfig, ServerConfig},
+    connection::{Connection, connect},
+    error::{MountError, StartError},
+    health::Health,
+    tool::{MountedTool, descriptor},
+};
+
+/// Whether one server failing to start stops the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Strictness {
+    /// Report it and start the rest.
+    #[default]
+    Lenient,
+    /// Refuse to start at all.
+    Strict,
+}
+
+/// What one mounted server is doing, for `switchboard mounts` and logs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountStatus {
+    /// Its id.
+    pub id: String,
+    /// `up`, `restarting`, `down until …` or `closed`.
+    pub state: String,
+    /// Its child's process id (stdio servers, while up).
+    pub pid: Option<u32>,
+    /// How many times it was restarted.
+    pub restarts: u64,
+    /// Its tools' registry names.
+    pub tools: Vec<String>,
+    /// Why its last connection ended, or its last restart failed.
+    pub last_error: Option<String>,
+    /// The last lines its child wrote on stderr (stdio servers, while up).
+    pub stderr: String,
+}
+
+impl MountStatus {
+    /// The status of a server that did not start, for `why`.
+    pub fn failed(id: &str, why: &str) -> Self {
+        Self {
+            id: id.to_owned(),
+            state: "failed".to_owned(),
+            pid: None,
+            restarts: 0,
+            tools: Vec::new(),
+            last_error: Some(why.to_owned()),
+            stderr: String::new(),
+        }
+    }
+}
+
+/// The mounted servers of one configuration.
+#[derive(Debug)]
+pub struct Mounts {
+    config: MountsConfig,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    supervisor: Option<ActorRef<SupervisorMsg>>,
+    /// The registry the tools are in.
+    registry: Option<ToolRegistry>,
+    closed: bool,
+}
+
+impl Mounts {
+    /// The servers of `config`, not started; each is restarted by its own `[server.restart]`
+    /// policy.
+    pub fn new(config: MountsConfig) -> Self {
+        Self {
+            config,
+            state: Mutex::default(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &MountsConfig {
+        &self.config
+    }
+
+    /// Starts every server and registers its tools in `registry`. Answers the servers that did
+    /// not start, each with why; with [`Strictness::Strict`] the first of those is the error
+    /// instead, and nothing stays started.
+    pub async fn start(
+        &self,
+        registry: &ToolRegistry,
+        strictness: Strictness,
+    ) -> Result<Vec<StartError>, MountError> {
+        let mut state = self.state.lock().await;
+        if state.closed {
+            return Err(MountError::Closed);
+        }
+        let supervisor = match &state.supervisor {
+            Some(supervisor) => supervisor.clone(),
+            None => {
+                let (supervisor, _) = Actor::spawn(None, Supervisor, ())
+                    .await
+                    .map_err(|error| MountError::Supervisor(error.to_string()))?;
+                state.supervisor = Some(supervisor.clone());
+                supervisor
+            }
+        };
+        let connected = join_all(
+            self.config
+                .servers
+                .iter()
+                .map(|server| async move { (server, connect_and_list(server).await) }),
+        )
+        .await;
+        let mut failed = Vec::new();
+        for (server, outcome) in connected {
+            let started = match outcome {
+                Ok((connection, tools)) => {
+                    self.adopt(&supervisor, registry, &mut state, server, connection, tools)
+                        .await
+                }
+                Err(error) => Err(error),
+            };
+            if let Err(error) = started {
+                tracing::debug!(server = %error.server(), "{error}");
+                failed.push(error);
+            }
+        }
+        if strictness == Strictness::Strict && !failed.is_empty() {
+            close_all(&mut state, &self.config).await;
+            return Err(MountError::Strict(failed.swap_remove(0)));
+        }
+        Ok(failed)
+    }
+
+    /// Registers a started server's tools, and hands its connection to a server actor.
+    async fn adopt(
+        &self,
+        supervisor: &ActorRef<SupervisorMsg>,
+        registry: &ToolRegistry,
+        state: &mut State,
+        server: &ServerConfig,
+        connection: Connection,
+        tools: Vec<rmcp::model::Tool>,
+    ) -> Result<(), StartError> {
+        let (health, reader) = watch::channel(Health::Restarting {
+            reason: "starting".to_owned(),
+        });
+        let specs: Vec<RuntimeToolSpec> = tools
+            .iter()
+            .map(|tool| {
+                let descriptor = descriptor(server, tool);
+                let body = MountedTool::new(server, tool, &descriptor, reader.clone());
+                RuntimeToolSpec {
+                    descriptor,
+                    tool: std::sync::Arc::new(body),
+                }
+            })
+            .collect();
+        let names: Vec<String> = specs
+            .iter()
+            .map(|spec| spec.descriptor.name.to_string())
+            .collect();
+        if let Err(error) = check_names(registry, server, &tools, &names) {
+            connection.close(&server.id).await;
+            return Err(error);
+        }
+        if let Err(source) = registry.register(specs).await {
+            connection.close(&server.id).await;
+            return Err(StartError::Register {
+                id: server.id.clone(),
+                source,
+            });
+        }
+        let registered = specs_by_name(&tools, server);
+        let args = ServerArgs {
+            server: server.clone(),
+            first: Some(connection),
+            health,
+            policy: server.restart,
+            registry: registry.clone(),
+            registered,
+        };
+        let adopted = ractor::call!(supervisor, |reply| SupervisorMsg::Adopt(
+            Box::new(args),
+            reply
+        ));
+        if let Err(error) = adopted
+            .map_err(|error| error.to_string())
+            .and_then(|spawned| spawned)
+        {
+            let _ = registry.unregister(names).await;
+            return Err(StartError::Supervise {
+                id: server.id.clone(),
+                reason: error,
+            });
+        }
+        state.registry.get_or_insert_with(|| registry.clone());
+        Ok(())
+    }
+
+    /// Unregisters every mounted tool and ends every server. Idempotent.
+    pub async fn close(&self) {
+        let mut state = self.state.lock().await;
+        close_all(&mut state, &self.config).await;
+    }
+
+    /// What each started server is doing, by id.
+    pub async fn status(&self) -> Vec<MountStatus> {
+        let state = self.state.lock().await;
+        let Some(supervisor) = &state.supervisor else {
+            return Vec::new();
+        };
+        ractor::call!(supervisor, SupervisorMsg::Status).unwrap_or_default()
+    }
+}
+
+/// The descriptors of `server`'s `tools`, by registry name.
+fn specs_by_name(
+    tools: &[rmcp::model::Tool],
+    server: &ServerConfig,
+) -> BTreeMap<String, switchboard_core::ToolDescriptor> {
+    tools
+        .iter()
+        .map(|tool| {
+            let described = descriptor(server, tool);
+            (described.name.to_string(), described)
+        })
+        .collect()
+}
+
+/// Whether every name is a valid MCP tool name that no other tool has.
+fn check_names(
+    registry: &ToolRegistry,
+    server: &ServerConfig,
+    tools: &[rmcp::model::Tool],
+    names: &[String],
+) -> Result<(), StartError> {
+    for (tool, name) in tools.iter().zip(names) {
+        let valid = (1..=128).contains(&name.len())
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+        if !valid {
+            return Err(StartError::ToolName {
+                id: server.id.clone(),
+                remote: tool.name.to_string(),
+                name: name.clone(),
+            });
+        }
+        if let Some(existing) = registry.find(name) {
+            let taken_by = match &existing.origin {
+                switchboard_core::ToolOrigin::Linked { location } => {
+                    format!("the linked tool `{name}` ({location})")
+                }
+                switchboard_core::ToolOrigin::Runtime { source } => {
+                    format!("the tool `{name}` of {source}")
+                }
+            };
+            return Err(StartError::NameTaken {
+                id: server.id.clone(),
+                remote: tool.name.to_string(),
+                name: name.clone(),
+                taken_by,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Starts `server` and lists its tools.
+async fn connect_and_list(
+    server: &ServerConfig,
+) -> Result<(Connection, Vec<rmcp::model::Tool>), StartError> {
+    let connection = connect(server).await?;
+    match connection.peer().list_all_tools().await {
+        Ok(tools) => Ok((connection, tools)),
+        Err(error) => {
+            connection.close(&server.id).await;
+            Err(StartError::ListTools {
+                id: server.id.clone(),
+                reason: error.to_string(),
+            })
+        }
+    }
+}
+
+/// Takes the tools out of the registry (every run-time tool in a mounted server's domain:
+/// the tools may have changed since they were first registered), then stops every server
+/// actor (which ends its server).
+async fn close_all(state: &mut State, config: &MountsConfig) {
+    state.closed = true;
+    if let Some(registry) = state.registry.take() {
+        let names: Vec<String> = registry
+            .list()
+            .iter()
+            .filter(|tool| {
+                matches!(tool.origin, switchboard_core::ToolOrigin::Runtime { .. })
+                    && config.servers.iter().any(|server| server.id == tool.domain)
+            })
+            .map(|tool| tool.name.to_string())
+            .collect();
+        if let Err(error) = registry.unregister(names).await {
+            tracing::warn!(%error, "mounted tools not unregistered");
+        }
+    }
+    if let Some(supervisor) = state.supervisor.take() {
+        let _ = ractor::call!(supervisor, SupervisorMsg::StopAll);
+        supervisor.stop(None);
+    }
+}
+
+/// What the supervisor is told.
+pub(crate) enum SupervisorMsg {
+    /// Spawn a server actor for a started server.
+    Adopt(Box<ServerArgs>, RpcReplyPort<Result<(), String>>),
+    /// Every server's status, sorted by id.
+    Status(RpcReplyPort<Vec<MountStatus>>),
+    /// Stop every server actor, and answer once they have stopped.
+    StopAll(RpcReplyPort<()>),
+}
+
+/// What the supervisor keeps of a server actor, to restart it if it fails.
+struct Supervised {
+    actor: ActorRef<ServerMsg>,
+    server: ServerConfig,
+    health: watch::Sender<Health>,
+    policy: RestartPolicy,
+    registry: ToolRegistry,
+}
+
+/// The supervisor of the server actors.
+struct Supervisor;
+
+impl Actor for Supervisor {
+    type Msg = SupervisorMsg;
+    type State = BTreeMap<String, Supervised>;
+    type Arguments = ();
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<SupervisorMsg>,
+        (): (),
+    ) -> Result<Self::State, ActorProcessingErr> {
+        Ok(BTreeMap::new())
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<SupervisorMsg>,
+        message: SupervisorMsg,
+        supervised: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            SupervisorMsg::Adopt(args, reply) => {
+                let server = args.server.clone();
+                let health = args.health.clone();
+                let policy = args.policy;
+                let registry = args.registry.clone();
+                let spawned = Actor::spawn_linked(None, ServerActor, *args, myself.get_cell())
+                    .await
+                    .map(|(actor, _)| actor)
+                    .map_err(|error| error.to_string());
+                let answer = match spawned {
+                    Ok(actor) => {
+                        supervised.insert(
+                            server.id.clone(),
+                            Supervised {
+                                actor,
+                                server,
+                                health,
+                                policy,
+                                registry,
+                            },
+                        );
+                        Ok(())
+                    }
+                    Err(error) => Err(error),
+                };
+                let _ = reply.send(answer);
+            }
+            SupervisorMsg::Status(reply) => {
+                let mut statuses = Vec::with_capacity(supervised.len());
+                for entry in supervised.values() {
+                    if let Ok(status) = ractor::call!(entry.actor, ServerMsg::Status) {
+                        statuses.push(status);
+                    }
+                }
+                let _ = reply.send(statuses);
+            }
+            SupervisorMsg::StopAll(reply) => {
+                for (_, entry) in std::mem::take(supervised) {
+                    entry.actor.unlink(myself.get_cell());
+                    let _ = entry.actor.stop_and_wait(None, None).await;
+                }
+                let _ = reply.send(());
+            }
+        }
+        Ok(())
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        myself: ActorRef<SupervisorMsg>,
+        event: SupervisionEvent,
+        supervised: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        if let SupervisionEvent::ActorFailed(failed, error) = event {
+            let id = supervised
+                .iter()
+                .find(|(_, entry)| entry.actor.get_id() == failed.get_id())
+                .map(|(id, _)| id.clone());
+            if let Some(entry) = id.and_then(|id| supervised.get_mut(&id)) {
+                tracing::error!(server = %entry.server.id, %error, "a mounted server's actor failed; starting a new one");
+                // The tools it had stay registered; the new actor's first connection lists
+                // them again and brings the registry in line.
+                let registered = entry
+                    .registry
+                    .list()
+                    .into_iter()
+                    .filter(|tool| tool.domain == entry.server.id)
+                    .map(|tool| (tool.name.to_string(), (*tool).clone()))
+                    .collect();
+                let args = ServerArgs {
+                    server: entry.server.clone(),
+                    first: None,
+                    health: entry.health.clone(),
+                    policy: entry.policy,
+                    registry: entry.registry.clone(),
+                    registered,
+                };
+                match Actor::spawn_linked(None, ServerActor, args, myself.get_cell())
+                    .await
+                    .map(|(actor, _)| actor)
+                {
+                    Ok(actor) => entry.actor = actor,
+                    Err(error) => {
+                        tracing::error!(server = %entry.server.id, %error, "a mounted server's actor could not be started again");
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
