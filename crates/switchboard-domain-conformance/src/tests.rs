@@ -135,8 +135,8 @@ fn every_tool_is_a_read_tool_of_the_domain_and_content_tools_declare_no_output_s
         assert_eq!(tool.permission, PERMISSION, "{}", tool.name);
         let mcp = tool.mcp();
         // The two tools that answer JSON rather than content blocks.
-        let json_tool = [JsonSchemaFeatures::SPEC.name, TemplateData::SPEC.name]
-            .contains(&tool.name.as_ref());
+        let json_tool =
+            [JsonSchemaFeatures::SPEC.name, TemplateData::SPEC.name].contains(&tool.name.as_ref());
         assert_eq!(tool.returns_content(), !json_tool, "{}", tool.name);
         assert_eq!(mcp.get("outputSchema").is_some(), json_tool, "{mcp}");
     }
