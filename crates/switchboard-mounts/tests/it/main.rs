@@ -2,6 +2,7 @@
 //! from npm, run with the machine's Node. `cargo xtask test` installs it under
 //! `target/mcp-servers` (see [`servers`]); also npm's filesystem server and PyPI's time server.
 
+mod http;
 mod public;
 mod restart;
 mod servers;
