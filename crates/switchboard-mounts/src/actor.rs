@@ -33,6 +33,7 @@ use crate::{
     connection::{Connection, Live, connect},
     health::Health,
     mounts::MountStatus,
+    progress::ProgressRoutes,
     tool::{MountedTool, descriptor},
 };
 
@@ -107,6 +108,8 @@ pub(crate) struct ServerArgs {
     /// The registry its tools are in, and what is registered there now, by name.
     pub(crate) registry: ToolRegistry,
     pub(crate) registered: BTreeMap<String, ToolDescriptor>,
+    /// Where its tools' calls want their progress, across restarts.
+    pub(crate) progress: ProgressRoutes,
 }
 
 pub(crate) struct ServerState {
@@ -123,6 +126,7 @@ pub(crate) struct ServerState {
     last_error: Option<String>,
     registry: ToolRegistry,
     registered: BTreeMap<String, ToolDescriptor>,
+    progress: ProgressRoutes,
 }
 
 pub(crate) struct ServerActor;
@@ -150,6 +154,7 @@ impl Actor for ServerActor {
             last_error: None,
             registry: args.registry,
             registered: args.registered,
+            progress: args.progress,
         };
         match args.first {
             Some(connection) => state.serve(&myself, connection),
@@ -280,7 +285,7 @@ impl ServerState {
         if self.live.is_some() {
             return;
         }
-        match connect(&self.server).await {
+        match connect(&self.server, self.progress.clone()).await {
             Ok(connection) => {
                 self.restarts += 1;
                 self.attempt = 0;
@@ -354,6 +359,7 @@ impl ServerState {
                     tool,
                     described,
                     reader.clone(),
+                    self.progress.clone(),
                 )),
             })
             .collect();

@@ -29,6 +29,7 @@ use crate::{
     child,
     config::{ServerConfig, Transport},
     error::StartError,
+    progress::ProgressRoutes,
 };
 
 /// How many of the child's last stderr lines a failed start reports.
@@ -70,13 +71,38 @@ pub(crate) struct Connection {
     pub(crate) tools_changed: mpsc::UnboundedReceiver<()>,
 }
 
-/// What the client side hears from a mounted server: `notifications/tools/list_changed`.
+/// What the client side hears from a mounted server: `notifications/tools/list_changed`, and
+/// progress for the calls that asked for it.
 #[derive(Debug, Clone)]
 pub(crate) struct Listener {
     tools_changed: mpsc::UnboundedSender<()>,
+    progress: ProgressRoutes,
+}
+
+impl Listener {
+    /// A listener delivering progress to `progress`, and where it says that tools changed.
+    #[cfg(test)]
+    pub(crate) fn for_tests(progress: ProgressRoutes) -> (Self, mpsc::UnboundedReceiver<()>) {
+        let (tools_changed, changes) = mpsc::unbounded_channel();
+        (
+            Self {
+                tools_changed,
+                progress,
+            },
+            changes,
+        )
+    }
 }
 
 impl rmcp::ClientHandler for Listener {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.progress.deliver(&params);
+    }
+
     async fn on_tool_list_changed(&self, _context: rmcp::service::NotificationContext<RoleClient>) {
         let _ = self.tools_changed.send(());
     }
@@ -181,10 +207,16 @@ impl Live {
 }
 
 /// Starts (or reaches) `server` and completes the MCP handshake within its start timeout.
-pub(crate) async fn connect(server: &ServerConfig) -> Result<Connection, StartError> {
+pub(crate) async fn connect(
+    server: &ServerConfig,
+    progress: ProgressRoutes,
+) -> Result<Connection, StartError> {
     let tail = StderrTail::default();
     let (tools_changed, changes) = mpsc::unbounded_channel();
-    let listener = Listener { tools_changed };
+    let listener = Listener {
+        tools_changed,
+        progress,
+    };
     let (handshake, pid) = match &server.transport {
         Transport::Stdio {
             command,

@@ -13,6 +13,7 @@ mod connection;
 mod error;
 mod health;
 mod mounts;
+mod progress;
 mod tool;
 
 pub use actor::RestartPolicy;

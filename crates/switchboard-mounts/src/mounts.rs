@@ -26,6 +26,7 @@ use crate::{
     connection::{Connection, connect},
     error::{MountError, StartError},
     health::Health,
+    progress::ProgressRoutes,
     tool::{MountedTool, descriptor},
 };
 
@@ -125,19 +126,23 @@ impl Mounts {
                 supervisor
             }
         };
-        let connected = join_all(
-            self.config
-                .servers
-                .iter()
-                .map(|server| async move { (server, connect_and_list(server).await) }),
-        )
+        let connected = join_all(self.config.servers.iter().map(|server| async move {
+            let progress = ProgressRoutes::default();
+            let listed = connect_and_list(server, progress.clone()).await;
+            (server, progress, listed)
+        }))
         .await;
         let mut failed = Vec::new();
-        for (server, outcome) in connected {
+        for (server, progress, outcome) in connected {
             let started = match outcome {
                 Ok((connection, tools)) => {
-                    self.adopt(&supervisor, registry, &mut state, server, connection, tools)
-                        .await
+                    let started = Started {
+                        server,
+                        connection,
+                        tools,
+                        progress,
+                    };
+                    self.adopt(&supervisor, registry, &mut state, started).await
                 }
                 Err(error) => Err(error),
             };
@@ -159,10 +164,14 @@ impl Mounts {
         supervisor: &ActorRef<SupervisorMsg>,
         registry: &ToolRegistry,
         state: &mut State,
-        server: &ServerConfig,
-        connection: Connection,
-        tools: Vec<rmcp::model::Tool>,
+        started: Started<'_>,
     ) -> Result<(), StartError> {
+        let Started {
+            server,
+            connection,
+            tools,
+            progress,
+        } = started;
         let (health, reader) = watch::channel(Health::Restarting {
             reason: "starting".to_owned(),
         });
@@ -170,7 +179,8 @@ impl Mounts {
             .iter()
             .map(|tool| {
                 let descriptor = descriptor(server, tool);
-                let body = MountedTool::new(server, tool, &descriptor, reader.clone());
+                let body =
+                    MountedTool::new(server, tool, &descriptor, reader.clone(), progress.clone());
                 RuntimeToolSpec {
                     descriptor,
                     tool: std::sync::Arc::new(body),
@@ -200,6 +210,7 @@ impl Mounts {
             policy: server.restart,
             registry: registry.clone(),
             registered,
+            progress,
         };
         let adopted = ractor::call!(supervisor, |reply| SupervisorMsg::Adopt(
             Box::new(args),
@@ -288,11 +299,20 @@ fn check_names(
     Ok(())
 }
 
+/// A server that started, with its tools and its progress routes.
+struct Started<'a> {
+    server: &'a ServerConfig,
+    connection: Connection,
+    tools: Vec<rmcp::model::Tool>,
+    progress: ProgressRoutes,
+}
+
 /// Starts `server` and lists its tools.
 async fn connect_and_list(
     server: &ServerConfig,
+    progress: ProgressRoutes,
 ) -> Result<(Connection, Vec<rmcp::model::Tool>), StartError> {
-    let connection = connect(server).await?;
+    let connection = connect(server, progress).await?;
     match connection.peer().list_all_tools().await {
         Ok(tools) => Ok((connection, tools)),
         Err(error) => {
@@ -347,6 +367,7 @@ struct Supervised {
     health: watch::Sender<Health>,
     policy: RestartPolicy,
     registry: ToolRegistry,
+    progress: ProgressRoutes,
 }
 
 /// The supervisor of the server actors.
@@ -377,6 +398,7 @@ impl Actor for Supervisor {
                 let health = args.health.clone();
                 let policy = args.policy;
                 let registry = args.registry.clone();
+                let progress = args.progress.clone();
                 let spawned = Actor::spawn_linked(None, ServerActor, *args, myself.get_cell())
                     .await
                     .map(|(actor, _)| actor)
@@ -391,6 +413,7 @@ impl Actor for Supervisor {
                                 health,
                                 policy,
                                 registry,
+                                progress,
                             },
                         );
                         Ok(())
@@ -448,6 +471,7 @@ impl Actor for Supervisor {
                     policy: entry.policy,
                     registry: entry.registry.clone(),
                     registered,
+                    progress: entry.progress.clone(),
                 };
                 match Actor::spawn_linked(None, ServerActor, args, myself.get_cell())
                     .await

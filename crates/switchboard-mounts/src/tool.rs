@@ -10,6 +10,10 @@
 //! make a tool *stricter*: `destructiveHint` makes it restricted, and without a configured
 //! category `readOnlyHint` makes it read and anything else execute.
 //!
+//! **Progress and cancellation.** A call whose caller wants progress routes the server's
+//! `notifications/progress` for it to the caller ([`crate::progress`]); a call dropped before
+//! its answer sends the server `notifications/cancelled`.
+//!
 //! **Results.** A tool that declares an `outputSchema` answers its `structuredContent`, checked
 //! against that schema by the caller's transport as for native tools. Any other tool answers
 //! its content blocks as [`ToolContent`], so MCP clients get them as they were. `isError`
@@ -18,13 +22,17 @@
 use std::{borrow::Cow, sync::Arc, time::Duration};
 
 use rmcp::{
-    ServiceError,
-    model::{CallToolRequestParams, CallToolResult, Tool},
+    RoleClient, ServiceError,
+    model::{
+        CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+        CancelledNotificationParam, ClientRequest, RequestId, ServerResult, Tool,
+    },
+    service::{Peer, PeerRequestOptions},
 };
 use serde_json::Value;
 use switchboard_core::{
-    BoxFuture, Category, ToolContent, ToolContext, ToolDescriptor, ToolError, ToolOrigin,
-    schema::schema_of,
+    BoxFuture, Category, ProgressNotifier, ToolContent, ToolContext, ToolDescriptor, ToolError,
+    ToolOrigin, schema::schema_of,
 };
 use switchboard_registry::RuntimeTool;
 use tokio::sync::watch;
@@ -32,6 +40,7 @@ use tokio::sync::watch;
 use crate::{
     config::ServerConfig,
     health::{Health, Unavailable, connection_after},
+    progress::ProgressRoutes,
 };
 
 /// The code of the error a mounted tool answers with `isError`.
@@ -124,6 +133,8 @@ pub(crate) struct MountedTool {
     structured: bool,
     /// Whether the tool only reads (may be sent again when its outcome is unknown).
     read_only: bool,
+    /// Where calls route their progress.
+    progress: ProgressRoutes,
 }
 
 impl MountedTool {
@@ -133,6 +144,7 @@ impl MountedTool {
         tool: &Tool,
         descriptor: &ToolDescriptor,
         health: watch::Receiver<Health>,
+        progress: ProgressRoutes,
     ) -> Self {
         Self {
             server: server.id.clone(),
@@ -141,6 +153,7 @@ impl MountedTool {
             call_timeout: server.call_timeout,
             structured: tool.output_schema.is_some(),
             read_only: descriptor.category == Category::Read,
+            progress,
         }
     }
 
@@ -187,7 +200,11 @@ impl RuntimeTool for MountedTool {
                     })?;
                 let request = CallToolRequestParams::new(self.remote_name.clone())
                     .with_arguments(arguments.clone());
-                let answer = tokio::time::timeout_at(deadline, peer.call_tool(request)).await;
+                let notifier = ctx
+                    .reports_progress()
+                    .then(|| ctx.caller().progress.clone());
+                let call = call_once(&peer, request, &self.progress, notifier);
+                let answer = tokio::time::timeout_at(deadline, call).await;
                 match answer {
                     Ok(Ok(result)) => {
                         return output_of(&self.server, &self.remote_name, result, self.structured);
@@ -226,6 +243,59 @@ impl RuntimeTool for MountedTool {
                 }
             }
         })
+    }
+}
+
+/// Sends one `tools/call` on `peer` and waits for its answer, with its progress routed to
+/// `notifier`. Dropped before the answer (the caller cancelled, or the call timed out), it
+/// tells the server with `notifications/cancelled`, so the server can stop too.
+async fn call_once(
+    peer: &Peer<RoleClient>,
+    request: CallToolRequestParams,
+    routes: &ProgressRoutes,
+    notifier: Option<ProgressNotifier>,
+) -> Result<CallToolResult, ServiceError> {
+    let handle = peer
+        .send_request_with_option(
+            ClientRequest::CallToolRequest(CallToolRequest::new(request)),
+            PeerRequestOptions::no_options(),
+        )
+        .await?;
+    let _route = notifier.map(|notifier| routes.route(handle.progress_token.clone(), notifier));
+    let mut abandoned = Abandoned {
+        peer: peer.clone(),
+        id: Some(handle.id.clone()),
+    };
+    let answer = handle.await_response().await;
+    abandoned.id = None;
+    match answer? {
+        ServerResult::CallToolResult(result) => Ok(result),
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
+/// A request whose answer is no longer awaited: dropped while armed, it sends the server
+/// `notifications/cancelled` for it.
+struct Abandoned {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        runtime.spawn(async move {
+            let reason = "the caller no longer waits for the answer".to_owned();
+            let cancelled =
+                CancelledNotification::new(CancelledNotificationParam::new(Some(id), Some(reason)));
+            let _ = peer.send_notification(cancelled.into()).await;
+        });
     }
 }
 

@@ -137,3 +137,133 @@ fn a_structured_tool_answers_its_structured_content() {
         error.message()
     );
 }
+
+/// An in-memory MCP server with one tool, `work`: it reports progress 1 and 2 of 2 on the
+/// request's token, then waits until it is cancelled (noting that it was) or answers after
+/// `answer_after`.
+mod in_memory {
+    use std::sync::Arc;
+
+    use rmcp::{
+        ErrorData, RoleServer, ServerHandler, ServiceExt as _,
+        model::{CallToolResponse, ProgressNotificationParam, ServerCapabilities, ServerConfig},
+        service::RequestContext,
+    };
+    use tokio::sync::Notify;
+
+    use super::*;
+
+    #[derive(Clone)]
+    pub(super) struct Worker {
+        pub(super) cancelled: Arc<Notify>,
+        pub(super) answer_after: Duration,
+    }
+
+    impl ServerHandler for Worker {
+        fn get_info(&self) -> ServerConfig {
+            ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        }
+
+        async fn call_tool(
+            &self,
+            _request: CallToolRequestParams,
+            context: RequestContext<RoleServer>,
+        ) -> Result<CallToolResponse, ErrorData> {
+            if let Some(token) = context.meta.get_progress_token() {
+                for done in [1.0, 2.0] {
+                    let report =
+                        ProgressNotificationParam::new(token.clone(), done).with_total(2.0);
+                    let _ = context.peer.notify_progress(report).await;
+                }
+            }
+            tokio::select! {
+                () = context.ct.cancelled() => {
+                    self.cancelled.notify_one();
+                    Err(ErrorData::internal_error("cancelled", None))
+                }
+                () = tokio::time::sleep(self.answer_after) => {
+                    Ok(CallToolResult::success(vec![ContentBlock::text("done")]).into())
+                }
+            }
+        }
+    }
+
+    /// A client peer connected to `worker`, and the routes its listener delivers to.
+    pub(super) async fn connect(
+        worker: Worker,
+    ) -> (
+        rmcp::service::RunningService<rmcp::RoleClient, crate::connection::Listener>,
+        ProgressRoutes,
+    ) {
+        let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+        tokio::spawn(async move {
+            if let Ok(server) = worker.serve(server_io).await {
+                let _ = server.waiting().await;
+            }
+        });
+        let routes = ProgressRoutes::default();
+        let (listener, _changes) = crate::connection::Listener::for_tests(routes.clone());
+        let client = listener
+            .serve(client_io)
+            .await
+            .expect("the client connects");
+        (client, routes)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_of_a_call_reaches_its_caller() {
+    let worker = in_memory::Worker {
+        cancelled: std::sync::Arc::default(),
+        answer_after: Duration::from_millis(200),
+    };
+    let (client, routes) = in_memory::connect(worker).await;
+    let reports = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = std::sync::Arc::clone(&reports);
+    let notifier = ProgressNotifier::new(move |report: switchboard_core::Progress<'_>| {
+        seen.lock()
+            .expect("not poisoned")
+            .push((report.done, report.total));
+    });
+    let answer = call_once(
+        client.peer(),
+        CallToolRequestParams::new("work"),
+        &routes,
+        Some(notifier),
+    )
+    .await
+    .expect("an answer");
+    assert_ne!(answer.is_error, Some(true), "{answer:?}");
+    assert_eq!(
+        answer.content[0].as_text().map(|text| text.text.as_str()),
+        Some("done")
+    );
+    // Notifications and the answer travel on one stream, in order: both reports came first.
+    assert_eq!(
+        *reports.lock().expect("not poisoned"),
+        [(1.0, Some(2.0)), (2.0, Some(2.0))]
+    );
+    let _ = client.cancel().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_dropped_before_its_answer_is_cancelled_at_the_server() {
+    let cancelled = std::sync::Arc::new(tokio::sync::Notify::new());
+    let worker = in_memory::Worker {
+        cancelled: std::sync::Arc::clone(&cancelled),
+        answer_after: Duration::from_secs(60),
+    };
+    let (client, routes) = in_memory::connect(worker).await;
+    let peer = client.peer().clone();
+    let call = tokio::spawn(async move {
+        call_once(&peer, CallToolRequestParams::new("work"), &routes, None).await
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    call.abort();
+    let told = tokio::time::timeout(Duration::from_secs(10), cancelled.notified()).await;
+    assert!(
+        told.is_ok(),
+        "the server was not told the call was cancelled"
+    );
+    let _ = client.cancel().await;
+}

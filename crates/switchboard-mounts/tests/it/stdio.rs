@@ -239,3 +239,32 @@ async fn a_tool_name_already_taken_is_refused_naming_both() {
     mounts.close().await;
     registry.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_tools_progress_reaches_the_caller_of_the_registry() {
+    let registry = registry().await;
+    let mounts = Mounts::new(config(&everything()));
+    mounts
+        .start(&registry, Strictness::Strict)
+        .await
+        .expect("server-everything starts");
+    let reports = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = std::sync::Arc::clone(&reports);
+    let mut context = admin();
+    context.progress =
+        switchboard_core::ProgressNotifier::new(move |report: switchboard_core::Progress<'_>| {
+            seen.lock().expect("not poisoned").push(report.done);
+        });
+    registry
+        .invoke(
+            "everything_trigger-long-running-operation",
+            json!({"duration": 1, "steps": 4}),
+            &context,
+        )
+        .await
+        .expect("the operation completes");
+    let reports = reports.lock().expect("not poisoned").clone();
+    assert_eq!(reports, [1.0, 2.0, 3.0, 4.0], "one report per step");
+    mounts.close().await;
+    registry.shutdown().await;
+}
