@@ -82,6 +82,22 @@ pub(crate) async fn eventually(what: &str, condition: impl Fn() -> bool) {
     .await;
 }
 
+/// The URI templates `resources/templates/list` gives `client`, in order.
+pub(crate) async fn template_uris<H: ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+) -> Vec<String> {
+    bounded(
+        "resources/templates/list",
+        client.list_resource_templates(None),
+    )
+    .await
+    .expect("resources/templates/list")
+    .resource_templates
+    .into_iter()
+    .map(|template| template.uri_template)
+    .collect()
+}
+
 /// Closes the client and waits for the server to end.
 pub(crate) async fn close<H: ClientHandler>(client: RunningService<RoleClient, H>, server: Server) {
     bounded("closing the client", client.cancel())

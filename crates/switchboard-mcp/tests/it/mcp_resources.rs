@@ -94,18 +94,10 @@ async fn tool_resources_are_listed_and_read_through_their_tools() {
             "test://watched-resource"
         ]
     );
-    let templates = bounded(
-        "resources/templates/list",
-        client.list_resource_templates(None),
-    )
-    .await
-    .expect("resources/templates/list");
-    let templates: Vec<&str> = templates
-        .resource_templates
-        .iter()
-        .map(|template| template.uri_template.as_str())
-        .collect();
-    assert_eq!(templates, ["test://template/{id}/data"]);
+    assert_eq!(
+        crate::common::template_uris(&client).await,
+        ["test://template/{id}/data"]
+    );
 
     assert_eq!(
         json_of(&read(&client, "test://static-text").await.expect("read")),
@@ -310,11 +302,5 @@ async fn on_2026_07_28_a_listen_subscription_carries_resource_updates() {
     bounded("resources/list", client.list_resources(None))
         .await
         .expect("lists");
-    bounded("closing the client", client.cancel())
-        .await
-        .expect("closes");
-    bounded("the server ending", server.waiting())
-        .await
-        .expect("ends");
-    registry.shutdown().await;
+    crate::common::disconnect(client, server, registry).await;
 }
