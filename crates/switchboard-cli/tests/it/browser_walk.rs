@@ -246,10 +246,14 @@ async fn a_person_approves_in_a_browser_what_an_agent_proposed_over_mcp() {
         .click()
         .await
         .expect("signed in");
+    // A click returns before the page it leads to has loaded: wait for that page.
+    let page = page_showing(&browser, "waiting for a decision").await;
     let url = browser.current_url().await.expect("a URL");
-    assert_eq!(url.path(), proposal_url, "back on the proposal's page");
-    let page = browser.source().await.expect("the page");
-    assert!(page.contains("waiting for a decision"), "{page}");
+    assert_eq!(
+        url.path(),
+        proposal_url,
+        "back on the proposal's page: {page}"
+    );
     browser
         .find(Locator::Css(
             "form.action:has(input[value='approve']) button[type=submit]",
@@ -259,8 +263,7 @@ async fn a_person_approves_in_a_browser_what_an_agent_proposed_over_mcp() {
         .click()
         .await
         .expect("approved");
-    let page = browser.source().await.expect("the page after approving");
-    assert!(page.contains("approved by"), "{page}");
+    page_showing(&browser, "approved by").await;
     let screenshot = browser.screenshot().await.expect("a screenshot");
     let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("approval-page.png");
     std::fs::write(&path, screenshot).expect("the screenshot is saved");
@@ -277,4 +280,25 @@ async fn a_person_approves_in_a_browser_what_an_agent_proposed_over_mcp() {
     );
     let _ = agent.cancel().await;
     let _ = sam.cancel().await;
+}
+
+/// The browser's page once it shows `text`: a click returns before the page it leads to has
+/// loaded, so the page is read again until it does (within `common::LIMIT`).
+async fn page_showing(browser: &fantoccini::Client, text: &str) -> String {
+    let mut last = String::new();
+    let shown = tokio::time::timeout(crate::common::LIMIT, async {
+        loop {
+            last = browser.source().await.expect("the page");
+            if last.contains(text) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    assert!(
+        shown.is_ok(),
+        "the page never showed {text:?}; it last was:\n{last}"
+    );
+    last
 }
