@@ -120,6 +120,7 @@ fn counter(name: &str, category: Category, runs: &Arc<AtomicU64>) -> RuntimeTool
             },
         },
         tool: Arc::new(Counter(Arc::clone(runs))),
+        exposure: switchboard::Exposure::Listed,
     }
 }
 

@@ -113,6 +113,7 @@ mod tests {
                 },
             },
             tool: Arc::new(Nothing),
+            exposure: switchboard_registry::Exposure::Listed,
         }
     }
 

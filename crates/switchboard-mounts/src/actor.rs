@@ -361,6 +361,7 @@ impl ServerState {
                     reader.clone(),
                     self.progress.clone(),
                 )),
+                exposure: switchboard_registry::Exposure::Listed,
             })
             .collect();
         match self.registry.register(specs).await {

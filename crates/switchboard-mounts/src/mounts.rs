@@ -184,6 +184,7 @@ impl Mounts {
                 RuntimeToolSpec {
                     descriptor,
                     tool: std::sync::Arc::new(body),
+                    exposure: switchboard_registry::Exposure::Listed,
                 }
             })
             .collect();

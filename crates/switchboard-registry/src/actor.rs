@@ -112,13 +112,15 @@ impl RegistryActor {
                     domain
                 }
             };
-            tools.push(Arc::new(RegisteredTool::new(
+            let mut tool = RegisteredTool::new(
                 spec.descriptor,
                 Handler::Runtime(spec.tool),
                 domain,
                 &shared.permissions,
                 shared.config.default_timeout,
-            )?));
+            )?;
+            tool.exposure = spec.exposure;
+            tools.push(Arc::new(tool));
         }
         let table = ToolTable::build(tools)?;
         for domain in new_domains {

@@ -23,7 +23,7 @@ pub use config::{AgentMutations, RegistryConfig};
 pub use domain::{DomainMsg, DomainStatus};
 pub use error::RegistryError;
 pub use permissions::{DEFAULT_PERMISSIONS_TOML, PermissionMatrix, PermissionsError};
-pub use registry::{RegistryBuilder, RuntimeToolSpec, ToolRegistry, ToolsChanged};
+pub use registry::{Exposure, RegistryBuilder, RuntimeToolSpec, ToolRegistry, ToolsChanged};
 pub use switchboard_approvals::{
     IdempotencyStore, MemoryIdempotencyStore, MemoryProposalStore, Proposal, ProposalStatus,
     ProposalStore, Proposer,

@@ -95,12 +95,30 @@ pub struct RuntimeToolSpec {
     pub descriptor: ToolDescriptor,
     /// Its body.
     pub tool: Arc<dyn RuntimeTool>,
+    /// Whether it appears in the lists callers see.
+    pub exposure: Exposure,
+}
+
+/// Whether a tool appears in the lists callers see ([`ToolRegistry::list_permitted`], MCP's
+/// `tools/list`).
+///
+/// An unlisted tool is still found by name and called through every gate; it is for tools a
+/// caller reaches another way (a mounted server's tools that are searched for, not listed, or
+/// a tool withheld until a person accepts it, which answers every call with why).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Exposure {
+    /// Listed to every caller permitted to call it.
+    #[default]
+    Listed,
+    /// Found by name only.
+    Unlisted,
 }
 
 impl std::fmt::Debug for RuntimeToolSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RuntimeToolSpec")
             .field("descriptor", &self.descriptor)
+            .field("exposure", &self.exposure)
             .finish_non_exhaustive()
     }
 }
@@ -394,9 +412,15 @@ impl ToolRegistry {
         self.filtered(|tool| &*tool.domain.name == domain)
     }
 
-    /// The tools a caller holding `roles` may call, sorted by name.
+    /// The listed tools a caller holding `roles` may call, sorted by name (unlisted tools are
+    /// left out: see [`Exposure`]).
     pub fn list_permitted(&self, roles: &[switchboard_core::Role]) -> Vec<Arc<ToolDescriptor>> {
-        self.filtered(|tool| tool.granted_to(roles))
+        self.filtered(|tool| tool.exposure == Exposure::Listed && tool.granted_to(roles))
+    }
+
+    /// Whether a tool is listed; `None` if there is no tool by that name.
+    pub fn exposure(&self, name: &str) -> Option<Exposure> {
+        self.shared.table.load().get(name).map(|tool| tool.exposure)
     }
 
     /// The directory that says who owns each thread (see [`RegistryBuilder::threads`]).

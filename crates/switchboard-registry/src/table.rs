@@ -17,7 +17,9 @@ use switchboard_core::{
     ToolPolicyEntry,
 };
 
-use crate::{domain::DomainRuntime, error::RegistryError, permissions::PermissionMatrix};
+use crate::{
+    domain::DomainRuntime, error::RegistryError, permissions::PermissionMatrix, registry::Exposure,
+};
 
 /// A tool registered at run time, whose schema is only known then (a tool of a remote MCP
 /// server, say). It gets the same validation, categories, permissions and audit as a linked
@@ -49,6 +51,8 @@ pub(crate) struct RegisteredTool {
     pub(crate) timeout: Duration,
     /// The domain's declared policy (scope ids, gate); linked tools only.
     pub(crate) policy: Option<&'static ToolPolicyEntry>,
+    /// Whether it is listed; linked tools always are.
+    pub(crate) exposure: Exposure,
 }
 
 impl RegisteredTool {
@@ -96,6 +100,7 @@ impl RegisteredTool {
             validator,
             domain,
             policy: None,
+            exposure: Exposure::Listed,
         })
     }
 

@@ -23,7 +23,7 @@ pub use switchboard_orchestrator::{
     Answer, AskError, Orchestrator, ResumeDecision, Resumed, Route,
 };
 pub use switchboard_registry::{
-    AgentMutations, AgentScopes, Approved, DomainStatus, MemoryThreads, PermissionMatrix,
+    AgentMutations, AgentScopes, Approved, DomainStatus, Exposure, MemoryThreads, PermissionMatrix,
     PermissionsError, Proposal, ProposalStatus, RegistryBuilder, RegistryConfig, RegistryError,
     RuntimeTool, RuntimeToolSpec, ThreadDirectory, ToolRegistry,
 };

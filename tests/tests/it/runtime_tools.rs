@@ -82,6 +82,7 @@ fn doubler(name: &str, intents: &[&'static str]) -> RuntimeToolSpec {
     RuntimeToolSpec {
         descriptor: descriptor(name, double_schema(), intents),
         tool: Arc::new(Doubler),
+        exposure: switchboard::Exposure::Listed,
     }
 }
 
@@ -249,6 +250,7 @@ async fn a_schema_that_accepts_an_org_id_is_refused_at_registration() {
         .register(vec![RuntimeToolSpec {
             descriptor: descriptor(TOOL, schema, &[]),
             tool: Arc::new(Doubler),
+            exposure: switchboard::Exposure::Listed,
         }])
         .await
         .expect_err("an org id in the schema is refused");

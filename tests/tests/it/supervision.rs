@@ -89,6 +89,7 @@ fn spec(
             },
         },
         tool,
+        exposure: switchboard::Exposure::Listed,
     }
 }
 

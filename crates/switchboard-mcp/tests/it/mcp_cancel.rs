@@ -56,6 +56,7 @@ fn wait_forever(started: mpsc::UnboundedSender<()>) -> RuntimeToolSpec {
             },
         },
         tool: Arc::new(WaitForever { started }),
+        exposure: switchboard_registry::Exposure::Listed,
     }
 }
 

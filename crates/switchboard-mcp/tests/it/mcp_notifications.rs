@@ -339,6 +339,7 @@ fn runtime_tool(name: &'static str, permission: &'static str) -> RuntimeToolSpec
             },
         },
         tool: Arc::new(Nothing),
+        exposure: switchboard_registry::Exposure::Listed,
     }
 }
 

@@ -203,6 +203,7 @@ async fn a_tool_name_already_taken_is_refused_naming_both() {
         .register(vec![switchboard_registry::RuntimeToolSpec {
             descriptor,
             tool: std::sync::Arc::new(Squatter),
+            exposure: switchboard_registry::Exposure::Listed,
         }])
         .await
         .expect("the squatter registers");
