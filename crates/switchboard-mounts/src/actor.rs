@@ -16,14 +16,12 @@
 
 use std::{
     collections::{BTreeMap, VecDeque},
-    sync::Arc,
     time::Duration,
 };
 
 use jiff::Timestamp;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use rmcp::model::{ClientRequest, PingRequest};
-use switchboard_core::ToolDescriptor;
 use switchboard_registry::{RuntimeToolSpec, ToolRegistry};
 use tokio::{sync::watch, time::Instant};
 use tracing::Instrument as _;
@@ -31,10 +29,11 @@ use tracing::Instrument as _;
 use crate::{
     config::ServerConfig,
     connection::{Connection, Live, connect},
+    gate::{Gate, Listing, Refused},
     health::Health,
-    mounts::MountStatus,
+    mounts::{MountStatus, registered},
     progress::ProgressRoutes,
-    tool::{MountedTool, descriptor},
+    tool::{Registered, spec},
 };
 
 /// When and how often a mounted server is restarted.
@@ -107,9 +106,11 @@ pub(crate) struct ServerArgs {
     pub(crate) policy: RestartPolicy,
     /// The registry its tools are in, and what is registered there now, by name.
     pub(crate) registry: ToolRegistry,
-    pub(crate) registered: BTreeMap<String, ToolDescriptor>,
+    pub(crate) registered: BTreeMap<String, Registered>,
     /// Where its tools' calls want their progress, across restarts.
     pub(crate) progress: ProgressRoutes,
+    /// What decides which of its tools are exposed.
+    pub(crate) gate: Gate,
 }
 
 pub(crate) struct ServerState {
@@ -125,8 +126,9 @@ pub(crate) struct ServerState {
     restarts: u64,
     last_error: Option<String>,
     registry: ToolRegistry,
-    registered: BTreeMap<String, ToolDescriptor>,
+    registered: BTreeMap<String, Registered>,
     progress: ProgressRoutes,
+    gate: Gate,
 }
 
 pub(crate) struct ServerActor;
@@ -155,6 +157,7 @@ impl Actor for ServerActor {
             registry: args.registry,
             registered: args.registered,
             progress: args.progress,
+            gate: args.gate,
         };
         match args.first {
             Some(connection) => state.serve(&myself, connection),
@@ -303,40 +306,48 @@ impl ServerState {
         }
     }
 
-    /// Lists the server's tools again and brings the registry in line: new tools are
-    /// registered, gone ones unregistered (calling one then gives `tool_not_found`), and
-    /// changed ones replaced. The registry tells its watchers (MCP sessions send
+    /// Lists the server's tools again, passes them through the gate, and brings the registry
+    /// in line: new tools are registered, gone ones unregistered (calling one then gives
+    /// `tool_not_found`), and changed ones (in definition or admission) replaced. A server the
+    /// gate refuses loses all its tools. The registry tells its watchers (MCP sessions send
     /// `tools/list_changed`).
     async fn refresh_tools(&mut self) {
         let Some(live) = &self.live else {
             return;
         };
-        let listed = match live.peer().list_all_tools().await {
-            Ok(listed) => listed,
+        let listing = match Listing::of(&live.peer()).await {
+            Ok(listing) => listing,
             Err(error) => {
                 tracing::warn!(server = %self.server.id, %error, "the mounted server's tools could not be listed again");
                 return;
             }
         };
+        let admitted = match self.gate.admit(&self.server, &listing) {
+            Ok(admitted) => admitted,
+            Err(Refused { reason }) => {
+                tracing::error!(server = %self.server.id, %reason, "the mounted server's tools are withdrawn");
+                self.last_error = Some(reason);
+                Vec::new()
+            }
+        };
         let reader = self.health.subscribe();
-        let mut wanted: BTreeMap<String, (ToolDescriptor, rmcp::model::Tool)> = BTreeMap::new();
-        for tool in listed {
-            let described = descriptor(&self.server, &tool);
-            wanted.insert(described.name.to_string(), (described, tool));
-        }
+        let mut specs: BTreeMap<String, RuntimeToolSpec> = admitted
+            .iter()
+            .map(|(tool, admission)| {
+                let spec = spec(&self.server, tool, admission, &reader, &self.progress);
+                (spec.descriptor.name.to_string(), spec)
+            })
+            .collect();
+        let mut wanted = registered(&self.server, admitted);
         let stale: Vec<String> = self
             .registered
             .iter()
-            .filter(|(name, registered)| {
-                wanted
-                    .get(*name)
-                    .is_none_or(|(described, _)| described != *registered)
-            })
+            .filter(|(name, registered)| wanted.get(*name) != Some(*registered))
             .map(|(name, _)| name.clone())
             .collect();
         let fresh: Vec<String> = wanted
             .iter()
-            .filter(|(name, (described, _))| self.registered.get(*name) != Some(described))
+            .filter(|(name, wanted)| self.registered.get(*name) != Some(*wanted))
             .map(|(name, _)| name.clone())
             .collect();
         if stale.is_empty() && fresh.is_empty() {
@@ -349,26 +360,13 @@ impl ServerState {
         for name in &stale {
             self.registered.remove(name);
         }
-        let specs: Vec<RuntimeToolSpec> = fresh
-            .iter()
-            .filter_map(|name| wanted.get(name))
-            .map(|(described, tool)| RuntimeToolSpec {
-                descriptor: described.clone(),
-                tool: Arc::new(MountedTool::new(
-                    &self.server,
-                    tool,
-                    described,
-                    reader.clone(),
-                    self.progress.clone(),
-                )),
-                exposure: switchboard_registry::Exposure::Listed,
-            })
-            .collect();
-        match self.registry.register(specs).await {
+        let fresh_specs: Vec<RuntimeToolSpec> =
+            fresh.iter().filter_map(|name| specs.remove(name)).collect();
+        match self.registry.register(fresh_specs).await {
             Ok(()) => {
                 for name in fresh {
-                    if let Some((described, _)) = wanted.remove(&name) {
-                        self.registered.insert(name, described);
+                    if let Some(registered) = wanted.remove(&name) {
+                        self.registered.insert(name, registered);
                     }
                 }
                 tracing::info!(server = %self.server.id, tools = self.registered.len(), "the mounted server's tools changed");

@@ -107,6 +107,14 @@ pub enum StartError {
         /// Why.
         source: RegistryError,
     },
+    /// The gate refused all of its tools ([`crate::gate`]).
+    #[error("mounted server `{id}`: its tools are not exposed: {reason}")]
+    Refused {
+        /// The server.
+        id: String,
+        /// Why, and what a person can do about it.
+        reason: String,
+    },
 }
 
 impl StartError {
@@ -121,7 +129,8 @@ impl StartError {
             | StartError::Supervise { id, .. }
             | StartError::ToolName { id, .. }
             | StartError::NameTaken { id, .. }
-            | StartError::Register { id, .. } => id,
+            | StartError::Register { id, .. }
+            | StartError::Refused { id, .. } => id,
         }
     }
 }

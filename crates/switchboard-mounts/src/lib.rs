@@ -11,6 +11,7 @@ mod child;
 mod config;
 mod connection;
 mod error;
+mod gate;
 mod health;
 mod mounts;
 mod progress;
@@ -25,5 +26,5 @@ pub use error::{MountError, StartError};
 pub use mounts::{MountStatus, Mounts, Strictness};
 pub use tool::{
     MOUNTED_OUTCOME_UNKNOWN, MOUNTED_SERVER_UNAVAILABLE, MOUNTED_TOOL_ERROR, MOUNTED_TOOL_TIMEOUT,
-    mounted_name,
+    MOUNTED_TOOL_WITHHELD, mounted_name,
 };

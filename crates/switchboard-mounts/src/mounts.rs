@@ -25,9 +25,10 @@ use crate::{
     config::{MountsConfig, ServerConfig},
     connection::{Connection, connect},
     error::{MountError, StartError},
+    gate::{Admission, Gate, Listing, Refused},
     health::Health,
     progress::ProgressRoutes,
-    tool::{MountedTool, descriptor},
+    tool::{Registered, descriptor, spec},
 };
 
 /// Whether one server failing to start stops the others.
@@ -78,6 +79,7 @@ impl MountStatus {
 #[derive(Debug)]
 pub struct Mounts {
     config: MountsConfig,
+    gate: Gate,
     state: Mutex<State>,
 }
 
@@ -95,6 +97,7 @@ impl Mounts {
     pub fn new(config: MountsConfig) -> Self {
         Self {
             config,
+            gate: Gate::default(),
             state: Mutex::default(),
         }
     }
@@ -135,11 +138,11 @@ impl Mounts {
         let mut failed = Vec::new();
         for (server, progress, outcome) in connected {
             let started = match outcome {
-                Ok((connection, tools)) => {
+                Ok((connection, listing)) => {
                     let started = Started {
                         server,
                         connection,
-                        tools,
+                        listing,
                         progress,
                     };
                     self.adopt(&supervisor, registry, &mut state, started).await
@@ -169,30 +172,36 @@ impl Mounts {
         let Started {
             server,
             connection,
-            tools,
+            listing,
             progress,
         } = started;
         let (health, reader) = watch::channel(Health::Restarting {
             reason: "starting".to_owned(),
         });
-        let specs: Vec<RuntimeToolSpec> = tools
+        let admitted = match self.gate.admit(server, &listing) {
+            Ok(admitted) => admitted,
+            Err(Refused { reason }) => {
+                connection.close(&server.id).await;
+                return Err(StartError::Refused {
+                    id: server.id.clone(),
+                    reason,
+                });
+            }
+        };
+        let specs: Vec<RuntimeToolSpec> = admitted
             .iter()
-            .map(|tool| {
-                let descriptor = descriptor(server, tool);
-                let body =
-                    MountedTool::new(server, tool, &descriptor, reader.clone(), progress.clone());
-                RuntimeToolSpec {
-                    descriptor,
-                    tool: std::sync::Arc::new(body),
-                    exposure: switchboard_registry::Exposure::Listed,
-                }
-            })
+            .map(|(tool, admission)| spec(server, tool, admission, &reader, &progress))
             .collect();
         let names: Vec<String> = specs
             .iter()
             .map(|spec| spec.descriptor.name.to_string())
             .collect();
-        if let Err(error) = check_names(registry, server, &tools, &names) {
+        if let Err(error) = check_names(
+            registry,
+            server,
+            admitted.iter().map(|(tool, _)| tool),
+            &names,
+        ) {
             connection.close(&server.id).await;
             return Err(error);
         }
@@ -203,7 +212,7 @@ impl Mounts {
                 source,
             });
         }
-        let registered = specs_by_name(&tools, server);
+        let registered = registered(server, admitted);
         let args = ServerArgs {
             server: server.clone(),
             first: Some(connection),
@@ -212,6 +221,7 @@ impl Mounts {
             registry: registry.clone(),
             registered,
             progress,
+            gate: self.gate.clone(),
         };
         let adopted = ractor::call!(supervisor, |reply| SupervisorMsg::Adopt(
             Box::new(args),
@@ -247,28 +257,28 @@ impl Mounts {
     }
 }
 
-/// The descriptors of `server`'s `tools`, by registry name.
-fn specs_by_name(
-    tools: &[rmcp::model::Tool],
+/// What is registered of `server`'s `admitted` tools, by registry name.
+pub(crate) fn registered(
     server: &ServerConfig,
-) -> BTreeMap<String, switchboard_core::ToolDescriptor> {
-    tools
-        .iter()
-        .map(|tool| {
-            let described = descriptor(server, tool);
-            (described.name.to_string(), described)
+    admitted: Vec<(rmcp::model::Tool, Admission)>,
+) -> BTreeMap<String, Registered> {
+    admitted
+        .into_iter()
+        .map(|(tool, admission)| {
+            let described = descriptor(server, &tool);
+            (described.name.to_string(), (described, admission))
         })
         .collect()
 }
 
 /// Whether every name is a valid MCP tool name that no other tool has.
-fn check_names(
+fn check_names<'a>(
     registry: &ToolRegistry,
     server: &ServerConfig,
-    tools: &[rmcp::model::Tool],
+    tools: impl Iterator<Item = &'a rmcp::model::Tool>,
     names: &[String],
 ) -> Result<(), StartError> {
-    for (tool, name) in tools.iter().zip(names) {
+    for (tool, name) in tools.zip(names) {
         let valid = (1..=128).contains(&name.len())
             && name
                 .bytes()
@@ -300,11 +310,11 @@ fn check_names(
     Ok(())
 }
 
-/// A server that started, with its tools and its progress routes.
+/// A server that started, with what it offers and its progress routes.
 struct Started<'a> {
     server: &'a ServerConfig,
     connection: Connection,
-    tools: Vec<rmcp::model::Tool>,
+    listing: Listing,
     progress: ProgressRoutes,
 }
 
@@ -312,10 +322,10 @@ struct Started<'a> {
 async fn connect_and_list(
     server: &ServerConfig,
     progress: ProgressRoutes,
-) -> Result<(Connection, Vec<rmcp::model::Tool>), StartError> {
+) -> Result<(Connection, Listing), StartError> {
     let connection = connect(server, progress).await?;
-    match connection.peer().list_all_tools().await {
-        Ok(tools) => Ok((connection, tools)),
+    match Listing::of(&connection.peer()).await {
+        Ok(listing) => Ok((connection, listing)),
         Err(error) => {
             connection.close(&server.id).await;
             Err(StartError::ListTools {
@@ -369,6 +379,7 @@ struct Supervised {
     policy: RestartPolicy,
     registry: ToolRegistry,
     progress: ProgressRoutes,
+    gate: Gate,
 }
 
 /// The supervisor of the server actors.
@@ -400,6 +411,7 @@ impl Actor for Supervisor {
                 let policy = args.policy;
                 let registry = args.registry.clone();
                 let progress = args.progress.clone();
+                let gate = args.gate.clone();
                 let spawned = Actor::spawn_linked(None, ServerActor, *args, myself.get_cell())
                     .await
                     .map(|(actor, _)| actor)
@@ -415,6 +427,7 @@ impl Actor for Supervisor {
                                 policy,
                                 registry,
                                 progress,
+                                gate,
                             },
                         );
                         Ok(())
@@ -457,13 +470,13 @@ impl Actor for Supervisor {
             if let Some(entry) = id.and_then(|id| supervised.get_mut(&id)) {
                 tracing::error!(server = %entry.server.id, %error, "a mounted server's actor failed; starting a new one");
                 // The tools it had stay registered; the new actor's first connection lists
-                // them again and brings the registry in line.
+                // them again, admits them again, and brings the registry in line.
                 let registered = entry
                     .registry
                     .list()
                     .into_iter()
                     .filter(|tool| tool.domain == entry.server.id)
-                    .map(|tool| (tool.name.to_string(), (*tool).clone()))
+                    .map(|tool| (tool.name.to_string(), ((*tool).clone(), Admission::Exposed)))
                     .collect();
                 let args = ServerArgs {
                     server: entry.server.clone(),
@@ -473,6 +486,7 @@ impl Actor for Supervisor {
                     registry: entry.registry.clone(),
                     registered,
                     progress: entry.progress.clone(),
+                    gate: entry.gate.clone(),
                 };
                 match Actor::spawn_linked(None, ServerActor, args, myself.get_cell())
                     .await

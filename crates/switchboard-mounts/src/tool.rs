@@ -34,11 +34,12 @@ use switchboard_core::{
     BoxFuture, Category, ProgressNotifier, ToolContent, ToolContext, ToolDescriptor, ToolError,
     ToolOrigin, schema::schema_of,
 };
-use switchboard_registry::RuntimeTool;
+use switchboard_registry::{Exposure, RuntimeTool, RuntimeToolSpec};
 use tokio::sync::watch;
 
 use crate::{
     config::ServerConfig,
+    gate::Admission,
     health::{Health, Unavailable, connection_after},
     progress::ProgressRoutes,
 };
@@ -55,6 +56,9 @@ pub const MOUNTED_SERVER_UNAVAILABLE: &str = "mounted_server_unavailable";
 /// The code of the error of a call whose connection ended after it was sent, and that is not
 /// sent again: it may or may not have run.
 pub const MOUNTED_OUTCOME_UNKNOWN: &str = "mounted_outcome_unknown";
+
+/// The code of the error of a call of a tool the gate withholds ([`crate::gate`]).
+pub const MOUNTED_TOOL_WITHHELD: &str = "mounted_tool_withheld";
 
 /// The registry's name of `server`'s tool `tool`.
 pub fn mounted_name(server: &str, tool: &str) -> String {
@@ -106,6 +110,64 @@ pub(crate) fn descriptor(server: &ServerConfig, tool: &Tool) -> ToolDescriptor {
         origin: ToolOrigin::Runtime {
             source: format!("mounted MCP server `{}`", server.id),
         },
+    }
+}
+
+/// A tool as it is registered: its descriptor, and whether the gate exposed it.
+pub(crate) type Registered = (ToolDescriptor, Admission);
+
+/// The run-time tool of `server`'s `tool`, as `admission` says: an exposed tool calls the
+/// server through `health`, listed unless the server is lazy; a withheld one is unlisted and
+/// answers every call with why.
+pub(crate) fn spec(
+    server: &ServerConfig,
+    tool: &Tool,
+    admission: &Admission,
+    health: &watch::Receiver<Health>,
+    progress: &ProgressRoutes,
+) -> RuntimeToolSpec {
+    let descriptor = descriptor(server, tool);
+    match admission {
+        Admission::Exposed => RuntimeToolSpec {
+            tool: Arc::new(MountedTool::new(
+                server,
+                tool,
+                &descriptor,
+                health.clone(),
+                progress.clone(),
+            )),
+            descriptor,
+            exposure: if server.lazy {
+                Exposure::Unlisted
+            } else {
+                Exposure::Listed
+            },
+        },
+        Admission::Withheld { reason } => RuntimeToolSpec {
+            tool: Arc::new(WithheldTool {
+                message: format!(
+                    "`{}` of the mounted MCP server `{}` is withheld: {reason}",
+                    tool.name, server.id
+                ),
+            }),
+            descriptor,
+            exposure: Exposure::Unlisted,
+        },
+    }
+}
+
+/// The body of a tool the gate withholds: every call is refused, with why.
+struct WithheldTool {
+    message: String,
+}
+
+impl RuntimeTool for WithheldTool {
+    fn call<'a>(
+        &'a self,
+        _ctx: &'a ToolContext,
+        _params: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move { Err(ToolError::new(MOUNTED_TOOL_WITHHELD, self.message.clone())) })
     }
 }
 
