@@ -414,6 +414,7 @@ impl ServerState {
             restarts: self.restarts,
             tools: self.registered.keys().cloned().collect(),
             last_error: self.last_error.clone(),
+            findings: self.gate.findings(&self.server.id),
             stderr: self
                 .live
                 .as_ref()

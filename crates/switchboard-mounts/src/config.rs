@@ -25,8 +25,12 @@
 //!
 //! [[server]]
 //! id = "vendor"
+//! verify = "warn"                # the prompt-injection verifier's findings are logged, not blocking
 //! url = "http://127.0.0.1:3001/mcp"
 //! bearer_token_env = "VENDOR_TOKEN"   # the credential is read from this variable at start
+//!
+//! [verifier]
+//! rules = "injection-rules.toml"  # more prompt-injection rules, beside this file
 //! ```
 //!
 //! Parsing is strict: an unknown key, a missing or doubled transport, a bad id, duration or
@@ -43,7 +47,10 @@ use std::{
 use serde::Deserialize;
 use switchboard_core::Category;
 
-use crate::actor::RestartPolicy;
+use crate::{
+    actor::RestartPolicy,
+    verifier::{Rules, VerifyPolicy},
+};
 use toml::Spanned;
 
 /// How long a server may take to start and answer `initialize`, unless configured.
@@ -90,6 +97,8 @@ pub struct MountsConfig {
     pub path: PathBuf,
     /// The servers, in the file's order.
     pub servers: Vec<ServerConfig>,
+    /// The prompt-injection verifier's rules: the defaults, extended by `[verifier] rules`.
+    pub rules: Rules,
 }
 
 /// One server to mount.
@@ -113,6 +122,8 @@ pub struct ServerConfig {
     pub tools: BTreeMap<String, ToolOverride>,
     /// When and how often it is restarted.
     pub restart: RestartPolicy,
+    /// What the prompt-injection verifier's findings do to its tools.
+    pub verify: VerifyPolicy,
 }
 
 /// How a server is reached.
@@ -158,7 +169,8 @@ impl MountsConfig {
         Self::parse(path, &text)
     }
 
-    /// Checks `text`, the contents of the mounts file at `path`.
+    /// Checks `text`, the contents of the mounts file at `path`, and reads the rules file it
+    /// names (relative to `path`'s folder).
     pub fn parse(path: &Path, text: &str) -> Result<Self, ConfigError> {
         let invalid = |span: std::ops::Range<usize>, key: Option<String>, message: String| {
             let (line, column) = line_and_column(text, span.start);
@@ -295,11 +307,32 @@ impl MountsConfig {
                 lazy: raw.lazy,
                 tools: raw.tools,
                 restart,
+                verify: raw.verify,
             });
         }
+        let rules = match file.verifier.and_then(|verifier| verifier.rules) {
+            Some(rules) => {
+                let rules_path = path
+                    .parent()
+                    .unwrap_or_else(|| Path::new(""))
+                    .join(rules.get_ref());
+                Rules::defaults()
+                    .extended_by_file(&rules_path)
+                    .map_err(|error| match error {
+                        ConfigError::Read { path, source } => invalid(
+                            rules.span(),
+                            Some("verifier.rules".to_owned()),
+                            format!("cannot read the rules file {}: {source}", path.display()),
+                        ),
+                        invalid_rules => invalid_rules,
+                    })?
+            }
+            None => Rules::defaults(),
+        };
         Ok(Self {
             path: path.to_owned(),
             servers,
+            rules,
         })
     }
 }
@@ -310,6 +343,14 @@ impl MountsConfig {
 struct RawFile {
     #[serde(default)]
     server: Vec<Spanned<RawServer>>,
+    verifier: Option<RawVerifier>,
+}
+
+/// `[verifier]` as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVerifier {
+    rules: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -333,6 +374,8 @@ struct RawServer {
     #[serde(default)]
     tools: BTreeMap<String, ToolOverride>,
     restart: Option<RawRestart>,
+    #[serde(default)]
+    verify: VerifyPolicy,
 }
 
 /// `[server.restart]` as written.
@@ -378,7 +421,7 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 }
 
 /// The line and column (both from 1) of byte `offset` in `text`.
-fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
     let before = text.get(..offset).unwrap_or(text);
     let line = before.matches('\n').count() + 1;
     let column = before

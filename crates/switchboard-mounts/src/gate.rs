@@ -12,14 +12,13 @@
 
 use rmcp::{RoleClient, ServiceError, model::Tool, service::Peer};
 
-use crate::config::ServerConfig;
+use crate::{
+    config::ServerConfig,
+    verifier::{Finding, Screen},
+};
 
 /// What a server offers: its tools, and the `instructions` it gave at the handshake.
 #[derive(Debug, Clone, Default)]
-#[expect(
-    dead_code,
-    reason = "the checks that read the instructions are not written yet"
-)]
 pub(crate) struct Listing {
     pub(crate) tools: Vec<Tool>,
     pub(crate) instructions: Option<String>,
@@ -62,7 +61,10 @@ pub(crate) struct Refused {
 
 /// Decides, for each listing of a server's tools, which are exposed.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Gate {}
+pub(crate) struct Gate {
+    /// The prompt-injection verifier ([`crate::verifier`]).
+    screen: Screen,
+}
 
 impl Gate {
     /// Each of `listing`'s tools with its admission, or the refusal of the whole server.
@@ -71,11 +73,30 @@ impl Gate {
         server: &ServerConfig,
         listing: &Listing,
     ) -> Result<Vec<(Tool, Admission)>, Refused> {
-        let _ = server;
+        self.screen
+            .screen(server, listing)
+            .map_err(|reason| Refused { reason })?;
         Ok(listing
             .tools
             .iter()
             .map(|tool| (tool.clone(), Admission::Exposed))
             .collect())
+    }
+}
+
+impl Gate {
+    /// A gate whose prompt-injection verifier is `screen`.
+    pub(crate) fn with_screen(screen: Screen) -> Self {
+        Self { screen }
+    }
+
+    /// Its prompt-injection verifier.
+    pub(crate) fn screen(&self) -> &Screen {
+        &self.screen
+    }
+
+    /// The verifier's findings in `server`'s latest listing.
+    pub(crate) fn findings(&self, server: &str) -> Vec<Finding> {
+        self.screen.findings(server)
     }
 }

@@ -16,6 +16,7 @@ mod health;
 mod mounts;
 mod progress;
 mod tool;
+mod verifier;
 
 pub use actor::RestartPolicy;
 pub use config::{
@@ -28,3 +29,4 @@ pub use tool::{
     MOUNTED_OUTCOME_UNKNOWN, MOUNTED_SERVER_UNAVAILABLE, MOUNTED_TOOL_ERROR, MOUNTED_TOOL_TIMEOUT,
     MOUNTED_TOOL_WITHHELD, mounted_name,
 };
+pub use verifier::{Finding, OtherTool, RuleVerifier, Rules, Verifier, VerifyInput, VerifyPolicy};

@@ -13,7 +13,7 @@
 //! actor. The server actor restarts its server when the connection ends; the supervisor
 //! restarts a server actor that fails, and stops them all on close.
 
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, sync::Arc};
 
 use futures::future::join_all;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
@@ -29,6 +29,7 @@ use crate::{
     health::Health,
     progress::ProgressRoutes,
     tool::{Registered, descriptor, spec},
+    verifier::{Finding, RuleVerifier, Screen, Verifier},
 };
 
 /// Whether one server failing to start stops the others.
@@ -56,6 +57,9 @@ pub struct MountStatus {
     pub tools: Vec<String>,
     /// Why its last connection ended, or its last restart failed.
     pub last_error: Option<String>,
+    /// What the prompt-injection verifier found in its latest listing (kept under
+    /// `verify = "warn"`; under `"block"` they are why its tools are withdrawn).
+    pub findings: Vec<Finding>,
     /// The last lines its child wrote on stderr (stdio servers, while up).
     pub stderr: String,
 }
@@ -70,6 +74,7 @@ impl MountStatus {
             restarts: 0,
             tools: Vec::new(),
             last_error: Some(why.to_owned()),
+            findings: Vec::new(),
             stderr: String::new(),
         }
     }
@@ -95,9 +100,16 @@ impl Mounts {
     /// The servers of `config`, not started; each is restarted by its own `[server.restart]`
     /// policy.
     pub fn new(config: MountsConfig) -> Self {
+        let verifier = RuleVerifier::new(config.rules.clone());
+        Self::with_verifier(config, Arc::new(verifier))
+    }
+
+    /// The servers of `config`, not started, whose tools `verifier` checks for prompt
+    /// injection (in place of the rules of `config`).
+    pub fn with_verifier(config: MountsConfig, verifier: Arc<dyn Verifier>) -> Self {
         Self {
             config,
-            gate: Gate::default(),
+            gate: Gate::with_screen(Screen::new(verifier)),
             state: Mutex::default(),
         }
     }
@@ -135,6 +147,14 @@ impl Mounts {
             (server, progress, listed)
         }))
         .await;
+        // Every server's tools are known before any is verified, so that a description that
+        // mentions another server's tool is found whichever starts first.
+        self.gate.screen().know_registry(registry);
+        for (server, _, outcome) in &connected {
+            if let Ok((_, listing)) = outcome {
+                self.gate.screen().know(&server.id, listing);
+            }
+        }
         let mut failed = Vec::new();
         for (server, progress, outcome) in connected {
             let started = match outcome {
