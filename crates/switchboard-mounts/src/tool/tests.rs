@@ -42,6 +42,7 @@ fn server(category: Option<Category>, tools: BTreeMap<String, ToolOverride>) -> 
         lazy: false,
         tools,
         restart: crate::actor::RestartPolicy::default(),
+        verify: crate::verifier::VerifyPolicy::default(),
     }
 }
 

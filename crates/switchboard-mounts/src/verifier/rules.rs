@@ -10,6 +10,7 @@ use std::{
     collections::BTreeSet,
     ops::RangeInclusive,
     path::{Path, PathBuf},
+    sync::LazyLock,
 };
 
 use regex::Regex;
@@ -93,16 +94,19 @@ impl PartialEq for Rule {
 }
 
 impl Rules {
-    /// The rules shipped with the crate (`rules/injection.toml`).
+    /// The rules shipped with the crate (`rules/injection.toml`), compiled once per process.
     pub fn defaults() -> Self {
-        let rules = parse(Path::new("rules/injection.toml"), DEFAULT_RULES)
-            .map(|parsed| parsed.into_iter().filter_map(|(rule, _)| rule).collect())
-            // The embedded file is checked by this crate's tests.
-            .expect("the embedded default rules are valid");
-        Self {
-            rules,
-            extension: None,
-        }
+        static DEFAULTS: LazyLock<Rules> = LazyLock::new(|| {
+            let rules = parse(Path::new("rules/injection.toml"), DEFAULT_RULES)
+                .map(|parsed| parsed.into_iter().filter_map(|(rule, _)| rule).collect())
+                // The embedded file is checked by this crate's tests.
+                .expect("the embedded default rules are valid");
+            Rules {
+                rules,
+                extension: None,
+            }
+        });
+        DEFAULTS.clone()
     }
 
     /// These rules extended by the rules file at `path`.
