@@ -1,9 +1,12 @@
 //! Mounting real MCP servers that nobody here wrote: `@modelcontextprotocol/server-everything`
 //! from npm, run with the machine's Node. `cargo xtask test` installs it under
 //! `target/mcp-servers` (see [`servers`]); also npm's filesystem server and PyPI's time server.
+//! [`fixture_server`] is one written here, for what those servers never do (prompt injection).
 
+mod fixture_server;
 mod http;
 mod public;
 mod restart;
 mod servers;
 mod stdio;
+mod verifier;
