@@ -1,12 +1,13 @@
 //! `switchboard mounts FILE [--json]`: starts the servers a mounts file lists, shows how each
-//! is doing (state, process id, restarts, tools, last error), and closes them.
+//! is doing (state, process id, restarts, tools, what the prompt-injection verifier found, last
+//! error), and closes them.
 //!
 //! A server that did not start is a row of its own, `failed`, with why: this is where a user
 //! checks a mounts file before serving it.
 
 use owo_colors::Stream;
 use serde::Serialize;
-use switchboard_mounts::MountStatus;
+use switchboard_mounts::{Finding, MountStatus};
 
 use crate::{
     app::Exit,
@@ -24,6 +25,7 @@ struct Row<'a> {
     pid: Option<u32>,
     restarts: u64,
     tools: &'a [String],
+    findings: &'a [Finding],
     last_error: Option<&'a str>,
 }
 
@@ -42,6 +44,7 @@ pub(super) async fn run(mounts: Option<&MountsSetup>, args: &MountsArgs) -> anyh
                 pid: status.pid,
                 restarts: status.restarts,
                 tools: &status.tools,
+                findings: &status.findings,
                 last_error: status.last_error.as_deref(),
             })
             .collect();
@@ -72,14 +75,30 @@ fn render(statuses: &[MountStatus]) -> String {
                 ),
                 Cell::plain(status.restarts.to_string()),
                 Cell::plain(status.tools.len().to_string()),
+                Cell::plain(status.findings.len().to_string()),
                 Cell::plain(status.last_error.as_deref().unwrap_or("-")),
             ]
         })
         .collect();
-    table::render(
-        &["ID", "STATE", "PID", "RESTARTS", "TOOLS", "LAST ERROR"],
+    let mut text = table::render(
+        &[
+            "ID",
+            "STATE",
+            "PID",
+            "RESTARTS",
+            "TOOLS",
+            "FINDINGS",
+            "LAST ERROR",
+        ],
         &rows,
         "",
         Stream::Stdout,
-    )
+    );
+    // Each finding on a line of its own under the table: rule, tool, field and excerpt.
+    for status in statuses {
+        for finding in &status.findings {
+            text.push_str(&format!("{}: {finding}\n", status.id));
+        }
+    }
+    text
 }

@@ -272,6 +272,7 @@ async fn mounts_shows_each_server_and_fails_when_one_is_not_up() {
             .is_some_and(|tools| tools.iter().any(|tool| tool == "everything_echo")),
         "{rows}"
     );
+    assert_eq!(rows[0]["findings"], serde_json::json!([]), "{rows}");
     assert_eq!(rows[1]["id"], "broken");
     assert_eq!(rows[1]["state"], "failed");
     assert!(

@@ -532,10 +532,10 @@ fn tool_texts(tool: &Tool) -> Vec<Text<'_>> {
             Value::Object((**output).clone()),
         );
     }
-    if let Some(annotations) = &tool.annotations {
-        if let Ok(value) = serde_json::to_value(annotations) {
-            walk("annotations", FieldKind::Annotations, value);
-        }
+    if let Some(annotations) = &tool.annotations
+        && let Ok(value) = serde_json::to_value(annotations)
+    {
+        walk("annotations", FieldKind::Annotations, value);
     }
     texts
 }

@@ -2,7 +2,9 @@
 //! offers one tool per kind of injection, next to a clean server whose tool it shadows.
 //! Under `verify = "block"` (the default) the server does not start and the error names every
 //! finding; under `"warn"` its tools are exposed and the findings are in its status; a tool
-//! with an injection that appears at run time withdraws the server's tools.
+//! with an injection that appears at run time withdraws the server's tools. The public servers
+//! the other tests mount pass the default rules, mounted together so that each one's texts are
+//! checked against the others' tool names.
 
 use std::time::Duration;
 
@@ -14,7 +16,7 @@ use switchboard_registry::ToolRegistry;
 
 use crate::{
     fixture_server::{FixtureServer, tool},
-    servers::{caller, config, registry},
+    servers::{caller, config, install_dir, npm_bin, registry},
 };
 
 /// Each default rule, and the fixture tool that breaks it.
@@ -255,6 +257,32 @@ async fn a_tool_with_an_injection_that_appears_at_run_time_withdraws_the_servers
     assert_eq!(fixed.tools, ["watched_echo_args".to_owned()]);
     mounts.close().await;
     registry.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_public_servers_pass_the_default_rules_together() {
+    let folder = std::env::temp_dir().join(format!("switchboard-verify-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).expect("a folder to serve");
+    let text = format!(
+        "[[server]]\nid = \"everything\"\ncommand = {:?}\nstart_timeout = \"60s\"\n\n\
+         [[server]]\nid = \"files\"\ncommand = {:?}\nargs = [{:?}]\nstart_timeout = \"60s\"\n\n\
+         [[server]]\nid = \"time\"\ncommand = {:?}\nstart_timeout = \"60s\"\n",
+        npm_bin("mcp-server-everything"),
+        npm_bin("mcp-server-filesystem"),
+        folder.display().to_string(),
+        install_dir()
+            .join("venv/bin/mcp-server-time")
+            .display()
+            .to_string(),
+    );
+    let (registry, mounts) = registry_with(&text).await;
+    for status in mounts.status().await {
+        assert!(!status.tools.is_empty(), "{status:?}");
+        assert!(status.findings.is_empty(), "{status:?}");
+    }
+    mounts.close().await;
+    registry.shutdown().await;
+    let _ = std::fs::remove_dir_all(&folder);
 }
 
 /// A registry with the servers of `text` started, every one of them.
