@@ -4,7 +4,8 @@
 //! are, so a description can carry instructions to the model, and a server can change a tool
 //! after a person agreed to it. Every listing of a server's tools, at start and after each
 //! `tools/list_changed` or restart, passes the [`Gate`], which admits each tool or withholds
-//! it with a reason, or refuses the whole server.
+//! it with a reason, or refuses the whole server. Its first step is the prompt-injection
+//! verifier ([`crate::verifier`]), which refuses a server by its `verify` policy.
 //!
 //! A withheld tool stays registered, unlisted, with a body that answers every call with why
 //! (`mounted_tool_withheld`), so a caller who knows its name gets a clear error rather than

@@ -296,3 +296,37 @@ async fn mounts_shows_each_server_and_fails_when_one_is_not_up() {
         "{shown}"
     );
 }
+
+#[tokio::test]
+async fn mounts_shows_what_the_verifier_found_under_warn() {
+    let rules = TempFile::new(
+        "[[rule]]\nid = \"house-echo\"\nkind = \"pattern\"\nmessage = \"mentions echoing\"\n\
+         patterns = ['Echoes back']\nfields = [\"description\"]\n",
+    );
+    let file = mounts_file(&format!(
+        "verify = \"warn\"\n\n[verifier]\nrules = {:?}\n",
+        rules.path()
+    ));
+    let output = run(&["mounts", file.path(), "--json"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON rows");
+    assert_eq!(
+        rows[0]["findings"],
+        serde_json::json!([{
+            "rule": "house-echo",
+            "tool": "echo",
+            "field": "description",
+            "excerpt": "Echoes back the input string",
+            "message": "mentions echoing",
+        }]),
+        "{rows}"
+    );
+
+    let table = text(&run(&["mounts", file.path()]).await.stdout);
+    assert!(
+        table.contains(
+            "everything: [house-echo] tool `echo` description: \"Echoes back the input string\""
+        ),
+        "{table}"
+    );
+}
