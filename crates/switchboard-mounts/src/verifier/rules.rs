@@ -8,7 +8,7 @@
 
 use std::{
     collections::BTreeSet,
-    ops::RangeInclusive,
+    ops::{Range, RangeInclusive},
     path::{Path, PathBuf},
     sync::LazyLock,
 };
@@ -183,7 +183,7 @@ enum RawKind {
 
 /// The rules of `text` (the file at `path`), each with its id; `None` for a rule turned off.
 fn parse(path: &Path, text: &str) -> Result<Vec<(Option<Rule>, String)>, ConfigError> {
-    let invalid = |span: std::ops::Range<usize>, key: Option<String>, message: String| {
+    let invalid = |span: Range<usize>, key: Option<String>, message: String| {
         let (line, column) = line_and_column(text, span.start);
         ConfigError::Invalid {
             path: path.to_owned(),
@@ -203,133 +203,172 @@ fn parse(path: &Path, text: &str) -> Result<Vec<(Option<Rule>, String)>, ConfigE
     let mut seen = BTreeSet::new();
     let mut parsed = Vec::with_capacity(file.rule.len());
     for (index, raw) in file.rule.into_iter().enumerate() {
-        let key = |name: &str| Some(format!("rule[{index}].{name}"));
         let span = raw.span();
         let raw = raw.into_inner();
-        let id_span = raw.id.span();
-        let id = raw.id.into_inner();
-        if id.is_empty() || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
-            return Err(invalid(
-                id_span,
-                key("id"),
-                format!("the rule id `{id}` is not valid: use letters, digits and `-`"),
-            ));
-        }
-        if !seen.insert(id.clone()) {
-            return Err(invalid(
-                id_span,
-                key("id"),
+        let id = raw.id.get_ref().clone();
+        let checked = if seen.insert(id.clone()) {
+            rule_of(raw)
+        } else {
+            Err(RuleRefusal::at(
+                raw.id.span(),
+                "id",
                 format!("the rule id `{id}` is used by an earlier rule in this file"),
-            ));
-        }
-        if raw.enabled == Some(false) {
-            parsed.push((None, id));
-            continue;
-        }
-        let Some(kind) = raw.kind else {
-            return Err(invalid(
-                span,
-                key("kind"),
-                format!(
-                    "rule `{id}` has no `kind`: give \"pattern\", \"unicode\", \"length\" or \
-                     \"shadowing\" (or `enabled = false` to turn a default rule off)"
-                ),
-            ));
+            ))
         };
-        let Some(message) = raw.message.filter(|message| !message.trim().is_empty()) else {
-            return Err(invalid(
-                span,
-                key("message"),
-                format!("rule `{id}` has no `message`: say what a finding of it means"),
-            ));
-        };
-        let unexpected = [
-            ("patterns", !raw.patterns.is_empty(), RawKind::Pattern),
-            ("ranges", !raw.ranges.is_empty(), RawKind::Unicode),
-            ("min_run", raw.min_run.is_some(), RawKind::Unicode),
-            ("max", raw.max.is_some(), RawKind::Length),
-        ]
-        .into_iter()
-        .find(|(_, given, owner)| *given && *owner != kind);
-        if let Some((name, _, owner)) = unexpected {
-            return Err(invalid(
-                span,
-                key(name),
-                format!("`{name}` is for a rule of kind {owner:?}, and rule `{id}` is {kind:?}"),
-            ));
-        }
-        let check = match kind {
-            RawKind::Pattern => {
-                if raw.patterns.is_empty() {
-                    return Err(invalid(
-                        span,
-                        key("patterns"),
-                        format!("rule `{id}` is a pattern rule with no `patterns`"),
-                    ));
-                }
-                let mut compiled = Vec::with_capacity(raw.patterns.len());
-                for (position, pattern) in raw.patterns.iter().enumerate() {
-                    let regex = Regex::new(pattern.get_ref()).map_err(|error| {
-                        invalid(
-                            pattern.span(),
-                            key(&format!("patterns[{position}]")),
-                            format!("not a valid regular expression: {error}"),
-                        )
-                    })?;
-                    compiled.push(regex);
-                }
-                Check::Pattern(compiled)
-            }
-            RawKind::Unicode => {
-                if raw.ranges.is_empty() {
-                    return Err(invalid(
-                        span,
-                        key("ranges"),
-                        format!("rule `{id}` is a unicode rule with no `ranges`"),
-                    ));
-                }
-                let mut ranges = Vec::with_capacity(raw.ranges.len());
-                for (position, range) in raw.ranges.iter().enumerate() {
-                    ranges.push(parse_range(range.get_ref()).map_err(|message| {
-                        invalid(range.span(), key(&format!("ranges[{position}]")), message)
-                    })?);
-                }
-                let min_run = match raw.min_run {
-                    Some(min_run) if *min_run.get_ref() == 0 => {
-                        return Err(invalid(
-                            min_run.span(),
-                            key("min_run"),
-                            "`min_run` is at least 1".to_owned(),
-                        ));
-                    }
-                    Some(min_run) => min_run.into_inner(),
-                    None => 1,
-                };
-                Check::Unicode { ranges, min_run }
-            }
-            RawKind::Length => match raw.max {
-                Some(max) => Check::Length {
-                    max: max.into_inner(),
-                },
-                None => {
-                    return Err(invalid(
-                        span,
-                        key("max"),
-                        format!("rule `{id}` is a length rule with no `max` (in characters)"),
-                    ));
-                }
-            },
-            RawKind::Shadowing => Check::Shadowing,
-        };
-        let rule = Rule {
-            id: id.clone(),
-            message,
-            fields: raw.fields.map(|fields| fields.into_iter().collect()),
-            check,
-        };
-        parsed.push((Some(rule), id));
+        let rule = checked.map_err(|refusal| {
+            invalid(
+                refusal.span.unwrap_or(span),
+                Some(format!("rule[{index}].{}", refusal.key)),
+                refusal.message,
+            )
+        })?;
+        parsed.push((rule, id));
     }
     Ok(parsed)
+}
+
+/// Why one rule is refused: where (the whole rule when `span` is `None`), the key within the
+/// rule, and what is expected.
+struct RuleRefusal {
+    span: Option<Range<usize>>,
+    key: String,
+    message: String,
+}
+
+impl RuleRefusal {
+    fn at(span: Range<usize>, key: &str, message: String) -> Self {
+        Self {
+            span: Some(span),
+            key: key.to_owned(),
+            message,
+        }
+    }
+
+    /// A refusal about a key the rule lacks, or has but should not.
+    fn of_rule(key: &str, message: String) -> Self {
+        Self {
+            span: None,
+            key: key.to_owned(),
+            message,
+        }
+    }
+}
+
+/// `raw` checked; `None` when it turns a rule off.
+fn rule_of(raw: RawRule) -> Result<Option<Rule>, RuleRefusal> {
+    let id = raw.id.get_ref();
+    if id.is_empty() || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+        return Err(RuleRefusal::at(
+            raw.id.span(),
+            "id",
+            format!("the rule id `{id}` is not valid: use letters, digits and `-`"),
+        ));
+    }
+    if raw.enabled == Some(false) {
+        return Ok(None);
+    }
+    let Some(kind) = raw.kind else {
+        return Err(RuleRefusal::of_rule(
+            "kind",
+            format!(
+                "rule `{id}` has no `kind`: give \"pattern\", \"unicode\", \"length\" or \
+                 \"shadowing\" (or `enabled = false` to turn a default rule off)"
+            ),
+        ));
+    };
+    let Some(message) = raw
+        .message
+        .clone()
+        .filter(|message| !message.trim().is_empty())
+    else {
+        return Err(RuleRefusal::of_rule(
+            "message",
+            format!("rule `{id}` has no `message`: say what a finding of it means"),
+        ));
+    };
+    let check = check_of(id, kind, &raw)?;
+    Ok(Some(Rule {
+        id: id.clone(),
+        message,
+        fields: raw.fields.map(|fields| fields.into_iter().collect()),
+        check,
+    }))
+}
+
+/// What rule `id` of `kind` checks, from the keys of its kind in `raw`.
+fn check_of(id: &str, kind: RawKind, raw: &RawRule) -> Result<Check, RuleRefusal> {
+    let unexpected = [
+        ("patterns", !raw.patterns.is_empty(), RawKind::Pattern),
+        ("ranges", !raw.ranges.is_empty(), RawKind::Unicode),
+        ("min_run", raw.min_run.is_some(), RawKind::Unicode),
+        ("max", raw.max.is_some(), RawKind::Length),
+    ]
+    .into_iter()
+    .find(|(_, given, owner)| *given && *owner != kind);
+    if let Some((key, _, owner)) = unexpected {
+        return Err(RuleRefusal::of_rule(
+            key,
+            format!("`{key}` is for a rule of kind {owner:?}, and rule `{id}` is {kind:?}"),
+        ));
+    }
+    match kind {
+        RawKind::Pattern => {
+            if raw.patterns.is_empty() {
+                return Err(RuleRefusal::of_rule(
+                    "patterns",
+                    format!("rule `{id}` is a pattern rule with no `patterns`"),
+                ));
+            }
+            let compiled = raw.patterns.iter().enumerate().map(|(position, pattern)| {
+                Regex::new(pattern.get_ref()).map_err(|error| {
+                    RuleRefusal::at(
+                        pattern.span(),
+                        &format!("patterns[{position}]"),
+                        format!("not a valid regular expression: {error}"),
+                    )
+                })
+            });
+            Ok(Check::Pattern(compiled.collect::<Result<_, _>>()?))
+        }
+        RawKind::Unicode => {
+            if raw.ranges.is_empty() {
+                return Err(RuleRefusal::of_rule(
+                    "ranges",
+                    format!("rule `{id}` is a unicode rule with no `ranges`"),
+                ));
+            }
+            let ranges = raw.ranges.iter().enumerate().map(|(position, range)| {
+                parse_range(range.get_ref()).map_err(|message| {
+                    RuleRefusal::at(range.span(), &format!("ranges[{position}]"), message)
+                })
+            });
+            let min_run = match &raw.min_run {
+                Some(min_run) if *min_run.get_ref() == 0 => {
+                    return Err(RuleRefusal::at(
+                        min_run.span(),
+                        "min_run",
+                        "`min_run` is at least 1".to_owned(),
+                    ));
+                }
+                Some(min_run) => *min_run.get_ref(),
+                None => 1,
+            };
+            Ok(Check::Unicode {
+                ranges: ranges.collect::<Result<_, _>>()?,
+                min_run,
+            })
+        }
+        RawKind::Length => match &raw.max {
+            Some(max) => Ok(Check::Length {
+                max: *max.get_ref(),
+            }),
+            None => Err(RuleRefusal::of_rule(
+                "max",
+                format!("rule `{id}` is a length rule with no `max` (in characters)"),
+            )),
+        },
+        RawKind::Shadowing => Ok(Check::Shadowing),
+    }
 }
 
 /// `E0000-E007F` or `FEFF`: code points in hexadecimal, with an optional `U+`.
@@ -382,7 +421,6 @@ struct Text<'a> {
 
 impl Verifier for RuleVerifier {
     fn check(&self, input: &VerifyInput<'_>) -> Vec<Finding> {
-        let texts = texts(input);
         let own: BTreeSet<String> = input
             .tools
             .iter()
@@ -399,70 +437,69 @@ impl Verifier for RuleVerifier {
             .filter(|other| is_compound(&other.name) && !own.contains(&other.name))
             .collect();
         let mut findings = Vec::new();
-        for text in &texts {
+        for text in &texts(input) {
             for rule in &self.rules.rules {
-                if rule
-                    .fields
-                    .as_ref()
-                    .is_some_and(|fields| !fields.contains(&text.kind))
-                {
-                    continue;
-                }
-                let found = |excerpt: String, message: String| Finding {
-                    rule: rule.id.clone(),
-                    tool: text.tool.map(str::to_owned),
-                    field: text.field.clone(),
-                    excerpt,
-                    message,
-                };
-                match &rule.check {
-                    Check::Pattern(patterns) => {
-                        if let Some(found_at) =
-                            patterns.iter().find_map(|pattern| pattern.find(&text.text))
-                        {
-                            findings.push(found(
-                                excerpt(&text.text, found_at.start(), found_at.end()),
-                                rule.message.clone(),
-                            ));
-                        }
-                    }
-                    Check::Unicode { ranges, min_run } => {
-                        if let Some((start, end)) = find_run(&text.text, ranges, *min_run) {
-                            findings
-                                .push(found(excerpt(&text.text, start, end), rule.message.clone()));
-                        }
-                    }
-                    Check::Length { max } => {
-                        let count = text.text.chars().count();
-                        if count > *max {
-                            let shown = text
-                                .text
-                                .char_indices()
-                                .nth(EXCERPT_CHARS / 2)
-                                .map_or(text.text.len(), |(offset, _)| offset);
-                            findings.push(found(
-                                excerpt(&text.text, 0, shown),
-                                format!("{} ({count} characters; at most {max})", rule.message),
-                            ));
-                        }
-                    }
-                    Check::Shadowing => {
-                        for other in &others {
-                            if let Some(start) = find_identifier(&text.text, &other.name) {
-                                findings.push(found(
-                                    excerpt(&text.text, start, start + other.name.len()),
-                                    format!(
-                                        "{}: `{}` is a tool of `{}`",
-                                        rule.message, other.name, other.owner
-                                    ),
-                                ));
-                            }
-                        }
-                    }
+                if rule.looks_at(text.kind) {
+                    rule.find(text, &others, &mut findings);
                 }
             }
         }
         findings
+    }
+}
+
+impl Rule {
+    fn looks_at(&self, kind: FieldKind) -> bool {
+        self.fields
+            .as_ref()
+            .is_none_or(|fields| fields.contains(&kind))
+    }
+
+    /// Adds to `findings` what this rule finds in `text`: at most one finding, except for
+    /// shadowing, which reports each tool mentioned.
+    fn find(&self, text: &Text<'_>, others: &[&OtherTool], findings: &mut Vec<Finding>) {
+        let found = |start: usize, end: usize, message: String| Finding {
+            rule: self.id.clone(),
+            tool: text.tool.map(str::to_owned),
+            field: text.field.clone(),
+            excerpt: excerpt(&text.text, start, end),
+            message,
+        };
+        match &self.check {
+            Check::Pattern(patterns) => {
+                if let Some(at) = patterns.iter().find_map(|pattern| pattern.find(&text.text)) {
+                    findings.push(found(at.start(), at.end(), self.message.clone()));
+                }
+            }
+            Check::Unicode { ranges, min_run } => {
+                if let Some((start, end)) = find_run(&text.text, ranges, *min_run) {
+                    findings.push(found(start, end, self.message.clone()));
+                }
+            }
+            Check::Length { max } => {
+                let count = text.text.chars().count();
+                if count > *max {
+                    let shown = text
+                        .text
+                        .char_indices()
+                        .nth(EXCERPT_CHARS / 2)
+                        .map_or(text.text.len(), |(offset, _)| offset);
+                    let message = format!("{} ({count} characters; at most {max})", self.message);
+                    findings.push(found(0, shown, message));
+                }
+            }
+            Check::Shadowing => {
+                for other in others {
+                    if let Some(start) = find_identifier(&text.text, &other.name) {
+                        let message = format!(
+                            "{}: `{}` is a tool of `{}`",
+                            self.message, other.name, other.owner
+                        );
+                        findings.push(found(start, start + other.name.len(), message));
+                    }
+                }
+            }
+        }
     }
 }
 
