@@ -12,14 +12,10 @@
 
 use rmcp::{RoleClient, ServiceError, model::Tool, service::Peer};
 
-use crate::config::ServerConfig;
+use crate::{config::ServerConfig, pins::Pins};
 
 /// What a server offers: its tools, and the `instructions` it gave at the handshake.
 #[derive(Debug, Clone, Default)]
-#[expect(
-    dead_code,
-    reason = "the checks that read the instructions are not written yet"
-)]
 pub(crate) struct Listing {
     pub(crate) tools: Vec<Tool>,
     pub(crate) instructions: Option<String>,
@@ -39,10 +35,6 @@ impl Listing {
 
 /// Whether one tool is exposed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[expect(
-    dead_code,
-    reason = "the checks that withhold tools are not written yet"
-)]
 pub(crate) enum Admission {
     /// Registered, and listed unless its server is lazy.
     Exposed,
@@ -62,20 +54,35 @@ pub(crate) struct Refused {
 
 /// Decides, for each listing of a server's tools, which are exposed.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Gate {}
+pub(crate) struct Gate {
+    /// What a person accepted of each server ([`crate::pins`]); nothing is pinned without.
+    pins: Option<Pins>,
+}
 
 impl Gate {
+    /// The gate, checking each listing against `pins`.
+    pub(crate) fn with_pins(mut self, pins: Pins) -> Self {
+        self.pins = Some(pins);
+        self
+    }
+
+    /// The pins it checks against.
+    pub(crate) fn pins(&self) -> Option<&Pins> {
+        self.pins.as_ref()
+    }
+
     /// Each of `listing`'s tools with its admission, or the refusal of the whole server.
     pub(crate) fn admit(
         &self,
         server: &ServerConfig,
         listing: &Listing,
     ) -> Result<Vec<(Tool, Admission)>, Refused> {
-        let _ = server;
-        Ok(listing
-            .tools
-            .iter()
-            .map(|tool| (tool.clone(), Admission::Exposed))
-            .collect())
+        let pinned = match &self.pins {
+            Some(pins) => pins.admit(&server.id, listing).map_err(|error| Refused {
+                reason: error.to_string(),
+            })?,
+            None => vec![Admission::Exposed; listing.tools.len()],
+        };
+        Ok(listing.tools.iter().cloned().zip(pinned).collect())
     }
 }
