@@ -5,5 +5,6 @@
 mod http;
 mod public;
 mod restart;
+mod rug_pull;
 mod servers;
 mod stdio;
