@@ -119,6 +119,9 @@ fn try_run(cli: Cli) -> anyhow::Result<Exit> {
         Prepared::Audit(args, store) => {
             return async_runtime()?.block_on(commands::audit::run(args, store));
         }
+        Prepared::MountsAccept(args) => {
+            return async_runtime()?.block_on(commands::mounts::accept(args));
+        }
     };
     // A store that cannot be opened stops here, naming the file: never a silent fallback.
     let store = audit.open()?;

@@ -74,7 +74,8 @@ pub(crate) enum Command {
     /// Reject a pending proposal, with feedback for its proposer.
     Reject(RejectArgs),
     /// Start the MCP servers a mounts file lists, and show each one's state, process id,
-    /// restarts, tools and last error; then close them.
+    /// restarts, tools, quarantined tools and last error; then close them. `mounts accept ID`
+    /// reviews and accepts a server's changed tools.
     Mounts(MountsArgs),
 }
 
@@ -122,8 +123,9 @@ impl Command {
             Command::Call(args) => args.mounts.clone(),
             Command::Ask(args) => args.mounts.clone(),
             Command::Serve(args) => args.mounts.clone(),
+            // `mounts accept` has no FILE: it starts its one server itself.
             Command::Mounts(args) => MountArgs {
-                mounts: Some(args.file.clone()),
+                mounts: args.file.clone(),
                 mounts_strict: false,
             },
             Command::Schema(_)
@@ -172,16 +174,46 @@ pub(crate) struct RegistryArgs {
     pub(crate) approvals: ApprovalsArgs,
 }
 
-/// `switchboard mounts FILE [--json]`.
+/// `switchboard mounts FILE [--json]`, or `switchboard mounts accept ID --mounts FILE`.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub(crate) struct MountsArgs {
+    /// Review and accept a server's changed tools.
+    #[command(subcommand)]
+    pub(crate) action: Option<MountsAction>,
+
     /// The mounts file (see docs/mounts.md).
-    #[arg(value_name = "FILE")]
-    pub(crate) file: PathBuf,
+    #[arg(value_name = "FILE", required = true)]
+    pub(crate) file: Option<PathBuf>,
 
     /// Print a JSON array, one object per server.
     #[arg(long)]
     pub(crate) json: bool,
+}
+
+/// What `switchboard mounts` does besides showing the servers.
+#[derive(Debug, Subcommand)]
+pub(crate) enum MountsAction {
+    /// Start one mounted server, show how its tools changed since they were accepted (a diff
+    /// of each changed tool, new and removed tools, changed instructions), and, once you
+    /// confirm, accept them as they are now: its quarantined tools are exposed again.
+    Accept(MountsAcceptArgs),
+}
+
+/// `switchboard mounts accept ID --mounts FILE [--yes]`.
+#[derive(Debug, Args)]
+pub(crate) struct MountsAcceptArgs {
+    /// The server's id in the mounts file.
+    #[arg(value_name = "ID")]
+    pub(crate) id: String,
+
+    /// The mounts file; the accepted tools are pinned in the lock file beside it (`.lock`).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) mounts: PathBuf,
+
+    /// Accept without asking (otherwise asked on a terminal, and refused without one).
+    #[arg(long)]
+    pub(crate) yes: bool,
 }
 
 /// `switchboard tools [--json]`.

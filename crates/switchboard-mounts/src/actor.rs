@@ -11,12 +11,17 @@
 //! then it is tried again. A ping with a deadline, every `ping_every`, tells a wedged server
 //! from a busy one: a server that does not answer one is restarted.
 //!
+//! The actor also keeps the server's tools in line with what a person accepted of it
+//! ([`crate::pins`]): every listing passes the gate, an accept is done here (it lists, pins and
+//! admits again in one step), and a lock file rewritten by another process (`switchboard mounts
+//! accept`) is noticed at the next ping, when the server's tools are listed and admitted again.
+//!
 //! The actors run under one supervisor ([`crate::mounts::Mounts`] spawns them linked to it),
 //! which restarts an actor that fails and stops them all on close.
 
 use std::{
     collections::{BTreeMap, VecDeque},
-    time::Duration,
+    time::{Duration, SystemTime},
 };
 
 use jiff::Timestamp;
@@ -27,11 +32,13 @@ use tokio::{sync::watch, time::Instant};
 use tracing::Instrument as _;
 
 use crate::{
+    accept::AcceptError,
     config::ServerConfig,
     connection::{Connection, Live, connect},
-    gate::{Gate, Listing, Refused},
+    gate::{Admission, Gate, Listing, Refused},
     health::Health,
     mounts::{MountStatus, registered},
+    pins::PinChanges,
     progress::ProgressRoutes,
     tool::{Registered, spec},
 };
@@ -95,6 +102,8 @@ pub(crate) enum ServerMsg {
     ToolsChanged { generation: u64 },
     /// How the server is doing.
     Status(RpcReplyPort<MountStatus>),
+    /// Accept what the server offers now as its accepted tools, and admit them again.
+    Accept(RpcReplyPort<Result<PinChanges, AcceptError>>),
 }
 
 /// What a server actor starts with: its configuration, its first connection, and the channel
@@ -129,6 +138,8 @@ pub(crate) struct ServerState {
     registered: BTreeMap<String, Registered>,
     progress: ProgressRoutes,
     gate: Gate,
+    /// When the lock file had last been written at the last admission.
+    pins_seen: Option<SystemTime>,
 }
 
 pub(crate) struct ServerActor;
@@ -157,6 +168,7 @@ impl Actor for ServerActor {
             registry: args.registry,
             registered: args.registered,
             progress: args.progress,
+            pins_seen: args.gate.pins().and_then(|pins| pins.modified()),
             gate: args.gate,
         };
         match args.first {
@@ -181,13 +193,19 @@ impl Actor for ServerActor {
                 }
                 ServerMsg::Lost { .. } => {}
                 ServerMsg::Reconnect => state.reconnect(&myself).await,
-                ServerMsg::Ping => state.ping(&myself),
+                ServerMsg::Ping => {
+                    state.ping(&myself);
+                    state.readmit_if_pins_changed().await;
+                }
                 ServerMsg::ToolsChanged { generation } if generation == state.generation => {
                     state.refresh_tools().await;
                 }
                 ServerMsg::ToolsChanged { .. } => {}
                 ServerMsg::Status(reply) => {
                     let _ = reply.send(state.status());
+                }
+                ServerMsg::Accept(reply) => {
+                    let _ = reply.send(state.accept().await);
                 }
             }
         }
@@ -322,7 +340,49 @@ impl ServerState {
                 return;
             }
         };
-        let admitted = match self.gate.admit(&self.server, &listing) {
+        self.admit(&listing).await;
+    }
+
+    /// Lists and admits the server's tools again if the lock file was written since the last
+    /// admission (an accept made by another process).
+    async fn readmit_if_pins_changed(&mut self) {
+        let Some(pins) = self.gate.pins() else {
+            return;
+        };
+        if pins.modified() != self.pins_seen {
+            tracing::info!(server = %self.server.id, lock = %pins.path().display(), "the lock file changed; admitting the mounted server's tools again");
+            self.refresh_tools().await;
+        }
+    }
+
+    /// Pins what the server offers now as accepted, and admits its tools again.
+    async fn accept(&mut self) -> Result<PinChanges, AcceptError> {
+        let id = self.server.id.clone();
+        let Some(live) = &self.live else {
+            let reason = self
+                .last_error
+                .clone()
+                .unwrap_or_else(|| "it is restarting".to_owned());
+            return Err(AcceptError::Unavailable { id, reason });
+        };
+        let listing = Listing::of(&live.peer())
+            .await
+            .map_err(|error| AcceptError::ListTools {
+                id: id.clone(),
+                reason: error.to_string(),
+            })?;
+        let changes = match self.gate.pins() {
+            Some(pins) => pins.accept(&id, &listing)?,
+            None => PinChanges::default(),
+        };
+        self.admit(&listing).await;
+        Ok(changes)
+    }
+
+    /// Passes `listing` through the gate and brings the registry in line with what it admits.
+    async fn admit(&mut self, listing: &Listing) {
+        self.pins_seen = self.gate.pins().and_then(|pins| pins.modified());
+        let admitted = match self.gate.admit(&self.server, listing) {
             Ok(admitted) => admitted,
             Err(Refused { reason }) => {
                 tracing::error!(server = %self.server.id, %reason, "the mounted server's tools are withdrawn");
@@ -413,6 +473,14 @@ impl ServerState {
             pid: self.live.as_ref().and_then(Live::pid),
             restarts: self.restarts,
             tools: self.registered.keys().cloned().collect(),
+            quarantined: self
+                .registered
+                .iter()
+                .filter_map(|(name, (_, admission))| match admission {
+                    Admission::Withheld { reason } => Some((name.clone(), reason.clone())),
+                    Admission::Exposed => None,
+                })
+                .collect(),
             last_error: self.last_error.clone(),
             findings: self.gate.findings(&self.server.id),
             stderr: self

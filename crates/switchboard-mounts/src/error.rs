@@ -157,4 +157,7 @@ pub enum MountError {
     /// The set was already closed.
     #[error("the mounts were closed; build a new set to mount again")]
     Closed,
+    /// The lock file beside the mounts file cannot be used (docs/mounts.md, "The lock file").
+    #[error(transparent)]
+    Lock(#[from] crate::pins::LockError),
 }

@@ -15,6 +15,7 @@ use rmcp::{RoleClient, ServiceError, model::Tool, service::Peer};
 
 use crate::{
     config::ServerConfig,
+    pins::Pins,
     verifier::{Finding, Screen},
 };
 
@@ -39,10 +40,6 @@ impl Listing {
 
 /// Whether one tool is exposed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[expect(
-    dead_code,
-    reason = "the checks that withhold tools are not written yet"
-)]
 pub(crate) enum Admission {
     /// Registered, and listed unless its server is lazy.
     Exposed,
@@ -65,30 +62,47 @@ pub(crate) struct Refused {
 pub(crate) struct Gate {
     /// The prompt-injection verifier ([`crate::verifier`]).
     screen: Screen,
+    /// What a person accepted of each server ([`crate::pins`]); nothing is pinned without.
+    pins: Option<Pins>,
 }
 
 impl Gate {
+    /// The gate, checking each listing against `pins`.
+    pub(crate) fn with_pins(mut self, pins: Pins) -> Self {
+        self.pins = Some(pins);
+        self
+    }
+
+    /// The pins it checks against.
+    pub(crate) fn pins(&self) -> Option<&Pins> {
+        self.pins.as_ref()
+    }
+
     /// Each of `listing`'s tools with its admission, or the refusal of the whole server.
     pub(crate) fn admit(
         &self,
         server: &ServerConfig,
         listing: &Listing,
     ) -> Result<Vec<(Tool, Admission)>, Refused> {
+        // The verifier first: a server it refuses is not pinned on first use.
         self.screen
             .screen(server, listing)
             .map_err(|reason| Refused { reason })?;
-        Ok(listing
-            .tools
-            .iter()
-            .map(|tool| (tool.clone(), Admission::Exposed))
-            .collect())
+        let pinned = match &self.pins {
+            Some(pins) => pins.admit(&server.id, listing).map_err(|error| Refused {
+                reason: error.to_string(),
+            })?,
+            None => vec![Admission::Exposed; listing.tools.len()],
+        };
+        Ok(listing.tools.iter().cloned().zip(pinned).collect())
     }
 }
 
 impl Gate {
     /// A gate whose prompt-injection verifier is `screen`.
-    pub(crate) fn with_screen(screen: Screen) -> Self {
-        Self { screen }
+    pub(crate) fn with_screen(mut self, screen: Screen) -> Self {
+        self.screen = screen;
+        self
     }
 
     /// Its prompt-injection verifier.

@@ -6,6 +6,7 @@
 //! the same checks and leaves the same audit record as a native one. This crate is the client
 //! side of MCP, built on rmcp's client; `switchboard-mcp` is the server side.
 
+mod accept;
 mod actor;
 mod child;
 mod config;
@@ -14,10 +15,13 @@ mod error;
 mod gate;
 mod health;
 mod mounts;
+mod pins;
 mod progress;
+mod review;
 mod tool;
 mod verifier;
 
+pub use accept::{AcceptError, MOUNTS_ACCEPT_FAILED, MOUNTS_ACCEPT_PERMISSION, MOUNTS_ACCEPT_TOOL};
 pub use actor::RestartPolicy;
 pub use config::{
     ConfigError, DEFAULT_CALL_TIMEOUT, DEFAULT_START_TIMEOUT, MAX_ID_LEN, MountsConfig,
@@ -25,6 +29,10 @@ pub use config::{
 };
 pub use error::{MountError, StartError};
 pub use mounts::{MountStatus, Mounts, Strictness};
+pub use pins::{
+    LOCK_FILE_VERSION, LockError, LockFile, PinChanges, PinnedTool, ServerPins, lock_path,
+};
+pub use review::{PinReview, review};
 pub use tool::{
     MOUNTED_OUTCOME_UNKNOWN, MOUNTED_SERVER_UNAVAILABLE, MOUNTED_TOOL_ERROR, MOUNTED_TOOL_TIMEOUT,
     MOUNTED_TOOL_WITHHELD, mounted_name,

@@ -9,6 +9,11 @@
 //! skipped; the others start. [`Strictness::Strict`] refuses instead: one failure closes
 //! everything and is the error.
 //!
+//! The gate checks each listing against the lock file beside the mounts file
+//! ([`crate::pins`]); a lock file that cannot be used stops [`Mounts::start`] before any server
+//! starts. Once a server is mounted, the run-time tool `mounts_accept_changes`
+//! ([`crate::accept`]) is registered too, and [`Mounts::accept`] accepts a server's changes.
+//!
 //! Each started server is owned by a [`ServerActor`](crate::actor) linked to one supervisor
 //! actor. The server actor restarts its server when the connection ends; the supervisor
 //! restarts a server actor that fails, and stops them all on close.
@@ -21,12 +26,14 @@ use switchboard_registry::{RuntimeToolSpec, ToolRegistry};
 use tokio::sync::{Mutex, watch};
 
 use crate::{
+    accept::{self, AcceptError, MOUNTS_ACCEPT_TOOL},
     actor::{RestartPolicy, ServerActor, ServerArgs, ServerMsg},
     config::{MountsConfig, ServerConfig},
     connection::{Connection, connect},
     error::{MountError, StartError},
     gate::{Admission, Gate, Listing, Refused},
     health::Health,
+    pins::{PinChanges, Pins},
     progress::ProgressRoutes,
     tool::{Registered, descriptor, spec},
     verifier::{Finding, RuleVerifier, Screen, Verifier},
@@ -55,6 +62,10 @@ pub struct MountStatus {
     pub restarts: u64,
     /// Its tools' registry names.
     pub tools: Vec<String>,
+    /// Its tools that are registered but withheld (unlisted, every call answered with why), by
+    /// registry name, with why: the ones quarantined because they changed since a person
+    /// accepted them, among others.
+    pub quarantined: BTreeMap<String, String>,
     /// Why its last connection ended, or its last restart failed.
     pub last_error: Option<String>,
     /// What the prompt-injection verifier found in its latest listing (kept under
@@ -73,6 +84,7 @@ impl MountStatus {
             pid: None,
             restarts: 0,
             tools: Vec::new(),
+            quarantined: BTreeMap::new(),
             last_error: Some(why.to_owned()),
             findings: Vec::new(),
             stderr: String::new(),
@@ -93,12 +105,14 @@ struct State {
     supervisor: Option<ActorRef<SupervisorMsg>>,
     /// The registry the tools are in.
     registry: Option<ToolRegistry>,
+    /// Whether `mounts_accept_changes` is registered.
+    accept_tool: bool,
     closed: bool,
 }
 
 impl Mounts {
     /// The servers of `config`, not started; each is restarted by its own `[server.restart]`
-    /// policy.
+    /// policy, and its tools are checked against the lock file beside `config`'s file.
     pub fn new(config: MountsConfig) -> Self {
         let verifier = RuleVerifier::new(config.rules.clone());
         Self::with_verifier(config, Arc::new(verifier))
@@ -108,8 +122,10 @@ impl Mounts {
     /// injection (in place of the rules of `config`).
     pub fn with_verifier(config: MountsConfig, verifier: Arc<dyn Verifier>) -> Self {
         Self {
+            gate: Gate::default()
+                .with_screen(Screen::new(verifier))
+                .with_pins(Pins::beside(&config.path)),
             config,
-            gate: Gate::with_screen(Screen::new(verifier)),
             state: Mutex::default(),
         }
     }
@@ -121,7 +137,8 @@ impl Mounts {
 
     /// Starts every server and registers its tools in `registry`. Answers the servers that did
     /// not start, each with why; with [`Strictness::Strict`] the first of those is the error
-    /// instead, and nothing stays started.
+    /// instead, and nothing stays started. A lock file that cannot be used is the error before
+    /// anything starts.
     pub async fn start(
         &self,
         registry: &ToolRegistry,
@@ -130,6 +147,9 @@ impl Mounts {
         let mut state = self.state.lock().await;
         if state.closed {
             return Err(MountError::Closed);
+        }
+        if let Some(pins) = self.gate.pins() {
+            pins.load()?;
         }
         let supervisor = match &state.supervisor {
             Some(supervisor) => supervisor.clone(),
@@ -178,7 +198,37 @@ impl Mounts {
             close_all(&mut state, &self.config).await;
             return Err(MountError::Strict(failed.swap_remove(0)));
         }
+        let mounted_any = failed.len() < self.config.servers.len();
+        if mounted_any && !state.accept_tool {
+            let spec = accept::tool_spec(supervisor.clone());
+            match registry.register(vec![spec]).await {
+                Ok(()) => {
+                    state.accept_tool = true;
+                    state.registry.get_or_insert_with(|| registry.clone());
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "`{MOUNTS_ACCEPT_TOOL}` is not registered; accept changes with `switchboard mounts accept`");
+                }
+            }
+        }
         Ok(failed)
+    }
+
+    /// Accepts what server `id` offers now as its accepted tools: pins it in the lock file and
+    /// admits the server's tools again, so tools quarantined for a change are exposed. Answers
+    /// what changed since the last accept.
+    pub async fn accept(&self, id: &str) -> Result<PinChanges, AcceptError> {
+        let supervisor = {
+            let state = self.state.lock().await;
+            state.supervisor.clone()
+        };
+        let Some(supervisor) = supervisor else {
+            return Err(AcceptError::Unavailable {
+                id: id.to_owned(),
+                reason: "the mounts are not started".to_owned(),
+            });
+        };
+        accept::through(&supervisor, id).await
     }
 
     /// Registers a started server's tools, and hands its connection to a server actor.
@@ -362,7 +412,7 @@ async fn connect_and_list(
 async fn close_all(state: &mut State, config: &MountsConfig) {
     state.closed = true;
     if let Some(registry) = state.registry.take() {
-        let names: Vec<String> = registry
+        let mut names: Vec<String> = registry
             .list()
             .iter()
             .filter(|tool| {
@@ -371,6 +421,9 @@ async fn close_all(state: &mut State, config: &MountsConfig) {
             })
             .map(|tool| tool.name.to_string())
             .collect();
+        if std::mem::take(&mut state.accept_tool) {
+            names.push(MOUNTS_ACCEPT_TOOL.to_owned());
+        }
         if let Err(error) = registry.unregister(names).await {
             tracing::warn!(%error, "mounted tools not unregistered");
         }
@@ -387,6 +440,11 @@ pub(crate) enum SupervisorMsg {
     Adopt(Box<ServerArgs>, RpcReplyPort<Result<(), String>>),
     /// Every server's status, sorted by id.
     Status(RpcReplyPort<Vec<MountStatus>>),
+    /// The actor of a server, or the ids of those there are.
+    Actor(
+        String,
+        RpcReplyPort<Result<ActorRef<ServerMsg>, Vec<String>>>,
+    ),
     /// Stop every server actor, and answer once they have stopped.
     StopAll(RpcReplyPort<()>),
 }
@@ -464,6 +522,13 @@ impl Actor for Supervisor {
                     }
                 }
                 let _ = reply.send(statuses);
+            }
+            SupervisorMsg::Actor(id, reply) => {
+                let found = supervised
+                    .get(&id)
+                    .map(|entry| entry.actor.clone())
+                    .ok_or_else(|| supervised.keys().cloned().collect());
+                let _ = reply.send(found);
             }
             SupervisorMsg::StopAll(reply) => {
                 for (_, entry) in std::mem::take(supervised) {

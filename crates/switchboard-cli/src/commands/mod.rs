@@ -7,7 +7,7 @@
 mod ask;
 pub(crate) mod audit;
 mod call;
-mod mounts;
+pub(crate) mod mounts;
 mod pages;
 pub(crate) mod proposals;
 mod schema;
@@ -23,7 +23,10 @@ use switchboard::{AuditQuery, AuditRecord, AuditStore, Switchboard, ToolRegistry
 use crate::{
     app::{Exit, UsageError},
     approvals_setup::ApprovalsSetup,
-    args::{AskArgs, CallArgs, Command, MountsArgs, SchemaArgs, ToolsArgs},
+    args::{
+        AskArgs, CallArgs, Command, MountsAcceptArgs, MountsAction, MountsArgs, SchemaArgs,
+        ToolsArgs,
+    },
     audit_setup::AuditSetup,
     commands::serve::Serving,
     config_file::ServeFile,
@@ -57,6 +60,8 @@ pub(crate) enum Prepared {
     Runtime(Ready),
     /// `audit`: reads a store, no runtime.
     Audit(audit::AuditArgs, Arc<dyn AuditStore>),
+    /// `mounts accept`: starts one mounted server itself, no runtime.
+    MountsAccept(MountsAcceptArgs),
 }
 
 impl Ready {
@@ -98,6 +103,10 @@ impl Ready {
                 args.identity.check_ids()?;
                 Ready::Decide(proposals::Decision::Reject(args), persistent)
             }
+            Command::Mounts(MountsArgs {
+                action: Some(MountsAction::Accept(args)),
+                ..
+            }) => return Ok(Prepared::MountsAccept(args)),
             Command::Mounts(args) => Ready::Mounts(args),
             Command::Audit(args) => {
                 let (args, store) = audit::prepare(args, setup)?;

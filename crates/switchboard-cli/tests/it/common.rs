@@ -68,6 +68,8 @@ impl TempFile {
 impl Drop for TempFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
+        // The lock file a mounts file gets beside it (docs/mounts.md).
+        let _ = std::fs::remove_file(self.0.with_extension("lock"));
     }
 }
 

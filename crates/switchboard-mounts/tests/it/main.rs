@@ -7,6 +7,7 @@ mod fixture_server;
 mod http;
 mod public;
 mod restart;
+mod rug_pull;
 mod servers;
 mod stdio;
 mod verifier;

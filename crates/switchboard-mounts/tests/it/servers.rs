@@ -1,7 +1,7 @@
 //! What the tests share: where the servers they mount are installed, a registry to mount them
 //! in, a caller, and mounting a file's text strictly.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use switchboard_core::{CallContext, Initiator};
 use switchboard_mounts::{Mounts, MountsConfig, Strictness};
@@ -46,9 +46,15 @@ pub(crate) fn caller(initiator: Initiator, confirmed: bool) -> CallContext {
         .build()
 }
 
-/// The mounts file `text`, parsed.
+/// The mounts file `text`, parsed, as if it were a file of its own in the temp folder (so
+/// that each test's lock file, beside it, is its own).
 pub(crate) fn config(text: &str) -> MountsConfig {
-    MountsConfig::parse(Path::new("mounts.toml"), text).expect("a valid mounts file")
+    let path = std::env::temp_dir().join(format!(
+        "switchboard-mounts-test-{}-{}.toml",
+        std::process::id(),
+        fastrand::u64(..)
+    ));
+    MountsConfig::parse(&path, text).expect("a valid mounts file")
 }
 
 /// A registry with the servers of mounts file `text` started, every one of them.
