@@ -16,10 +16,6 @@ use crate::config::ServerConfig;
 
 /// What a server offers: its tools, and the `instructions` it gave at the handshake.
 #[derive(Debug, Clone, Default)]
-#[expect(
-    dead_code,
-    reason = "the checks that read the instructions are not written yet"
-)]
 pub(crate) struct Listing {
     pub(crate) tools: Vec<Tool>,
     pub(crate) instructions: Option<String>,

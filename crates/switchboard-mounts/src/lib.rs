@@ -13,6 +13,7 @@ mod connection;
 mod error;
 mod gate;
 mod health;
+mod lazy;
 mod mounts;
 mod progress;
 mod tool;
@@ -23,6 +24,10 @@ pub use config::{
     ServerConfig, ToolOverride, Transport,
 };
 pub use error::{MountError, StartError};
+pub use lazy::{
+    ALREADY_CONNECTED, LAZY_PERMISSION, MCP_CALL, MCP_CONNECT, MCP_DESCRIBE, MCP_SEARCH,
+    MOUNTED_SERVER_UNKNOWN, MOUNTED_TOOL_UNKNOWN, SESSION_LIST_FIXED,
+};
 pub use mounts::{MountStatus, Mounts, Strictness};
 pub use tool::{
     MOUNTED_OUTCOME_UNKNOWN, MOUNTED_SERVER_UNAVAILABLE, MOUNTED_TOOL_ERROR, MOUNTED_TOOL_TIMEOUT,

@@ -26,6 +26,7 @@ use crate::{
     domain::{DomainMsg, DomainRuntime, DomainStatus},
     error::RegistryError,
     permissions::PermissionMatrix,
+    sessions::SessionLists,
     table::{Handler, RegisteredTool, RuntimeTool, ToolTable},
 };
 
@@ -45,6 +46,8 @@ pub(crate) struct Shared {
     pub(crate) threads: Arc<dyn ThreadDirectory>,
     pub(crate) idempotency: Arc<dyn IdempotencyStore>,
     pub(crate) proposals: Arc<dyn ProposalStore>,
+    /// The open sessions' own tool lists ([`crate::sessions`]).
+    pub(crate) sessions: SessionLists,
 }
 
 impl Shared {
@@ -58,6 +61,12 @@ impl Shared {
     /// tasks (MCP sessions).
     pub(crate) fn publish(&self, table: ToolTable) {
         self.table.store(Arc::new(table));
+        self.note_change();
+    }
+
+    /// Tells watchers that what some caller may list changed: a new table, or a session
+    /// revealing tools.
+    pub(crate) fn note_change(&self) {
         let mut published = 0;
         self.version.send_modify(|version| {
             *version += 1;
@@ -70,7 +79,7 @@ impl Shared {
 /// The tool table changed: tools were registered or removed at run time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ToolsChanged {
-    /// The table's version, which grows by one with every change.
+    /// The change counter, which grows by one with every new table and every reveal.
     pub version: u64,
 }
 
@@ -86,6 +95,29 @@ impl std::fmt::Debug for ToolRegistry {
         f.debug_struct("ToolRegistry")
             .field("tools", &self.shared.table.load().iter().count())
             .finish_non_exhaustive()
+    }
+}
+
+/// A [`ToolRegistry`] that does not keep it alive ([`ToolRegistry::downgrade`]).
+#[derive(Clone)]
+pub struct WeakToolRegistry {
+    shared: std::sync::Weak<Shared>,
+    actor: ActorRef<RegistryMsg>,
+}
+
+impl WeakToolRegistry {
+    /// The registry, while any [`ToolRegistry`] handle to it exists.
+    pub fn upgrade(&self) -> Option<ToolRegistry> {
+        Some(ToolRegistry {
+            shared: self.shared.upgrade()?,
+            actor: self.actor.clone(),
+        })
+    }
+}
+
+impl std::fmt::Debug for WeakToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WeakToolRegistry").finish_non_exhaustive()
     }
 }
 
@@ -313,6 +345,7 @@ impl RegistryBuilder {
             proposals: self
                 .proposals
                 .unwrap_or_else(|| Arc::new(MemoryProposalStore::new())),
+            sessions: SessionLists::default(),
         });
         let (actor, _join) = Actor::spawn(
             None,
@@ -390,6 +423,19 @@ impl ToolRegistry {
 
     pub(crate) fn shared(&self) -> &Shared {
         &self.shared
+    }
+
+    pub(crate) fn shared_arc(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// A handle that does not keep the registry alive: for a run-time tool that calls the
+    /// registry it is registered in, which would otherwise hold itself.
+    pub fn downgrade(&self) -> WeakToolRegistry {
+        WeakToolRegistry {
+            shared: Arc::downgrade(&self.shared),
+            actor: self.actor.clone(),
+        }
     }
 
     /// Every tool, sorted by name.
@@ -500,7 +546,8 @@ impl ToolRegistry {
         &self.shared.config
     }
 
-    /// A receiver that changes whenever the tool table does (run-time registrations).
+    /// A receiver that changes whenever the tool table does (run-time registrations), and
+    /// when a session reveals tools ([`ToolRegistry::reveal_domain`]).
     pub fn watch_changes(&self) -> watch::Receiver<u64> {
         self.shared.version.subscribe()
     }
