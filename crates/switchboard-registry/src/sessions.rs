@@ -144,3 +144,122 @@ impl ToolRegistry {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use serde_json::{Value, json};
+    use switchboard_core::{BoxFuture, Category, ToolContext, ToolError, ToolOrigin};
+
+    use super::*;
+    use crate::{RuntimeTool, RuntimeToolSpec};
+
+    struct Nothing;
+
+    impl RuntimeTool for Nothing {
+        fn call<'a>(
+            &'a self,
+            _ctx: &'a ToolContext,
+            _params: Value,
+        ) -> BoxFuture<'a, Result<Value, ToolError>> {
+            Box::pin(async { Ok(json!({})) })
+        }
+    }
+
+    fn tool(name: &'static str, domain: &'static str, exposure: Exposure) -> RuntimeToolSpec {
+        RuntimeToolSpec {
+            descriptor: ToolDescriptor {
+                name: Cow::Borrowed(name),
+                title: None,
+                domain: Cow::Borrowed(domain),
+                category: Category::Read,
+                permission: Cow::Borrowed("lazy.read"),
+                description: Cow::Borrowed("Registered by a test."),
+                intents: Vec::new(),
+                timeout: None,
+                input_schema: Arc::new(json!({"type": "object"})),
+                output_schema: None,
+                origin: ToolOrigin::Runtime {
+                    source: "sessions-test".to_owned(),
+                },
+            },
+            tool: Arc::new(Nothing),
+            exposure,
+        }
+    }
+
+    fn names(tools: &[Arc<ToolDescriptor>]) -> Vec<&str> {
+        tools
+            .iter()
+            .map(|tool| &*tool.name)
+            .filter(|name| name.starts_with("lazy_") || name.starts_with("other_"))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn an_open_session_lists_the_domains_it_revealed_and_forgets_them_when_closed() {
+        let registry = ToolRegistry::builder().start().await.expect("starts");
+        registry
+            .register(vec![
+                tool("lazy_a", "lazy", Exposure::Unlisted),
+                tool("lazy_b", "lazy", Exposure::Unlisted),
+                tool("other_c", "other", Exposure::Unlisted),
+            ])
+            .await
+            .expect("registers");
+        let admin = [Role::from("admin")];
+        assert!(names(&registry.list_permitted_in(&admin, "s1")).is_empty());
+
+        // Nothing can be revealed to a session that has no list of its own.
+        let refused = registry.reveal_domain("s1", "lazy");
+        assert!(
+            matches!(refused, Err(RegistryError::SessionNotOpen { .. })),
+            "{refused:?}"
+        );
+
+        let first = registry.open_session("s1");
+        let second = registry.open_session("s1");
+        let mut changes = registry.watch_changes();
+        changes.mark_unchanged();
+        registry.reveal_domain("s1", "lazy").expect("reveals");
+        assert!(changes.has_changed().expect("open"), "a reveal is a change");
+        assert_eq!(
+            names(&registry.list_permitted_in(&admin, "s1")),
+            ["lazy_a", "lazy_b"]
+        );
+        assert_eq!(registry.revealed_domains("s1"), ["lazy"]);
+        // Only that session, and only to roles that may call the tools.
+        assert!(names(&registry.list_permitted_in(&admin, "s2")).is_empty());
+        assert!(names(&registry.list_permitted(&admin)).is_empty());
+        assert!(names(&registry.list_permitted_in(&[Role::from("guest")], "s1")).is_empty());
+
+        let again = registry.reveal_domain("s1", "lazy");
+        assert!(
+            matches!(again, Err(RegistryError::AlreadyRevealed { .. })),
+            "{again:?}"
+        );
+
+        // The list lives while a guard does.
+        drop(first);
+        assert_eq!(registry.revealed_domains("s1"), ["lazy"]);
+        drop(second);
+        assert!(registry.revealed_domains("s1").is_empty());
+        assert!(names(&registry.list_permitted_in(&admin, "s1")).is_empty());
+        assert!(matches!(
+            registry.reveal_domain("s1", "lazy"),
+            Err(RegistryError::SessionNotOpen { .. })
+        ));
+        registry.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn a_weak_handle_does_not_keep_the_registry() {
+        let registry = ToolRegistry::builder().start().await.expect("starts");
+        let weak = registry.downgrade();
+        assert!(weak.upgrade().is_some());
+        registry.shutdown().await;
+        drop(registry);
+        assert!(weak.upgrade().is_none());
+    }
+}
