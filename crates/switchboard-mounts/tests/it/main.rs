@@ -3,6 +3,7 @@
 //! `target/mcp-servers` (see [`servers`]); also npm's filesystem server and PyPI's time server.
 
 mod http;
+mod lazy;
 mod public;
 mod restart;
 mod servers;
