@@ -5,7 +5,8 @@
 //! context, and MCP 2026-07-28 says that a tool list must not vary by connection nor as a side
 //! effect of other requests. So a lazy server's tools are registered unlisted
 //! ([`Exposure::Unlisted`]) and found through:
-//! - `mcp_search(query)`: the lazy servers and tools matching a query, one line each;
+//! - `mcp_search(query)`: the lazy servers and tools matching a query, one line each (and
+//!   the matching tools of the listed mounted servers, marked as listed);
 //! - `mcp_describe(server, tool)`: one tool's full definition;
 //! - `mcp_call(server, tool, arguments)`: a call of a mounted tool, as if it were listed;
 //! - `mcp_connect(server)`: the server's tools in this session's own list, for sessions that
@@ -246,7 +247,8 @@ pub(crate) fn instructions(servers: &BTreeMap<String, String>) -> Option<String>
 
 /// The four meta-tools, over `directory`; `mcp_call` may take up to `call_timeout`.
 pub(crate) fn specs(directory: &Arc<Directory>, call_timeout: Duration) -> Vec<RuntimeToolSpec> {
-    let meta = |name: &'static str,
+    let spec = |meta: Meta,
+                name: &'static str,
                 title: &'static str,
                 description: &'static str,
                 input_schema: Value,
@@ -267,13 +269,14 @@ pub(crate) fn specs(directory: &Arc<Directory>, call_timeout: Duration) -> Vec<R
             },
         },
         tool: Arc::new(MetaTool {
-            name,
+            meta,
             directory: Arc::clone(directory),
         }),
         exposure: Exposure::Listed,
     };
     vec![
-        meta(
+        spec(
+            Meta::Search,
             MCP_SEARCH,
             "Search lazy MCP servers",
             "Finds the tools of the lazy mounted MCP servers (whose tools are not listed) \
@@ -281,7 +284,8 @@ pub(crate) fn specs(directory: &Arc<Directory>, call_timeout: Duration) -> Vec<R
             schema_of::<SearchInput>().to_value(),
             None,
         ),
-        meta(
+        spec(
+            Meta::Describe,
             MCP_DESCRIBE,
             "Describe a mounted tool",
             "Shows one mounted tool's full definition: its description, input and output \
@@ -289,7 +293,8 @@ pub(crate) fn specs(directory: &Arc<Directory>, call_timeout: Duration) -> Vec<R
             schema_of::<DescribeInput>().to_value(),
             None,
         ),
-        meta(
+        spec(
+            Meta::Call,
             MCP_CALL,
             "Call a mounted tool",
             "Calls one tool of a mounted MCP server with its arguments, through every check a \
@@ -298,7 +303,8 @@ pub(crate) fn specs(directory: &Arc<Directory>, call_timeout: Duration) -> Vec<R
             schema_of::<CallInput>().to_value(),
             Some(call_timeout),
         ),
-        meta(
+        spec(
+            Meta::Connect,
             MCP_CONNECT,
             "Connect a lazy MCP server",
             "Adds a lazy server's tools to this session's tools/list (MCP 2025-11-25 sessions \
@@ -309,9 +315,18 @@ pub(crate) fn specs(directory: &Arc<Directory>, call_timeout: Duration) -> Vec<R
     ]
 }
 
+/// Which meta-tool a body is.
+#[derive(Debug, Clone, Copy)]
+enum Meta {
+    Search,
+    Describe,
+    Call,
+    Connect,
+}
+
 /// One meta-tool's body.
 struct MetaTool {
-    name: &'static str,
+    meta: Meta,
     directory: Arc<Directory>,
 }
 
@@ -325,23 +340,23 @@ impl RuntimeTool for MetaTool {
             let directory = &self.directory;
             let registry = directory.registry()?;
             let caller = ctx.caller();
-            let text = match self.name {
-                MCP_SEARCH => {
+            let text = match self.meta {
+                Meta::Search => {
                     let input: SearchInput = parse(params)?;
                     search(&registry, directory, &caller.roles, &input.query)
                 }
-                MCP_DESCRIBE => {
+                Meta::Describe => {
                     let input: DescribeInput = parse(params)?;
                     let server = directory.mounted(&input.server)?;
                     let descriptor = find_tool(&registry, &caller.roles, server, &input.tool)?;
                     describe(server, &input.tool, &descriptor)
                 }
-                MCP_CALL => {
+                Meta::Call => {
                     let input: CallInput = parse(params)?;
                     let server = directory.mounted(&input.server)?;
                     return call(&registry, caller, server, &input.tool, input.arguments).await;
                 }
-                _ => {
+                Meta::Connect => {
                     let input: ConnectInput = parse(params)?;
                     connect(&registry, directory, caller, &input.server)?
                 }
@@ -369,36 +384,27 @@ pub(crate) fn matches(query: &str, fields: &[&str]) -> bool {
         .all(|word| haystack.contains(&word.to_lowercase()))
 }
 
-/// The lazy servers' tools that `roles` may call and that match `query`, one line each.
+/// The lazy servers and their tools that `roles` may call and that match `query`, one line
+/// each; then the matching tools of the other mounted servers, saying that they are listed.
 fn search(registry: &ToolRegistry, directory: &Directory, roles: &[Role], query: &str) -> String {
     let servers = directory.lazy_servers();
     let mut lines = Vec::new();
     for (id, description) in &servers {
-        let tools: Vec<Arc<ToolDescriptor>> = registry
-            .list_by_domain(id)
-            .into_iter()
-            .filter(|tool| registry.find_permitted(&tool.name, roles).is_some())
-            .collect();
+        let tools = permitted_tools(registry, roles, id);
         if matches(query, &[id, description]) {
             lines.push(format!(
                 "{id}: {description} (lazy server, {} tools)",
                 tools.len()
             ));
         }
-        let prefix = mounted_name(id, "");
-        for tool in &tools {
-            let remote = tool.name.strip_prefix(&prefix).unwrap_or(&tool.name);
-            let title = tool.title.as_deref().unwrap_or_default();
-            if matches(query, &[id, remote, title, &tool.description]) {
-                let summary = tool
-                    .description
-                    .lines()
-                    .map(str::trim)
-                    .find(|line| !line.is_empty())
-                    .unwrap_or(title);
-                lines.push(format!("{id}/{remote}: {}", clamp(summary, 200)));
-            }
-        }
+        lines.extend(tool_lines(id, &tools, query, |_| String::new()));
+    }
+    let listed = directory.configured.iter().filter(|(_, lazy)| !**lazy);
+    for (id, _) in listed {
+        let tools = permitted_tools(registry, roles, id);
+        lines.extend(tool_lines(id, &tools, query, |tool| {
+            format!(" (listed: call `{}` directly)", tool.name)
+        }));
     }
     if lines.is_empty() {
         return format!(
@@ -412,6 +418,46 @@ fn search(registry: &ToolRegistry, directory: &Directory, roles: &[Role], query:
         lines.push(format!("… and {more} more: add words to narrow the search"));
     }
     lines.join("\n")
+}
+
+/// The tools of server `id` that `roles` may call.
+fn permitted_tools(registry: &ToolRegistry, roles: &[Role], id: &str) -> Vec<Arc<ToolDescriptor>> {
+    registry
+        .list_by_domain(id)
+        .into_iter()
+        .filter(|tool| registry.find_permitted(&tool.name, roles).is_some())
+        .collect()
+}
+
+/// `server/tool: first line of its description{suffix}` for each of `tools` matching `query`.
+fn tool_lines(
+    id: &str,
+    tools: &[Arc<ToolDescriptor>],
+    query: &str,
+    suffix: impl Fn(&ToolDescriptor) -> String,
+) -> Vec<String> {
+    let prefix = mounted_name(id, "");
+    tools
+        .iter()
+        .filter_map(|tool| {
+            let remote = tool.name.strip_prefix(&prefix).unwrap_or(&tool.name);
+            let title = tool.title.as_deref().unwrap_or_default();
+            if !matches(query, &[id, remote, title, &tool.description]) {
+                return None;
+            }
+            let summary = tool
+                .description
+                .lines()
+                .map(str::trim)
+                .find(|line| !line.is_empty())
+                .unwrap_or(title);
+            Some(format!(
+                "{id}/{remote}: {}{}",
+                clamp(summary, 200),
+                suffix(tool)
+            ))
+        })
+        .collect()
 }
 
 /// `server`'s tool `tool`, if `roles` may call it; else the error with the names it may mean.

@@ -25,10 +25,12 @@ async fn a_lazy_server_is_reached_through_the_meta_tools_with_the_callers_contex
         "{} is missing: `cargo xtask test --prepare` installs it",
         server.display()
     );
+    // The same server twice: lazy as `time`, listed as `clock`.
+    let command = server.display().to_string();
     let text = format!(
-        "[[server]]\nid = \"time\"\ncommand = {:?}\nstart_timeout = \"60s\"\nlazy = true\n\
-         description = \"Time and time zones\"\n",
-        server.display().to_string()
+        "[[server]]\nid = \"time\"\ncommand = {command:?}\nstart_timeout = \"60s\"\nlazy = true\n\
+         description = \"Time and time zones\"\n\n\
+         [[server]]\nid = \"clock\"\ncommand = {command:?}\nstart_timeout = \"60s\"\n",
     );
     let (registry, mounts) = mounted(&text).await;
     let admin = [Role::from("admin")];
@@ -57,10 +59,13 @@ async fn a_lazy_server_is_reached_through_the_meta_tools_with_the_callers_contex
         )
         .await
         .expect("a search");
+    let found = text_of(&found);
+    assert!(found.contains("time/get_current_time: "), "{found}");
     assert!(
-        text_of(&found).contains("time/get_current_time: "),
+        found.contains("(listed: call `clock_get_current_time` directly)"),
         "{found}"
     );
+    assert!(!instructions.contains("clock"), "{instructions}");
 
     let context = caller(Initiator::Agent, false);
     let now = registry
