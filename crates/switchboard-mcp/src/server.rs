@@ -34,7 +34,7 @@
 
 use std::{
     collections::{HashMap, VecDeque},
-    sync::{Arc, Mutex, MutexGuard, PoisonError},
+    sync::{Arc, MutexGuard, PoisonError},
 };
 
 use serde_json::Value;
@@ -54,7 +54,7 @@ use rmcp::{
     service::{NotificationContext, RequestContext, SubscriptionContext},
 };
 use tokio::sync::watch;
-use tokio_util::sync::{CancellationToken, DropGuard};
+use tokio_util::sync::DropGuard;
 use tracing::Instrument as _;
 
 use crate::{
@@ -65,6 +65,7 @@ use crate::{
     navigation::{self, Navigation, NavigationMode},
     notices, resources, result,
     scope::RequestScope,
+    session::{ListenBaseline, SessionState, transport_session},
     subscriptions, tools, traceparent,
 };
 
@@ -96,50 +97,6 @@ pub struct McpServer {
     navigation: Option<Navigation>,
     /// What the embedding application adds to the `instructions` (shared by every instance).
     instructions: Option<Arc<str>>,
-}
-
-/// The state of one session: its log level, and the end of its background work.
-#[derive(Debug)]
-struct SessionState {
-    /// The level set with `logging/setLevel`; nothing is sent before.
-    log_level: Arc<SessionLogLevel>,
-    /// Cancelled when the session's handler is dropped (the session ended), which stops its
-    /// `tools/list_changed` watcher.
-    ended: CancellationToken,
-    /// The session's own tool list in the registry, opened by a 2025 session's
-    /// `notifications/initialized` (a 2026-07-28 client has none: its list does not vary by
-    /// connection). Dropped with the session, which forgets what it revealed.
-    open_session: Mutex<Option<switchboard_registry::OpenSession>>,
-    /// The tools and the registry's writes as each `subscriptions/listen` of this session
-    /// found them when it was accepted, oldest first. rmcp acknowledges a subscription before
-    /// it calls `listen`, so a baseline taken in `listen` would miss a change made in between;
-    /// one taken before the acknowledgement cannot.
-    subscription_baselines: Mutex<VecDeque<ListenBaseline>>,
-    /// The resources this session subscribed to with `resources/subscribe`; dropping a guard
-    /// (`resources/unsubscribe`, or the session's end) stops its watch.
-    resource_subscriptions: Mutex<HashMap<String, DropGuard>>,
-    _end_on_drop: DropGuard,
-}
-
-/// What a `subscriptions/listen` compares against.
-#[derive(Debug)]
-struct ListenBaseline {
-    tools: list_changed::Baseline,
-    writes: watch::Receiver<u64>,
-}
-
-impl SessionState {
-    fn new() -> Self {
-        let ended = CancellationToken::new();
-        Self {
-            log_level: Arc::new(SessionLogLevel::silent()),
-            _end_on_drop: ended.clone().drop_guard(),
-            ended,
-            open_session: Mutex::default(),
-            subscription_baselines: Mutex::default(),
-            resource_subscriptions: Mutex::default(),
-        }
-    }
 }
 
 impl McpServer {
@@ -479,15 +436,6 @@ impl McpServer {
             }
         }
     }
-}
-
-/// The streamable-HTTP `mcp-session-id` header of a request, if it has a valid one.
-fn transport_session(extensions: &rmcp::model::Extensions) -> Option<&str> {
-    extensions
-        .get::<http::request::Parts>()
-        .and_then(|parts| parts.headers.get("mcp-session-id"))
-        .and_then(|value| value.to_str().ok())
-        .filter(|value| switchboard_core::is_valid_id(value))
 }
 
 impl ServerHandler for McpServer {
