@@ -89,6 +89,11 @@ impl MountsSetup {
             .collect()
     }
 
+    /// What the MCP server tells clients about the lazy servers that started, if any.
+    pub(crate) async fn instructions(&self) -> Option<String> {
+        self.mounts.instructions().await
+    }
+
     /// Ends every server; safe to call whether or not they started.
     pub(crate) async fn close(&self) {
         self.mounts.close().await;

@@ -12,6 +12,7 @@ mod resources;
 mod result;
 mod scope;
 mod server;
+mod session;
 mod stdio;
 mod subscriptions;
 mod tools;

@@ -2,8 +2,9 @@
 //! when tools are registered or removed at run time (`ToolRegistry::register`/`unregister`).
 //!
 //! The registry bumps a `watch` counter on every change; [`watch_visible_tools`] waits on it
-//! and notifies only when the list *this* client sees (the tools its roles are permitted)
-//! differs from before, so a client never learns that tools it cannot see came or went. On
+//! and notifies only when the list *this* client sees (the tools its roles are permitted, with
+//! those its session revealed: `ToolRegistry::list_permitted_in`) differs from before, so a
+//! client never learns that tools it cannot see came or went. On
 //! 2025 revisions one watcher runs per session from `notifications/initialized` until the
 //! session ends; on 2026-07-28 it runs inside a `subscriptions/listen` request.
 
@@ -22,21 +23,35 @@ pub(crate) struct Baseline {
 }
 
 impl Baseline {
-    /// The registry as `roles` see it now.
-    pub(crate) fn now(registry: &ToolRegistry, roles: &[Role]) -> Self {
+    /// The registry as `roles` see it now, in `session` if it has a list of its own.
+    pub(crate) fn now(registry: &ToolRegistry, roles: &[Role], session: Option<&str>) -> Self {
         // Subscribed first: a change between the two lines is then seen as a change.
         let changes = registry.watch_changes();
-        let visible = registry.list_permitted(roles);
+        let visible = visible_tools(registry, roles, session);
         Self { changes, visible }
     }
 }
 
-/// Calls `notify` each time the tools `roles` may call change after `baseline` was taken,
+/// The tools `roles` may call, with those `session` revealed.
+fn visible_tools(
+    registry: &ToolRegistry,
+    roles: &[Role],
+    session: Option<&str>,
+) -> Vec<Arc<ToolDescriptor>> {
+    match session {
+        Some(session) => registry.list_permitted_in(roles, session),
+        None => registry.list_permitted(roles),
+    }
+}
+
+/// Calls `notify` each time the tools `roles` may call (in `session`, if it has a list of its
+/// own) change after `baseline` was taken,
 /// until `stop` completes, the registry goes away, or `notify` answers `false` (the client is
 /// gone).
 pub(crate) async fn watch_visible_tools<N, Sent>(
     registry: ToolRegistry,
     roles: Vec<Role>,
+    session: Option<Arc<str>>,
     baseline: Baseline,
     stop: impl Future<Output = ()>,
     mut notify: N,
@@ -58,7 +73,7 @@ pub(crate) async fn watch_visible_tools<N, Sent>(
                 }
             }
         }
-        let now = registry.list_permitted(&roles);
+        let now = visible_tools(&registry, &roles, session.as_deref());
         if now != visible {
             visible = now;
             if !notify().await {
@@ -126,7 +141,7 @@ mod tests {
             .await
             .expect("the registry starts");
         let roles = vec![Role::from("admin")];
-        let baseline = Baseline::now(&registry, &roles);
+        let baseline = Baseline::now(&registry, &roles, None);
         registry
             .register(vec![mounted("mounted_lookup")])
             .await
@@ -136,6 +151,7 @@ mod tests {
         let watching = watch_visible_tools(
             registry.clone(),
             roles,
+            None,
             baseline,
             std::future::pending(),
             move || {

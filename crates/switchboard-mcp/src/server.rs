@@ -34,7 +34,7 @@
 
 use std::{
     collections::{HashMap, VecDeque},
-    sync::{Arc, Mutex, MutexGuard, PoisonError},
+    sync::{Arc, MutexGuard, PoisonError},
 };
 
 use serde_json::Value;
@@ -54,7 +54,7 @@ use rmcp::{
     service::{NotificationContext, RequestContext, SubscriptionContext},
 };
 use tokio::sync::watch;
-use tokio_util::sync::{CancellationToken, DropGuard};
+use tokio_util::sync::DropGuard;
 use tracing::Instrument as _;
 
 use crate::{
@@ -65,6 +65,7 @@ use crate::{
     navigation::{self, Navigation, NavigationMode},
     notices, resources, result,
     scope::RequestScope,
+    session::{ListenBaseline, SessionState, transport_session},
     subscriptions, tools, traceparent,
 };
 
@@ -94,45 +95,8 @@ pub struct McpServer {
     state_key: Option<StateKey>,
     /// The meta-tools and resources of navigation; `None` when it is off.
     navigation: Option<Navigation>,
-}
-
-/// The state of one session: its log level, and the end of its background work.
-#[derive(Debug)]
-struct SessionState {
-    /// The level set with `logging/setLevel`; nothing is sent before.
-    log_level: Arc<SessionLogLevel>,
-    /// Cancelled when the session's handler is dropped (the session ended), which stops its
-    /// `tools/list_changed` watcher.
-    ended: CancellationToken,
-    /// The tools and the registry's writes as each `subscriptions/listen` of this session
-    /// found them when it was accepted, oldest first. rmcp acknowledges a subscription before
-    /// it calls `listen`, so a baseline taken in `listen` would miss a change made in between;
-    /// one taken before the acknowledgement cannot.
-    subscription_baselines: Mutex<VecDeque<ListenBaseline>>,
-    /// The resources this session subscribed to with `resources/subscribe`; dropping a guard
-    /// (`resources/unsubscribe`, or the session's end) stops its watch.
-    resource_subscriptions: Mutex<HashMap<String, DropGuard>>,
-    _end_on_drop: DropGuard,
-}
-
-/// What a `subscriptions/listen` compares against.
-#[derive(Debug)]
-struct ListenBaseline {
-    tools: list_changed::Baseline,
-    writes: watch::Receiver<u64>,
-}
-
-impl SessionState {
-    fn new() -> Self {
-        let ended = CancellationToken::new();
-        Self {
-            log_level: Arc::new(SessionLogLevel::silent()),
-            _end_on_drop: ended.clone().drop_guard(),
-            ended,
-            subscription_baselines: Mutex::default(),
-            resource_subscriptions: Mutex::default(),
-        }
-    }
+    /// What the embedding application adds to the `instructions` (shared by every instance).
+    instructions: Option<Arc<str>>,
 }
 
 impl McpServer {
@@ -172,6 +136,7 @@ impl McpServer {
             catalog,
             state_key,
             navigation: None,
+            instructions: None,
         }
     }
 
@@ -194,6 +159,21 @@ impl McpServer {
         self
     }
 
+    /// The same handler, adding `text` as a paragraph of its own to the `instructions` it
+    /// gives in `initialize` (what the embedding application wants clients to know, such as
+    /// the lazy mounted servers and how to reach them).
+    #[must_use]
+    pub fn with_instructions(self, text: impl Into<String>) -> Self {
+        self.instructing(Some(Arc::from(text.into())))
+    }
+
+    /// The same handler with `instructions` added (shared by every handler of a server).
+    #[must_use]
+    pub(crate) fn instructing(mut self, instructions: Option<Arc<str>>) -> Self {
+        self.instructions = instructions;
+        self
+    }
+
     /// The key that seals approval and page states.
     fn state_key(&self) -> StateKey {
         self.state_key
@@ -211,6 +191,7 @@ impl McpServer {
             self.state_key.clone(),
         )
         .navigating(self.navigation.clone())
+        .instructing(self.instructions.clone())
     }
 
     /// The session id calls use when the transport has none (stdio, in-memory).
@@ -308,19 +289,19 @@ impl McpServer {
         scope: &RequestScope,
     ) -> CallContext {
         let mut call_context = self.call_template.clone();
-        let transport_session = context
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|parts| parts.headers.get("mcp-session-id"))
-            .and_then(|value| value.to_str().ok())
-            .filter(|value| switchboard_core::is_valid_id(value));
-        if let Some(session_id) = transport_session {
+        if let Some(session_id) = transport_session(&context.extensions) {
             call_context.session_id = Some(SessionId::from(session_id));
         }
         // rmcp moves the request's `_meta` into the context.
         call_context.correlation_id = Some(traceparent::correlation_id(context));
         scope.apply(&mut call_context, &self.registry);
         call_context
+    }
+
+    /// The session id calls of a request (or notification) with these extensions run in: the
+    /// streamable-HTTP `mcp-session-id` header, else the minted one.
+    fn session_of<'a>(&'a self, extensions: &'a rmcp::model::Extensions) -> &'a str {
+        transport_session(extensions).unwrap_or(self.minted_session_id.as_str())
     }
 
     /// The log level that applies to a request: its own `_meta` level (2026-07-28), else the
@@ -479,6 +460,10 @@ impl ServerHandler for McpServer {
             instructions.push_str("\n\n");
             instructions.push_str(navigation::INSTRUCTIONS);
         }
+        if let Some(extra) = &self.instructions {
+            instructions.push_str("\n\n");
+            instructions.push_str(extra);
+        }
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
             .with_instructions(instructions)
@@ -501,7 +486,7 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let cursor = request.and_then(|params| params.cursor);
         if let Some(navigation) = &self.navigation
@@ -511,9 +496,12 @@ impl ServerHandler for McpServer {
             return tools::page(&self.catalog, Vec::new(), cursor.as_deref())
                 .map(|_| ListToolsResult::with_all_items(navigation.tools().to_vec()));
         }
+        // With what this session revealed, if it opened a list of its own (2025 sessions).
+        let session = self.session_of(&context.extensions);
         let mut page = tools::page(
             &self.catalog,
-            self.registry.list_permitted(&self.identity.roles),
+            self.registry
+                .list_permitted_in(&self.identity.roles, session),
             cursor.as_deref(),
         )?;
         if let Some(navigation) = &self.navigation
@@ -682,14 +670,24 @@ impl ServerHandler for McpServer {
         Ok(())
     }
 
-    /// A 2025 session started: watch the registry for this session's `tools/list_changed`.
+    /// A 2025 session started: open its own tool list in the registry (which the lazy
+    /// servers' `mcp_connect` may grow), and watch the registry for this session's
+    /// `tools/list_changed`.
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let session: Arc<str> = Arc::from(self.session_of(&context.extensions));
+        *self
+            .session
+            .open_session
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(self.registry.open_session(&session));
         let peer = context.peer;
         // Taken here, not in the task: a change made before the task first runs still counts.
-        let baseline = list_changed::Baseline::now(&self.registry, &self.identity.roles);
+        let baseline =
+            list_changed::Baseline::now(&self.registry, &self.identity.roles, Some(&session));
         tokio::spawn(list_changed::watch_visible_tools(
             self.registry.clone(),
             self.identity.roles.clone(),
+            Some(session),
             baseline,
             self.session.ended.clone().cancelled_owned(),
             move || {
@@ -705,7 +703,7 @@ impl ServerHandler for McpServer {
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
         self.subscription_baselines().push_back(ListenBaseline {
-            tools: list_changed::Baseline::now(&self.registry, &self.identity.roles),
+            tools: list_changed::Baseline::now(&self.registry, &self.identity.roles, None),
             writes: self.registry.watch_writes(),
         });
         Some(requested.supported_by(&self.get_info().capabilities))
@@ -718,7 +716,7 @@ impl ServerHandler for McpServer {
             .subscription_baselines()
             .pop_front()
             .unwrap_or_else(|| ListenBaseline {
-                tools: list_changed::Baseline::now(&self.registry, &self.identity.roles),
+                tools: list_changed::Baseline::now(&self.registry, &self.identity.roles, None),
                 writes: self.registry.watch_writes(),
             });
         let accepted = context.accepted().clone();
@@ -731,6 +729,7 @@ impl ServerHandler for McpServer {
             watches.push(Box::pin(list_changed::watch_visible_tools(
                 self.registry.clone(),
                 self.identity.roles.clone(),
+                None,
                 baseline.tools,
                 context.cancelled(),
                 move || {

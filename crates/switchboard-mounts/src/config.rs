@@ -10,6 +10,8 @@
 //! call_timeout = "30s"
 //! category = "read"             # every tool's category unless overridden (else from annotations)
 //! permission = "mounts.everything"
+//! lazy = true                   # its tools stay out of tools/list (see `crate::lazy`)
+//! description = "MCP reference server: echo, sums, samples"   # used when the server says nothing
 //!
 //! [server.tools.printEnv]       # per-tool overrides
 //! category = "restricted"
@@ -118,6 +120,9 @@ pub struct ServerConfig {
     pub permission: String,
     /// Whether its tools stay out of `tools/list`, reached through the lazy meta-tools.
     pub lazy: bool,
+    /// What it is for, in one line: how a lazy server is introduced to clients when the server
+    /// itself says nothing (no `instructions`, no `serverInfo.title`).
+    pub description: Option<String>,
     /// Per-tool overrides, by the server's name for the tool.
     pub tools: BTreeMap<String, ToolOverride>,
     /// When and how often it is restarted.
@@ -305,6 +310,7 @@ impl MountsConfig {
                 call_timeout,
                 category: raw.category,
                 lazy: raw.lazy,
+                description: raw.description,
                 tools: raw.tools,
                 restart,
                 verify: raw.verify,
@@ -371,6 +377,7 @@ struct RawServer {
     permission: Option<String>,
     #[serde(default)]
     lazy: bool,
+    description: Option<String>,
     #[serde(default)]
     tools: BTreeMap<String, ToolOverride>,
     restart: Option<RawRestart>,

@@ -154,6 +154,15 @@ pub enum MountError {
     /// The actor that supervises the servers did not start.
     #[error("the mounted servers' supervisor did not start: {0}")]
     Supervisor(String),
+    /// The lazy servers' meta-tools could not be registered (a tool has one of their names).
+    #[error(
+        "the lazy servers' meta-tools (mcp_search, mcp_describe, mcp_call, mcp_connect) cannot be registered: {source}"
+    )]
+    LazyTools {
+        /// Why.
+        #[source]
+        source: RegistryError,
+    },
     /// The set was already closed.
     #[error("the mounts were closed; build a new set to mount again")]
     Closed,

@@ -14,6 +14,7 @@ mod connection;
 mod error;
 mod gate;
 mod health;
+mod lazy;
 mod mounts;
 mod pins;
 mod progress;
@@ -28,6 +29,10 @@ pub use config::{
     ServerConfig, ToolOverride, Transport,
 };
 pub use error::{MountError, StartError};
+pub use lazy::{
+    ALREADY_CONNECTED, LAZY_PERMISSION, MCP_CALL, MCP_CONNECT, MCP_DESCRIBE, MCP_SEARCH,
+    MOUNTED_SERVER_UNKNOWN, MOUNTED_TOOL_UNKNOWN, SESSION_LIST_FIXED,
+};
 pub use mounts::{MountStatus, Mounts, Strictness};
 pub use pins::{
     LOCK_FILE_VERSION, LockError, LockFile, PinChanges, PinnedTool, ServerPins, lock_path,

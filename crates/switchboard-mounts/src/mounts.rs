@@ -18,7 +18,7 @@
 //! actor. The server actor restarts its server when the connection ends; the supervisor
 //! restarts a server actor that fails, and stops them all on close.
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
 use futures::future::join_all;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
@@ -33,6 +33,7 @@ use crate::{
     error::{MountError, StartError},
     gate::{Admission, Gate, Listing, Refused},
     health::Health,
+    lazy::{self, Directory},
     pins::{PinChanges, Pins},
     progress::ProgressRoutes,
     tool::{Registered, descriptor, spec},
@@ -107,6 +108,8 @@ struct State {
     registry: Option<ToolRegistry>,
     /// Whether `mounts_accept_changes` is registered.
     accept_tool: bool,
+    /// What the lazy meta-tools know, once they are registered ([`crate::lazy`]).
+    directory: Option<Arc<Directory>>,
     closed: bool,
 }
 
@@ -161,6 +164,24 @@ impl Mounts {
                 supervisor
             }
         };
+        if self.config.servers.iter().any(|server| server.lazy) && state.directory.is_none() {
+            let directory = Arc::new(Directory::new(registry, &self.config));
+            let call_timeout = self
+                .config
+                .servers
+                .iter()
+                .map(|server| server.call_timeout)
+                .max()
+                .unwrap_or_default();
+            // The nested call's own timeout ends it first, with its own error.
+            let specs = lazy::specs(&directory, call_timeout + Duration::from_secs(5));
+            registry
+                .register(specs)
+                .await
+                .map_err(|source| MountError::LazyTools { source })?;
+            state.registry.get_or_insert_with(|| registry.clone());
+            state.directory = Some(directory);
+        }
         let connected = join_all(self.config.servers.iter().map(|server| async move {
             let progress = ProgressRoutes::default();
             let listed = connect_and_list(server, progress.clone()).await;
@@ -245,6 +266,17 @@ impl Mounts {
             listing,
             progress,
         } = started;
+        let introduction = server.lazy.then(|| {
+            let info = connection.peer().peer_info();
+            let server_info = info.as_ref().and_then(|info| info.server_info.as_ref());
+            lazy::one_line_description(
+                listing.instructions.as_deref(),
+                server_info
+                    .and_then(|info| info.title.as_deref())
+                    .or_else(|| server_info.and_then(|info| info.description.as_deref())),
+                server.description.as_deref(),
+            )
+        });
         let (health, reader) = watch::channel(Health::Restarting {
             reason: "starting".to_owned(),
         });
@@ -308,7 +340,17 @@ impl Mounts {
             });
         }
         state.registry.get_or_insert_with(|| registry.clone());
+        if let (Some(description), Some(directory)) = (introduction, &state.directory) {
+            directory.started(&server.id, description);
+        }
         Ok(())
+    }
+
+    /// The paragraph an MCP server adds to its `instructions` to introduce the lazy servers
+    /// that started, one line each; `None` without any. Read it after [`Mounts::start`].
+    pub async fn instructions(&self) -> Option<String> {
+        let state = self.state.lock().await;
+        lazy::instructions(&state.directory.as_ref()?.lazy_servers())
     }
 
     /// Unregisters every mounted tool and ends every server. Idempotent.
@@ -411,6 +453,7 @@ async fn connect_and_list(
 /// actor (which ends its server).
 async fn close_all(state: &mut State, config: &MountsConfig) {
     state.closed = true;
+    let lazy_tools = state.directory.take().is_some();
     if let Some(registry) = state.registry.take() {
         let mut names: Vec<String> = registry
             .list()
@@ -420,6 +463,12 @@ async fn close_all(state: &mut State, config: &MountsConfig) {
                     && config.servers.iter().any(|server| server.id == tool.domain)
             })
             .map(|tool| tool.name.to_string())
+            .chain(
+                lazy::META_TOOLS
+                    .iter()
+                    .filter(|_| lazy_tools)
+                    .map(|name| (*name).to_owned()),
+            )
             .collect();
         if std::mem::take(&mut state.accept_tool) {
             names.push(MOUNTS_ACCEPT_TOOL.to_owned());

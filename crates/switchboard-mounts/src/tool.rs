@@ -151,7 +151,7 @@ pub(crate) fn spec(
                 ),
             }),
             descriptor,
-            exposure: Exposure::Unlisted,
+            exposure: Exposure::Withheld,
         },
     }
 }

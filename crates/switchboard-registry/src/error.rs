@@ -119,4 +119,22 @@ pub enum RegistryError {
         /// Where the second is declared.
         second: String,
     },
+    /// A session asked to reveal tools without an open list of its own.
+    #[error(
+        "the session `{session}` has no tool list of its own, so its list cannot change (MCP \
+         2026-07-28 sessions never have one: their tool list does not vary by connection); call \
+         the tools by name instead"
+    )]
+    SessionNotOpen {
+        /// The session.
+        session: String,
+    },
+    /// A session asked to reveal a domain it already lists.
+    #[error("the session `{session}` already lists the tools of `{domain}`")]
+    AlreadyRevealed {
+        /// The session.
+        session: String,
+        /// The domain.
+        domain: String,
+    },
 }

@@ -12,6 +12,7 @@ mod job;
 mod mutation;
 mod permissions;
 mod registry;
+mod sessions;
 mod table;
 
 pub use access::{
@@ -23,7 +24,10 @@ pub use config::{AgentMutations, RegistryConfig};
 pub use domain::{DomainMsg, DomainStatus};
 pub use error::RegistryError;
 pub use permissions::{DEFAULT_PERMISSIONS_TOML, PermissionMatrix, PermissionsError};
-pub use registry::{Exposure, RegistryBuilder, RuntimeToolSpec, ToolRegistry, ToolsChanged};
+pub use registry::{
+    Exposure, RegistryBuilder, RuntimeToolSpec, ToolRegistry, ToolsChanged, WeakToolRegistry,
+};
+pub use sessions::OpenSession;
 pub use switchboard_approvals::{
     IdempotencyStore, MemoryIdempotencyStore, MemoryProposalStore, Proposal, ProposalStatus,
     ProposalStore, Proposer,

@@ -26,6 +26,7 @@ use crate::{
     domain::{DomainMsg, DomainRuntime, DomainStatus},
     error::RegistryError,
     permissions::PermissionMatrix,
+    sessions::SessionLists,
     table::{Handler, RegisteredTool, RuntimeTool, ToolTable},
 };
 
@@ -45,6 +46,8 @@ pub(crate) struct Shared {
     pub(crate) threads: Arc<dyn ThreadDirectory>,
     pub(crate) idempotency: Arc<dyn IdempotencyStore>,
     pub(crate) proposals: Arc<dyn ProposalStore>,
+    /// The open sessions' own tool lists ([`crate::sessions`]).
+    pub(crate) sessions: SessionLists,
 }
 
 impl Shared {
@@ -58,6 +61,12 @@ impl Shared {
     /// tasks (MCP sessions).
     pub(crate) fn publish(&self, table: ToolTable) {
         self.table.store(Arc::new(table));
+        self.note_change();
+    }
+
+    /// Tells watchers that what some caller may list changed: a new table, or a session
+    /// revealing tools.
+    pub(crate) fn note_change(&self) {
         let mut published = 0;
         self.version.send_modify(|version| {
             *version += 1;
@@ -70,7 +79,7 @@ impl Shared {
 /// The tool table changed: tools were registered or removed at run time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ToolsChanged {
-    /// The table's version, which grows by one with every change.
+    /// The change counter, which grows by one with every new table and every reveal.
     pub version: u64,
 }
 
@@ -89,6 +98,29 @@ impl std::fmt::Debug for ToolRegistry {
     }
 }
 
+/// A [`ToolRegistry`] that does not keep it alive ([`ToolRegistry::downgrade`]).
+#[derive(Clone)]
+pub struct WeakToolRegistry {
+    shared: std::sync::Weak<Shared>,
+    actor: ActorRef<RegistryMsg>,
+}
+
+impl WeakToolRegistry {
+    /// The registry, while any [`ToolRegistry`] handle to it exists.
+    pub fn upgrade(&self) -> Option<ToolRegistry> {
+        Some(ToolRegistry {
+            shared: self.shared.upgrade()?,
+            actor: self.actor.clone(),
+        })
+    }
+}
+
+impl std::fmt::Debug for WeakToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WeakToolRegistry").finish_non_exhaustive()
+    }
+}
+
 /// A tool to register at run time.
 pub struct RuntimeToolSpec {
     /// Its description; `origin` should be [`ToolOrigin::Runtime`](switchboard_core::ToolOrigin).
@@ -102,16 +134,30 @@ pub struct RuntimeToolSpec {
 /// Whether a tool appears in the lists callers see ([`ToolRegistry::list_permitted`], MCP's
 /// `tools/list`).
 ///
-/// An unlisted tool is still found by name and called through every gate; it is for tools a
-/// caller reaches another way (a mounted server's tools that are searched for, not listed, or
-/// a tool withheld until a person accepts it, which answers every call with why).
+/// An unlisted or withheld tool is still found by name and called through every gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Exposure {
     /// Listed to every caller permitted to call it.
     #[default]
     Listed,
-    /// Found by name only.
+    /// Left out of the lists until a session reveals its domain
+    /// ([`ToolRegistry::reveal_domain`]): a tool callers find another way, such as a lazy
+    /// mounted server's tool that is searched for.
     Unlisted,
+    /// Never listed, not even to a session that reveals its domain: a tool held back until a
+    /// person accepts it, whose body answers every call with why.
+    Withheld,
+}
+
+impl Exposure {
+    /// Whether a tool so exposed is in the list of a session that revealed its domain or not.
+    pub(crate) fn listed(self, revealed: bool) -> bool {
+        match self {
+            Exposure::Listed => true,
+            Exposure::Unlisted => revealed,
+            Exposure::Withheld => false,
+        }
+    }
 }
 
 impl std::fmt::Debug for RuntimeToolSpec {
@@ -313,6 +359,7 @@ impl RegistryBuilder {
             proposals: self
                 .proposals
                 .unwrap_or_else(|| Arc::new(MemoryProposalStore::new())),
+            sessions: SessionLists::default(),
         });
         let (actor, _join) = Actor::spawn(
             None,
@@ -392,6 +439,19 @@ impl ToolRegistry {
         &self.shared
     }
 
+    pub(crate) fn shared_arc(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// A handle that does not keep the registry alive: for a run-time tool that calls the
+    /// registry it is registered in, which would otherwise hold itself.
+    pub fn downgrade(&self) -> WeakToolRegistry {
+        WeakToolRegistry {
+            shared: Arc::downgrade(&self.shared),
+            actor: self.actor.clone(),
+        }
+    }
+
     /// Every tool, sorted by name.
     pub fn list(&self) -> Vec<Arc<ToolDescriptor>> {
         self.shared
@@ -415,7 +475,7 @@ impl ToolRegistry {
     /// The listed tools a caller holding `roles` may call, sorted by name (unlisted tools are
     /// left out: see [`Exposure`]).
     pub fn list_permitted(&self, roles: &[switchboard_core::Role]) -> Vec<Arc<ToolDescriptor>> {
-        self.filtered(|tool| tool.exposure == Exposure::Listed && tool.granted_to(roles))
+        self.filtered(|tool| tool.exposure.listed(false) && tool.granted_to(roles))
     }
 
     /// Whether a tool is listed; `None` if there is no tool by that name.
@@ -500,7 +560,8 @@ impl ToolRegistry {
         &self.shared.config
     }
 
-    /// A receiver that changes whenever the tool table does (run-time registrations).
+    /// A receiver that changes whenever the tool table does (run-time registrations), and
+    /// when a session reveals tools ([`ToolRegistry::reveal_domain`]).
     pub fn watch_changes(&self) -> watch::Receiver<u64> {
         self.shared.version.subscribe()
     }

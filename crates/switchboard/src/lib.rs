@@ -23,9 +23,9 @@ pub use switchboard_orchestrator::{
     Answer, AskError, Orchestrator, ResumeDecision, Resumed, Route,
 };
 pub use switchboard_registry::{
-    AgentMutations, AgentScopes, Approved, DomainStatus, Exposure, MemoryThreads, PermissionMatrix,
-    PermissionsError, Proposal, ProposalStatus, RegistryBuilder, RegistryConfig, RegistryError,
-    RuntimeTool, RuntimeToolSpec, ThreadDirectory, ToolRegistry,
+    AgentMutations, AgentScopes, Approved, DomainStatus, Exposure, MemoryThreads, OpenSession,
+    PermissionMatrix, PermissionsError, Proposal, ProposalStatus, RegistryBuilder, RegistryConfig,
+    RegistryError, RuntimeTool, RuntimeToolSpec, ThreadDirectory, ToolRegistry, WeakToolRegistry,
 };
 
 /// The paths `#[tool]` expands to when a crate depends on this facade rather than on

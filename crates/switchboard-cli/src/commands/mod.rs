@@ -128,7 +128,13 @@ impl Ready {
             Ready::Ask(args) => ask::run(switchboard, args).await,
             // Boxed: serving holds the server (and its navigator) for the whole run, a large
             // future that the other commands should not carry (clippy::large_futures).
-            Ready::Serve(serving, _) => Box::pin(serve::run(&switchboard.registry, serving)).await,
+            Ready::Serve(serving, _) => {
+                let instructions = match mounts {
+                    Some(mounts) => mounts.instructions().await,
+                    None => None,
+                };
+                Box::pin(serve::run(&switchboard.registry, serving, instructions)).await
+            }
             Ready::Decide(decision, persistent) => {
                 proposals::run(&switchboard.registry, decision, persistent).await
             }

@@ -167,8 +167,13 @@ impl Transport {
 const STDIO_WAITING: &str = "switchboard: waiting for an MCP client on stdin (one JSON-RPC \
      message per line); MCP clients start this command themselves. Ctrl-D or Ctrl-C to stop.\n";
 
-/// Serves until the client closes stdin (stdio) or the process is interrupted (HTTP).
-pub(crate) async fn run(registry: &ToolRegistry, serving: Serving) -> anyhow::Result<Exit> {
+/// Serves until the client closes stdin (stdio) or the process is interrupted (HTTP), adding
+/// `instructions` (the lazy mounted servers, `--mounts`) to what the server tells clients.
+pub(crate) async fn run(
+    registry: &ToolRegistry,
+    serving: Serving,
+    instructions: Option<String>,
+) -> anyhow::Result<Exit> {
     let Serving {
         transport,
         state_key,
@@ -189,6 +194,9 @@ pub(crate) async fn run(registry: &ToolRegistry, serving: Serving) -> anyhow::Re
             if let Some(navigator) = navigator {
                 server = server.with_navigation(navigator, navigation);
             }
+            if let Some(text) = instructions {
+                server = server.with_instructions(text);
+            }
             // A person who started this in a terminal would otherwise see nothing at all; an MCP
             // client pipes stdin and gets no such line.
             if std::io::stdin().is_terminal() {
@@ -202,6 +210,9 @@ pub(crate) async fn run(registry: &ToolRegistry, serving: Serving) -> anyhow::Re
             let mut config = (*config).state_key(state_key);
             if let Some(navigator) = navigator {
                 config = config.navigation(navigator, navigation);
+            }
+            if let Some(text) = instructions {
+                config = config.instructions(text);
             }
             let pages = super::pages::router(registry, &config)?;
             let server = switchboard_mcp::serve_http_with_pages(registry.clone(), config, pages)

@@ -129,6 +129,8 @@ pub struct HttpConfig {
     pub(crate) state_key: Option<StateKey>,
     /// The navigation every handler offers; `None` when it is off.
     pub(crate) navigation: Option<crate::navigation::Navigation>,
+    /// What every handler adds to its `instructions`.
+    pub(crate) instructions: Option<std::sync::Arc<str>>,
 }
 
 impl HttpConfig {
@@ -153,6 +155,7 @@ impl HttpConfig {
             limits: HttpLimits::default(),
             state_key: None,
             navigation: None,
+            instructions: None,
         })
     }
 
@@ -214,6 +217,14 @@ impl HttpConfig {
         mode: crate::NavigationMode,
     ) -> Self {
         self.navigation = crate::navigation::Navigation::new(navigator, mode);
+        self
+    }
+
+    /// Adds `text` to every handler's `instructions`, as
+    /// [`McpServer::with_instructions`](crate::McpServer::with_instructions) does.
+    #[must_use]
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(std::sync::Arc::from(text.into()));
         self
     }
 

@@ -198,6 +198,7 @@ async fn serve(
     let catalog = Arc::new(ToolCatalog::default());
     let state_key = config.state_key;
     let navigation = config.navigation;
+    let instructions = config.instructions;
     let service = StreamableHttpService::new(
         move || {
             let principal = REQUEST_PRINCIPAL
@@ -215,7 +216,8 @@ async fn serve(
                 Arc::clone(&catalog),
                 state_key.clone(),
             )
-            .navigating(navigation.clone()))
+            .navigating(navigation.clone())
+            .instructing(instructions.clone()))
         },
         manager,
         rmcp_config,

@@ -19,4 +19,5 @@ mod mcp_navigation;
 mod mcp_notifications;
 mod mcp_resources;
 mod mcp_server;
+mod mcp_session_lists;
 mod mcp_stdio_garbage;

@@ -42,6 +42,7 @@ url = "https://vendor.example/mcp"
 bearer_token_env = "VENDOR_TOKEN"
 call_timeout = "500ms"
 lazy = true
+description = "The vendor's tickets"
 "#,
     )
     .expect("a valid file");
@@ -84,6 +85,8 @@ lazy = true
     assert_eq!(vendor.call_timeout, Duration::from_millis(500));
     assert_eq!(vendor.category, None);
     assert!(vendor.lazy);
+    assert_eq!(vendor.description.as_deref(), Some("The vendor's tickets"));
+    assert_eq!(everything.description, None);
 }
 
 #[test]

@@ -40,6 +40,7 @@ fn server(category: Option<Category>, tools: BTreeMap<String, ToolOverride>) -> 
         category,
         permission: "mounts.everything".into(),
         lazy: false,
+        description: None,
         tools,
         restart: crate::actor::RestartPolicy::default(),
         verify: crate::verifier::VerifyPolicy::default(),

@@ -5,6 +5,7 @@
 
 mod fixture_server;
 mod http;
+mod lazy;
 mod public;
 mod restart;
 mod rug_pull;

@@ -165,6 +165,8 @@ fn the_example_mounts_file_is_valid() {
         .map(|server| server.id.as_str())
         .collect();
     assert_eq!(ids, ["everything", "files", "time"]);
+    let lazy: Vec<bool> = config.servers.iter().map(|server| server.lazy).collect();
+    assert_eq!(lazy, [false, false, true]);
 }
 
 /// A run-time tool that answers nothing, to take a name before mounting.
