@@ -107,7 +107,7 @@ pub enum StartError {
         /// Why.
         source: RegistryError,
     },
-    /// The gate refused all of its tools ([`crate::gate`]).
+    /// The prompt-injection verifier refused all of its tools, or its pins could not be read.
     #[error("mounted server `{id}`: its tools are not exposed: {reason}")]
     Refused {
         /// The server.

@@ -57,7 +57,8 @@ pub const MOUNTED_SERVER_UNAVAILABLE: &str = "mounted_server_unavailable";
 /// sent again: it may or may not have run.
 pub const MOUNTED_OUTCOME_UNKNOWN: &str = "mounted_outcome_unknown";
 
-/// The code of the error of a call of a tool the gate withholds ([`crate::gate`]).
+/// The code of the error of a call of a withheld tool: one quarantined since its definition
+/// changed, until a person accepts the change.
 pub const MOUNTED_TOOL_WITHHELD: &str = "mounted_tool_withheld";
 
 /// The registry's name of `server`'s tool `tool`.
