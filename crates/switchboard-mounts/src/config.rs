@@ -10,6 +10,7 @@
 //! call_timeout = "30s"
 //! category = "read"             # every tool's category unless overridden (else from annotations)
 //! permission = "mounts.everything"
+//! log_level = "info"            # sent as `logging/setLevel` at each connect, if it logs
 //!
 //! [server.tools.printEnv]       # per-tool overrides
 //! category = "restricted"
@@ -113,6 +114,10 @@ pub struct ServerConfig {
     pub tools: BTreeMap<String, ToolOverride>,
     /// When and how often it is restarted.
     pub restart: RestartPolicy,
+    /// The level asked of it with `logging/setLevel` each time it connects, if it declares
+    /// the logging capability; `None`: it logs at its own default.
+    #[allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).
+    pub log_level: Option<rmcp::model::LoggingLevel>,
 }
 
 /// How a server is reached.
@@ -295,6 +300,7 @@ impl MountsConfig {
                 lazy: raw.lazy,
                 tools: raw.tools,
                 restart,
+                log_level: raw.log_level,
             });
         }
         Ok(Self {
@@ -314,6 +320,7 @@ struct RawFile {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).
 struct RawServer {
     id: Spanned<String>,
     command: Option<Spanned<String>>,
@@ -333,6 +340,7 @@ struct RawServer {
     #[serde(default)]
     tools: BTreeMap<String, ToolOverride>,
     restart: Option<RawRestart>,
+    log_level: Option<rmcp::model::LoggingLevel>,
 }
 
 /// `[server.restart]` as written.

@@ -3,6 +3,13 @@
 //! credential; the MCP handshake; and the tail of what a child wrote on stderr, kept for the
 //! messages of a failed start.
 //!
+//! What the server says arrives through a [`LogTap`], which routes its log messages as they
+//! are read ([`crate::logs`]). A server configured with a `log_level` that declares the logging
+//! capability is sent `logging/setLevel` with it after each handshake. The level our own MCP
+//! clients set is not passed on: their sessions share the one connection and each may want
+//! another level, so the server logs at the configured level and each session's own level is
+//! applied on our side.
+//!
 //! rmcp's `TokioChildProcess` owns the child; closing the connection closes the child's stdin,
 //! then sends SIGTERM, then kills it after a grace period, which is the MCP stdio shutdown.
 
@@ -29,6 +36,7 @@ use crate::{
     child,
     config::{ServerConfig, Transport},
     error::StartError,
+    logs::LogTap,
     progress::ProgressRoutes,
 };
 
@@ -212,6 +220,7 @@ pub(crate) async fn connect(
     progress: ProgressRoutes,
 ) -> Result<Connection, StartError> {
     let tail = StderrTail::default();
+    let logs = progress.logs().clone();
     let (tools_changed, changes) = mpsc::unbounded_channel();
     let listener = Listener {
         tools_changed,
@@ -240,7 +249,11 @@ pub(crate) async fn connect(
                 keep_tail(&server.id, stderr, tail.clone());
             }
             (
-                tokio::time::timeout(server.start_timeout, listener.serve(child)).await,
+                tokio::time::timeout(
+                    server.start_timeout,
+                    listener.serve(LogTap::new(child, &server.id, logs)),
+                )
+                .await,
                 pid,
             )
         }
@@ -258,18 +271,25 @@ pub(crate) async fn connect(
             }
             let transport = StreamableHttpClientTransport::from_config(config);
             (
-                tokio::time::timeout(server.start_timeout, listener.serve(transport)).await,
+                tokio::time::timeout(
+                    server.start_timeout,
+                    listener.serve(LogTap::new(transport, &server.id, logs)),
+                )
+                .await,
                 None,
             )
         }
     };
     match handshake {
-        Ok(Ok(service)) => Ok(Connection {
-            service,
-            pid,
-            stderr: tail,
-            tools_changed: changes,
-        }),
+        Ok(Ok(service)) => {
+            ask_log_level(server, &service).await;
+            Ok(Connection {
+                service,
+                pid,
+                stderr: tail,
+                tools_changed: changes,
+            })
+        }
         Ok(Err(error)) => Err(StartError::Handshake {
             id: server.id.clone(),
             reason: error.to_string(),
@@ -293,4 +313,33 @@ fn keep_tail(id: &str, stderr: tokio::process::ChildStderr, tail: StderrTail) {
             tail.push(line);
         }
     });
+}
+
+/// Sends `server` its configured log level, if it has one and the server declares the logging
+/// capability. A server that refuses or does not answer in its start timeout still serves its
+/// tools, so that is logged, not a failed start.
+async fn ask_log_level(server: &ServerConfig, service: &RunningService<RoleClient, Listener>) {
+    let Some(level) = server.log_level else {
+        return;
+    };
+    let logs = service
+        .peer_info()
+        .is_some_and(|info| info.capabilities.logging.is_some());
+    if !logs {
+        tracing::debug!(server = %server.id, "the mounted server declares no logging capability; its log level is not set");
+        return;
+    }
+    #[allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).
+    let request = service
+        .peer()
+        .set_level(rmcp::model::SetLevelRequestParams::new(level));
+    match tokio::time::timeout(server.start_timeout, request).await {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => {
+            tracing::warn!(server = %server.id, %error, "the mounted server refused its configured log level");
+        }
+        Err(_) => {
+            tracing::warn!(server = %server.id, after = ?server.start_timeout, "the mounted server did not answer logging/setLevel in time");
+        }
+    }
 }

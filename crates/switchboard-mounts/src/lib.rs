@@ -13,6 +13,7 @@ mod connection;
 mod error;
 mod gate;
 mod health;
+mod logs;
 mod mounts;
 mod progress;
 mod tool;

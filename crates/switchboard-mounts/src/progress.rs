@@ -7,6 +7,10 @@
 //! a route is removed when its call ends. A report that arrives before the call has routed
 //! its token (a server reporting within microseconds of the request) is dropped, as MCP
 //! allows for progress.
+//!
+//! The same per-server value carries the server's [`LogRoutes`]: the calls in flight that its
+//! log messages may go to ([`crate::logs`]), so everything a call hears from its server reaches
+//! the tool through one handle.
 
 use std::{
     collections::HashMap,
@@ -16,14 +20,24 @@ use std::{
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use switchboard_core::ProgressNotifier;
 
-/// Where each in-flight call of one server's tools wants its progress.
+use crate::logs::LogRoutes;
+
+/// Where each in-flight call of one server's tools wants its progress, and its logs.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct ProgressRoutes(Arc<Mutex<HashMap<ProgressToken, ProgressNotifier>>>);
+pub(crate) struct ProgressRoutes {
+    tokens: Arc<Mutex<HashMap<ProgressToken, ProgressNotifier>>>,
+    logs: LogRoutes,
+}
 
 impl ProgressRoutes {
+    /// The calls in flight that the server's log messages may go to.
+    pub(crate) fn logs(&self) -> &LogRoutes {
+        &self.logs
+    }
+
     /// Routes `token`'s reports to `notifier` until the returned guard is dropped.
     pub(crate) fn route(&self, token: ProgressToken, notifier: ProgressNotifier) -> Route {
-        self.0
+        self.tokens
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(token.clone(), notifier);
@@ -36,7 +50,7 @@ impl ProgressRoutes {
     /// Passes one report on, if a call routed its token.
     pub(crate) fn deliver(&self, report: &ProgressNotificationParam) {
         let notifier = self
-            .0
+            .tokens
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(&report.progress_token)
@@ -57,7 +71,7 @@ pub(crate) struct Route {
 impl Drop for Route {
     fn drop(&mut self) {
         self.routes
-            .0
+            .tokens
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&self.token);

@@ -42,6 +42,7 @@ fn server(category: Option<Category>, tools: BTreeMap<String, ToolOverride>) -> 
         lazy: false,
         tools,
         restart: crate::actor::RestartPolicy::default(),
+        log_level: None,
     }
 }
 
@@ -230,6 +231,7 @@ async fn progress_of_a_call_reaches_its_caller() {
         CallToolRequestParams::new("work"),
         &routes,
         Some(notifier),
+        OrgId::from("acme"),
     )
     .await
     .expect("an answer");
@@ -256,7 +258,14 @@ async fn a_call_dropped_before_its_answer_is_cancelled_at_the_server() {
     let (client, routes) = in_memory::connect(worker).await;
     let peer = client.peer().clone();
     let call = tokio::spawn(async move {
-        call_once(&peer, CallToolRequestParams::new("work"), &routes, None).await
+        call_once(
+            &peer,
+            CallToolRequestParams::new("work"),
+            &routes,
+            None,
+            OrgId::from("acme"),
+        )
+        .await
     });
     tokio::time::sleep(Duration::from_millis(200)).await;
     call.abort();
