@@ -16,6 +16,7 @@ mod json_failures;
 mod mcp_conformance;
 mod mcp_stdio;
 mod mounts;
+mod mounts_logs;
 mod plain_output;
 mod proposals;
 mod serve_http;
