@@ -4,6 +4,7 @@
 
 mod http;
 mod public;
+mod random_tools;
 mod restart;
 mod servers;
 mod stdio;
