@@ -3,8 +3,9 @@
 //! credential; the MCP handshake; and the tail of what a child wrote on stderr, kept for the
 //! messages of a failed start.
 //!
-//! What the server says arrives through a [`LogTap`], which routes its log messages as they
-//! are read ([`crate::logs`]). A server configured with a `log_level` that declares the logging
+//! What the server says arrives through [`Routing`], which routes its progress and log messages
+//! to the calls they are for as they are read, in order with the answers ([`crate::progress`],
+//! [`crate::logs`]). A server configured with a `log_level` that declares the logging
 //! capability is sent `logging/setLevel` with it after each handshake. The level our own MCP
 //! clients set is not passed on: their sessions share the one connection and each may want
 //! another level, so the server logs at the configured level and each session's own level is
@@ -21,7 +22,8 @@ use std::{
 
 use rmcp::{
     RoleClient, ServiceExt as _,
-    service::{Peer, RunningService},
+    model::{ServerJsonRpcMessage, ServerNotification},
+    service::{Peer, RunningService, RxJsonRpcMessage, TxJsonRpcMessage},
     transport::{
         StreamableHttpClientTransport, TokioChildProcess,
         streamable_http_client::StreamableHttpClientTransportConfig,
@@ -36,7 +38,6 @@ use crate::{
     child,
     config::{ServerConfig, Transport},
     error::StartError,
-    logs::LogTap,
     progress::ProgressRoutes,
 };
 
@@ -79,38 +80,23 @@ pub(crate) struct Connection {
     pub(crate) tools_changed: mpsc::UnboundedReceiver<()>,
 }
 
-/// What the client side hears from a mounted server: `notifications/tools/list_changed`, and
-/// progress for the calls that asked for it.
+/// What the client side hears from a mounted server besides what [`Routing`] routes:
+/// `notifications/tools/list_changed`.
 #[derive(Debug, Clone)]
 pub(crate) struct Listener {
     tools_changed: mpsc::UnboundedSender<()>,
-    progress: ProgressRoutes,
 }
 
 impl Listener {
-    /// A listener delivering progress to `progress`, and where it says that tools changed.
+    /// A listener, and where it says that tools changed.
     #[cfg(test)]
-    pub(crate) fn for_tests(progress: ProgressRoutes) -> (Self, mpsc::UnboundedReceiver<()>) {
+    pub(crate) fn for_tests() -> (Self, mpsc::UnboundedReceiver<()>) {
         let (tools_changed, changes) = mpsc::unbounded_channel();
-        (
-            Self {
-                tools_changed,
-                progress,
-            },
-            changes,
-        )
+        (Self { tools_changed }, changes)
     }
 }
 
 impl rmcp::ClientHandler for Listener {
-    async fn on_progress(
-        &self,
-        params: rmcp::model::ProgressNotificationParam,
-        _context: rmcp::service::NotificationContext<RoleClient>,
-    ) {
-        self.progress.deliver(&params);
-    }
-
     async fn on_tool_list_changed(&self, _context: rmcp::service::NotificationContext<RoleClient>) {
         let _ = self.tools_changed.send(());
     }
@@ -220,12 +206,8 @@ pub(crate) async fn connect(
     progress: ProgressRoutes,
 ) -> Result<Connection, StartError> {
     let tail = StderrTail::default();
-    let logs = progress.logs().clone();
     let (tools_changed, changes) = mpsc::unbounded_channel();
-    let listener = Listener {
-        tools_changed,
-        progress,
-    };
+    let listener = Listener { tools_changed };
     let (handshake, pid) = match &server.transport {
         Transport::Stdio {
             command,
@@ -251,7 +233,7 @@ pub(crate) async fn connect(
             (
                 tokio::time::timeout(
                     server.start_timeout,
-                    listener.serve(LogTap::new(child, &server.id, logs)),
+                    listener.serve(Routing::new(child, &server.id, progress)),
                 )
                 .await,
                 pid,
@@ -273,7 +255,7 @@ pub(crate) async fn connect(
             (
                 tokio::time::timeout(
                     server.start_timeout,
-                    listener.serve(LogTap::new(transport, &server.id, logs)),
+                    listener.serve(Routing::new(transport, &server.id, progress)),
                 )
                 .await,
                 None,
@@ -300,6 +282,64 @@ pub(crate) async fn connect(
             after: server.start_timeout,
             stderr: tail.text(),
         }),
+    }
+}
+
+/// A client transport that routes the server's progress and log messages to the calls they are
+/// for as it reads them, and passes every message on unchanged. Routing here keeps them in
+/// order with each other and with the answers: rmcp's client handler runs each notification on
+/// a task of its own, so two reports could be handled out of order, and a report or log the
+/// server sent just before its answer could be handled after the call returned, too late for
+/// its caller.
+pub(crate) struct Routing<T> {
+    inner: T,
+    server: String,
+    routes: ProgressRoutes,
+}
+
+impl<T> Routing<T> {
+    /// `inner`, routing what `server` says to `routes`.
+    pub(crate) fn new(inner: T, server: &str, routes: ProgressRoutes) -> Self {
+        routes.new_connection();
+        Self {
+            inner,
+            server: server.to_owned(),
+            routes,
+        }
+    }
+}
+
+impl<T> rmcp::transport::Transport<RoleClient> for Routing<T>
+where
+    T: rmcp::transport::Transport<RoleClient>,
+{
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let message = self.inner.receive().await?;
+        if let ServerJsonRpcMessage::Notification(notification) = &message {
+            match &notification.notification {
+                ServerNotification::ProgressNotification(progress) => {
+                    self.routes.deliver(&progress.params);
+                }
+                ServerNotification::LoggingMessageNotification(log) => {
+                    self.routes.logs().relay(&self.server, &log.params);
+                }
+                _ => {}
+            }
+        }
+        Some(message)
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
     }
 }
 

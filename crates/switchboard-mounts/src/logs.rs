@@ -19,11 +19,9 @@
 //! while another's calls are running alone; a server whose logs may carry one tenant's data
 //! should be mounted once per tenant.
 //!
-//! **In order.** The message is routed as it is read off the connection ([`LogTap`]), before
-//! anything read after it: a message the server sent before its answer is routed while the call
-//! is still in flight, so it is queued for the caller before the call returns. (rmcp's client
-//! handler runs each notification on a task of its own, which may run after the answer has been
-//! handled, too late for the caller.)
+//! **In order.** The message is routed as it is read off the connection (`connection::Routing`),
+//! before anything read after it: a message the server sent before its answer is routed while
+//! the call is still in flight, so it is queued for the caller before the call returns.
 //!
 //! **Our logs.** Every message is also a `tracing` event of target [`LOG_TARGET`] with the
 //! fields `server`, `mcp.logger` (the server's id, then `/` and the server's logger name if it
@@ -40,14 +38,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use rmcp::{
-    RoleClient,
-    model::{
-        LoggingLevel, LoggingMessageNotificationParam, ServerJsonRpcMessage, ServerNotification,
-    },
-    service::{RxJsonRpcMessage, TxJsonRpcMessage},
-    transport::Transport,
-};
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use switchboard_core::OrgId;
 use tracing::{Level, Span};
 
@@ -273,49 +264,6 @@ fn level_name(level: LoggingLevel) -> &'static str {
         LoggingLevel::Critical => "critical",
         LoggingLevel::Alert => "alert",
         LoggingLevel::Emergency => "emergency",
-    }
-}
-
-/// A client transport that routes each log message of `server` as it is read, in order with
-/// the answers (see the module docs), and passes every message on unchanged.
-pub(crate) struct LogTap<T> {
-    inner: T,
-    server: String,
-    routes: LogRoutes,
-}
-
-impl<T> LogTap<T> {
-    pub(crate) fn new(inner: T, server: &str, routes: LogRoutes) -> Self {
-        Self {
-            inner,
-            server: server.to_owned(),
-            routes,
-        }
-    }
-}
-
-impl<T: Transport<RoleClient>> Transport<RoleClient> for LogTap<T> {
-    type Error = T::Error;
-
-    fn send(
-        &mut self,
-        item: TxJsonRpcMessage<RoleClient>,
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.inner.send(item)
-    }
-
-    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        let message = self.inner.receive().await?;
-        if let ServerJsonRpcMessage::Notification(notification) = &message
-            && let ServerNotification::LoggingMessageNotification(log) = &notification.notification
-        {
-            self.routes.relay(&self.server, &log.params);
-        }
-        Some(message)
-    }
-
-    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
-        self.inner.close()
     }
 }
 

@@ -203,9 +203,15 @@ mod in_memory {
             }
         });
         let routes = ProgressRoutes::default();
-        let (listener, _changes) = crate::connection::Listener::for_tests(routes.clone());
+        let (listener, _changes) = crate::connection::Listener::for_tests();
+        let (read, write) = tokio::io::split(client_io);
+        let transport = crate::connection::Routing::new(
+            rmcp::transport::async_rw::AsyncRwTransport::new_client(read, write),
+            "worker",
+            routes.clone(),
+        );
         let client = listener
-            .serve(client_io)
+            .serve(transport)
             .await
             .expect("the client connects");
         (client, routes)
