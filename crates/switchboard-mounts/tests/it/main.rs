@@ -6,5 +6,6 @@ mod http;
 mod public;
 mod random_tools;
 mod restart;
+mod server_logs;
 mod servers;
 mod stdio;
