@@ -8,6 +8,12 @@
 //! own sit inside `mcp_call`) and, if the session's level admits the event, queues it. Events
 //! outside any call, and calls of sessions that asked for nothing, are never seen.
 //!
+//! Relayed logs: an event may say how it is sent, for a log message that comes from elsewhere
+//! (a mounted MCP server's `notifications/message`, relayed by `switchboard-mounts`). Its field
+//! `mcp.logger` names the logger (else the event's target), `mcp.level` the MCP level (else the
+//! one of its `tracing` level), and `mcp.data` holds the data as JSON text (else the data is
+//! the event's fields). The session's level applies to the MCP level.
+//!
 //! Levels: a session gets nothing until it sends `logging/setLevel` (the 2026-07-28 revision has
 //! no such method: a request's `_meta` log level applies to that request). MCP levels map onto
 //! `tracing` levels: `debug` admits TRACE and DEBUG, `info` INFO, `notice` and `warning` WARN,
@@ -91,7 +97,11 @@ impl SessionLogLevel {
     }
 
     fn admits(&self, level: &Level) -> bool {
-        severity(mcp_level(level)) >= self.threshold.load(Ordering::Relaxed)
+        self.admits_mcp(mcp_level(level))
+    }
+
+    fn admits_mcp(&self, level: LoggingLevel) -> bool {
+        severity(level) >= self.threshold.load(Ordering::Relaxed)
     }
 }
 
@@ -114,10 +124,10 @@ impl CallLog {
         }
         let mut data = EventData::default();
         event.record(&mut data);
-        let param =
-            LoggingMessageNotificationParam::new(mcp_level(metadata.level()), data.into_value())
-                .with_logger(metadata.target());
-        self.notices.send(Notice::Log(param));
+        let param = data.into_message(mcp_level(metadata.level()), metadata.target());
+        if self.level.admits_mcp(param.level) {
+            self.notices.send(Notice::Log(param));
+        }
     }
 }
 
@@ -274,8 +284,28 @@ struct EventData {
 }
 
 impl EventData {
-    fn into_value(self) -> Value {
-        Value::Object(self.fields)
+    /// The log message: the event's fields at `level` from logger `target`, unless the event
+    /// says otherwise (a relayed log, see the module docs).
+    fn into_message(
+        mut self,
+        level: LoggingLevel,
+        target: &str,
+    ) -> LoggingMessageNotificationParam {
+        let logger = match self.fields.remove("mcp.logger") {
+            Some(Value::String(logger)) => logger,
+            _ => target.to_owned(),
+        };
+        let level = self
+            .fields
+            .remove("mcp.level")
+            .and_then(|level| serde_json::from_value(level).ok())
+            .unwrap_or(level);
+        let data = match self.fields.remove("mcp.data") {
+            Some(Value::String(text)) => serde_json::from_str(&text).unwrap_or(Value::String(text)),
+            Some(data) => data,
+            None => Value::Object(self.fields),
+        };
+        LoggingMessageNotificationParam::new(level, data).with_logger(logger)
     }
 
     fn insert(&mut self, field: &Field, value: Value) {
@@ -331,6 +361,32 @@ mod tests {
         for (level, filter) in cases {
             assert_eq!(level_filter(severity(level)), filter, "{level:?}");
         }
+    }
+
+    #[test]
+    fn a_relayed_event_says_its_logger_level_and_data() {
+        let mut relayed = EventData::default();
+        for (name, value) in [
+            ("message", "the mounted server logged"),
+            ("server", "vendor"),
+            ("mcp.logger", "vendor/db"),
+            ("mcp.level", "notice"),
+            ("mcp.data", r#"{"rows":3}"#),
+        ] {
+            relayed.fields.insert(name.to_owned(), Value::from(value));
+        }
+        let message = relayed.into_message(LoggingLevel::Warning, "switchboard_mounts::server_log");
+        assert_eq!(message.level, LoggingLevel::Notice);
+        assert_eq!(message.logger.as_deref(), Some("vendor/db"));
+        assert_eq!(message.data, serde_json::json!({"rows": 3}));
+
+        let mut own = EventData::default();
+        own.fields
+            .insert("message".to_owned(), Value::from("hello"));
+        let message = own.into_message(LoggingLevel::Info, "switchboard_registry");
+        assert_eq!(message.level, LoggingLevel::Info);
+        assert_eq!(message.logger.as_deref(), Some("switchboard_registry"));
+        assert_eq!(message.data, serde_json::json!({"message": "hello"}));
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! permission = "mounts.everything"
 //! lazy = true                   # its tools stay out of tools/list (see `crate::lazy`)
 //! description = "MCP reference server: echo, sums, samples"   # used when the server says nothing
+//! log_level = "info"            # sent as `logging/setLevel` at each connect, if it logs
 //!
 //! [server.tools.printEnv]       # per-tool overrides
 //! category = "restricted"
@@ -129,6 +130,10 @@ pub struct ServerConfig {
     pub restart: RestartPolicy,
     /// What the prompt-injection verifier's findings do to its tools.
     pub verify: VerifyPolicy,
+    /// The level asked of it with `logging/setLevel` each time it connects, if it declares
+    /// the logging capability; `None`: it logs at its own default.
+    #[allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).
+    pub log_level: Option<rmcp::model::LoggingLevel>,
 }
 
 /// How a server is reached.
@@ -314,6 +319,7 @@ impl MountsConfig {
                 tools: raw.tools,
                 restart,
                 verify: raw.verify,
+                log_level: raw.log_level,
             });
         }
         let rules = match file.verifier.and_then(|verifier| verifier.rules) {
@@ -361,6 +367,7 @@ struct RawVerifier {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).
 struct RawServer {
     id: Spanned<String>,
     command: Option<Spanned<String>>,
@@ -383,6 +390,7 @@ struct RawServer {
     restart: Option<RawRestart>,
     #[serde(default)]
     verify: VerifyPolicy,
+    log_level: Option<rmcp::model::LoggingLevel>,
 }
 
 /// `[server.restart]` as written.

@@ -3,6 +3,14 @@
 //! credential; the MCP handshake; and the tail of what a child wrote on stderr, kept for the
 //! messages of a failed start.
 //!
+//! What the server says arrives through [`Routing`], which routes its progress and log messages
+//! to the calls they are for as they are read, in order with the answers ([`crate::progress`],
+//! [`crate::logs`]). A server configured with a `log_level` that declares the logging
+//! capability is sent `logging/setLevel` with it after each handshake. The level our own MCP
+//! clients set is not passed on: their sessions share the one connection and each may want
+//! another level, so the server logs at the configured level and each session's own level is
+//! applied on our side.
+//!
 //! rmcp's `TokioChildProcess` owns the child; closing the connection closes the child's stdin,
 //! then sends SIGTERM, then kills it after a grace period, which is the MCP stdio shutdown.
 
@@ -14,7 +22,8 @@ use std::{
 
 use rmcp::{
     RoleClient, ServiceExt as _,
-    service::{Peer, RunningService},
+    model::{ServerJsonRpcMessage, ServerNotification},
+    service::{Peer, RunningService, RxJsonRpcMessage, TxJsonRpcMessage},
     transport::{
         StreamableHttpClientTransport, TokioChildProcess,
         streamable_http_client::StreamableHttpClientTransportConfig,
@@ -71,38 +80,23 @@ pub(crate) struct Connection {
     pub(crate) tools_changed: mpsc::UnboundedReceiver<()>,
 }
 
-/// What the client side hears from a mounted server: `notifications/tools/list_changed`, and
-/// progress for the calls that asked for it.
+/// What the client side hears from a mounted server besides what [`Routing`] routes:
+/// `notifications/tools/list_changed`.
 #[derive(Debug, Clone)]
 pub(crate) struct Listener {
     tools_changed: mpsc::UnboundedSender<()>,
-    progress: ProgressRoutes,
 }
 
 impl Listener {
-    /// A listener delivering progress to `progress`, and where it says that tools changed.
+    /// A listener, and where it says that tools changed.
     #[cfg(test)]
-    pub(crate) fn for_tests(progress: ProgressRoutes) -> (Self, mpsc::UnboundedReceiver<()>) {
+    pub(crate) fn for_tests() -> (Self, mpsc::UnboundedReceiver<()>) {
         let (tools_changed, changes) = mpsc::unbounded_channel();
-        (
-            Self {
-                tools_changed,
-                progress,
-            },
-            changes,
-        )
+        (Self { tools_changed }, changes)
     }
 }
 
 impl rmcp::ClientHandler for Listener {
-    async fn on_progress(
-        &self,
-        params: rmcp::model::ProgressNotificationParam,
-        _context: rmcp::service::NotificationContext<RoleClient>,
-    ) {
-        self.progress.deliver(&params);
-    }
-
     async fn on_tool_list_changed(&self, _context: rmcp::service::NotificationContext<RoleClient>) {
         let _ = self.tools_changed.send(());
     }
@@ -213,10 +207,7 @@ pub(crate) async fn connect(
 ) -> Result<Connection, StartError> {
     let tail = StderrTail::default();
     let (tools_changed, changes) = mpsc::unbounded_channel();
-    let listener = Listener {
-        tools_changed,
-        progress,
-    };
+    let listener = Listener { tools_changed };
     let (handshake, pid) = match &server.transport {
         Transport::Stdio {
             command,
@@ -240,7 +231,11 @@ pub(crate) async fn connect(
                 keep_tail(&server.id, stderr, tail.clone());
             }
             (
-                tokio::time::timeout(server.start_timeout, listener.serve(child)).await,
+                tokio::time::timeout(
+                    server.start_timeout,
+                    listener.serve(Routing::new(child, &server.id, progress)),
+                )
+                .await,
                 pid,
             )
         }
@@ -258,18 +253,25 @@ pub(crate) async fn connect(
             }
             let transport = StreamableHttpClientTransport::from_config(config);
             (
-                tokio::time::timeout(server.start_timeout, listener.serve(transport)).await,
+                tokio::time::timeout(
+                    server.start_timeout,
+                    listener.serve(Routing::new(transport, &server.id, progress)),
+                )
+                .await,
                 None,
             )
         }
     };
     match handshake {
-        Ok(Ok(service)) => Ok(Connection {
-            service,
-            pid,
-            stderr: tail,
-            tools_changed: changes,
-        }),
+        Ok(Ok(service)) => {
+            ask_log_level(server, &service).await;
+            Ok(Connection {
+                service,
+                pid,
+                stderr: tail,
+                tools_changed: changes,
+            })
+        }
         Ok(Err(error)) => Err(StartError::Handshake {
             id: server.id.clone(),
             reason: error.to_string(),
@@ -283,6 +285,64 @@ pub(crate) async fn connect(
     }
 }
 
+/// A client transport that routes the server's progress and log messages to the calls they are
+/// for as it reads them, and passes every message on unchanged. Routing here keeps them in
+/// order with each other and with the answers: rmcp's client handler runs each notification on
+/// a task of its own, so two reports could be handled out of order, and a report or log the
+/// server sent just before its answer could be handled after the call returned, too late for
+/// its caller.
+pub(crate) struct Routing<T> {
+    inner: T,
+    server: String,
+    routes: ProgressRoutes,
+}
+
+impl<T> Routing<T> {
+    /// `inner`, routing what `server` says to `routes`.
+    pub(crate) fn new(inner: T, server: &str, routes: ProgressRoutes) -> Self {
+        routes.new_connection();
+        Self {
+            inner,
+            server: server.to_owned(),
+            routes,
+        }
+    }
+}
+
+impl<T> rmcp::transport::Transport<RoleClient> for Routing<T>
+where
+    T: rmcp::transport::Transport<RoleClient>,
+{
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let message = self.inner.receive().await?;
+        if let ServerJsonRpcMessage::Notification(notification) = &message {
+            match &notification.notification {
+                ServerNotification::ProgressNotification(progress) => {
+                    self.routes.deliver(&progress.params);
+                }
+                ServerNotification::LoggingMessageNotification(log) => {
+                    self.routes.logs().relay(&self.server, &log.params);
+                }
+                _ => {}
+            }
+        }
+        Some(message)
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
+
 /// Keeps the last lines of a child's stderr in `tail`, and logs each at debug level.
 fn keep_tail(id: &str, stderr: tokio::process::ChildStderr, tail: StderrTail) {
     let id = id.to_owned();
@@ -293,4 +353,33 @@ fn keep_tail(id: &str, stderr: tokio::process::ChildStderr, tail: StderrTail) {
             tail.push(line);
         }
     });
+}
+
+/// Sends `server` its configured log level, if it has one and the server declares the logging
+/// capability. A server that refuses or does not answer in its start timeout still serves its
+/// tools, so that is logged, not a failed start.
+async fn ask_log_level(server: &ServerConfig, service: &RunningService<RoleClient, Listener>) {
+    let Some(level) = server.log_level else {
+        return;
+    };
+    let logs = service
+        .peer_info()
+        .is_some_and(|info| info.capabilities.logging.is_some());
+    if !logs {
+        tracing::debug!(server = %server.id, "the mounted server declares no logging capability; its log level is not set");
+        return;
+    }
+    #[allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).
+    let request = service
+        .peer()
+        .set_level(rmcp::model::SetLevelRequestParams::new(level));
+    match tokio::time::timeout(server.start_timeout, request).await {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => {
+            tracing::warn!(server = %server.id, %error, "the mounted server refused its configured log level");
+        }
+        Err(_) => {
+            tracing::warn!(server = %server.id, after = ?server.start_timeout, "the mounted server did not answer logging/setLevel in time");
+        }
+    }
 }

@@ -15,6 +15,7 @@ mod error;
 mod gate;
 mod health;
 mod lazy;
+mod logs;
 mod mounts;
 mod pins;
 mod progress;

@@ -2,48 +2,98 @@
 //!
 //! rmcp gives every request it sends a progress token of its own, so a call learns its token
 //! only once the request is on its way. The call then routes that token to its caller's
-//! [`ProgressNotifier`] here, and the server's client handler looks each
-//! `notifications/progress` up by token. The routes are per server and outlive a restart;
-//! a route is removed when its call ends. A report that arrives before the call has routed
-//! its token (a server reporting within microseconds of the request) is dropped, as MCP
-//! allows for progress.
+//! [`ProgressNotifier`] here, and the connection's reader (`connection::Routing`) looks each
+//! `notifications/progress` up by token as it reads it, in order with the answers. The routes
+//! are per server and outlive a restart; a route is removed when its call ends.
+//!
+//! A server may report before the call has routed its token (it answers within microseconds of
+//! the request). The last [`EARLY_REPORTS`] reports whose token no call has routed are kept,
+//! and handed over in order when a call routes their token. Tokens are only unique within one
+//! connection, so a new connection forgets them.
+//!
+//! The same per-server value carries the server's [`LogRoutes`]: the calls in flight that its
+//! log messages may go to ([`crate::logs`]), so everything a call hears from its server reaches
+//! the tool through one handle.
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, VecDeque},
     sync::{Arc, Mutex, PoisonError},
 };
 
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use switchboard_core::ProgressNotifier;
 
-/// Where each in-flight call of one server's tools wants its progress.
+use crate::logs::LogRoutes;
+
+/// How many reports for tokens no call has routed yet are kept.
+pub(crate) const EARLY_REPORTS: usize = 64;
+
+/// Where each in-flight call of one server's tools wants its progress, and its logs.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct ProgressRoutes(Arc<Mutex<HashMap<ProgressToken, ProgressNotifier>>>);
+pub(crate) struct ProgressRoutes {
+    table: Arc<Mutex<Table>>,
+    logs: LogRoutes,
+}
+
+#[derive(Debug, Default)]
+struct Table {
+    routes: HashMap<ProgressToken, ProgressNotifier>,
+    /// Reports no call had routed when they arrived, oldest first.
+    early: VecDeque<ProgressNotificationParam>,
+}
 
 impl ProgressRoutes {
-    /// Routes `token`'s reports to `notifier` until the returned guard is dropped.
+    /// The calls in flight that the server's log messages may go to.
+    pub(crate) fn logs(&self) -> &LogRoutes {
+        &self.logs
+    }
+
+    /// Routes `token`'s reports to `notifier` until the returned guard is dropped, starting
+    /// with those that arrived before.
     pub(crate) fn route(&self, token: ProgressToken, notifier: ProgressNotifier) -> Route {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(token.clone(), notifier);
+        let early: VecDeque<ProgressNotificationParam> = {
+            let mut table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+            table.routes.insert(token.clone(), notifier.clone());
+            let (mine, others) = std::mem::take(&mut table.early)
+                .into_iter()
+                .partition(|report| report.progress_token == token);
+            table.early = others;
+            mine
+        };
+        for report in &early {
+            notifier.report(report.progress, report.total, report.message.as_deref());
+        }
         Route {
             routes: self.clone(),
             token,
         }
     }
 
-    /// Passes one report on, if a call routed its token.
+    /// Passes one report on, or keeps it if no call has routed its token yet.
     pub(crate) fn deliver(&self, report: &ProgressNotificationParam) {
-        let notifier = self
-            .0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&report.progress_token)
-            .cloned();
+        let notifier = {
+            let mut table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+            let notifier = table.routes.get(&report.progress_token).cloned();
+            if notifier.is_none() {
+                if table.early.len() == EARLY_REPORTS {
+                    table.early.pop_front();
+                }
+                table.early.push_back(report.clone());
+            }
+            notifier
+        };
         if let Some(notifier) = notifier {
             notifier.report(report.progress, report.total, report.message.as_deref());
         }
+    }
+
+    /// Forgets the reports kept for tokens of an earlier connection.
+    pub(crate) fn new_connection(&self) {
+        self.table
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .early
+            .clear();
     }
 }
 
@@ -57,9 +107,59 @@ pub(crate) struct Route {
 impl Drop for Route {
     fn drop(&mut self) {
         self.routes
-            .0
+            .table
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+            .routes
             .remove(&self.token);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use rmcp::model::NumberOrString;
+
+    use super::*;
+
+    fn report(token: i64, done: f64) -> ProgressNotificationParam {
+        ProgressNotificationParam::new(ProgressToken(NumberOrString::Number(token)), done)
+    }
+
+    fn collector() -> (ProgressNotifier, Arc<Mutex<Vec<f64>>>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&seen);
+        let notifier = ProgressNotifier::new(move |progress: switchboard_core::Progress<'_>| {
+            sink.lock().expect("not poisoned").push(progress.done);
+        });
+        (notifier, seen)
+    }
+
+    #[test]
+    fn reports_before_the_route_are_handed_over_in_order_and_only_to_their_call() {
+        let routes = ProgressRoutes::default();
+        routes.deliver(&report(1, 1.0));
+        routes.deliver(&report(2, 5.0));
+        routes.deliver(&report(1, 2.0));
+        let (notifier, seen) = collector();
+        let _route = routes.route(ProgressToken(NumberOrString::Number(1)), notifier);
+        routes.deliver(&report(1, 3.0));
+        assert_eq!(*seen.lock().expect("not poisoned"), [1.0, 2.0, 3.0]);
+    }
+
+    #[test]
+    fn early_reports_are_bounded_and_forgotten_with_their_connection() {
+        let routes = ProgressRoutes::default();
+        for done in 0..(EARLY_REPORTS + 10) {
+            routes.deliver(&report(9, done as f64));
+        }
+        routes.deliver(&report(7, 1.0));
+        routes.new_connection();
+        let (notifier, seen) = collector();
+        let _route = routes.route(ProgressToken(NumberOrString::Number(7)), notifier);
+        assert!(seen.lock().expect("not poisoned").is_empty());
+        let kept = routes.table.lock().expect("not poisoned").early.len();
+        assert_eq!(kept, 0);
     }
 }

@@ -10,9 +10,11 @@
 //! make a tool *stricter*: `destructiveHint` makes it restricted, and without a configured
 //! category `readOnlyHint` makes it read and anything else execute.
 //!
-//! **Progress and cancellation.** A call whose caller wants progress routes the server's
-//! `notifications/progress` for it to the caller ([`crate::progress`]); a call dropped before
-//! its answer sends the server `notifications/cancelled`.
+//! **Progress, logs and cancellation.** A call whose caller wants progress routes the server's
+//! `notifications/progress` for it to the caller ([`crate::progress`]); every call registers
+//! its span for the server's `notifications/message` while it is in flight ([`crate::logs`]
+//! says which calls a message goes to); a call dropped before its answer sends the server
+//! `notifications/cancelled`.
 //!
 //! **Results.** A tool that declares an `outputSchema` answers its `structuredContent`, checked
 //! against that schema by the caller's transport as for native tools. Any other tool answers
@@ -31,8 +33,8 @@ use rmcp::{
 };
 use serde_json::Value;
 use switchboard_core::{
-    BoxFuture, Category, ProgressNotifier, ToolContent, ToolContext, ToolDescriptor, ToolError,
-    ToolOrigin, schema::schema_of,
+    BoxFuture, Category, OrgId, ProgressNotifier, ToolContent, ToolContext, ToolDescriptor,
+    ToolError, ToolOrigin, schema::schema_of,
 };
 use switchboard_registry::{Exposure, RuntimeTool, RuntimeToolSpec};
 use tokio::sync::watch;
@@ -266,7 +268,13 @@ impl RuntimeTool for MountedTool {
                 let notifier = ctx
                     .reports_progress()
                     .then(|| ctx.caller().progress.clone());
-                let call = call_once(&peer, request, &self.progress, notifier);
+                let call = call_once(
+                    &peer,
+                    request,
+                    &self.progress,
+                    notifier,
+                    ctx.caller().org_id.clone(),
+                );
                 let answer = tokio::time::timeout_at(deadline, call).await;
                 match answer {
                     Ok(Ok(result)) => {
@@ -310,14 +318,17 @@ impl RuntimeTool for MountedTool {
 }
 
 /// Sends one `tools/call` on `peer` and waits for its answer, with its progress routed to
-/// `notifier`. Dropped before the answer (the caller cancelled, or the call timed out), it
-/// tells the server with `notifications/cancelled`, so the server can stop too.
+/// `notifier` and the server's log messages, while it runs, to the current span if the rule of
+/// [`crate::logs`] admits `org`. Dropped before the answer (the caller cancelled, or the call
+/// timed out), it tells the server with `notifications/cancelled`, so the server can stop too.
 async fn call_once(
     peer: &Peer<RoleClient>,
     request: CallToolRequestParams,
     routes: &ProgressRoutes,
     notifier: Option<ProgressNotifier>,
+    org: OrgId,
 ) -> Result<CallToolResult, ServiceError> {
+    let _listening = routes.logs().listen(org, tracing::Span::current());
     let handle = peer
         .send_request_with_option(
             ClientRequest::CallToolRequest(CallToolRequest::new(request)),

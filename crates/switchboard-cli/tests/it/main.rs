@@ -17,6 +17,7 @@ mod mcp_conformance;
 mod mcp_stdio;
 mod mounts;
 mod mounts_lazy;
+mod mounts_logs;
 mod plain_output;
 mod proposals;
 mod serve_http;

@@ -210,3 +210,22 @@ fn the_restart_policy_has_defaults_and_takes_every_key() {
         refusal("[[server]]\nid = \"a\"\ncommand = \"x\"\n[server.restart]\nretries = 3\n");
     assert!(message.contains("unknown field `retries`"), "{message}");
 }
+
+#[test]
+#[allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).
+fn a_log_level_is_an_mcp_level_or_refused_with_the_levels() {
+    let config = parse("[[server]]\nid = \"a\"\ncommand = \"x\"\nlog_level = \"notice\"\n")
+        .expect("a valid file");
+    assert_eq!(
+        config.servers[0].log_level,
+        Some(rmcp::model::LoggingLevel::Notice)
+    );
+    let unset = parse("[[server]]\nid = \"a\"\ncommand = \"x\"\n").expect("a valid file");
+    assert_eq!(unset.servers[0].log_level, None);
+
+    let (line, _, _, message) =
+        refusal("[[server]]\nid = \"a\"\ncommand = \"x\"\nlog_level = \"verbose\"\n");
+    assert_eq!(line, 4);
+    assert!(message.contains("verbose"), "{message}");
+    assert!(message.contains("debug"), "{message}");
+}

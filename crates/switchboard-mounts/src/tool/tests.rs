@@ -44,6 +44,7 @@ fn server(category: Option<Category>, tools: BTreeMap<String, ToolOverride>) -> 
         tools,
         restart: crate::actor::RestartPolicy::default(),
         verify: crate::verifier::VerifyPolicy::default(),
+        log_level: None,
     }
 }
 
@@ -204,9 +205,15 @@ mod in_memory {
             }
         });
         let routes = ProgressRoutes::default();
-        let (listener, _changes) = crate::connection::Listener::for_tests(routes.clone());
+        let (listener, _changes) = crate::connection::Listener::for_tests();
+        let (read, write) = tokio::io::split(client_io);
+        let transport = crate::connection::Routing::new(
+            rmcp::transport::async_rw::AsyncRwTransport::new_client(read, write),
+            "worker",
+            routes.clone(),
+        );
         let client = listener
-            .serve(client_io)
+            .serve(transport)
             .await
             .expect("the client connects");
         (client, routes)
@@ -232,6 +239,7 @@ async fn progress_of_a_call_reaches_its_caller() {
         CallToolRequestParams::new("work"),
         &routes,
         Some(notifier),
+        OrgId::from("acme"),
     )
     .await
     .expect("an answer");
@@ -258,7 +266,14 @@ async fn a_call_dropped_before_its_answer_is_cancelled_at_the_server() {
     let (client, routes) = in_memory::connect(worker).await;
     let peer = client.peer().clone();
     let call = tokio::spawn(async move {
-        call_once(&peer, CallToolRequestParams::new("work"), &routes, None).await
+        call_once(
+            &peer,
+            CallToolRequestParams::new("work"),
+            &routes,
+            None,
+            OrgId::from("acme"),
+        )
+        .await
     });
     tokio::time::sleep(Duration::from_millis(200)).await;
     call.abort();
