@@ -37,7 +37,7 @@ use crate::{
     connection::{Connection, Live, connect},
     gate::{Admission, Gate, Listing, Refused},
     health::Health,
-    mounts::{MountStatus, registered},
+    mounts::{MountState, MountStatus, registered},
     pins::PinChanges,
     progress::ProgressRoutes,
     tool::{Registered, spec},
@@ -462,10 +462,10 @@ impl ServerState {
 
     fn status(&self) -> MountStatus {
         let state = match &*self.health.borrow() {
-            Health::Up { .. } => "up".to_owned(),
-            Health::Restarting { .. } => "restarting".to_owned(),
-            Health::Down { until, .. } => format!("down until {until}"),
-            Health::Closed => "closed".to_owned(),
+            Health::Up { .. } => MountState::Up,
+            Health::Restarting { .. } => MountState::Restarting,
+            Health::Down { until, .. } => MountState::Down { until: *until },
+            Health::Closed => MountState::Closed,
         };
         MountStatus {
             id: self.server.id.clone(),

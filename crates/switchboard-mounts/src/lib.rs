@@ -34,7 +34,7 @@ pub use lazy::{
     ALREADY_CONNECTED, LAZY_PERMISSION, MCP_CALL, MCP_CONNECT, MCP_DESCRIBE, MCP_SEARCH,
     MOUNTED_SERVER_UNKNOWN, MOUNTED_TOOL_UNKNOWN, SESSION_LIST_FIXED,
 };
-pub use mounts::{MountStatus, Mounts, Strictness};
+pub use mounts::{MountState, MountStatus, Mounts, Strictness};
 pub use pins::{
     LOCK_FILE_VERSION, LockError, LockFile, PinChanges, PinnedTool, ServerPins, lock_path,
 };

@@ -50,13 +50,50 @@ pub enum Strictness {
     Strict,
 }
 
+/// Where a mounted server is in its life. Shown (and serialised) as `up`, `restarting`,
+/// `down until {time}`, `closed` or `failed`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MountState {
+    /// Serving.
+    Up,
+    /// Its connection ended; a new one is being made.
+    Restarting,
+    /// Lost too often; left alone until `until`.
+    Down {
+        /// When it is tried again.
+        until: jiff::Timestamp,
+    },
+    /// Closed with the mounts.
+    Closed,
+    /// It did not start.
+    Failed,
+}
+
+impl std::fmt::Display for MountState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MountState::Up => f.write_str("up"),
+            MountState::Restarting => f.write_str("restarting"),
+            MountState::Down { until } => write!(f, "down until {until}"),
+            MountState::Closed => f.write_str("closed"),
+            MountState::Failed => f.write_str("failed"),
+        }
+    }
+}
+
+impl serde::Serialize for MountState {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
 /// What one mounted server is doing, for `switchboard mounts` and logs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MountStatus {
     /// Its id.
     pub id: String,
-    /// `up`, `restarting`, `down until …` or `closed`.
-    pub state: String,
+    /// Where it is in its life.
+    pub state: MountState,
     /// Its child's process id (stdio servers, while up).
     pub pid: Option<u32>,
     /// How many times it was restarted.
@@ -81,7 +118,7 @@ impl MountStatus {
     pub fn failed(id: &str, why: &str) -> Self {
         Self {
             id: id.to_owned(),
-            state: "failed".to_owned(),
+            state: MountState::Failed,
             pid: None,
             restarts: 0,
             tools: Vec::new(),

@@ -13,7 +13,7 @@ use std::{collections::BTreeMap, io::IsTerminal as _};
 
 use owo_colors::Stream;
 use serde::Serialize;
-use switchboard_mounts::{Finding, MountStatus, MountsConfig};
+use switchboard_mounts::{Finding, MountState, MountStatus, MountsConfig};
 
 use crate::{
     app::{Exit, UsageError},
@@ -28,7 +28,7 @@ use crate::{
 #[derive(Debug, Serialize)]
 struct Row<'a> {
     id: &'a str,
-    state: &'a str,
+    state: &'a MountState,
     pid: Option<u32>,
     restarts: u64,
     tools: &'a [String],
@@ -62,7 +62,7 @@ pub(super) async fn run(mounts: Option<&MountsSetup>, args: &MountsArgs) -> anyh
     } else {
         output::write_stdout(&render(&statuses));
     }
-    let all_up = statuses.iter().all(|status| status.state == "up");
+    let all_up = statuses.iter().all(|status| status.state == MountState::Up);
     Ok(if all_up { Exit::Success } else { Exit::Refused })
 }
 
@@ -70,14 +70,14 @@ fn render(statuses: &[MountStatus]) -> String {
     let rows: Vec<Vec<Cell>> = statuses
         .iter()
         .map(|status| {
-            let tone = if status.state == "up" {
+            let tone = if status.state == MountState::Up {
                 Tone::Good
             } else {
                 Tone::Bad
             };
             vec![
                 Cell::toned(status.id.as_str(), Tone::Name),
-                Cell::toned(status.state.as_str(), tone),
+                Cell::toned(status.state.to_string(), tone),
                 Cell::plain(
                     status
                         .pid

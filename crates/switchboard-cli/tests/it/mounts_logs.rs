@@ -83,6 +83,10 @@ impl ServerHandler for Chatty {
             .notify_logging_message(log)
             .await
             .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
+        // Then works a while, as a tool that logs would. Over streamable HTTP the log may
+        // travel on another stream than the answer, and a log that arrives after its call has
+        // ended reaches no session (by the routing rule), so an instant answer could overtake it.
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         Ok(CallToolResult::success(vec![ContentBlock::text("done")]).into())
     }
 

@@ -7,7 +7,7 @@ use std::{path::Path, process::Command, time::Duration};
 use serde_json::json;
 use switchboard_core::{CallContext, ErrorKind, Initiator, InvokeError};
 use switchboard_mounts::{
-    MOUNTED_OUTCOME_UNKNOWN, MOUNTED_SERVER_UNAVAILABLE, MountStatus, Mounts,
+    MOUNTED_OUTCOME_UNKNOWN, MOUNTED_SERVER_UNAVAILABLE, MountState, MountStatus, Mounts,
 };
 use switchboard_registry::ToolRegistry;
 
@@ -78,7 +78,7 @@ async fn a_killed_server_is_restarted_and_serves_again() {
     let pid = first.pid.expect("a pid");
     kill(pid, "-KILL");
     let again = until(&mounts, "the restart", |now| {
-        now.restarts == 1 && now.state == "up"
+        now.restarts == 1 && now.state == MountState::Up
     })
     .await;
     assert_ne!(again.pid, Some(pid), "a new process");
@@ -145,12 +145,12 @@ async fn a_server_lost_too_often_is_marked_down() {
     let first = status(&mounts).await.pid.expect("a pid");
     kill(first, "-KILL");
     let again = until(&mounts, "the first restart", |now| {
-        now.state == "up" && now.restarts == 1
+        now.state == MountState::Up && now.restarts == 1
     })
     .await;
     kill(again.pid.expect("a pid"), "-KILL");
     let down = until(&mounts, "the breaker", |now| {
-        now.state.starts_with("down until")
+        matches!(now.state, MountState::Down { .. })
     })
     .await;
     assert_eq!(down.pid, None);
@@ -180,7 +180,7 @@ async fn a_wedged_server_is_restarted() {
     // Stopped, not dead: the process exists and reads nothing.
     kill(pid, "-STOP");
     let again = until(&mounts, "the restart of the wedged server", |now| {
-        now.state == "up" && now.restarts >= 1
+        now.state == MountState::Up && now.restarts >= 1
     })
     .await;
     assert!(
@@ -228,7 +228,7 @@ async fn a_restarted_server_with_other_tools_brings_the_registry_in_line() {
 
     kill(status(&mounts).await.pid.expect("a pid"), "-KILL");
     until(&mounts, "the restart with other tools", |now| {
-        now.state == "up" && now.tools.contains(&"shifting_read_text_file".to_owned())
+        now.state == MountState::Up && now.tools.contains(&"shifting_read_text_file".to_owned())
     })
     .await;
     assert!(

@@ -104,6 +104,9 @@ impl ServerHandler for Chatty {
             .notify_logging_message(log)
             .await
             .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
+        // Then works a while: over streamable HTTP the log may travel on another stream than
+        // the answer, and an instant answer could overtake it.
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         Ok(CallToolResult::success(vec![ContentBlock::text("done")]).into())
     }
 }
