@@ -49,7 +49,8 @@ pub(crate) async fn run(launch: &Launch, plan: Plan) {
         plan.rounds, plan.calls
     );
     println!(
-        "  registry.invoke(`{name}`)        median {:>10}  p99 {:>10}",
+        "  {:<30}  median {:>10}  p99 {:>10}",
+        format!("registry.invoke(`{name}`)"),
         human(through.median()),
         human(through.p99())
     );
