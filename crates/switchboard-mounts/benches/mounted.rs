@@ -28,6 +28,8 @@
 mod echo;
 #[path = "mounted/in_process.rs"]
 mod in_process;
+#[path = "mounted/proxy.rs"]
+mod proxy;
 #[path = "mounted/restart.rs"]
 mod restart;
 #[path = "mounted/serve.rs"]
@@ -164,6 +166,31 @@ pub(crate) async fn interleaved(
         }
     }
     (figure_series, baseline_series)
+}
+
+/// The same with three variants, the order rotating by one every round.
+pub(crate) async fn interleaved3(
+    plan: Plan,
+    mut first: impl AsyncFnMut(),
+    mut second: impl AsyncFnMut(),
+    mut third: impl AsyncFnMut(),
+) -> [Series; 3] {
+    timed(plan.calls, &mut first).await;
+    timed(plan.calls, &mut second).await;
+    timed(plan.calls, &mut third).await;
+    let mut series: [Series; 3] = Default::default();
+    for round in 0..plan.rounds {
+        for step in 0..3 {
+            let which = (round + step) % 3;
+            let latencies = match which {
+                0 => timed(plan.calls, &mut first).await,
+                1 => timed(plan.calls, &mut second).await,
+                _ => timed(plan.calls, &mut third).await,
+            };
+            series[which].push_round(&latencies);
+        }
+    }
+    series
 }
 
 /// The latency of each of `calls` calls of `work`, one after another.

@@ -137,7 +137,7 @@ impl Launch {
 
 /// Runs the echo server if this process was started as one (`stdio`: on its stdin and stdout;
 /// `http`: on streamable HTTP at a free loopback port, announced on stdout as `listening on
-/// URL`); `false` otherwise.
+/// URL`), or the plain proxy in front of it (`proxy`, see `proxy.rs`); `false` otherwise.
 pub(crate) fn run_if_child() -> bool {
     let Ok(mode) = std::env::var(CHILD_ENV) else {
         return false;
@@ -156,6 +156,7 @@ pub(crate) fn run_if_child() -> bool {
                 let _ = running.waiting().await;
             }
             "http" => serve_http().await,
+            "proxy" => crate::proxy::serve_stdio().await,
             other => panic!("{CHILD_ENV}={other}: not a mode of this benchmark"),
         }
     });

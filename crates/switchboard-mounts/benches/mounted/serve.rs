@@ -4,7 +4,9 @@
 //!
 //! - stdio: the client starts `switchboard serve --stdio --mounts FILE`, which starts the echo
 //!   server as its child; the baseline client starts the echo server itself. One pipe hop more
-//!   through Switchboard, as a user who mounts a server gets.
+//!   through Switchboard, as a user who mounts a server gets. For scale, in the same rounds, a
+//!   plain rmcp proxy (`proxy.rs`) in front of the same server: the second hop and nothing
+//!   else, the least any MCP-in, MCP-out server adds.
 //! - streamable HTTP: the client connects to `switchboard serve --http 127.0.0.1:0 --mounts
 //!   FILE` (the echo server still its stdio child); the baseline client connects to the echo
 //!   server served on streamable HTTP itself (rmcp's default configuration for the tiny server,
@@ -31,7 +33,7 @@ use tokio::{
 use crate::{
     Client, Plan, bounded, call_direct, direct_client,
     echo::{self, EchoServer, Launch, SERVER_ID, TOOL},
-    interleaved,
+    interleaved, interleaved3, proxy,
     stats::{Series, added, human, print_headline},
 };
 
@@ -58,7 +60,15 @@ pub(crate) async fn run(server: EchoServer, launch: &Launch, plan: Plan) {
     .await
     .expect("switchboard serve --stdio initializes");
     let direct = direct_client(launch).await;
-    let (figure, baseline) = interleaved(
+    let proxy = bounded(
+        "starting the plain proxy",
+        Box::pin(
+            ().serve(TokioChildProcess::new(proxy::command(launch)).expect("the proxy starts")),
+        ),
+    )
+    .await
+    .expect("the plain proxy initializes");
+    let [figure, baseline, floor] = interleaved3(
         plan,
         async || {
             std::hint::black_box(call_direct(&through, &name).await);
@@ -66,10 +76,23 @@ pub(crate) async fn run(server: EchoServer, launch: &Launch, plan: Plan) {
         async || {
             std::hint::black_box(call_direct(&direct, TOOL).await);
         },
+        async || {
+            std::hint::black_box(call_direct(&proxy, TOOL).await);
+        },
     )
     .await;
     report("stdio", "mounts.serve_stdio", plan, &figure, &baseline);
+    println!(
+        "  for scale, a plain rmcp proxy (the second hop and nothing else): median {}, p99 {}: \
+         adds {} to the server directly; switchboard serve adds {} to it (round by round {})",
+        human(floor.median()),
+        human(floor.p99()),
+        added(floor.median() - baseline.median()),
+        added(figure.median() - floor.median()),
+        added(figure.paired_difference_ns(&floor)),
+    );
     let _ = through.cancel().await;
+    let _ = proxy.cancel().await;
     let _ = direct.cancel().await;
 
     let mut switchboard_http = HttpServer::switchboard(&switchboard, &mounts_file.path).await;
