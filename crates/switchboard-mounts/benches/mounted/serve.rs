@@ -243,13 +243,25 @@ impl HttpServer {
                 command
                     .arg("streamableHttp")
                     .env("PORT", port.to_string())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped());
-                let url = format!("http://127.0.0.1:{port}/mcp");
-                Self::start(command, false, move |line| {
-                    line.contains("listening on port").then(|| url.clone())
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .kill_on_drop(true);
+                let child = command.spawn().expect("server-everything starts");
+                // It announces itself on either stream; a port that accepts is the sure sign.
+                tokio::time::timeout(START_TIMEOUT, async {
+                    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+                        .await
+                        .is_err()
+                    {
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
                 })
                 .await
+                .expect("server-everything listens in time");
+                Self {
+                    child,
+                    url: format!("http://127.0.0.1:{port}/mcp"),
+                }
             }
         }
     }
