@@ -51,7 +51,7 @@ pub struct Benchmark {
 const SUMMARY_ONLY: &str = "nomatch";
 
 /// The headline benchmarks, in the order they run.
-pub const BENCHMARKS: [Benchmark; 7] = [
+pub const BENCHMARKS: [Benchmark; 8] = [
     Benchmark {
         name: "invoke",
         package: "switchboard",
@@ -108,6 +108,14 @@ pub const BENCHMARKS: [Benchmark; 7] = [
         quick_args: &["quick"],
         programs: &["wrk"],
     },
+    Benchmark {
+        name: "mounted",
+        package: "switchboard-mounts",
+        bench: "mounted",
+        args: &[],
+        quick_args: &["quick"],
+        programs: &[],
+    },
 ];
 
 /// One headline row: the figure a benchmark reports under `id`, and its target.
@@ -124,7 +132,7 @@ pub struct Headline {
 }
 
 /// Today's headline figures and targets, in table order.
-pub const HEADLINES: [Headline; 18] = [
+pub const HEADLINES: [Headline; 24] = [
     Headline {
         id: "invoke.json",
         benchmark: "invoke",
@@ -232,6 +240,42 @@ pub const HEADLINES: [Headline; 18] = [
         benchmark: "html",
         label: "the roster week page as HTML from `serve --http` over loopback (`wrk`, 1 connection) vs the same page as markdown",
         target: Target::MedianBelowNs(1_000_000.0),
+    },
+    Headline {
+        id: "mounts.invoke",
+        benchmark: "mounted",
+        label: "`registry.invoke` of a mounted stdio tool vs an rmcp client calling the server directly",
+        target: Target::RatioAtMost(1.10),
+    },
+    Headline {
+        id: "mounts.serve_stdio",
+        benchmark: "mounted",
+        label: "MCP in, MCP out: a mounted tool through `switchboard serve --stdio` vs the server directly",
+        target: Target::AddsAtMostNs(50_000.0),
+    },
+    Headline {
+        id: "mounts.serve_stdio_p99",
+        benchmark: "mounted",
+        label: "the same through `switchboard serve --stdio`, p99 vs p99",
+        target: Target::Reported,
+    },
+    Headline {
+        id: "mounts.serve_http",
+        benchmark: "mounted",
+        label: "MCP in, MCP out: a mounted tool through `switchboard serve --http` vs the server on HTTP directly",
+        target: Target::AddsAtMostNs(50_000.0),
+    },
+    Headline {
+        id: "mounts.serve_http_p99",
+        benchmark: "mounted",
+        label: "the same through `switchboard serve --http`, p99 vs p99",
+        target: Target::Reported,
+    },
+    Headline {
+        id: "mounts.restart",
+        benchmark: "mounted",
+        label: "a mounted server killed until a call succeeds (backoff up to 10 ms) vs the server's own start and first call",
+        target: Target::AddsAtMostNs(500_000_000.0),
     },
 ];
 

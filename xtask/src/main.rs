@@ -48,7 +48,8 @@ enum Command {
         /// Shorter runs where a benchmark offers them.
         #[arg(long)]
         quick: bool,
-        /// Run only these benchmarks (invoke, route, navigate, writer, roundtrip, http, html).
+        /// Run only these benchmarks (invoke, route, navigate, writer, roundtrip, http, html,
+        /// mounted).
         names: Vec<String>,
     },
 }
