@@ -148,7 +148,7 @@ async fn pid(mounts: &switchboard_mounts::Mounts) -> u32 {
             let status = mounts.status().await;
             if let Some(pid) = status
                 .first()
-                .filter(|status| status.state == "up")
+                .filter(|status| status.state == switchboard_mounts::MountState::Up)
                 .and_then(|status| status.pid)
             {
                 return pid;
