@@ -5,10 +5,10 @@ use std::{future::Future, time::Duration};
 
 use rmcp::{
     ClientHandler, RoleClient, RoleServer, ServiceExt as _, model::CallToolResult,
-    service::RunningService,
+    service::RunningService, transport::StreamableHttpClientTransport,
 };
 use serde_json::Value;
-use switchboard_mcp::{ERROR_META_KEY, Identity, McpServer};
+use switchboard_mcp::{ERROR_META_KEY, HttpServer, Identity, McpServer, serve_http};
 use switchboard_registry::ToolRegistry;
 
 /// The longest any single step may take.
@@ -37,6 +37,45 @@ pub(crate) async fn registry() -> ToolRegistry {
 /// An agent of acme with the admin role.
 pub(crate) fn admin() -> Identity {
     Identity::agent("acme", "alice").with_role("admin")
+}
+
+/// The streamable HTTP endpoint serving `registry` to [`admin`], on a free loopback port.
+pub(crate) async fn serve_http_as_admin(registry: &ToolRegistry) -> HttpServer {
+    bounded(
+        "binding",
+        serve_http(
+            registry.clone(),
+            admin(),
+            std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+        ),
+    )
+    .await
+    .expect("the HTTP server starts")
+}
+
+/// An rmcp client of `server` over streamable HTTP, with `handler` answering its side.
+pub(crate) async fn connect_http<H: ClientHandler>(
+    server: &HttpServer,
+    handler: H,
+) -> RunningService<RoleClient, H> {
+    bounded(
+        "connecting",
+        handler.serve(StreamableHttpClientTransport::from_uri(server.url())),
+    )
+    .await
+    .expect("connects")
+}
+
+/// The names `tools/list` gives `client`.
+pub(crate) async fn listed<H: ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+) -> Vec<String> {
+    bounded("tools/list", client.list_all_tools())
+        .await
+        .expect("tools/list")
+        .into_iter()
+        .map(|tool| tool.name.into_owned())
+        .collect()
 }
 
 /// A server on one end of an in-memory pipe, a client on the other.

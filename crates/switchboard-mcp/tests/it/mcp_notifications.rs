@@ -22,18 +22,20 @@ use rmcp::{
         SubscriptionFilter,
     },
     service::{NotificationContext, RunningService},
-    transport::StreamableHttpClientTransport,
 };
 use serde_json::{Value, json};
 use switchboard_core::{
     BoxFuture, CallContext, Category, Progress, ProgressNotifier, ToolContext, ToolDescriptor,
     ToolError, ToolOrigin,
 };
-use switchboard_mcp::{Identity, McpServer, serve_http};
+use switchboard_mcp::{Identity, McpServer};
 use switchboard_registry::{RuntimeTool, RuntimeToolSpec, ToolRegistry};
 use tracing_subscriber::prelude::*;
 
-use crate::common::{admin, bounded, close, connect_handler, error_of, eventually, registry};
+use crate::common::{
+    admin, bounded, close, connect_handler, connect_http, error_of, eventually, listed, registry,
+    serve_http_as_admin,
+};
 
 /// The three messages `test_tool_with_logging` logs.
 const LOGGED: [&str; 3] = [
@@ -102,16 +104,6 @@ fn install_log_layer() {
             .try_init()
             .expect("no other subscriber in this test binary");
     });
-}
-
-/// The names `tools/list` gives `client`.
-async fn listed(client: &Client) -> Vec<String> {
-    bounded("tools/list", client.list_all_tools())
-        .await
-        .expect("tools/list")
-        .into_iter()
-        .map(|tool| tool.name.into_owned())
-        .collect()
 }
 
 async fn connect(registry: &ToolRegistry, identity: Identity) -> (Client, Recorder, Server) {
@@ -187,25 +179,9 @@ async fn progress_reaches_the_client_in_order() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_goes_over_streamable_http_too() {
     let registry = registry().await;
-    let server = bounded(
-        "binding",
-        serve_http(
-            registry.clone(),
-            admin(),
-            "127.0.0.1:0".parse().expect("addr"),
-        ),
-    )
-    .await
-    .expect("the HTTP server starts");
+    let server = serve_http_as_admin(&registry).await;
     let recorder = Recorder::default();
-    let client = bounded(
-        "connecting",
-        recorder
-            .clone()
-            .serve(StreamableHttpClientTransport::from_uri(server.url())),
-    )
-    .await
-    .expect("connects");
+    let client = connect_http(&server, recorder.clone()).await;
 
     let result = call(&client, "test_tool_with_progress").await;
     assert_ne!(result.is_error, Some(true), "{result:?}");

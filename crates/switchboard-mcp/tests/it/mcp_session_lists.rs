@@ -14,19 +14,18 @@ use std::{
 };
 
 use rmcp::{
-    ClientHandler, ClientLifecycleMode, ClientServiceExt as _, RoleClient, ServiceExt as _,
+    ClientHandler, ClientLifecycleMode, ClientServiceExt as _, RoleClient,
     model::{CallToolRequestParams, CallToolResult, ProtocolVersion},
     service::{NotificationContext, RunningService},
     transport::StreamableHttpClientTransport,
 };
 use serde_json::{Value, json};
 use switchboard_core::{BoxFuture, Category, ToolContext, ToolDescriptor, ToolError, ToolOrigin};
-use switchboard_mcp::serve_http;
 use switchboard_registry::{
     Exposure, RuntimeTool, RuntimeToolSpec, ToolRegistry, WeakToolRegistry,
 };
 
-use crate::common::{admin, bounded, eventually, registry};
+use crate::common::{bounded, connect_http, eventually, listed, registry, serve_http_as_admin};
 
 /// Reveals the domain `hidden` to its caller's session.
 struct Reveal(WeakToolRegistry);
@@ -103,15 +102,6 @@ impl ClientHandler for Recorder {
 
 type Client = RunningService<RoleClient, Recorder>;
 
-async fn listed(client: &Client) -> Vec<String> {
-    bounded("tools/list", client.list_all_tools())
-        .await
-        .expect("tools/list")
-        .into_iter()
-        .map(|tool| tool.name.into_owned())
-        .collect()
-}
-
 async fn reveal(client: &Client) -> CallToolResult {
     bounded(
         "tools/call",
@@ -154,27 +144,10 @@ async fn with_tools() -> ToolRegistry {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2025_session_lists_what_it_revealed_and_no_other_session_does() {
     let registry = with_tools().await;
-    let server = bounded(
-        "binding",
-        serve_http(
-            registry.clone(),
-            admin(),
-            "127.0.0.1:0".parse().expect("addr"),
-        ),
-    )
-    .await
-    .expect("the HTTP server starts");
+    let server = serve_http_as_admin(&registry).await;
     let connect = || async {
         let recorder = Recorder::default();
-        let client = bounded(
-            "connecting",
-            recorder
-                .clone()
-                .serve(StreamableHttpClientTransport::from_uri(server.url())),
-        )
-        .await
-        .expect("connects");
-        (client, recorder)
+        (connect_http(&server, recorder.clone()).await, recorder)
     };
     let (first, first_notes) = connect().await;
     let (second, second_notes) = connect().await;
@@ -213,16 +186,7 @@ async fn a_2025_session_lists_what_it_revealed_and_no_other_session_does() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2026_07_28_client_has_no_list_of_its_own() {
     let registry = with_tools().await;
-    let server = bounded(
-        "binding",
-        serve_http(
-            registry.clone(),
-            admin(),
-            "127.0.0.1:0".parse().expect("addr"),
-        ),
-    )
-    .await
-    .expect("the HTTP server starts");
+    let server = serve_http_as_admin(&registry).await;
     let lifecycle = ClientLifecycleMode::Discover {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
     };
