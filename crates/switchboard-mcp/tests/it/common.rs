@@ -153,6 +153,24 @@ pub(crate) async fn disconnect(client: Client, server: Server, registry: ToolReg
     registry.shutdown().await;
 }
 
+/// Closes every one of `clients`, stops `server`, their streamable HTTP endpoint, and stops
+/// the registry.
+pub(crate) async fn close_http<H: ClientHandler>(
+    clients: impl IntoIterator<Item = RunningService<RoleClient, H>>,
+    server: HttpServer,
+    registry: ToolRegistry,
+) {
+    for client in clients {
+        bounded("closing a client", client.cancel())
+            .await
+            .expect("closes");
+    }
+    bounded("stopping the server", server.shutdown())
+        .await
+        .expect("stops");
+    registry.shutdown().await;
+}
+
 /// The error's JSON of a refused or failed call (`{"kind", "message", ...}`), from the result's
 /// `_meta`; a refusal never puts it in `structuredContent`, where it would fail the tool's
 /// output schema.

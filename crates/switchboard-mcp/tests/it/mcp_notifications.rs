@@ -33,8 +33,8 @@ use switchboard_registry::{RuntimeTool, RuntimeToolSpec, ToolRegistry};
 use tracing_subscriber::prelude::*;
 
 use crate::common::{
-    admin, bounded, close, connect_handler, connect_http, error_of, eventually, listed, registry,
-    serve_http_as_admin,
+    admin, bounded, close, close_http, connect_handler, connect_http, error_of, eventually, listed,
+    registry, serve_http_as_admin,
 };
 
 /// The three messages `test_tool_with_logging` logs.
@@ -198,13 +198,7 @@ async fn progress_goes_over_streamable_http_too() {
         ]
     );
 
-    bounded("closing the client", client.cancel())
-        .await
-        .expect("closes");
-    bounded("stopping the server", server.shutdown())
-        .await
-        .expect("stops");
-    registry.shutdown().await;
+    close_http([client], server, registry).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

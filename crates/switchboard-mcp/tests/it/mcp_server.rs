@@ -13,8 +13,8 @@ use switchboard_mcp::Identity;
 use switchboard_registry::ToolRegistry;
 
 use crate::common::{
-    Client, admin, bounded, connect_http, connect_in_memory, disconnect, error_of, registry,
-    serve_http_as_admin,
+    Client, admin, bounded, close_http, connect_http, connect_in_memory, disconnect, error_of,
+    registry, serve_http_as_admin,
 };
 
 async fn call(
@@ -306,13 +306,5 @@ async fn streamable_http_calls_are_audited_under_each_client_session() {
     assert_eq!(sessions.len(), 2, "one session per client: {sessions:?}");
     assert!(sessions.iter().all(|session| !session.is_empty()));
 
-    for client in clients {
-        bounded("closing a client", client.cancel())
-            .await
-            .expect("closes");
-    }
-    bounded("stopping the server", server.shutdown())
-        .await
-        .expect("stops");
-    registry.shutdown().await;
+    close_http(clients, server, registry).await;
 }

@@ -25,7 +25,9 @@ use switchboard_registry::{
     Exposure, RuntimeTool, RuntimeToolSpec, ToolRegistry, WeakToolRegistry,
 };
 
-use crate::common::{bounded, connect_http, eventually, listed, registry, serve_http_as_admin};
+use crate::common::{
+    bounded, close_http, connect_http, eventually, listed, registry, serve_http_as_admin,
+};
 
 /// Reveals the domain `hidden` to its caller's session.
 struct Reveal(WeakToolRegistry);
@@ -172,15 +174,7 @@ async fn a_2025_session_lists_what_it_revealed_and_no_other_session_does() {
         "the other session's list did not change"
     );
 
-    for client in [first, second] {
-        bounded("closing a client", client.cancel())
-            .await
-            .expect("closes");
-    }
-    bounded("stopping the server", server.shutdown())
-        .await
-        .expect("stops");
-    registry.shutdown().await;
+    close_http([first, second], server, registry).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -205,11 +199,5 @@ async fn a_2026_07_28_client_has_no_list_of_its_own() {
     assert!(text(&refused).contains("2026-07-28"), "{refused:?}");
     assert_eq!(listed(&client).await, before);
 
-    bounded("closing the client", client.cancel())
-        .await
-        .expect("closes");
-    bounded("stopping the server", server.shutdown())
-        .await
-        .expect("stops");
-    registry.shutdown().await;
+    close_http([client], server, registry).await;
 }
