@@ -53,6 +53,18 @@ async fn proposing_registry() -> ToolRegistry {
         .expect("the registry starts")
 }
 
+/// A [`proposing_registry`] with `server` mounted strictly, and the mounts file it is mounted by.
+async fn mounted(server: &FixtureServer) -> (MountsConfig, ToolRegistry, Mounts) {
+    let config = mounts_file(server);
+    let registry = proposing_registry().await;
+    let mounts = Mounts::new(config.clone());
+    mounts
+        .start(&registry, Strictness::Strict)
+        .await
+        .expect("mounted");
+    (config, registry, mounts)
+}
+
 fn listed(registry: &ToolRegistry) -> Vec<String> {
     registry
         .list_permitted(&[Role::new("admin")])
@@ -111,14 +123,8 @@ async fn a_changed_or_new_tool_is_quarantined_until_accepted() {
         Some(INSTRUCTIONS),
     )
     .await;
-    let config = mounts_file(&server);
+    let (config, registry, mounts) = mounted(&server).await;
     let lock = lock_path(&config.path);
-    let registry = proposing_registry().await;
-    let mounts = Mounts::new(config.clone());
-    mounts
-        .start(&registry, Strictness::Strict)
-        .await
-        .expect("mounted");
 
     // First start: trust on first use.
     let pinned = LockFile::load(&lock).expect("the lock file");
@@ -270,14 +276,8 @@ async fn an_accept_written_by_another_process_is_picked_up() {
         Some(INSTRUCTIONS),
     )
     .await;
-    let config = mounts_file(&server);
+    let (config, registry, mounts) = mounted(&server).await;
     let lock = lock_path(&config.path);
-    let registry = proposing_registry().await;
-    let mounts = Mounts::new(config.clone());
-    mounts
-        .start(&registry, Strictness::Strict)
-        .await
-        .expect("mounted");
     until_listed(&registry, &["notes_search"]).await;
     server
         .replace_tools(vec![tool("search", "Searches the notes, and more.")])
