@@ -1,15 +1,16 @@
 //! Helpers shared by the MCP tests: bounded waits, a registry, an in-memory
 //! client/server pair, and the teardown every test ends with.
 
-use std::{future::Future, time::Duration};
+use std::{borrow::Cow, future::Future, sync::Arc, time::Duration};
 
 use rmcp::{
     ClientHandler, RoleClient, RoleServer, ServiceExt as _, model::CallToolResult,
     service::RunningService, transport::StreamableHttpClientTransport,
 };
-use serde_json::Value;
+use serde_json::{Value, json};
+use switchboard_core::{BoxFuture, Category, ToolContext, ToolDescriptor, ToolError, ToolOrigin};
 use switchboard_mcp::{ERROR_META_KEY, HttpServer, Identity, McpServer, serve_http};
-use switchboard_registry::ToolRegistry;
+use switchboard_registry::{Exposure, RuntimeTool, RuntimeToolSpec, ToolRegistry};
 
 /// The longest any single step may take.
 pub(crate) const LIMIT: Duration = Duration::from_secs(20);
@@ -182,4 +183,47 @@ pub(crate) fn error_of(result: &CallToolResult) -> &Value {
         .as_ref()
         .and_then(|meta| meta.get(ERROR_META_KEY))
         .unwrap_or_else(|| panic!("no `{ERROR_META_KEY}` in the error's `_meta`: {result:?}"))
+}
+
+/// A run-time tool that answers `{}`.
+pub(crate) struct Nothing;
+
+impl RuntimeTool for Nothing {
+    fn call<'a>(
+        &'a self,
+        _ctx: &'a ToolContext,
+        _params: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async { Ok(json!({})) })
+    }
+}
+
+/// The run-time read tool `name` of `domain`, needing `permission`, answered by `tool`, with
+/// no parameters.
+pub(crate) fn runtime_tool(
+    name: &'static str,
+    domain: &'static str,
+    permission: &'static str,
+    tool: Arc<dyn RuntimeTool>,
+    exposure: Exposure,
+) -> RuntimeToolSpec {
+    RuntimeToolSpec {
+        descriptor: ToolDescriptor {
+            name: Cow::Borrowed(name),
+            title: None,
+            domain: Cow::Borrowed(domain),
+            category: Category::Read,
+            permission: Cow::Borrowed(permission),
+            description: Cow::Borrowed("Registered at run time by a test."),
+            intents: Vec::new(),
+            timeout: None,
+            input_schema: Arc::new(json!({"type": "object", "properties": {}})),
+            output_schema: None,
+            origin: ToolOrigin::Runtime {
+                source: "mcp-tests".to_owned(),
+            },
+        },
+        tool,
+        exposure,
+    }
 }

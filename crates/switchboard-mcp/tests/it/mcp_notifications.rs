@@ -8,7 +8,6 @@
 #![allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).
 
 use std::{
-    borrow::Cow,
     sync::{Arc, Mutex, Once},
     time::Duration,
 };
@@ -24,17 +23,14 @@ use rmcp::{
     service::{NotificationContext, RunningService},
 };
 use serde_json::{Value, json};
-use switchboard_core::{
-    BoxFuture, CallContext, Category, Progress, ProgressNotifier, ToolContext, ToolDescriptor,
-    ToolError, ToolOrigin,
-};
+use switchboard_core::{CallContext, Progress, ProgressNotifier};
 use switchboard_mcp::{Identity, McpServer};
-use switchboard_registry::{RuntimeTool, RuntimeToolSpec, ToolRegistry};
+use switchboard_registry::{Exposure, ToolRegistry};
 use tracing_subscriber::prelude::*;
 
 use crate::common::{
-    admin, bounded, close, close_http, connect_handler, connect_http, error_of, eventually, listed,
-    registry, serve_http_as_admin,
+    Nothing, admin, bounded, close, close_http, connect_handler, connect_http, error_of,
+    eventually, listed, registry, runtime_tool, serve_http_as_admin,
 };
 
 /// The three messages `test_tool_with_logging` logs.
@@ -278,41 +274,6 @@ async fn log_messages_follow_the_level_each_session_set() {
     registry.shutdown().await;
 }
 
-/// A run-time tool that answers `{}`.
-struct Nothing;
-
-impl RuntimeTool for Nothing {
-    fn call<'a>(
-        &'a self,
-        _ctx: &'a ToolContext,
-        _params: Value,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
-        Box::pin(async { Ok(json!({})) })
-    }
-}
-
-fn runtime_tool(name: &'static str, permission: &'static str) -> RuntimeToolSpec {
-    RuntimeToolSpec {
-        descriptor: ToolDescriptor {
-            name: Cow::Borrowed(name),
-            title: None,
-            domain: Cow::Borrowed("mounted"),
-            category: Category::Read,
-            permission: Cow::Borrowed(permission),
-            description: Cow::Borrowed("Registered at run time by a test."),
-            intents: Vec::new(),
-            timeout: None,
-            input_schema: Arc::new(json!({"type": "object", "properties": {}})),
-            output_schema: None,
-            origin: ToolOrigin::Runtime {
-                source: "mcp-notifications-test".to_owned(),
-            },
-        },
-        tool: Arc::new(Nothing),
-        exposure: switchboard_registry::Exposure::Listed,
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_changed_follows_the_tools_the_client_may_call() {
     let registry = registry().await;
@@ -327,7 +288,13 @@ async fn list_changed_follows_the_tools_the_client_may_call() {
     // A tool staff may not call changes nothing staff can see.
     bounded(
         "registering",
-        registry.register(vec![runtime_tool("mounted_secret", "secret.read")]),
+        registry.register(vec![runtime_tool(
+            "mounted_secret",
+            "mounted",
+            "secret.read",
+            Arc::new(Nothing),
+            Exposure::Listed,
+        )]),
     )
     .await
     .expect("registers");
@@ -337,7 +304,13 @@ async fn list_changed_follows_the_tools_the_client_may_call() {
     // One staff may call does.
     bounded(
         "registering",
-        registry.register(vec![runtime_tool("mounted_lookup", "core.users.read")]),
+        registry.register(vec![runtime_tool(
+            "mounted_lookup",
+            "mounted",
+            "core.users.read",
+            Arc::new(Nothing),
+            Exposure::Listed,
+        )]),
     )
     .await
     .expect("registers");
@@ -400,7 +373,13 @@ async fn on_2026_07_28_list_changed_arrives_on_a_listen_subscription() {
     assert_eq!(subscription.acknowledged().tools_list_changed, Some(true));
     bounded(
         "registering",
-        registry.register(vec![runtime_tool("mounted_lookup", "core.users.read")]),
+        registry.register(vec![runtime_tool(
+            "mounted_lookup",
+            "mounted",
+            "core.users.read",
+            Arc::new(Nothing),
+            Exposure::Listed,
+        )]),
     )
     .await
     .expect("registers");

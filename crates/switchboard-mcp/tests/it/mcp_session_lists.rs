@@ -5,7 +5,6 @@
 //! so the same call is refused and its list stays the same.
 
 use std::{
-    borrow::Cow,
     sync::{
         Arc,
         atomic::{AtomicUsize, Ordering},
@@ -20,13 +19,12 @@ use rmcp::{
     transport::StreamableHttpClientTransport,
 };
 use serde_json::{Value, json};
-use switchboard_core::{BoxFuture, Category, ToolContext, ToolDescriptor, ToolError, ToolOrigin};
-use switchboard_registry::{
-    Exposure, RuntimeTool, RuntimeToolSpec, ToolRegistry, WeakToolRegistry,
-};
+use switchboard_core::{BoxFuture, ToolContext, ToolError};
+use switchboard_registry::{Exposure, RuntimeTool, ToolRegistry, WeakToolRegistry};
 
 use crate::common::{
-    bounded, close_http, connect_http, eventually, listed, registry, serve_http_as_admin,
+    Nothing, bounded, close_http, connect_http, eventually, listed, registry, runtime_tool,
+    serve_http_as_admin,
 };
 
 /// Reveals the domain `hidden` to its caller's session.
@@ -48,46 +46,6 @@ impl RuntimeTool for Reveal {
                 .map_err(|error| ToolError::new("not_revealed", error.to_string()))?;
             Ok(json!({"revealed": "hidden"}))
         })
-    }
-}
-
-/// Answers `{}`.
-struct Nothing;
-
-impl RuntimeTool for Nothing {
-    fn call<'a>(
-        &'a self,
-        _ctx: &'a ToolContext,
-        _params: Value,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
-        Box::pin(async { Ok(json!({})) })
-    }
-}
-
-fn spec(
-    name: &'static str,
-    domain: &'static str,
-    tool: Arc<dyn RuntimeTool>,
-    exposure: Exposure,
-) -> RuntimeToolSpec {
-    RuntimeToolSpec {
-        descriptor: ToolDescriptor {
-            name: Cow::Borrowed(name),
-            title: None,
-            domain: Cow::Borrowed(domain),
-            category: Category::Read,
-            permission: Cow::Borrowed("core.users.read"),
-            description: Cow::Borrowed("Registered by a test."),
-            intents: Vec::new(),
-            timeout: None,
-            input_schema: Arc::new(json!({"type": "object", "properties": {}})),
-            output_schema: None,
-            origin: ToolOrigin::Runtime {
-                source: "session-lists-test".to_owned(),
-            },
-        },
-        tool,
-        exposure,
     }
 }
 
@@ -125,15 +83,17 @@ async fn with_tools() -> ToolRegistry {
     let registry = registry().await;
     registry
         .register(vec![
-            spec(
+            runtime_tool(
                 "reveal_hidden",
                 "revealer",
+                "core.users.read",
                 Arc::new(Reveal(registry.downgrade())),
                 Exposure::Listed,
             ),
-            spec(
+            runtime_tool(
                 "hidden_lookup",
                 "hidden",
+                "core.users.read",
                 Arc::new(Nothing),
                 Exposure::Unlisted,
             ),
