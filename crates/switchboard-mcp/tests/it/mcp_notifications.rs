@@ -274,6 +274,20 @@ async fn log_messages_follow_the_level_each_session_set() {
     registry.shutdown().await;
 }
 
+/// The listed run-time tool `name` of the domain `mounted`, needing `permission`.
+fn mounted_tool(
+    name: &'static str,
+    permission: &'static str,
+) -> switchboard_registry::RuntimeToolSpec {
+    runtime_tool(
+        name,
+        "mounted",
+        permission,
+        Arc::new(Nothing),
+        Exposure::Listed,
+    )
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_changed_follows_the_tools_the_client_may_call() {
     let registry = registry().await;
@@ -288,13 +302,7 @@ async fn list_changed_follows_the_tools_the_client_may_call() {
     // A tool staff may not call changes nothing staff can see.
     bounded(
         "registering",
-        registry.register(vec![runtime_tool(
-            "mounted_secret",
-            "mounted",
-            "secret.read",
-            Arc::new(Nothing),
-            Exposure::Listed,
-        )]),
+        registry.register(vec![mounted_tool("mounted_secret", "secret.read")]),
     )
     .await
     .expect("registers");
@@ -304,13 +312,7 @@ async fn list_changed_follows_the_tools_the_client_may_call() {
     // One staff may call does.
     bounded(
         "registering",
-        registry.register(vec![runtime_tool(
-            "mounted_lookup",
-            "mounted",
-            "core.users.read",
-            Arc::new(Nothing),
-            Exposure::Listed,
-        )]),
+        registry.register(vec![mounted_tool("mounted_lookup", "core.users.read")]),
     )
     .await
     .expect("registers");
@@ -373,13 +375,7 @@ async fn on_2026_07_28_list_changed_arrives_on_a_listen_subscription() {
     assert_eq!(subscription.acknowledged().tools_list_changed, Some(true));
     bounded(
         "registering",
-        registry.register(vec![runtime_tool(
-            "mounted_lookup",
-            "mounted",
-            "core.users.read",
-            Arc::new(Nothing),
-            Exposure::Listed,
-        )]),
+        registry.register(vec![mounted_tool("mounted_lookup", "core.users.read")]),
     )
     .await
     .expect("registers");
