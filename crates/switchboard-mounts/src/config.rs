@@ -183,22 +183,9 @@ impl MountsConfig {
     /// names (relative to `path`'s folder).
     pub fn parse(path: &Path, text: &str) -> Result<Self, ConfigError> {
         let invalid = |span: std::ops::Range<usize>, key: Option<String>, message: String| {
-            let (line, column) = line_and_column(text, span.start);
-            ConfigError::Invalid {
-                path: path.to_owned(),
-                line,
-                column,
-                key,
-                message,
-            }
+            invalid_at(path, text, &span, key, message)
         };
-        let file: RawFile = toml::from_str(text).map_err(|error| {
-            invalid(
-                error.span().unwrap_or(0..0),
-                None,
-                error.message().trim_end().to_owned(),
-            )
-        })?;
+        let file: RawFile = parse_toml(path, text)?;
         let mut seen = BTreeSet::new();
         let mut servers = Vec::with_capacity(file.server.len());
         for (index, raw) in file.server.into_iter().enumerate() {
@@ -435,8 +422,44 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     Duration::try_from(parsed).map_err(|_| expected())
 }
 
+/// `text`, the TOML file at `path`, read as `T`; what TOML or `T`'s shape refuses is
+/// [`ConfigError::Invalid`] at the line and column it names.
+pub(crate) fn parse_toml<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    text: &str,
+) -> Result<T, ConfigError> {
+    toml::from_str(text).map_err(|error| {
+        invalid_at(
+            path,
+            text,
+            &error.span().unwrap_or(0..0),
+            None,
+            error.message().trim_end().to_owned(),
+        )
+    })
+}
+
+/// The [`ConfigError::Invalid`] of the bytes `span` of `text`, the file at `path`, under `key`
+/// (as `server[0].url`) when one is known.
+pub(crate) fn invalid_at(
+    path: &Path,
+    text: &str,
+    span: &std::ops::Range<usize>,
+    key: Option<String>,
+    message: String,
+) -> ConfigError {
+    let (line, column) = line_and_column(text, span.start);
+    ConfigError::Invalid {
+        path: path.to_owned(),
+        line,
+        column,
+        key,
+        message,
+    }
+}
+
 /// The line and column (both from 1) of byte `offset` in `text`.
-pub(crate) fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
+fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
     let before = text.get(..offset).unwrap_or(text);
     let line = before.matches('\n').count() + 1;
     let column = before

@@ -18,6 +18,7 @@ mod mcp_stdio;
 mod mounts;
 mod mounts_lazy;
 mod mounts_logs;
+mod mounts_support;
 mod plain_output;
 mod proposals;
 mod serve_http;

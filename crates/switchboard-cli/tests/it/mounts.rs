@@ -4,23 +4,16 @@
 //! `@modelcontextprotocol/server-everything` from npm, which `cargo xtask test` installs under
 //! `target/mcp-servers`.
 
-use std::{path::PathBuf, process::Output};
+use std::process::Output;
 
-use crate::common::{TempFile, bounded, switchboard};
+use crate::{
+    common::{TempFile, bounded, switchboard},
+    mounts_support::{ACME_ADMIN, close, npm_bin, serve_on_loopback, serve_stdio_mounting},
+};
 
-const ACME_ADMIN: [&str; 6] = ["--org", "acme", "--user", "alice", "--role", "admin"];
-
-/// The npm server's executable, failing the test with what to run when it is missing.
+/// The npm server's executable.
 fn everything_bin() -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../target/mcp-servers/node_modules/.bin/mcp-server-everything");
-    assert!(
-        path.exists(),
-        "{} is missing: `cargo xtask test` installs the MCP servers the tests mount (`cargo \
-         xtask test --prepare` installs them and runs nothing)",
-        path.display()
-    );
-    path.to_string_lossy().into_owned()
+    npm_bin("mcp-server-everything")
 }
 
 fn mounts_file(extra: &str) -> TempFile {
@@ -34,17 +27,6 @@ async fn run(args: &[&str]) -> Output {
     bounded("the switchboard binary", switchboard(args).output())
         .await
         .expect("the binary runs")
-}
-
-/// `switchboard ARGS` with its stdin and stdout piped to the test and its stderr dropped.
-fn piped(args: &[&str]) -> tokio::process::Child {
-    use std::process::Stdio;
-    switchboard(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the binary starts")
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -131,10 +113,11 @@ async fn a_real_mcp_client_calls_a_mounted_tool_through_serve() {
         uuid::Uuid::new_v4()
     ));
     let audit = format!("sqlite:{}", audit_db.display());
-    let mut args = vec!["serve", "--stdio"];
-    args.extend(ACME_ADMIN);
-    args.extend(["--mounts", file.path(), "--audit", &audit]);
-    let mut child = piped(&args);
+    let mut child = serve_stdio_mounting(&file)
+        .args(["--audit", &audit])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the binary starts");
     let stdout = child.stdout.take().expect("piped stdout");
     let stdin = child.stdin.take().expect("piped stdin");
     let client = bounded("the handshake", ().serve((stdout, stdin)))
@@ -166,13 +149,7 @@ async fn a_real_mcp_client_calls_a_mounted_tool_through_serve() {
         .unwrap_or_default();
     assert!(text.contains("through switchboard"), "{echoed:?}");
 
-    bounded("closing the client", client.cancel())
-        .await
-        .expect("closes");
-    let status = bounded("the server exiting", child.wait())
-        .await
-        .expect("the server ends");
-    assert!(status.success(), "{status}");
+    close(client, child).await;
 
     let listed = run(&["audit", "--audit", &audit, "--json"]).await;
     let records: serde_json::Value =
@@ -220,10 +197,10 @@ async fn no_mounted_server_outlives_a_switchboard_killed_with_sigkill() {
         "[[server]]\nid = \"everything\"\ncommand = \"sh\"\nargs = [\"-c\", {:?}]\nstart_timeout = \"60s\"\n",
         format!("{}; sleep 300", everything_bin())
     ));
-    let mut args = vec!["serve", "--stdio"];
-    args.extend(ACME_ADMIN);
-    args.extend(["--mounts", file.path()]);
-    let mut switchboard_process = piped(&args);
+    let mut switchboard_process = serve_stdio_mounting(&file)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the binary starts");
     let pid = switchboard_process.id().expect("a pid");
     let server = bounded("the mounted server starting", async {
         loop {
@@ -334,10 +311,7 @@ async fn mounts_shows_what_the_verifier_found_under_warn() {
 /// A small MCP server (rmcp, streamable HTTP on a loopback port of this process) offering one
 /// tool, `search`, whose description the test changes between runs of the binary.
 mod shifting {
-    use std::{
-        net::SocketAddr,
-        sync::{Arc, Mutex, PoisonError},
-    };
+    use std::sync::{Arc, Mutex, PoisonError};
 
     use rmcp::{
         ErrorData, RoleServer, ServerHandler,
@@ -346,10 +320,6 @@ mod shifting {
             PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
         },
         service::RequestContext,
-        transport::{
-            StreamableHttpServerConfig, StreamableHttpService,
-            streamable_http_server::session::local::LocalSessionManager,
-        },
     };
 
     #[derive(Clone)]
@@ -387,22 +357,6 @@ mod shifting {
             Ok(CallToolResult::success(vec![ContentBlock::text("found")]).into())
         }
     }
-
-    /// Serves `server` on a free loopback port until the test's runtime ends.
-    pub(super) async fn serve(server: Server) -> SocketAddr {
-        let service = StreamableHttpService::new(
-            move || Ok(server.clone()),
-            Arc::new(LocalSessionManager::default()),
-            StreamableHttpServerConfig::default(),
-        );
-        let app = axum::Router::new().nest_service("/mcp", service);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("a loopback port");
-        let address = listener.local_addr().expect("its address");
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        address
-    }
 }
 
 /// `switchboard mounts` pins a server's tools on first use and shows a changed one as
@@ -411,7 +365,7 @@ mod shifting {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mounts_accept_shows_the_diff_and_updates_the_lock_file() {
     let description = std::sync::Arc::new(std::sync::Mutex::new("Searches the notes.".to_owned()));
-    let address = shifting::serve(shifting::Server(std::sync::Arc::clone(&description))).await;
+    let address = serve_on_loopback(shifting::Server(std::sync::Arc::clone(&description))).await;
     let file = TempFile::new(&format!(
         "[[server]]\nid = \"notes\"\nurl = \"http://{address}/mcp\"\ncategory = \"read\"\n"
     ));

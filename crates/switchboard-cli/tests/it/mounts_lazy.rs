@@ -21,20 +21,10 @@ use rmcp::{
 };
 use serde_json::{Value, json};
 
-use crate::common::{TempFile, bounded, switchboard};
-
-/// An npm server's executable under `target/mcp-servers`.
-fn npm_bin(name: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../target/mcp-servers/node_modules/.bin")
-        .join(name);
-    assert!(
-        path.exists(),
-        "{} is missing: `cargo xtask test --prepare` installs the MCP servers the tests mount",
-        path.display()
-    );
-    path.to_string_lossy().into_owned()
-}
+use crate::{
+    common::{TempFile, bounded, switchboard},
+    mounts_support::{close, npm_bin, serve_stdio_mounting},
+};
 
 /// A client that counts `notifications/tools/list_changed`.
 #[derive(Clone, Default)]
@@ -63,28 +53,13 @@ fn lazy_mounts(folder: &std::path::Path) -> TempFile {
     ))
 }
 
-/// `switchboard serve --stdio` as an agent of acme with the admin role, mounting `file`.
+/// `switchboard serve --stdio` as alice, an acme admin, mounting `file`, auditing to `audit`.
 fn serve(file: &TempFile, audit: &str) -> tokio::process::Child {
-    use std::process::Stdio;
-    switchboard(&[
-        "serve",
-        "--stdio",
-        "--org",
-        "acme",
-        "--user",
-        "alice",
-        "--role",
-        "admin",
-        "--mounts",
-        file.path(),
-        "--audit",
-        audit,
-    ])
-    .stdin(Stdio::piped())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::null())
-    .spawn()
-    .expect("the binary starts")
+    serve_stdio_mounting(file)
+        .args(["--audit", audit])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the binary starts")
 }
 
 async fn connect(
@@ -133,16 +108,6 @@ fn text(result: &CallToolResult) -> String {
         .filter_map(|block| block.as_text().map(|text| text.text.clone()))
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-async fn close(client: Client, mut child: tokio::process::Child) {
-    bounded("closing the client", client.cancel())
-        .await
-        .expect("closes");
-    let status = bounded("the server exiting", child.wait())
-        .await
-        .expect("the server ends");
-    assert!(status.success(), "{status}");
 }
 
 fn temp(prefix: &str) -> PathBuf {

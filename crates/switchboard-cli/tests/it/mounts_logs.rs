@@ -9,7 +9,6 @@
 #![allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).
 
 use std::{
-    net::SocketAddr,
     process::Stdio,
     sync::{
         Arc, Mutex, PoisonError,
@@ -26,15 +25,14 @@ use rmcp::{
         ServerConfig, SetLevelRequestParams, Tool,
     },
     service::{NotificationContext, RequestContext},
-    transport::{
-        StreamableHttpServerConfig, StreamableHttpService,
-        streamable_http_server::session::local::LocalSessionManager,
-    },
 };
 use serde_json::json;
 use tokio::{io::AsyncReadExt as _, sync::mpsc};
 
-use crate::common::{TempFile, bounded, switchboard};
+use crate::{
+    common::{TempFile, bounded},
+    mounts_support::{close, serve_on_loopback, serve_stdio_mounting},
+};
 
 /// The mounted server: `chat` logs `{"said": "hello", "call": N}` as logger `chatter`, then
 /// answers `done`.
@@ -103,22 +101,6 @@ impl ServerHandler for Chatty {
     }
 }
 
-/// Serves `server` over streamable HTTP on a loopback port, until the test's runtime ends.
-async fn serve_http(server: Chatty) -> SocketAddr {
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default(),
-    );
-    let app = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
-        .await
-        .expect("a loopback port");
-    let address = listener.local_addr().expect("the bound address");
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    address
-}
-
 /// Our MCP client: every log message it is sent goes to `logs`.
 struct LogCollector {
     logs: mpsc::UnboundedSender<LoggingMessageNotificationParam>,
@@ -137,28 +119,15 @@ impl ClientHandler for LogCollector {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mounted_servers_log_reaches_a_session_that_set_a_level_during_its_call() {
     let chatty = Chatty::default();
-    let address = serve_http(chatty.clone()).await;
+    let address = serve_on_loopback(chatty.clone()).await;
     let file = TempFile::new(&format!(
         "[[server]]\nid = \"fixture\"\nurl = \"http://{address}/mcp\"\ncategory = \"read\"\nlog_level = \"debug\"\n"
     ));
-    let mut server = switchboard(&[
-        "serve",
-        "--stdio",
-        "--org",
-        "acme",
-        "--user",
-        "alice",
-        "--role",
-        "admin",
-        "--mounts",
-        file.path(),
-    ])
-    .env("RUST_LOG", "warn,switchboard_mounts::server_log=info")
-    .stdin(Stdio::piped())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .expect("the binary starts");
+    let mut server = serve_stdio_mounting(&file)
+        .env("RUST_LOG", "warn,switchboard_mounts::server_log=info")
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
     let stdout = server.stdout.take().expect("piped stdout");
     let stdin = server.stdin.take().expect("piped stdin");
     let mut stderr = server.stderr.take().expect("piped stderr");
@@ -214,13 +183,7 @@ async fn a_mounted_servers_log_reaches_a_session_that_set_a_level_during_its_cal
         "the configured log_level is asked for at connect"
     );
 
-    bounded("closing the client", client.cancel())
-        .await
-        .expect("closes");
-    let status = bounded("the server exiting", server.wait())
-        .await
-        .expect("the server ends");
-    assert!(status.success(), "{status}");
+    close(client, server).await;
     let our_log = bounded("Switchboard's own log", our_log)
         .await
         .expect("the reader ends");

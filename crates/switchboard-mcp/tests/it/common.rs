@@ -1,15 +1,16 @@
 //! Helpers shared by the MCP tests: bounded waits, a registry, an in-memory
 //! client/server pair, and the teardown every test ends with.
 
-use std::{future::Future, time::Duration};
+use std::{borrow::Cow, future::Future, sync::Arc, time::Duration};
 
 use rmcp::{
     ClientHandler, RoleClient, RoleServer, ServiceExt as _, model::CallToolResult,
-    service::RunningService,
+    service::RunningService, transport::StreamableHttpClientTransport,
 };
-use serde_json::Value;
-use switchboard_mcp::{ERROR_META_KEY, Identity, McpServer};
-use switchboard_registry::ToolRegistry;
+use serde_json::{Value, json};
+use switchboard_core::{BoxFuture, Category, ToolContext, ToolDescriptor, ToolError, ToolOrigin};
+use switchboard_mcp::{ERROR_META_KEY, HttpServer, Identity, McpServer, serve_http};
+use switchboard_registry::{Exposure, RuntimeTool, RuntimeToolSpec, ToolRegistry};
 
 /// The longest any single step may take.
 pub(crate) const LIMIT: Duration = Duration::from_secs(20);
@@ -37,6 +38,45 @@ pub(crate) async fn registry() -> ToolRegistry {
 /// An agent of acme with the admin role.
 pub(crate) fn admin() -> Identity {
     Identity::agent("acme", "alice").with_role("admin")
+}
+
+/// The streamable HTTP endpoint serving `registry` to [`admin`], on a free loopback port.
+pub(crate) async fn serve_http_as_admin(registry: &ToolRegistry) -> HttpServer {
+    bounded(
+        "binding",
+        serve_http(
+            registry.clone(),
+            admin(),
+            std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+        ),
+    )
+    .await
+    .expect("the HTTP server starts")
+}
+
+/// An rmcp client of `server` over streamable HTTP, with `handler` answering its side.
+pub(crate) async fn connect_http<H: ClientHandler>(
+    server: &HttpServer,
+    handler: H,
+) -> RunningService<RoleClient, H> {
+    bounded(
+        "connecting",
+        handler.serve(StreamableHttpClientTransport::from_uri(server.url())),
+    )
+    .await
+    .expect("connects")
+}
+
+/// The names `tools/list` gives `client`.
+pub(crate) async fn listed<H: ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+) -> Vec<String> {
+    bounded("tools/list", client.list_all_tools())
+        .await
+        .expect("tools/list")
+        .into_iter()
+        .map(|tool| tool.name.into_owned())
+        .collect()
 }
 
 /// A server on one end of an in-memory pipe, a client on the other.
@@ -114,6 +154,24 @@ pub(crate) async fn disconnect(client: Client, server: Server, registry: ToolReg
     registry.shutdown().await;
 }
 
+/// Closes every one of `clients`, stops `server`, their streamable HTTP endpoint, and stops
+/// the registry.
+pub(crate) async fn close_http<H: ClientHandler>(
+    clients: impl IntoIterator<Item = RunningService<RoleClient, H>>,
+    server: HttpServer,
+    registry: ToolRegistry,
+) {
+    for client in clients {
+        bounded("closing a client", client.cancel())
+            .await
+            .expect("closes");
+    }
+    bounded("stopping the server", server.shutdown())
+        .await
+        .expect("stops");
+    registry.shutdown().await;
+}
+
 /// The error's JSON of a refused or failed call (`{"kind", "message", ...}`), from the result's
 /// `_meta`; a refusal never puts it in `structuredContent`, where it would fail the tool's
 /// output schema.
@@ -125,4 +183,47 @@ pub(crate) fn error_of(result: &CallToolResult) -> &Value {
         .as_ref()
         .and_then(|meta| meta.get(ERROR_META_KEY))
         .unwrap_or_else(|| panic!("no `{ERROR_META_KEY}` in the error's `_meta`: {result:?}"))
+}
+
+/// A run-time tool that answers `{}`.
+pub(crate) struct Nothing;
+
+impl RuntimeTool for Nothing {
+    fn call<'a>(
+        &'a self,
+        _ctx: &'a ToolContext,
+        _params: Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async { Ok(json!({})) })
+    }
+}
+
+/// The run-time read tool `name` of `domain`, needing `permission`, answered by `tool`, with
+/// no parameters.
+pub(crate) fn runtime_tool(
+    name: &'static str,
+    domain: &'static str,
+    permission: &'static str,
+    tool: Arc<dyn RuntimeTool>,
+    exposure: Exposure,
+) -> RuntimeToolSpec {
+    RuntimeToolSpec {
+        descriptor: ToolDescriptor {
+            name: Cow::Borrowed(name),
+            title: None,
+            domain: Cow::Borrowed(domain),
+            category: Category::Read,
+            permission: Cow::Borrowed(permission),
+            description: Cow::Borrowed("Registered at run time by a test."),
+            intents: Vec::new(),
+            timeout: None,
+            input_schema: Arc::new(json!({"type": "object", "properties": {}})),
+            output_schema: None,
+            origin: ToolOrigin::Runtime {
+                source: "mcp-tests".to_owned(),
+            },
+        },
+        tool,
+        exposure,
+    }
 }

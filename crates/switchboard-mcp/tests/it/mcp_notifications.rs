@@ -8,7 +8,6 @@
 #![allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).
 
 use std::{
-    borrow::Cow,
     sync::{Arc, Mutex, Once},
     time::Duration,
 };
@@ -22,18 +21,17 @@ use rmcp::{
         SubscriptionFilter,
     },
     service::{NotificationContext, RunningService},
-    transport::StreamableHttpClientTransport,
 };
 use serde_json::{Value, json};
-use switchboard_core::{
-    BoxFuture, CallContext, Category, Progress, ProgressNotifier, ToolContext, ToolDescriptor,
-    ToolError, ToolOrigin,
-};
-use switchboard_mcp::{Identity, McpServer, serve_http};
-use switchboard_registry::{RuntimeTool, RuntimeToolSpec, ToolRegistry};
+use switchboard_core::{CallContext, Progress, ProgressNotifier};
+use switchboard_mcp::{Identity, McpServer};
+use switchboard_registry::{Exposure, ToolRegistry};
 use tracing_subscriber::prelude::*;
 
-use crate::common::{admin, bounded, close, connect_handler, error_of, eventually, registry};
+use crate::common::{
+    Nothing, admin, bounded, close, close_http, connect_handler, connect_http, error_of,
+    eventually, listed, registry, runtime_tool, serve_http_as_admin,
+};
 
 /// The three messages `test_tool_with_logging` logs.
 const LOGGED: [&str; 3] = [
@@ -102,16 +100,6 @@ fn install_log_layer() {
             .try_init()
             .expect("no other subscriber in this test binary");
     });
-}
-
-/// The names `tools/list` gives `client`.
-async fn listed(client: &Client) -> Vec<String> {
-    bounded("tools/list", client.list_all_tools())
-        .await
-        .expect("tools/list")
-        .into_iter()
-        .map(|tool| tool.name.into_owned())
-        .collect()
 }
 
 async fn connect(registry: &ToolRegistry, identity: Identity) -> (Client, Recorder, Server) {
@@ -187,25 +175,9 @@ async fn progress_reaches_the_client_in_order() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_goes_over_streamable_http_too() {
     let registry = registry().await;
-    let server = bounded(
-        "binding",
-        serve_http(
-            registry.clone(),
-            admin(),
-            "127.0.0.1:0".parse().expect("addr"),
-        ),
-    )
-    .await
-    .expect("the HTTP server starts");
+    let server = serve_http_as_admin(&registry).await;
     let recorder = Recorder::default();
-    let client = bounded(
-        "connecting",
-        recorder
-            .clone()
-            .serve(StreamableHttpClientTransport::from_uri(server.url())),
-    )
-    .await
-    .expect("connects");
+    let client = connect_http(&server, recorder.clone()).await;
 
     let result = call(&client, "test_tool_with_progress").await;
     assert_ne!(result.is_error, Some(true), "{result:?}");
@@ -222,13 +194,7 @@ async fn progress_goes_over_streamable_http_too() {
         ]
     );
 
-    bounded("closing the client", client.cancel())
-        .await
-        .expect("closes");
-    bounded("stopping the server", server.shutdown())
-        .await
-        .expect("stops");
-    registry.shutdown().await;
+    close_http([client], server, registry).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -308,39 +274,18 @@ async fn log_messages_follow_the_level_each_session_set() {
     registry.shutdown().await;
 }
 
-/// A run-time tool that answers `{}`.
-struct Nothing;
-
-impl RuntimeTool for Nothing {
-    fn call<'a>(
-        &'a self,
-        _ctx: &'a ToolContext,
-        _params: Value,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
-        Box::pin(async { Ok(json!({})) })
-    }
-}
-
-fn runtime_tool(name: &'static str, permission: &'static str) -> RuntimeToolSpec {
-    RuntimeToolSpec {
-        descriptor: ToolDescriptor {
-            name: Cow::Borrowed(name),
-            title: None,
-            domain: Cow::Borrowed("mounted"),
-            category: Category::Read,
-            permission: Cow::Borrowed(permission),
-            description: Cow::Borrowed("Registered at run time by a test."),
-            intents: Vec::new(),
-            timeout: None,
-            input_schema: Arc::new(json!({"type": "object", "properties": {}})),
-            output_schema: None,
-            origin: ToolOrigin::Runtime {
-                source: "mcp-notifications-test".to_owned(),
-            },
-        },
-        tool: Arc::new(Nothing),
-        exposure: switchboard_registry::Exposure::Listed,
-    }
+/// The listed run-time tool `name` of the domain `mounted`, needing `permission`.
+fn mounted_tool(
+    name: &'static str,
+    permission: &'static str,
+) -> switchboard_registry::RuntimeToolSpec {
+    runtime_tool(
+        name,
+        "mounted",
+        permission,
+        Arc::new(Nothing),
+        Exposure::Listed,
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -357,7 +302,7 @@ async fn list_changed_follows_the_tools_the_client_may_call() {
     // A tool staff may not call changes nothing staff can see.
     bounded(
         "registering",
-        registry.register(vec![runtime_tool("mounted_secret", "secret.read")]),
+        registry.register(vec![mounted_tool("mounted_secret", "secret.read")]),
     )
     .await
     .expect("registers");
@@ -367,7 +312,7 @@ async fn list_changed_follows_the_tools_the_client_may_call() {
     // One staff may call does.
     bounded(
         "registering",
-        registry.register(vec![runtime_tool("mounted_lookup", "core.users.read")]),
+        registry.register(vec![mounted_tool("mounted_lookup", "core.users.read")]),
     )
     .await
     .expect("registers");
@@ -430,7 +375,7 @@ async fn on_2026_07_28_list_changed_arrives_on_a_listen_subscription() {
     assert_eq!(subscription.acknowledged().tools_list_changed, Some(true));
     bounded(
         "registering",
-        registry.register(vec![runtime_tool("mounted_lookup", "core.users.read")]),
+        registry.register(vec![mounted_tool("mounted_lookup", "core.users.read")]),
     )
     .await
     .expect("registers");

@@ -3,18 +3,19 @@
 //! server and client started here is stopped before the test ends.
 
 use rmcp::{
-    ServiceExt as _,
     model::{CallToolRequestParams, CallToolResult, ErrorCode, PaginatedRequestParams},
     service::ServiceError,
-    transport::StreamableHttpClientTransport,
 };
 use serde_json::{Value, json};
 use switchboard_audit::{AuditQuery, AuditRecord};
 use switchboard_core::schema::STANDARD_FORMATS;
-use switchboard_mcp::{Identity, serve_http};
+use switchboard_mcp::Identity;
 use switchboard_registry::ToolRegistry;
 
-use crate::common::{Client, admin, bounded, connect_in_memory, disconnect, error_of, registry};
+use crate::common::{
+    Client, admin, bounded, close_http, connect_http, connect_in_memory, disconnect, error_of,
+    registry, serve_http_as_admin,
+};
 
 async fn call(
     client: &Client,
@@ -277,26 +278,12 @@ async fn agents_may_not_execute_but_a_configured_human_may() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streamable_http_calls_are_audited_under_each_client_session() {
     let registry = registry().await;
-    let server = bounded(
-        "binding",
-        serve_http(
-            registry.clone(),
-            admin(),
-            "127.0.0.1:0".parse().expect("an address"),
-        ),
-    )
-    .await
-    .expect("the HTTP server starts");
+    let server = serve_http_as_admin(&registry).await;
     assert!(server.local_addr().ip().is_loopback());
 
     let mut clients = Vec::new();
     for _ in 0..2 {
-        let transport = StreamableHttpClientTransport::from_uri(server.url());
-        clients.push(
-            bounded("connecting", ().serve(transport))
-                .await
-                .expect("connects"),
-        );
+        clients.push(connect_http(&server, ()).await);
     }
     for client in &clients {
         for _ in 0..2 {
@@ -319,13 +306,5 @@ async fn streamable_http_calls_are_audited_under_each_client_session() {
     assert_eq!(sessions.len(), 2, "one session per client: {sessions:?}");
     assert!(sessions.iter().all(|session| !session.is_empty()));
 
-    for client in clients {
-        bounded("closing a client", client.cancel())
-            .await
-            .expect("closes");
-    }
-    bounded("stopping the server", server.shutdown())
-        .await
-        .expect("stops");
-    registry.shutdown().await;
+    close_http(clients, server, registry).await;
 }

@@ -5,7 +5,6 @@
 //! so the same call is refused and its list stays the same.
 
 use std::{
-    borrow::Cow,
     sync::{
         Arc,
         atomic::{AtomicUsize, Ordering},
@@ -14,19 +13,19 @@ use std::{
 };
 
 use rmcp::{
-    ClientHandler, ClientLifecycleMode, ClientServiceExt as _, RoleClient, ServiceExt as _,
+    ClientHandler, ClientLifecycleMode, ClientServiceExt as _, RoleClient,
     model::{CallToolRequestParams, CallToolResult, ProtocolVersion},
     service::{NotificationContext, RunningService},
     transport::StreamableHttpClientTransport,
 };
 use serde_json::{Value, json};
-use switchboard_core::{BoxFuture, Category, ToolContext, ToolDescriptor, ToolError, ToolOrigin};
-use switchboard_mcp::serve_http;
-use switchboard_registry::{
-    Exposure, RuntimeTool, RuntimeToolSpec, ToolRegistry, WeakToolRegistry,
-};
+use switchboard_core::{BoxFuture, ToolContext, ToolError};
+use switchboard_registry::{Exposure, RuntimeTool, ToolRegistry, WeakToolRegistry};
 
-use crate::common::{admin, bounded, eventually, registry};
+use crate::common::{
+    Nothing, bounded, close_http, connect_http, eventually, listed, registry, runtime_tool,
+    serve_http_as_admin,
+};
 
 /// Reveals the domain `hidden` to its caller's session.
 struct Reveal(WeakToolRegistry);
@@ -50,46 +49,6 @@ impl RuntimeTool for Reveal {
     }
 }
 
-/// Answers `{}`.
-struct Nothing;
-
-impl RuntimeTool for Nothing {
-    fn call<'a>(
-        &'a self,
-        _ctx: &'a ToolContext,
-        _params: Value,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
-        Box::pin(async { Ok(json!({})) })
-    }
-}
-
-fn spec(
-    name: &'static str,
-    domain: &'static str,
-    tool: Arc<dyn RuntimeTool>,
-    exposure: Exposure,
-) -> RuntimeToolSpec {
-    RuntimeToolSpec {
-        descriptor: ToolDescriptor {
-            name: Cow::Borrowed(name),
-            title: None,
-            domain: Cow::Borrowed(domain),
-            category: Category::Read,
-            permission: Cow::Borrowed("core.users.read"),
-            description: Cow::Borrowed("Registered by a test."),
-            intents: Vec::new(),
-            timeout: None,
-            input_schema: Arc::new(json!({"type": "object", "properties": {}})),
-            output_schema: None,
-            origin: ToolOrigin::Runtime {
-                source: "session-lists-test".to_owned(),
-            },
-        },
-        tool,
-        exposure,
-    }
-}
-
 #[derive(Clone, Default)]
 struct Recorder {
     list_changed: Arc<AtomicUsize>,
@@ -102,15 +61,6 @@ impl ClientHandler for Recorder {
 }
 
 type Client = RunningService<RoleClient, Recorder>;
-
-async fn listed(client: &Client) -> Vec<String> {
-    bounded("tools/list", client.list_all_tools())
-        .await
-        .expect("tools/list")
-        .into_iter()
-        .map(|tool| tool.name.into_owned())
-        .collect()
-}
 
 async fn reveal(client: &Client) -> CallToolResult {
     bounded(
@@ -133,15 +83,17 @@ async fn with_tools() -> ToolRegistry {
     let registry = registry().await;
     registry
         .register(vec![
-            spec(
+            runtime_tool(
                 "reveal_hidden",
                 "revealer",
+                "core.users.read",
                 Arc::new(Reveal(registry.downgrade())),
                 Exposure::Listed,
             ),
-            spec(
+            runtime_tool(
                 "hidden_lookup",
                 "hidden",
+                "core.users.read",
                 Arc::new(Nothing),
                 Exposure::Unlisted,
             ),
@@ -154,27 +106,10 @@ async fn with_tools() -> ToolRegistry {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2025_session_lists_what_it_revealed_and_no_other_session_does() {
     let registry = with_tools().await;
-    let server = bounded(
-        "binding",
-        serve_http(
-            registry.clone(),
-            admin(),
-            "127.0.0.1:0".parse().expect("addr"),
-        ),
-    )
-    .await
-    .expect("the HTTP server starts");
+    let server = serve_http_as_admin(&registry).await;
     let connect = || async {
         let recorder = Recorder::default();
-        let client = bounded(
-            "connecting",
-            recorder
-                .clone()
-                .serve(StreamableHttpClientTransport::from_uri(server.url())),
-        )
-        .await
-        .expect("connects");
-        (client, recorder)
+        (connect_http(&server, recorder.clone()).await, recorder)
     };
     let (first, first_notes) = connect().await;
     let (second, second_notes) = connect().await;
@@ -199,30 +134,13 @@ async fn a_2025_session_lists_what_it_revealed_and_no_other_session_does() {
         "the other session's list did not change"
     );
 
-    for client in [first, second] {
-        bounded("closing a client", client.cancel())
-            .await
-            .expect("closes");
-    }
-    bounded("stopping the server", server.shutdown())
-        .await
-        .expect("stops");
-    registry.shutdown().await;
+    close_http([first, second], server, registry).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2026_07_28_client_has_no_list_of_its_own() {
     let registry = with_tools().await;
-    let server = bounded(
-        "binding",
-        serve_http(
-            registry.clone(),
-            admin(),
-            "127.0.0.1:0".parse().expect("addr"),
-        ),
-    )
-    .await
-    .expect("the HTTP server starts");
+    let server = serve_http_as_admin(&registry).await;
     let lifecycle = ClientLifecycleMode::Discover {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
     };
@@ -241,11 +159,5 @@ async fn a_2026_07_28_client_has_no_list_of_its_own() {
     assert!(text(&refused).contains("2026-07-28"), "{refused:?}");
     assert_eq!(listed(&client).await, before);
 
-    bounded("closing the client", client.cancel())
-        .await
-        .expect("closes");
-    bounded("stopping the server", server.shutdown())
-        .await
-        .expect("stops");
-    registry.shutdown().await;
+    close_http([client], server, registry).await;
 }

@@ -21,7 +21,7 @@ use toml::Spanned;
 
 use super::{Finding, OtherTool, Verifier, VerifyInput, escape_invisible};
 use crate::{
-    config::{ConfigError, line_and_column},
+    config::{ConfigError, invalid_at, parse_toml},
     tool::mounted_name,
 };
 
@@ -184,22 +184,9 @@ enum RawKind {
 /// The rules of `text` (the file at `path`), each with its id; `None` for a rule turned off.
 fn parse(path: &Path, text: &str) -> Result<Vec<(Option<Rule>, String)>, ConfigError> {
     let invalid = |span: Range<usize>, key: Option<String>, message: String| {
-        let (line, column) = line_and_column(text, span.start);
-        ConfigError::Invalid {
-            path: path.to_owned(),
-            line,
-            column,
-            key,
-            message,
-        }
+        invalid_at(path, text, &span, key, message)
     };
-    let file: RawRules = toml::from_str(text).map_err(|error| {
-        invalid(
-            error.span().unwrap_or(0..0),
-            None,
-            error.message().trim_end().to_owned(),
-        )
-    })?;
+    let file: RawRules = parse_toml(path, text)?;
     let mut seen = BTreeSet::new();
     let mut parsed = Vec::with_capacity(file.rule.len());
     for (index, raw) in file.rule.into_iter().enumerate() {

@@ -5,9 +5,17 @@
 //! what a test needs, such as a description that carries a prompt injection. A test starts it
 //! with a list of tools (and optional `instructions`), mounts it by [`FixtureServer::url`],
 //! and may [`FixtureServer::replace_tools`] at run time, which tells every connected client
-//! `notifications/tools/list_changed`. A call of any tool answers its arguments as JSON text.
+//! `notifications/tools/list_changed`. A call of any tool answers `{name} ran with {arguments}`,
+//! its arguments as JSON text.
+//!
+//! [`serve_on_loopback`] is how every server written in these tests is served: the fixture
+//! server here, and the ones with a handler of their own (a server that logs, one whose
+//! `tools/list` answer is rewritten by an axum layer).
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::{
+    net::SocketAddr,
+    sync::{Arc, Mutex, PoisonError},
+};
 
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
@@ -47,26 +55,13 @@ impl FixtureServer {
             instructions: instructions.map(str::to_owned),
             peers: Mutex::default(),
         });
-        let for_sessions = Arc::clone(&shared);
-        let service = StreamableHttpService::new(
-            move || {
-                Ok(Handler {
-                    shared: Arc::clone(&for_sessions),
-                })
-            },
-            Arc::new(LocalSessionManager::default()),
-            StreamableHttpServerConfig::default(),
-        );
-        let app = axum::Router::new().nest_service("/mcp", service);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("a loopback port");
-        let port = listener.local_addr().expect("a bound address").port();
-        let serving = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+        let handler = Handler {
+            shared: Arc::clone(&shared),
+        };
+        let (address, serving) =
+            serve_on_loopback(mcp_route(handler, StreamableHttpServerConfig::default())).await;
         Self {
-            url: format!("http://127.0.0.1:{port}/mcp"),
+            url: format!("http://{address}/mcp"),
             shared,
             serving,
         }
@@ -77,7 +72,8 @@ impl FixtureServer {
         &self.url
     }
 
-    /// Serves `tools` from now on, and tells every connected client that the tools changed.
+    /// Serves `tools` from now on, and tells every client that connected that the tools
+    /// changed; fails the test if none has.
     pub(crate) async fn replace_tools(&self, tools: Vec<Tool>) {
         *self
             .shared
@@ -90,6 +86,7 @@ impl FixtureServer {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
+        assert!(!peers.is_empty(), "a client is connected");
         for peer in peers {
             // A client that has gone away is not told.
             let _ = peer.notify_tool_list_changed().await;
@@ -101,6 +98,32 @@ impl Drop for FixtureServer {
     fn drop(&mut self) {
         self.serving.abort();
     }
+}
+
+/// The `/mcp` route, serving a clone of `handler` to each MCP session as `config` says.
+pub(crate) fn mcp_route<H>(handler: H, config: StreamableHttpServerConfig) -> axum::Router
+where
+    H: ServerHandler + Clone,
+{
+    let service = StreamableHttpService::new(
+        move || Ok(handler.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    axum::Router::new().nest_service("/mcp", service)
+}
+
+/// Serves `app` on a free loopback port, until the returned task is aborted or the test's
+/// runtime ends.
+pub(crate) async fn serve_on_loopback(app: axum::Router) -> (SocketAddr, JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .expect("a loopback port");
+    let address = listener.local_addr().expect("the bound address");
+    let serving = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (address, serving)
 }
 
 /// A tool named `name` described as `description`, whose input is any object.
@@ -149,7 +172,8 @@ impl ServerHandler for Handler {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        Ok(CallToolResult::success(vec![ContentBlock::text(arguments.to_string())]).into())
+        let text = format!("{} ran with {arguments}", request.name);
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

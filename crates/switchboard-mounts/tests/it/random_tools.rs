@@ -37,16 +37,16 @@ use rmcp::{
         ServerConfig, Tool,
     },
     service::RequestContext,
-    transport::{
-        StreamableHttpServerConfig, StreamableHttpService,
-        streamable_http_server::session::local::LocalSessionManager,
-    },
+    transport::StreamableHttpServerConfig,
 };
 use serde_json::{Map, Value, json};
 use switchboard_core::Initiator;
 use switchboard_mounts::{Mounts, StartError, Strictness, mounted_name};
 
-use crate::servers::{caller, config, registry};
+use crate::{
+    fixture_server::{mcp_route, serve_on_loopback},
+    servers::{caller, config, registry},
+};
 
 /// How long starting the mount, or one call, may take before the case counts as hung: well
 /// past the mount's own start and call timeouts (5 s each).
@@ -123,22 +123,14 @@ impl Fixture {
 /// answers every request; the answer to `tools/list` then has its tools replaced with the raw
 /// definitions (a JSON answer whose `result.tools` is a list).
 async fn serve(fixture: Fixture) -> SocketAddr {
-    let handler = fixture.clone();
-    let service = StreamableHttpService::new(
-        move || Ok(handler.clone()),
-        Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default()
-            .with_json_response(true)
-            .with_legacy_session_mode(false),
-    );
-    let app = axum::Router::new().nest_service("/mcp", service).layer(
-        axum::middleware::map_response_with_state(fixture, raw_tool_list),
-    );
-    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
-        .await
-        .expect("a loopback port");
-    let address = listener.local_addr().expect("the bound address");
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let config = StreamableHttpServerConfig::default()
+        .with_json_response(true)
+        .with_legacy_session_mode(false);
+    let app = mcp_route(fixture.clone(), config).layer(axum::middleware::map_response_with_state(
+        fixture,
+        raw_tool_list,
+    ));
+    let (address, _serving) = serve_on_loopback(app).await;
     address
 }
 

@@ -2,15 +2,14 @@
 //! during one organisation's call is an event inside that call's span; one sent while two
 //! organisations' calls are in flight goes to neither call, only to `tracing` outside any span.
 //!
-//! The server is a small rmcp server written here, over streamable HTTP on a loopback port,
-//! mounted by `url`. Its tool `chat` logs once and answers; `hold` waits until two calls of it
-//! are running, then logs and answers. The test runs on one thread with its own subscriber,
+//! The server is a small rmcp server written here, served over streamable HTTP on a loopback
+//! port as the fixture server is, and mounted by `url`. Its tool `chat` logs once and answers;
+//! `hold` waits until two calls of it are running, then logs and answers. The test runs on one thread with its own subscriber,
 //! which notes, for each event of the mounted servers' log target, the caller span it is in.
 
 #![allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).
 
 use std::{
-    net::SocketAddr,
     sync::{
         Arc, Mutex, PoisonError,
         atomic::{AtomicU64, Ordering},
@@ -26,10 +25,7 @@ use rmcp::{
         ServerConfig, Tool,
     },
     service::RequestContext,
-    transport::{
-        StreamableHttpServerConfig, StreamableHttpService,
-        streamable_http_server::session::local::LocalSessionManager,
-    },
+    transport::StreamableHttpServerConfig,
 };
 use serde_json::json;
 use switchboard_core::{CallContext, Initiator};
@@ -45,7 +41,10 @@ use tracing_subscriber::{
     registry::LookupSpan,
 };
 
-use crate::servers::{caller, config, registry};
+use crate::{
+    fixture_server::{mcp_route, serve_on_loopback},
+    servers::{caller, config, registry},
+};
 
 /// The `tracing` target of a mounted server's log messages.
 const SERVER_LOG: &str = "switchboard_mounts::server_log";
@@ -109,21 +108,6 @@ impl ServerHandler for Chatty {
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         Ok(CallToolResult::success(vec![ContentBlock::text("done")]).into())
     }
-}
-
-async fn serve(server: Chatty) -> SocketAddr {
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default(),
-    );
-    let app = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
-        .await
-        .expect("a loopback port");
-    let address = listener.local_addr().expect("the bound address");
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    address
 }
 
 /// One event of the mounted servers' log target: the caller span it is inside (`None`:
@@ -202,7 +186,8 @@ async fn a_log_goes_to_the_call_of_one_organisation_and_never_across_organisatio
         calls: Arc::default(),
         both_running: Arc::new(Barrier::new(2)),
     };
-    let address = serve(chatty).await;
+    let (address, _serving) =
+        serve_on_loopback(mcp_route(chatty, StreamableHttpServerConfig::default())).await;
     let registry = registry().await;
     let mounts = Mounts::new(config(&format!(
         "[[server]]\nid = \"chatty\"\nurl = \"http://{address}/mcp\"\ncategory = \"read\"\n"

@@ -12,11 +12,10 @@ use rmcp::model::Tool;
 use serde_json::json;
 use switchboard_core::Initiator;
 use switchboard_mounts::{MountStatus, Mounts, StartError, Strictness};
-use switchboard_registry::ToolRegistry;
 
 use crate::{
     fixture_server::{FixtureServer, tool},
-    servers::{caller, config, install_dir, npm_bin, registry},
+    servers::{caller, config, install_dir, mounted, npm_bin, registry},
 };
 
 /// Each default rule, and the fixture tool that breaks it.
@@ -196,7 +195,7 @@ async fn under_warn_the_tools_are_exposed_and_the_findings_shown_and_off_checks_
     mounts.close().await;
     registry.shutdown().await;
 
-    let registry = registry_with(&mounts_file(&evil, &good, Some("off"))).await;
+    let registry = mounted(&mounts_file(&evil, &good, Some("off"))).await;
     assert!(registry.0.find("evil_tagged").is_some());
     assert!(status_of(&registry.1, "evil").await.findings.is_empty());
     registry.1.close().await;
@@ -212,7 +211,7 @@ async fn a_tool_with_an_injection_that_appears_at_run_time_withdraws_the_servers
         server.url(),
         server.url()
     );
-    let (registry, mounts) = registry_with(&text).await;
+    let (registry, mounts) = mounted(&text).await;
     assert!(registry.find("fix_echo_args").is_some());
 
     let injected = tool(
@@ -275,7 +274,7 @@ async fn the_public_servers_pass_the_default_rules_together() {
             .display()
             .to_string(),
     );
-    let (registry, mounts) = registry_with(&text).await;
+    let (registry, mounts) = mounted(&text).await;
     for status in mounts.status().await {
         assert!(!status.tools.is_empty(), "{status:?}");
         assert!(status.findings.is_empty(), "{status:?}");
@@ -283,17 +282,6 @@ async fn the_public_servers_pass_the_default_rules_together() {
     mounts.close().await;
     registry.shutdown().await;
     let _ = std::fs::remove_dir_all(&folder);
-}
-
-/// A registry with the servers of `text` started, every one of them.
-async fn registry_with(text: &str) -> (ToolRegistry, Mounts) {
-    let registry = registry().await;
-    let mounts = Mounts::new(config(text));
-    mounts
-        .start(&registry, Strictness::Strict)
-        .await
-        .expect("every server starts");
-    (registry, mounts)
 }
 
 async fn status_of(mounts: &Mounts, id: &str) -> MountStatus {
