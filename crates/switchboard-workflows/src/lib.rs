@@ -1,7 +1,7 @@
 #![doc = include_str!("../README.md")]
 
-mod node;
-mod run;
+pub mod node;
+pub mod run;
 
 pub use node::{IllegalNodeTransition, NodeEvent, NodeState};
 pub use run::{CompensationCause, CompensationFailure, IllegalRunTransition, RunEvent, RunState};

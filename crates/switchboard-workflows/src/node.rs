@@ -7,16 +7,19 @@
 //! is an [`IllegalNodeTransition`], never a silent overwrite.
 //!
 //! ```text
-//!  Pending ──start──► Running{1} ──complete──► Completed ──compensate──► Compensating
-//!     │               │   ▲   │                                             │
-//!     │         retry │   │   │ await_approval / await_timer                ├─compensated──► Compensated
-//!     │               ▼   │   ▼                                             └─compensation_failed──►
-//!     │   Retrying{n+1} ─start─► Running{n+1}                                  CompensationFailed
-//!     │                       WaitingApproval | WaitingTimer ──complete──► Completed
-//!     │
-//!     └──skip──► Skipped        Running ──skip──► Skipped
+//! Pending ──start──► Running{1} ──complete──► Completed ──compensate──► Compensating
+//!                     │     ▲
+//!               retry │     │ start
+//!                     ▼     │
+//!                  Retrying{2}      (each retry counts one more attempt)
 //!
-//!  Running | Retrying | WaitingApproval | WaitingTimer ──fail──► Failed
+//! await_approval:      Running ──► WaitingApproval
+//! await_timer:         Running ──► WaitingTimer
+//! complete:            Running | WaitingApproval | WaitingTimer            ──► Completed
+//! fail:                Running | Retrying | WaitingApproval | WaitingTimer ──► Failed
+//! skip:                Pending | Running                                   ──► Skipped
+//! compensated:         Compensating ──► Compensated
+//! compensation_failed: Compensating ──► CompensationFailed
 //! ```
 //!
 //! The attempt number lives in the state: `start` from `Pending` is attempt 1, and each `retry`

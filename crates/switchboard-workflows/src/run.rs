@@ -7,20 +7,18 @@
 //! where it happens instead of silently overwriting what the store holds.
 //!
 //! ```text
-//!  Pending ──start──► Initializing ──initialized──► Running ──complete──► Completed
-//!     │                    │                        │  ▲  │
-//!     │                    │                  pause │  │ resume
-//!     │                    │                        ▼  │  │
-//!     │                    │                       Paused │
-//!     │                    │                        │     │
-//!     │                    │        fail / cancel   │     │ fail / cancel (from Running too)
-//!     │                    ├────────────────────────┴─────┴──────────► Failed | Cancelled
-//!     └──cancel──► Cancelled
+//! Pending ──start──► Initializing ──initialized──► Running ──complete──► Completed
+//!                                                   │  ▲
+//!                                             pause │  │ resume
+//!                                                   ▼  │
+//!                                                  Paused
 //!
-//!  Running | Paused ──compensate{cause}──► Compensating ──compensations_done──► Failed | Cancelled
-//!                                                │                             (by the cause)
-//!                                                └──compensation_failed──► Failed (with the
-//!                                                                          failure attached)
+//! fail:        Initializing | Running | Paused          ──► Failed
+//! cancel:      Pending | Initializing | Running | Paused ──► Cancelled
+//! compensate:  Running | Paused ──► Compensating{cause}
+//!              Compensating{failed}    ──compensations_done───► Failed
+//!              Compensating{cancelled} ──compensations_done───► Cancelled
+//!              Compensating{either}    ──compensation_failed──► Failed, the failure attached
 //! ```
 //!
 //! `Compensating` is the saga's undo: the run failed or was cancelled after some steps
