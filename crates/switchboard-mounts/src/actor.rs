@@ -39,7 +39,7 @@ use crate::{
     health::Health,
     mounts::{MountState, MountStatus, registered},
     pins::PinChanges,
-    progress::ProgressRoutes,
+    progress::CallRoutes,
     tool::{Registered, spec},
 };
 
@@ -117,7 +117,7 @@ pub(crate) struct ServerArgs {
     pub(crate) registry: ToolRegistry,
     pub(crate) registered: BTreeMap<String, Registered>,
     /// Where its tools' calls want their progress, across restarts.
-    pub(crate) progress: ProgressRoutes,
+    pub(crate) progress: CallRoutes,
     /// What decides which of its tools are exposed.
     pub(crate) gate: Gate,
 }
@@ -136,7 +136,7 @@ pub(crate) struct ServerState {
     last_error: Option<String>,
     registry: ToolRegistry,
     registered: BTreeMap<String, Registered>,
-    progress: ProgressRoutes,
+    progress: CallRoutes,
     gate: Gate,
     /// When the lock file had last been written at the last admission.
     pins_seen: Option<SystemTime>,

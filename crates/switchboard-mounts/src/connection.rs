@@ -38,7 +38,7 @@ use crate::{
     child,
     config::{ServerConfig, Transport},
     error::StartError,
-    progress::ProgressRoutes,
+    progress::CallRoutes,
 };
 
 /// How many of the child's last stderr lines a failed start reports.
@@ -203,7 +203,7 @@ impl Live {
 /// Starts (or reaches) `server` and completes the MCP handshake within its start timeout.
 pub(crate) async fn connect(
     server: &ServerConfig,
-    progress: ProgressRoutes,
+    progress: CallRoutes,
 ) -> Result<Connection, StartError> {
     let tail = StderrTail::default();
     let (tools_changed, changes) = mpsc::unbounded_channel();
@@ -294,12 +294,12 @@ pub(crate) async fn connect(
 pub(crate) struct Routing<T> {
     inner: T,
     server: String,
-    routes: ProgressRoutes,
+    routes: CallRoutes,
 }
 
 impl<T> Routing<T> {
     /// `inner`, routing what `server` says to `routes`.
-    pub(crate) fn new(inner: T, server: &str, routes: ProgressRoutes) -> Self {
+    pub(crate) fn new(inner: T, server: &str, routes: CallRoutes) -> Self {
         routes.new_connection();
         Self {
             inner,

@@ -35,7 +35,7 @@ use crate::{
     health::Health,
     lazy::{self, Directory},
     pins::{PinChanges, Pins},
-    progress::ProgressRoutes,
+    progress::CallRoutes,
     tool::{Registered, descriptor, spec},
     verifier::{Finding, RuleVerifier, Screen, Verifier},
 };
@@ -220,7 +220,7 @@ impl Mounts {
             state.directory = Some(directory);
         }
         let connected = join_all(self.config.servers.iter().map(|server| async move {
-            let progress = ProgressRoutes::default();
+            let progress = CallRoutes::default();
             let listed = connect_and_list(server, progress.clone()).await;
             (server, progress, listed)
         }))
@@ -464,13 +464,13 @@ struct Started<'a> {
     server: &'a ServerConfig,
     connection: Connection,
     listing: Listing,
-    progress: ProgressRoutes,
+    progress: CallRoutes,
 }
 
 /// Starts `server` and lists its tools.
 async fn connect_and_list(
     server: &ServerConfig,
-    progress: ProgressRoutes,
+    progress: CallRoutes,
 ) -> Result<(Connection, Listing), StartError> {
     let connection = connect(server, progress).await?;
     match Listing::of(&connection.peer()).await {
@@ -542,7 +542,7 @@ struct Supervised {
     health: watch::Sender<Health>,
     policy: RestartPolicy,
     registry: ToolRegistry,
-    progress: ProgressRoutes,
+    progress: CallRoutes,
     gate: Gate,
 }
 

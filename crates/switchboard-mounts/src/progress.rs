@@ -11,9 +11,9 @@
 //! and handed over in order when a call routes their token. Tokens are only unique within one
 //! connection, so a new connection forgets them.
 //!
-//! The same per-server value carries the server's [`LogRoutes`]: the calls in flight that its
-//! log messages may go to ([`crate::logs`]), so everything a call hears from its server reaches
-//! the tool through one handle.
+//! [`CallRoutes`] is everything the calls in flight of one server hear from it: these progress
+//! routes, and the server's [`LogRoutes`] (the calls its log messages may go to,
+//! [`crate::logs`]), so the connection's reader and the tool share one handle.
 
 use std::{
     collections::{HashMap, VecDeque},
@@ -30,7 +30,7 @@ pub(crate) const EARLY_REPORTS: usize = 64;
 
 /// Where each in-flight call of one server's tools wants its progress, and its logs.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct ProgressRoutes {
+pub(crate) struct CallRoutes {
     table: Arc<Mutex<Table>>,
     logs: LogRoutes,
 }
@@ -42,7 +42,7 @@ struct Table {
     early: VecDeque<ProgressNotificationParam>,
 }
 
-impl ProgressRoutes {
+impl CallRoutes {
     /// The calls in flight that the server's log messages may go to.
     pub(crate) fn logs(&self) -> &LogRoutes {
         &self.logs
@@ -100,7 +100,7 @@ impl ProgressRoutes {
 /// A routed token; dropping it removes the route.
 #[derive(Debug)]
 pub(crate) struct Route {
-    routes: ProgressRoutes,
+    routes: CallRoutes,
     token: ProgressToken,
 }
 
@@ -138,7 +138,7 @@ mod tests {
 
     #[test]
     fn reports_before_the_route_are_handed_over_in_order_and_only_to_their_call() {
-        let routes = ProgressRoutes::default();
+        let routes = CallRoutes::default();
         routes.deliver(&report(1, 1.0));
         routes.deliver(&report(2, 5.0));
         routes.deliver(&report(1, 2.0));
@@ -150,7 +150,7 @@ mod tests {
 
     #[test]
     fn early_reports_are_bounded_and_forgotten_with_their_connection() {
-        let routes = ProgressRoutes::default();
+        let routes = CallRoutes::default();
         for done in 0..(EARLY_REPORTS + 10) {
             routes.deliver(&report(9, done as f64));
         }

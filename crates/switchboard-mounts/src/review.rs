@@ -21,7 +21,7 @@ use crate::{
     connection::connect,
     gate::Listing,
     pins::{LockError, LockFile, PinChanges, ServerPins, lock_path},
-    progress::ProgressRoutes,
+    progress::CallRoutes,
 };
 
 /// What one server offers now, beside what was accepted of it.
@@ -51,7 +51,7 @@ pub async fn review(config: &MountsConfig, id: &str) -> Result<PinReview, Accept
     let lock = lock_path(&config.path);
     // A corrupt lock file is reported before the server is started for nothing.
     let pinned = LockFile::load(&lock)?.servers.remove(id);
-    let connection = connect(server, ProgressRoutes::default()).await?;
+    let connection = connect(server, CallRoutes::default()).await?;
     let listing = Listing::of(&connection.peer()).await;
     connection.close(&server.id).await;
     let listing = listing.map_err(|error| AcceptError::ListTools {

@@ -43,7 +43,7 @@ use crate::{
     config::ServerConfig,
     gate::Admission,
     health::{Health, Unavailable, connection_after},
-    progress::ProgressRoutes,
+    progress::CallRoutes,
 };
 
 /// The code of the error a mounted tool answers with `isError`.
@@ -127,7 +127,7 @@ pub(crate) fn spec(
     tool: &Tool,
     admission: &Admission,
     health: &watch::Receiver<Health>,
-    progress: &ProgressRoutes,
+    progress: &CallRoutes,
 ) -> RuntimeToolSpec {
     let descriptor = descriptor(server, tool);
     match admission {
@@ -199,7 +199,7 @@ pub(crate) struct MountedTool {
     /// Whether the tool only reads (may be sent again when its outcome is unknown).
     read_only: bool,
     /// Where calls route their progress.
-    progress: ProgressRoutes,
+    progress: CallRoutes,
 }
 
 impl MountedTool {
@@ -209,7 +209,7 @@ impl MountedTool {
         tool: &Tool,
         descriptor: &ToolDescriptor,
         health: watch::Receiver<Health>,
-        progress: ProgressRoutes,
+        progress: CallRoutes,
     ) -> Self {
         Self {
             server: server.id.clone(),
@@ -324,7 +324,7 @@ impl RuntimeTool for MountedTool {
 async fn call_once(
     peer: &Peer<RoleClient>,
     request: CallToolRequestParams,
-    routes: &ProgressRoutes,
+    routes: &CallRoutes,
     notifier: Option<ProgressNotifier>,
     org: OrgId,
 ) -> Result<CallToolResult, ServiceError> {

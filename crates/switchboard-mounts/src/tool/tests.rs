@@ -196,7 +196,7 @@ mod in_memory {
         worker: Worker,
     ) -> (
         rmcp::service::RunningService<rmcp::RoleClient, crate::connection::Listener>,
-        ProgressRoutes,
+        CallRoutes,
     ) {
         let (client_io, server_io) = tokio::io::duplex(64 * 1024);
         tokio::spawn(async move {
@@ -204,7 +204,7 @@ mod in_memory {
                 let _ = server.waiting().await;
             }
         });
-        let routes = ProgressRoutes::default();
+        let routes = CallRoutes::default();
         let (listener, _changes) = crate::connection::Listener::for_tests();
         let (read, write) = tokio::io::split(client_io);
         let transport = crate::connection::Routing::new(
