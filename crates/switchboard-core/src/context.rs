@@ -289,6 +289,28 @@ impl Caller {
     }
 }
 
+/// The context of a call made *as* this caller: a tool that calls another tool through the
+/// registry passes every field on, so the inner call is checked and audited as the outer
+/// caller's.
+impl From<&Caller> for CallContext {
+    fn from(caller: &Caller) -> Self {
+        CallContext {
+            org_id: Some(caller.org_id.clone()),
+            user_id: Some(caller.user_id.clone()),
+            session_id: Some(caller.session_id.clone()),
+            correlation_id: Some(caller.correlation_id.clone()),
+            roles: Arc::clone(&caller.roles),
+            initiator: caller.initiator,
+            confirmed: caller.confirmed,
+            progress: caller.progress.clone(),
+            agent_type: caller.agent_type.clone(),
+            thread_id: caller.thread_id.clone(),
+            project_id: caller.project_id.clone(),
+            idempotency_key: caller.idempotency_key.clone(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -518,24 +518,6 @@ fn describe(server: &str, tool: &str, descriptor: &ToolDescriptor) -> String {
     serde_json::to_string_pretty(&definition).unwrap_or_else(|_| definition.to_string())
 }
 
-/// The context of a nested call made for `caller`: the same in every field.
-fn context_of(caller: &Caller) -> CallContext {
-    CallContext {
-        org_id: Some(caller.org_id.clone()),
-        user_id: Some(caller.user_id.clone()),
-        session_id: Some(caller.session_id.clone()),
-        correlation_id: Some(caller.correlation_id.clone()),
-        roles: Arc::clone(&caller.roles),
-        initiator: caller.initiator,
-        confirmed: caller.confirmed,
-        progress: caller.progress.clone(),
-        agent_type: caller.agent_type.clone(),
-        thread_id: caller.thread_id.clone(),
-        project_id: caller.project_id.clone(),
-        idempotency_key: caller.idempotency_key.clone(),
-    }
-}
-
 /// Calls `server`'s `tool` as `caller`, through the registry's whole path.
 async fn call(
     registry: &ToolRegistry,
@@ -545,7 +527,7 @@ async fn call(
     arguments: Map<String, Value>,
 ) -> Result<Value, ToolError> {
     let name = mounted_name(server, tool);
-    let context = context_of(caller);
+    let context = CallContext::from(caller);
     match registry
         .invoke(&name, Value::Object(arguments), &context)
         .await
