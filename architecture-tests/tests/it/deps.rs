@@ -99,8 +99,9 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
         ]),
         // The client of mounted MCP servers: their tools become run-time tools of the registry.
         "switchboard-mounts" => Allowed::Only(&["switchboard-core", "switchboard-registry"]),
-        // The workflow state machines: pure types, no registry yet.
-        "switchboard-workflows" => Allowed::Only(&[]),
+        // Workflow definitions, expressions, state machines and the run store's trait: what a
+        // store or a validator needs, without the registry (the engine is a crate of its own).
+        "switchboard-workflows" => Allowed::Only(&["switchboard-core"]),
         name if is_domain_crate(name) => Allowed::Only(&["switchboard-core"]),
         // Links the sample domains into binaries; it holds no code of its own.
         "switchboard-domains" => Allowed::DomainCrates,

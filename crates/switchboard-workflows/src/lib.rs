@@ -1,7 +1,19 @@
 #![doc = include_str!("../README.md")]
 
+pub mod definition;
+pub mod expression;
 pub mod node;
 pub mod run;
+pub mod store;
 
+pub use definition::{
+    Block, Branch, Compensation, Definition, Jitter, Mapping, Node, NodeId, NodeKind, NodePath,
+    OnFailure, Retrier, RetryOn, WaitFor,
+};
+pub use expression::{EvaluationError, Expression, ExpressionError, Scope};
 pub use node::{IllegalNodeTransition, NodeEvent, NodeState};
 pub use run::{CompensationCause, CompensationFailure, IllegalRunTransition, RunEvent, RunState};
+pub use store::{
+    Checkpoint, EventRecord, ParentStep, RunChange, RunFilter, RunId, RunRecord, RunStore,
+    RunStoreError, StepKey, StepRecord, WorkflowEvent,
+};

@@ -1,0 +1,294 @@
+//! Where runs are kept: the [`RunStore`] trait, and the records it holds.
+//!
+//! A run survives its process because every transition is written before the engine acts on
+//! it: one [`Checkpoint`] holds the run's change of state (a compare-and-set on the state the
+//! engine last read), the step's new record, and the event that reports both, and a store
+//! writes the three together or not at all. After a crash the engine reads the run and its
+//! steps back and continues from the last checkpoint; a step recorded completed is never run
+//! again, and one recorded in flight runs again only under the idempotency key derived from
+//! its (run, node path, iteration), so the registry's idempotency store replays its first
+//! result if it had finished.
+//!
+//! Steps are keyed by (run, node path, iteration), unique: a `foreach` runs its block once per
+//! item, each execution its own step. Events are numbered per run from 1, in the order they
+//! were written, which is the order a watcher sees them in.
+//!
+//! The trait is synchronous, like the audit and approvals stores: the SQLite store writes on
+//! the caller's thread, in one short transaction per checkpoint. Every store passes the same
+//! conformance suite, so a PostgreSQL store can follow.
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use switchboard_core::{CallContext, OrgId};
+use uuid::Uuid;
+
+use crate::definition::NodePath;
+use crate::node::{NodeEvent, NodeState};
+use crate::run::{RunEvent, RunState};
+
+/// A run's id: a version 7 UUID, so ids sort by when their runs were created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RunId(Uuid);
+
+impl RunId {
+    /// A fresh id.
+    pub fn new() -> Self {
+        Self(Uuid::now_v7())
+    }
+
+    /// The UUID.
+    pub const fn as_uuid(&self) -> Uuid {
+        self.0
+    }
+}
+
+impl Default for RunId {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Display for RunId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::str::FromStr for RunId {
+    type Err = uuid::Error;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Uuid::parse_str(text).map(Self)
+    }
+}
+
+/// One run, as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Its id.
+    pub id: RunId,
+    /// The organisation it acts in: runs are listed and shown to their organisation only.
+    pub org_id: OrgId,
+    /// The workflow's name.
+    pub workflow: String,
+    /// The definition it runs, as the JSON document it was validated from, so that a resumed
+    /// run follows the definition it started with even if the file changed since.
+    pub definition: Value,
+    /// Its input.
+    pub input: Value,
+    /// The identity it acts as: every step is a call with this context (its idempotency key
+    /// is set per step).
+    pub caller: CallContext,
+    /// The run that started it as a sub-workflow, and the node that did.
+    pub parent: Option<ParentStep>,
+    /// Where it stands.
+    pub state: RunState,
+    /// Its output, once completed.
+    pub output: Option<Value>,
+    /// When the engine should next look at it without being told: a durable timer's or a
+    /// retry's due time. None: it waits for an event (a decision, a resume) or is finished.
+    pub wake_at: Option<Timestamp>,
+    /// How many node executions it has made, against its definition's `max_steps`.
+    pub steps_taken: u32,
+    /// When it was created.
+    pub created_at: Timestamp,
+    /// When its last checkpoint was written.
+    pub updated_at: Timestamp,
+}
+
+/// The step of a parent run that a sub-workflow run belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParentStep {
+    /// The parent run.
+    pub run: RunId,
+    /// The parent's `workflow` node.
+    pub path: NodePath,
+    /// Its iteration.
+    pub iteration: u32,
+}
+
+/// Which execution of which node: a step's unique key within its run.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct StepKey {
+    /// The run.
+    pub run: RunId,
+    /// The node.
+    pub path: NodePath,
+    /// The item's index in a `foreach`, else 0.
+    pub iteration: u32,
+}
+
+/// One execution of one node, as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// Which execution.
+    pub key: StepKey,
+    /// Where it stands.
+    pub state: NodeState,
+    /// Its evaluated params (a tool's input), once evaluated.
+    pub params: Option<Value>,
+    /// Its output, once completed.
+    pub output: Option<Value>,
+    /// Its last error (the failure, or the last failed attempt's), as the error's JSON.
+    pub error: Option<Value>,
+    /// The order it completed in within the run (from 1): compensations run in reverse of it.
+    pub completed_seq: Option<u64>,
+    /// When it started.
+    pub started_at: Timestamp,
+    /// When it last changed.
+    pub updated_at: Timestamp,
+}
+
+/// What one transition changes, written all together or not at all.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checkpoint {
+    /// The run.
+    pub run: RunId,
+    /// When it happened.
+    pub at: Timestamp,
+    /// The run's change, if its state, output, wake time or step count changes.
+    pub run_change: Option<RunChange>,
+    /// The step's new record, if a step changes (inserted or replaced by its key).
+    pub step: Option<StepRecord>,
+    /// The event reporting it.
+    pub event: WorkflowEvent,
+}
+
+/// A change to a run's record, applied only if its state is still `from`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunChange {
+    /// The state the engine last read: if the stored state differs, nothing is written.
+    pub from: RunState,
+    /// The new state (may equal `from` when only the other fields change).
+    pub to: RunState,
+    /// The run's output.
+    pub output: Option<Value>,
+    /// The next wake time.
+    pub wake_at: Option<Timestamp>,
+    /// The new step count.
+    pub steps_taken: u32,
+}
+
+/// What happened in a run: every transition of the run or of a node is one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum WorkflowEvent {
+    /// The run changed state.
+    Run {
+        /// What happened.
+        event: RunEvent,
+        /// The state it is now in.
+        state: RunState,
+    },
+    /// A node execution changed state.
+    Node {
+        /// The node.
+        path: NodePath,
+        /// Its iteration.
+        iteration: u32,
+        /// What happened.
+        event: NodeEvent,
+        /// The state it is now in.
+        state: NodeState,
+        /// For a retry, when the next attempt is due.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_at: Option<Timestamp>,
+    },
+}
+
+/// An event as stored: numbered within its run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventRecord {
+    /// The run.
+    pub run: RunId,
+    /// Its number within the run, from 1.
+    pub seq: u64,
+    /// When it happened.
+    pub at: Timestamp,
+    /// What happened.
+    #[serde(flatten)]
+    pub event: WorkflowEvent,
+}
+
+/// Which runs to list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunFilter {
+    /// The organisation asking: only its runs are listed.
+    pub org_id: OrgId,
+    /// Only these workflows' runs, if set.
+    pub workflow: Option<String>,
+    /// Only unfinished runs (not completed, failed or cancelled).
+    pub unfinished_only: bool,
+    /// The most runs to return, newest first.
+    pub limit: usize,
+}
+
+/// A store of runs, steps and events. See the module docs for what it must promise.
+pub trait RunStore: Send + Sync + 'static {
+    /// Stores a new run; refused if its id exists.
+    fn create_run(&self, run: &RunRecord) -> Result<(), RunStoreError>;
+
+    /// The run with this id, whatever its organisation (the engine's own read).
+    fn run(&self, id: RunId) -> Result<Option<RunRecord>, RunStoreError>;
+
+    /// Writes a checkpoint atomically and returns its event's number. With a run change, the
+    /// run's stored state must still be `from` (else [`RunStoreError::StateChanged`], and
+    /// nothing is written).
+    fn checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, RunStoreError>;
+
+    /// Every step of a run, in key order.
+    fn steps(&self, run: RunId) -> Result<Vec<StepRecord>, RunStoreError>;
+
+    /// A run's events numbered after `after`, oldest first, at most `limit`.
+    fn events(
+        &self,
+        run: RunId,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<EventRecord>, RunStoreError>;
+
+    /// Runs matching the filter, newest first.
+    fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, RunStoreError>;
+
+    /// Unfinished runs (not completed, failed or cancelled) of every organisation, oldest
+    /// first: what a starting engine continues, and what the stuck-run monitor reads.
+    fn unfinished_runs(&self) -> Result<Vec<RunRecord>, RunStoreError>;
+}
+
+/// Why a store refused or failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunStoreError {
+    /// `create_run` with an id that exists.
+    #[error("a run with id {0} already exists")]
+    DuplicateRun(RunId),
+    /// A checkpoint for a run that does not exist.
+    #[error("no run has the id {0}")]
+    RunNotFound(RunId),
+    /// A checkpoint whose run change expected another state: someone else moved the run (a
+    /// second engine, a cancel). Nothing was written.
+    #[error(
+        "run {run} is {} now, not {} as expected: another engine or a cancel moved it; \
+         read it again",
+        .actual.as_str(),
+        .expected.as_str()
+    )]
+    StateChanged {
+        /// The run.
+        run: RunId,
+        /// The state the checkpoint expected.
+        expected: Box<RunState>,
+        /// The state it found.
+        actual: Box<RunState>,
+    },
+    /// The backend failed; nothing of the checkpoint was written.
+    #[error("the workflow store failed while {action}: {reason}")]
+    Backend {
+        /// What it was doing.
+        action: String,
+        /// What failed.
+        reason: String,
+    },
+}
