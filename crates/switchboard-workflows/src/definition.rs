@@ -40,6 +40,10 @@ pub struct Definition {
     pub max_steps: u32,
     /// The nodes, from the first.
     pub body: Block,
+    /// The document it was validated from, self-contained (its sub-workflows inline): what a
+    /// run stores, so that a resumed run validates and follows the definition it started
+    /// with, even if the file changed since.
+    pub document: Arc<Value>,
 }
 
 /// Nodes that run in order from the first, each naming the next.
@@ -192,9 +196,11 @@ pub enum NodeKind {
     /// once the time has come, across restarts.
     Wait(WaitFor),
     /// Runs another workflow as a child run with the same caller; its output is the child's.
+    /// The child is validated with its parent (a file names it by a path relative to its own),
+    /// so a run never meets a missing or invalid child, and a cycle of workflows is refused.
     Workflow {
-        /// The child workflow's name.
-        workflow: Arc<str>,
+        /// The child workflow.
+        definition: Arc<Definition>,
         /// The child's input.
         input: Mapping,
     },
