@@ -2,6 +2,7 @@
 
 pub mod definition;
 pub mod expression;
+mod memory_store;
 pub mod node;
 pub mod run;
 pub mod store;
@@ -11,6 +12,7 @@ pub use definition::{
     OnFailure, Retrier, RetryOn, WaitFor,
 };
 pub use expression::{EvaluationError, Expression, ExpressionError, Scope};
+pub use memory_store::MemoryRunStore;
 pub use node::{IllegalNodeTransition, NodeEvent, NodeState};
 pub use run::{CompensationCause, CompensationFailure, IllegalRunTransition, RunEvent, RunState};
 pub use store::{
