@@ -248,16 +248,17 @@ pub enum WaitFor {
 /// What a node's final failure does (after its retries).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum OnFailure {
-    /// The run fails, without undoing anything.
+    /// The run fails, and the compensations of its completed steps run first, in reverse
+    /// order (the saga): a failed run never leaves declared undo steps un-run.
     #[default]
+    Compensate,
+    /// The run fails at once, and what completed stays done, for a person to look at.
     Fail,
     /// The node is skipped with the error recorded; the run goes on to its next node, which
     /// sees the node's output as `null`.
     Skip,
     /// The run goes on at this node of the same block instead.
     Fallback(NodeId),
-    /// The run fails and its completed steps are compensated, in reverse order.
-    Compensate,
     /// The run pauses for a person, who resumes it (the node runs again) or cancels it.
     Escalate,
 }
