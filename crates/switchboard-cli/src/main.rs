@@ -20,6 +20,7 @@ mod output;
 mod params;
 mod render;
 mod table;
+mod watch;
 
 use std::process::ExitCode;
 
