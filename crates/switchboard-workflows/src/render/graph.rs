@@ -1,7 +1,7 @@
 //! The picture both graph formats draw, as a flat list of boxes, clusters and edges.
 //!
 //! Walking the definition once, here, keeps Graphviz and Mermaid in agreement about what is
-//! drawn: a box per node (id, kind, state), a cluster per `foreach` body and per `parallel`
+//! drawn: a box per node (id, kind, description, compensation, state), a cluster per `foreach` body and per `parallel`
 //! branch, an edge for each `next`, each condition branch (labelled with its `when`), each
 //! `otherwise` and each fallback (dashed), and an edge from a `foreach` or `parallel` node into
 //! the blocks it runs (dotted). The texts here are raw; each format escapes them its own way.
@@ -137,6 +137,9 @@ impl Picture {
         let mut lines = vec![node.id.to_string(), kind_line(node)];
         if let Some(description) = &node.description {
             lines.push(super::one_line(description, DESCRIPTION_CHARS));
+        }
+        if let Some(compensation) = &node.compensate {
+            lines.push(format!("undo: {}", compensation.tool));
         }
         let mut tone = Tone::Pending;
         if let Some(run) = run {
