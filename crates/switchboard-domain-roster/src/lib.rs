@@ -35,8 +35,7 @@ pub use tools::{
 };
 
 switchboard_core::domain! {
-    /// Shift rosters: each organisation's members and shifts, who works when, swaps, and a
-    /// notice board.
+    /// Shift rosters: each organisation's members and shifts, who works when, swaps, and notices.
     pub Roster { name: "roster", state: RosterState = RosterState::seeded }
 }
 
