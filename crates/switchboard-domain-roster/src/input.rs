@@ -28,8 +28,9 @@ pub struct ListShiftsInput {
     /// List only the shifts assigned to this user id; all shifts when absent.
     #[validate(length(min = 1, max = 64))]
     pub assignee: Option<String>,
-    /// List only the open shifts, those with no assignee. Cannot be combined with `assignee`.
-    #[serde(default)]
+    /// When true, list only the open shifts, those with no assignee; false when absent. Cannot
+    /// be combined with `assignee`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub open_only: bool,
 }
 
