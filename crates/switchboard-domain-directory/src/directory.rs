@@ -2,11 +2,12 @@
 //!
 //! Users are keyed by organisation first, so every lookup names the organisation it searches
 //! and a user of one organisation can never be found through another. The directory is plain
-//! data with no I/O; the seed is the sample tenants `acme` and `globex`.
+//! data with no I/O; the seed is the sample tenants `acme` and `globex`. It changes only
+//! through [`DirectoryState::add`], which `core_add_member` runs in the domain's actor.
 
 use std::collections::BTreeMap;
 
-use switchboard_core::{OrgId, Role, UserId};
+use switchboard_core::{OrgId, Role, ToolError, UserId};
 
 /// A user as the directory knows them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,6 +18,36 @@ pub struct DirectoryUser {
     pub name: String,
     /// The roles the directory records for the user.
     pub roles: Vec<Role>,
+}
+
+/// A change the directory refuses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DirectoryError {
+    /// A user was added under an id the organisation already has.
+    #[error(
+        "`{user_id}` is already a member of your organisation; choose another user id, or list \
+         the members with `core_list_users`"
+    )]
+    MemberExists {
+        /// The user id asked for.
+        user_id: UserId,
+    },
+}
+
+impl DirectoryError {
+    /// The stable snake_case code callers match on.
+    pub const fn code(&self) -> &'static str {
+        match self {
+            DirectoryError::MemberExists { .. } => "member_exists",
+        }
+    }
+}
+
+impl From<DirectoryError> for ToolError {
+    fn from(error: DirectoryError) -> Self {
+        ToolError::new(error.code(), error.to_string())
+    }
 }
 
 /// The users of every organisation. Cloned whole on each write, so keep it small.
@@ -66,6 +97,22 @@ impl DirectoryState {
             .insert(user.user_id.clone(), user);
     }
 
+    /// Adds `user` to `org_id` and returns it; refuses an id the organisation already has, and
+    /// then changes nothing.
+    pub fn add(
+        &mut self,
+        org_id: OrgId,
+        user: DirectoryUser,
+    ) -> Result<DirectoryUser, DirectoryError> {
+        if self.find(&org_id, &user.user_id).is_some() {
+            return Err(DirectoryError::MemberExists {
+                user_id: user.user_id,
+            });
+        }
+        self.insert(org_id, user.clone());
+        Ok(user)
+    }
+
     /// The user `user_id` of organisation `org_id`; `None` if that organisation has no such
     /// user, whether or not another organisation has one.
     pub fn find(&self, org_id: &OrgId, user_id: &UserId) -> Option<&DirectoryUser> {
@@ -111,6 +158,26 @@ mod tests {
                 .find(&OrgId::from("initech"), &UserId::from("alice"))
                 .is_none()
         );
+    }
+
+    #[test]
+    fn adds_a_user_once_per_org() {
+        let mut directory = DirectoryState::seeded();
+        let acme = OrgId::from("acme");
+        let nina = DirectoryUser {
+            user_id: UserId::from("nina"),
+            name: "Nina Novak".to_owned(),
+            roles: vec![Role::from("staff")],
+        };
+        assert_eq!(directory.add(acme.clone(), nina.clone()), Ok(nina.clone()));
+        assert_eq!(directory.find(&acme, &UserId::from("nina")), Some(&nina));
+        let before = directory.clone();
+        let error = directory
+            .add(acme, nina.clone())
+            .expect_err("nina is in acme already");
+        assert_eq!(error.code(), "member_exists");
+        assert_eq!(directory, before);
+        assert!(directory.add(OrgId::from("globex"), nina).is_ok());
     }
 
     #[test]

@@ -6,10 +6,11 @@ mod pages;
 mod testing;
 mod tools;
 
-pub use directory::{DirectoryState, DirectoryUser};
+pub use directory::{DirectoryError, DirectoryState, DirectoryUser};
 pub use pages::{MePage, PeoplePage};
 pub use tools::{
-    CurrentUser, GetCurrentUser, ListUsers, UserList, UserSummary, get_current_user, list_users,
+    AddMember, AddMemberInput, CurrentUser, GetCurrentUser, ListUsers, Member, UserList,
+    UserSummary, add_member, get_current_user, list_users,
 };
 
 switchboard_core::domain! {

@@ -43,6 +43,16 @@ pub enum RosterError {
         user_id: String,
     },
 
+    /// A member was added under a user id the roster already has.
+    #[error(
+        "`{user_id}` is already a member of your organisation's roster; choose another user id, \
+         or assign shifts to the existing member"
+    )]
+    MemberExists {
+        /// The user id asked for.
+        user_id: String,
+    },
+
     /// A claim of a shift that someone already works.
     #[error("shift `{shift_id}` is already taken by `{user_id}`; claim an open shift instead")]
     ShiftTaken {
@@ -78,6 +88,7 @@ impl RosterError {
         match self {
             RosterError::ShiftNotFound { .. } => "shift_not_found",
             RosterError::UnknownMember { .. } => "unknown_member",
+            RosterError::MemberExists { .. } => "member_exists",
             RosterError::AlreadyAssigned { .. } => "already_assigned",
             RosterError::ShiftTaken { .. } => "shift_taken",
             RosterError::NotAMonday { .. } => "week_start_not_monday",

@@ -1,8 +1,8 @@
 //! The roster's gates: checks the runtime runs before a mutating roster tool, with the tool's
 //! validated input and a read-only view of the roster.
 //!
-//! A locked week (payroll closed, see [`RosterState::lock_week`]) may not change: assigning one of
-//! its shifts or clearing it is refused with `gate_refused` (code `week_locked`) before any
+//! A locked week (payroll closed, see [`RosterState::lock_week`]) may not change: assigning,
+//! unassigning or claiming one of its shifts, or clearing it, is refused with `gate_refused` (code `week_locked`) before any
 //! idempotency key is claimed or proposal stored. An unknown shift passes the gate, so the
 //! tool itself reports it as not found, the same way for every organisation.
 
@@ -12,7 +12,7 @@ use crate::{
     error::RosterError,
     input::{AssignShiftInput, ClearRosterInput, ShiftIdInput},
     state::RosterState,
-    tools::{AssignShift, ClaimShift, ClearRoster},
+    tools::{AssignShift, ClaimShift, ClearRoster, UnassignShift},
 };
 
 /// Refuses to assign a shift of a locked week.
@@ -44,6 +44,14 @@ fn shift_week_not_locked(ctx: &ToolContext<RosterState>, shift_id: &str) -> Resu
     }
 }
 
+/// Refuses to unassign a shift of a locked week.
+pub async fn unassign_week_not_locked(
+    ctx: &ToolContext<RosterState>,
+    input: &ShiftIdInput,
+) -> Result<(), ToolError> {
+    shift_week_not_locked(ctx, &input.shift_id)
+}
+
 /// Refuses to clear a locked week.
 pub async fn clear_week_not_locked(
     ctx: &ToolContext<RosterState>,
@@ -64,6 +72,11 @@ switchboard_core::tool_policy! {
 switchboard_core::tool_policy! {
     tool: ClaimShift,
     gate: claim_week_not_locked,
+}
+
+switchboard_core::tool_policy! {
+    tool: UnassignShift,
+    gate: unassign_week_not_locked,
 }
 
 switchboard_core::tool_policy! {
@@ -113,6 +126,20 @@ mod tests {
             "{}",
             error.message()
         );
+    }
+
+    #[test]
+    fn a_shift_of_the_locked_week_cannot_be_unassigned() {
+        let ctx = context("acme");
+        let locked = ShiftIdInput {
+            shift_id: "acme-2026-11-20-pm".to_owned(),
+        };
+        let error = block_on(unassign_week_not_locked(&ctx, &locked)).expect_err("locked");
+        assert_eq!(error.code(), "week_locked");
+        let open = ShiftIdInput {
+            shift_id: "acme-2026-11-23-am".to_owned(),
+        };
+        assert!(block_on(unassign_week_not_locked(&ctx, &open)).is_ok());
     }
 
     #[test]

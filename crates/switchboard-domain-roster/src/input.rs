@@ -28,6 +28,10 @@ pub struct ListShiftsInput {
     /// List only the shifts assigned to this user id; all shifts when absent.
     #[validate(length(min = 1, max = 64))]
     pub assignee: Option<String>,
+    /// When true, list only the open shifts, those with no assignee; false when absent. Cannot
+    /// be combined with `assignee`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub open_only: bool,
 }
 
 /// A proposed swap: who should take over a shift, and why.
@@ -57,6 +61,31 @@ pub struct AssignShiftInput {
     pub user_id: String,
 }
 
+/// A person to put on the roster.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, Validate, ToolInput)]
+#[serde(deny_unknown_fields)]
+pub struct AddMemberInput {
+    /// The new member's user id, the id they sign in with and shifts are assigned to (for
+    /// example `nina`). Must not already be on the roster.
+    #[validate(length(min = 1, max = 64))]
+    pub user_id: String,
+    /// The new member's display name (for example `Nina Novak`).
+    #[validate(length(min = 1, max = 100))]
+    pub name: String,
+    /// The new member's role on the roster (for example `staff`).
+    #[validate(length(min = 1, max = 32))]
+    pub role: String,
+}
+
+/// A notice to post.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, Validate, ToolInput)]
+#[serde(deny_unknown_fields)]
+pub struct PostNoticeInput {
+    /// The notice's text, 1 to 2000 characters (for example `Welcome to the team, Nina!`).
+    #[validate(length(min = 1, max = 2000))]
+    pub text: String,
+}
+
 /// One shift, by id.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, Validate, ToolInput)]
 #[serde(deny_unknown_fields)]
@@ -80,7 +109,20 @@ fn invalid(code: &'static str, message: String) -> ValidationError {
 }
 
 fn check_range(input: &ListShiftsInput) -> Result<(), ValidationError> {
-    let ListShiftsInput { from, to, .. } = input;
+    let ListShiftsInput {
+        from,
+        to,
+        assignee,
+        open_only,
+    } = input;
+    if *open_only && assignee.is_some() {
+        return Err(invalid(
+            "conflicting_filters",
+            "`open_only` lists shifts with no assignee, so it cannot be combined with `assignee`; \
+             give one of them"
+                .to_owned(),
+        ));
+    }
     if to < from {
         return Err(invalid(
             "range_reversed",
@@ -130,6 +172,7 @@ mod tests {
             from,
             to,
             assignee: None,
+            open_only: false,
         }
     }
 
@@ -183,6 +226,29 @@ mod tests {
             message.contains("split it into shorter ranges"),
             "{message}"
         );
+    }
+
+    #[test]
+    fn open_only_cannot_be_combined_with_an_assignee() {
+        let mut input = range(date(2026, 11, 23), date(2026, 11, 29));
+        input.open_only = true;
+        assert!(input.validate().is_ok());
+        input.assignee = Some("sam".to_owned());
+        let errors = input.validate().expect_err("conflicting filters");
+        assert!(
+            errors
+                .to_string()
+                .contains("cannot be combined with `assignee`"),
+            "{errors}"
+        );
+    }
+
+    #[test]
+    fn a_notice_holds_one_to_2000_characters() {
+        let notice = |text: String| PostNoticeInput { text }.validate();
+        assert!(notice("é".repeat(2000)).is_ok());
+        assert!(notice("x".repeat(2001)).is_err());
+        assert!(notice(String::new()).is_err());
     }
 
     #[test]

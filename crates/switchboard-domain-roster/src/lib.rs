@@ -13,13 +13,15 @@ mod testing;
 mod tools;
 
 pub use error::RosterError;
-pub use gates::{assign_week_not_locked, claim_week_not_locked, clear_week_not_locked};
-pub use input::{
-    AssignShiftInput, ClearRosterInput, ListShiftsInput, MAX_LIST_DAYS, ProposeShiftSwapInput,
-    ShiftIdInput,
+pub use gates::{
+    assign_week_not_locked, claim_week_not_locked, clear_week_not_locked, unassign_week_not_locked,
 };
-pub use model::{Member, Shift};
-pub use output::{ClearedRoster, ShiftList, SwapProposal, SwapStatus};
+pub use input::{
+    AddMemberInput, AssignShiftInput, ClearRosterInput, ListShiftsInput, MAX_LIST_DAYS,
+    PostNoticeInput, ProposeShiftSwapInput, ShiftIdInput,
+};
+pub use model::{Member, Notice, Shift};
+pub use output::{ClearedRoster, NoticeList, RosterMember, ShiftList, SwapProposal, SwapStatus};
 pub use pages::{
     MemberData, MemberPage, MemberParams, RosterHome, RosterHomeData, ShiftPage, WeekData,
     WeekPage, WeekParams,
@@ -27,12 +29,13 @@ pub use pages::{
 pub use seed::{LOCKED_WEEK_START, SEED_WEEK_START};
 pub use state::RosterState;
 pub use tools::{
-    AssignShift, ClaimShift, ClearRoster, GetShift, ListShifts, ProposeShiftSwap, assign_shift,
-    claim_shift, clear_roster, get_shift, list_shifts, propose_shift_swap,
+    AddMember, AssignShift, ClaimShift, ClearRoster, GetShift, ListNotices, ListShifts, PostNotice,
+    ProposeShiftSwap, UnassignShift, add_member, assign_shift, claim_shift, clear_roster,
+    get_shift, list_notices, list_shifts, post_notice, propose_shift_swap, unassign_shift,
 };
 
 switchboard_core::domain! {
-    /// Shift rosters: each organisation's members and shifts, who works when, and swaps.
+    /// Shift rosters: each organisation's members and shifts, who works when, swaps, and notices.
     pub Roster { name: "roster", state: RosterState = RosterState::seeded }
 }
 

@@ -1,10 +1,14 @@
-//! The roster's records: shifts and the members who can work them.
+//! The roster's records: shifts, the members who can work them, and the notices posted for
+//! them.
 //!
 //! A [`Shift`] is also a tool output, so it derives `Serialize` and `JsonSchema` and every field
 //! is documented for the schema. It always carries the `org_id` it belongs to, so a caller can
 //! see which organisation any shift in an answer came from.
 
-use jiff::civil::{Date, Time};
+use jiff::{
+    Timestamp,
+    civil::{Date, Time},
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -37,4 +41,19 @@ pub struct Member {
     pub name: String,
     /// The member's role (`admin`, `manager`, `staff`).
     pub role: String,
+}
+
+/// A message posted to an organisation's notice board, for every member to read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Notice {
+    /// The notice's id, unique across organisations (for example `acme-notice-1`).
+    pub id: String,
+    /// The organisation whose board the notice is on.
+    pub org_id: String,
+    /// The user id of the member who posted it.
+    pub author: String,
+    /// The notice's text, at most 2000 characters.
+    pub text: String,
+    /// When it was posted (RFC 3339, UTC).
+    pub posted_at: Timestamp,
 }

@@ -7,7 +7,7 @@ use jiff::civil::Date;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::model::Shift;
+use crate::model::{Member, Notice, Shift};
 
 /// The shifts that matched a listing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -49,4 +49,32 @@ pub struct ClearedRoster {
     pub week_start: Date,
     /// How many shifts lost their assignee.
     pub cleared: usize,
+}
+
+/// A member of an organisation's roster, as the roster tools show them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RosterMember {
+    /// The member's user id, the id shifts are assigned to.
+    pub user_id: String,
+    /// The member's display name.
+    pub name: String,
+    /// The member's role on the roster (for example `staff`).
+    pub role: String,
+}
+
+impl From<&Member> for RosterMember {
+    fn from(member: &Member) -> Self {
+        Self {
+            user_id: member.user_id.clone(),
+            name: member.name.clone(),
+            role: member.role.clone(),
+        }
+    }
+}
+
+/// The notices on the caller's organisation's board.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct NoticeList {
+    /// Every notice, oldest first.
+    pub notices: Vec<Notice>,
 }

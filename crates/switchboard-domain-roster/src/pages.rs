@@ -142,6 +142,7 @@ impl Page for WeekPage {
                 from: monday,
                 to: sunday_after(monday),
                 assignee: None,
+                open_only: false,
             })
             .await?;
         Ok(WeekData {
@@ -255,6 +256,7 @@ impl Page for MemberPage {
                 from: monday,
                 to: sunday_after(monday.checked_add(7.days()).unwrap_or(monday)),
                 assignee: Some(params.user_id.clone()),
+                open_only: false,
             })
             .await?;
         Ok(MemberData {

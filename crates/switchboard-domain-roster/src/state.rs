@@ -7,12 +7,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use jiff::civil::{Date, Weekday};
+use jiff::{
+    Timestamp,
+    civil::{Date, Weekday},
+};
 use switchboard_core::OrgId;
 
 use crate::{
     error::RosterError,
-    model::{Member, Shift},
+    model::{Member, Notice, Shift},
     seed,
 };
 
@@ -25,6 +28,8 @@ struct OrgRoster {
     shifts: BTreeMap<String, Shift>,
     /// Mondays of the weeks whose shifts may no longer change (payroll closed).
     locked_weeks: BTreeSet<Date>,
+    /// The notice board, oldest first.
+    notices: Vec<Notice>,
 }
 
 /// Every organisation's members and shifts. Cloned whole on each write, so keep it small.
@@ -65,6 +70,18 @@ impl RosterState {
             .insert(shift.id.clone(), shift);
     }
 
+    /// Puts `member` on the roster of `org_id` and returns it; refuses a user id the
+    /// organisation's roster already has.
+    pub fn add_member(&mut self, org_id: &OrgId, member: Member) -> Result<Member, RosterError> {
+        if self.is_member(org_id, &member.user_id) {
+            return Err(RosterError::MemberExists {
+                user_id: member.user_id,
+            });
+        }
+        self.insert_member(org_id, member.clone());
+        Ok(member)
+    }
+
     /// The member `user_id` of `org_id`.
     pub fn member(&self, org_id: &OrgId, user_id: &str) -> Result<&Member, RosterError> {
         self.org(org_id)
@@ -82,12 +99,29 @@ impl RosterState {
     /// The shifts of `org_id` dated `from..=to`, only those of `assignee` if given, sorted by
     /// date, then start time, then id.
     pub fn list(&self, org_id: &OrgId, from: Date, to: Date, assignee: Option<&str>) -> Vec<Shift> {
+        self.list_matching(org_id, from, to, |shift| {
+            assignee.is_none_or(|user| shift.assignee.as_deref() == Some(user))
+        })
+    }
+
+    /// The open shifts (no assignee) of `org_id` dated `from..=to`, sorted like [`Self::list`].
+    pub fn list_open(&self, org_id: &OrgId, from: Date, to: Date) -> Vec<Shift> {
+        self.list_matching(org_id, from, to, |shift| shift.assignee.is_none())
+    }
+
+    fn list_matching(
+        &self,
+        org_id: &OrgId,
+        from: Date,
+        to: Date,
+        keep: impl Fn(&Shift) -> bool,
+    ) -> Vec<Shift> {
         let mut shifts: Vec<Shift> = self
             .org(org_id)
             .into_iter()
             .flat_map(|org| org.shifts.values())
             .filter(|shift| (from..=to).contains(&shift.date))
-            .filter(|shift| assignee.is_none_or(|user| shift.assignee.as_deref() == Some(user)))
+            .filter(|shift| keep(shift))
             .cloned()
             .collect();
         shifts.sort_by(|a, b| (a.date, a.start, &a.id).cmp(&(b.date, b.start, &b.id)));
@@ -125,6 +159,19 @@ impl RosterState {
             });
         }
         shift.assignee = Some(user_id.to_owned());
+        Ok(shift.clone())
+    }
+
+    /// Removes the assignee of shift `shift_id` of `org_id`, leaving it open, and returns the
+    /// updated shift. A shift that is already open stays open, so undoing an assignment twice
+    /// is harmless.
+    pub fn unassign(&mut self, org_id: &OrgId, shift_id: &str) -> Result<Shift, RosterError> {
+        let shift = self
+            .orgs
+            .get_mut(org_id.as_str())
+            .and_then(|org| org.shifts.get_mut(shift_id))
+            .ok_or_else(|| shift_not_found(shift_id))?;
+        shift.assignee = None;
         Ok(shift.clone())
     }
 
@@ -192,6 +239,32 @@ impl RosterState {
             .iter()
             .copied()
             .find(|monday| same_iso_week(*monday, date))
+    }
+
+    /// Posts a notice by `author` to the board of `org_id`, dated `posted_at`, and returns it.
+    /// Its id is the organisation followed by its position on the board (`acme-notice-1`).
+    pub fn post_notice(
+        &mut self,
+        org_id: &OrgId,
+        author: &str,
+        text: String,
+        posted_at: Timestamp,
+    ) -> Notice {
+        let notices = &mut self.orgs.entry(org_id.to_string()).or_default().notices;
+        let notice = Notice {
+            id: format!("{org_id}-notice-{}", notices.len() + 1),
+            org_id: org_id.to_string(),
+            author: author.to_owned(),
+            text,
+            posted_at,
+        };
+        notices.push(notice.clone());
+        notice
+    }
+
+    /// The notices on the board of `org_id`, oldest first; none for an unknown organisation.
+    pub fn notices(&self, org_id: &OrgId) -> &[Notice] {
+        self.org(org_id).map_or(&[], |org| org.notices.as_slice())
     }
 
     fn org(&self, org_id: &OrgId) -> Option<&OrgRoster> {
@@ -326,6 +399,87 @@ mod tests {
             Err("shift_not_found")
         );
         assert_eq!(roster, before);
+    }
+
+    #[test]
+    fn lists_only_open_shifts() {
+        let roster = RosterState::seeded();
+        let open = roster.list_open(&acme(), SEED_WEEK_START, date(2026, 11, 29));
+        // Tuesday and Thursday evenings, and both weekend days' shifts.
+        let ids: Vec<&str> = open.iter().map(|shift| shift.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "acme-2026-11-24-pm",
+                "acme-2026-11-26-pm",
+                "acme-2026-11-28-am",
+                "acme-2026-11-28-pm",
+                "acme-2026-11-29-am",
+                "acme-2026-11-29-pm",
+            ]
+        );
+        assert!(open.iter().all(|shift| shift.assignee.is_none()));
+    }
+
+    #[test]
+    fn unassigning_opens_the_shift_and_is_harmless_twice() {
+        let mut roster = RosterState::seeded();
+        let shift = roster
+            .unassign(&acme(), "acme-2026-11-23-am")
+            .expect("exists");
+        assert_eq!(shift.assignee, None);
+        assert_eq!(roster.find(&acme(), "acme-2026-11-23-am"), Ok(&shift));
+        assert_eq!(roster.unassign(&acme(), "acme-2026-11-23-am"), Ok(shift));
+        assert_eq!(
+            roster
+                .unassign(&acme(), "globex-2026-11-23-am")
+                .map_err(|error| error.code()),
+            Err("shift_not_found")
+        );
+        let globex_shift = roster
+            .find(&globex(), "globex-2026-11-23-am")
+            .expect("exists");
+        assert_eq!(globex_shift.assignee.as_deref(), Some("sue"));
+    }
+
+    #[test]
+    fn adds_a_member_once_per_org() {
+        let mut roster = RosterState::seeded();
+        let nina = Member {
+            user_id: "nina".to_owned(),
+            name: "Nina Novak".to_owned(),
+            role: "staff".to_owned(),
+        };
+        assert_eq!(roster.add_member(&acme(), nina.clone()), Ok(nina.clone()));
+        assert!(roster.is_member(&acme(), "nina"));
+        assert!(!roster.is_member(&globex(), "nina"));
+        let before = roster.clone();
+        let mut renamed = nina.clone();
+        renamed.name = "Someone Else".to_owned();
+        assert_eq!(
+            roster.add_member(&acme(), renamed),
+            Err(RosterError::MemberExists {
+                user_id: "nina".to_owned()
+            })
+        );
+        assert_eq!(roster, before);
+        // The same id is free in another organisation.
+        assert!(roster.add_member(&globex(), nina).is_ok());
+    }
+
+    #[test]
+    fn notices_are_numbered_per_org() {
+        let mut roster = RosterState::seeded();
+        let at = Timestamp::UNIX_EPOCH;
+        let first = roster.post_notice(&acme(), "mark", "Welcome!".to_owned(), at);
+        let second = roster.post_notice(&acme(), "alice", "Party on Friday".to_owned(), at);
+        let other = roster.post_notice(&globex(), "hank", "Hello".to_owned(), at);
+        assert_eq!(first.id, "acme-notice-1");
+        assert_eq!(second.id, "acme-notice-2");
+        assert_eq!(other.id, "globex-notice-1");
+        assert_eq!(roster.notices(&acme()), [first, second]);
+        assert_eq!(roster.notices(&globex()), [other]);
+        assert!(roster.notices(&OrgId::from("initech")).is_empty());
     }
 
     #[test]

@@ -2,25 +2,29 @@
 //! work to [`RosterState`].
 //!
 //! Every tool reads `ctx.caller().org_id` and nothing else to decide whose roster it touches;
-//! no input carries an organisation. Only `roster_assign_shift` (execute) and
-//! `roster_clear_roster` (restricted) write, and they do it through `ctx.write`, in the
-//! domain's actor.
+//! no input carries an organisation. The execute tools (`roster_assign_shift`,
+//! `roster_unassign_shift`, `roster_claim_shift`, `roster_add_member`, `roster_post_notice`) and
+//! `roster_clear_roster` (restricted) write, and they do it through `ctx.write`, in the domain's
+//! actor. `roster_unassign_shift` is what undoes an assignment of a shift that was open, so a
+//! workflow can compensate `roster_assign_shift` with tools of this domain alone.
 
-use switchboard_core::{ToolContext, ToolError, tool};
+use jiff::Timestamp;
+use switchboard_core::{NoInput, ToolContext, ToolError, tool};
 
 use crate::{
     error::RosterError,
     input::{
-        AssignShiftInput, ClearRosterInput, ListShiftsInput, ProposeShiftSwapInput, ShiftIdInput,
+        AddMemberInput, AssignShiftInput, ClearRosterInput, ListShiftsInput, PostNoticeInput,
+        ProposeShiftSwapInput, ShiftIdInput,
     },
-    model::{Member, Shift},
-    output::{ClearedRoster, ShiftList, SwapProposal, SwapStatus},
+    model::{Member, Notice, Shift},
+    output::{ClearedRoster, NoticeList, RosterMember, ShiftList, SwapProposal, SwapStatus},
     state::RosterState,
 };
 
 /// Lists your organisation's shifts between two days (inclusive, at most 31 days), sorted by
-/// date and start time, optionally only those assigned to one user. Open shifts have no
-/// assignee.
+/// date and start time, optionally only those assigned to one user or only the open ones.
+/// Open shifts have no assignee.
 #[tool(
     name = "roster_list_shifts",
     title = "List shifts",
@@ -37,12 +41,12 @@ pub async fn list_shifts(
     input: ListShiftsInput,
 ) -> Result<ShiftList, ToolError> {
     let roster = ctx.state();
-    let shifts = roster.list(
-        &ctx.caller().org_id,
-        input.from,
-        input.to,
-        input.assignee.as_deref(),
-    );
+    let org_id = &ctx.caller().org_id;
+    let shifts = if input.open_only {
+        roster.list_open(org_id, input.from, input.to)
+    } else {
+        roster.list(org_id, input.from, input.to, input.assignee.as_deref())
+    };
     Ok(ShiftList { shifts })
 }
 
@@ -101,6 +105,98 @@ pub async fn assign_shift(
         .write(move |roster| roster.assign(&org_id, &shift_id, &user_id))
         .await??;
     Ok(shift)
+}
+
+/// Removes the assignee from one of your organisation's shifts, leaving it open, and returns
+/// it. A shift that is already open is returned unchanged.
+#[tool(
+    name = "roster_unassign_shift",
+    title = "Unassign a shift",
+    domain = crate::Roster,
+    category = execute,
+    permission = "roster.shifts.assign",
+    intents = ["unassign shift {shift_id}"]
+)]
+pub async fn unassign_shift(
+    ctx: &ToolContext<RosterState>,
+    input: ShiftIdInput,
+) -> Result<Shift, ToolError> {
+    let org_id = ctx.caller().org_id.clone();
+    let shift_id = input.shift_id;
+    let shift = ctx
+        .write(move |roster| roster.unassign(&org_id, &shift_id))
+        .await??;
+    Ok(shift)
+}
+
+/// Puts a new member on your organisation's roster, so shifts can be assigned to them, and
+/// returns them. Refuses a user id the roster already has (`member_exists`).
+#[tool(
+    name = "roster_add_member",
+    title = "Add a roster member",
+    domain = crate::Roster,
+    category = execute,
+    permission = "roster.members.add"
+)]
+pub async fn add_member(
+    ctx: &ToolContext<RosterState>,
+    input: AddMemberInput,
+) -> Result<RosterMember, ToolError> {
+    let org_id = ctx.caller().org_id.clone();
+    let AddMemberInput {
+        user_id,
+        name,
+        role,
+    } = input;
+    let member = Member {
+        user_id,
+        name,
+        role,
+    };
+    let added = ctx
+        .write(move |roster| roster.add_member(&org_id, member))
+        .await??;
+    Ok(RosterMember::from(&added))
+}
+
+/// Posts a notice to your organisation's notice board, signed with your user id, and returns
+/// it with its id and time. Every member can read it with `roster_list_notices`.
+#[tool(
+    name = "roster_post_notice",
+    title = "Post a notice",
+    domain = crate::Roster,
+    category = execute,
+    permission = "roster.notices.post",
+    intents = ["post [a] notice {text}"]
+)]
+pub async fn post_notice(
+    ctx: &ToolContext<RosterState>,
+    input: PostNoticeInput,
+) -> Result<Notice, ToolError> {
+    let org_id = ctx.caller().org_id.clone();
+    let author = ctx.caller().user_id.to_string();
+    let posted_at = Timestamp::now();
+    let notice = ctx
+        .write(move |roster| roster.post_notice(&org_id, &author, input.text, posted_at))
+        .await?;
+    Ok(notice)
+}
+
+/// Lists the notices on your organisation's notice board, oldest first.
+#[tool(
+    name = "roster_list_notices",
+    title = "List notices",
+    domain = crate::Roster,
+    category = read,
+    permission = "roster.notices.read",
+    intents = ["[list|show|read] notices|announcements"]
+)]
+pub async fn list_notices(
+    ctx: &ToolContext<RosterState>,
+    _input: NoInput,
+) -> Result<NoticeList, ToolError> {
+    let notices = ctx.state().notices(&ctx.caller().org_id).to_vec();
+    Ok(NoticeList { notices })
 }
 
 /// Shows one of your organisation's shifts: its day, hours, position and who works it.

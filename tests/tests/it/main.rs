@@ -16,3 +16,4 @@ mod store_failures;
 mod supervision;
 mod tenant_isolation;
 mod typed_calls;
+mod workflow_tools;

@@ -93,6 +93,7 @@ async fn list_shifts_typed_matches_its_json_call() {
         from: date(2026, 11, 23),
         to: date(2026, 11, 25),
         assignee: None,
+        open_only: false,
     };
 
     let listed: ShiftList = runtime
@@ -134,6 +135,7 @@ async fn list_shifts_typed_with_every_field_matches_its_json_call() {
         from: date(2026, 11, 23),
         to: date(2026, 11, 29),
         assignee: Some("sam".to_owned()),
+        open_only: false,
     };
 
     let listed = runtime
@@ -173,6 +175,7 @@ async fn typed_validation_errors_are_invalid_input_like_json_ones() {
         from: date(2026, 11, 25),
         to: date(2026, 11, 23),
         assignee: None,
+        open_only: false,
     };
 
     let typed_error = runtime

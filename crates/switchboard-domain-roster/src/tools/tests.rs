@@ -14,6 +14,21 @@ fn seed_week(assignee: Option<&str>) -> ListShiftsInput {
         from: SEED_WEEK_START,
         to: date(2026, 11, 29),
         assignee: assignee.map(str::to_owned),
+        open_only: false,
+    }
+}
+
+fn shift_id(shift_id: &str) -> ShiftIdInput {
+    ShiftIdInput {
+        shift_id: shift_id.to_owned(),
+    }
+}
+
+fn nina() -> AddMemberInput {
+    AddMemberInput {
+        user_id: "nina".to_owned(),
+        name: "Nina Novak".to_owned(),
+        role: "staff".to_owned(),
     }
 }
 
@@ -128,6 +143,126 @@ fn assigning_a_non_member_fails() {
 }
 
 #[test]
+fn lists_only_the_open_shifts_when_asked() {
+    let harness = Harness::seeded();
+    let input = ListShiftsInput {
+        open_only: true,
+        ..seed_week(None)
+    };
+    let open = harness
+        .call::<ListShifts>("acme", "mark", input.clone())
+        .expect("lists");
+    assert_eq!(open.shifts.len(), 6);
+    assert!(open.shifts.iter().all(|shift| shift.assignee.is_none()));
+    harness
+        .call::<AssignShift>("acme", "mark", assign("acme-2026-11-28-am", "sam"))
+        .expect("assigns");
+    let open = harness
+        .call::<ListShifts>("acme", "mark", input)
+        .expect("lists");
+    assert_eq!(open.shifts.len(), 5);
+    assert!(
+        open.shifts
+            .iter()
+            .all(|shift| shift.id != "acme-2026-11-28-am")
+    );
+}
+
+#[test]
+fn unassigning_undoes_an_assignment_of_an_open_shift() {
+    let harness = Harness::seeded();
+    let before = harness.roster().clone();
+    harness
+        .call::<AssignShift>("acme", "mark", assign("acme-2026-11-28-am", "sam"))
+        .expect("assigns");
+    let shift = harness
+        .call::<UnassignShift>("acme", "mark", shift_id("acme-2026-11-28-am"))
+        .expect("unassigns");
+    assert_eq!(shift.assignee, None);
+    assert_eq!(*harness.roster(), before);
+}
+
+#[test]
+fn unassigning_another_orgs_shift_is_not_found() {
+    let harness = Harness::seeded();
+    let error = harness
+        .call::<UnassignShift>("acme", "mark", shift_id("globex-2026-11-23-am"))
+        .expect_err("globex's shift is invisible to acme");
+    assert_eq!(error.code(), "shift_not_found");
+    assert_eq!(*harness.roster(), RosterState::seeded());
+}
+
+#[test]
+fn an_added_member_can_be_assigned_shifts() {
+    let harness = Harness::seeded();
+    let error = harness
+        .call::<AssignShift>("acme", "mark", assign("acme-2026-11-28-am", "nina"))
+        .expect_err("nina is not on the roster yet");
+    assert_eq!(error.code(), "unknown_member");
+    let member = harness
+        .call::<AddMember>("acme", "mark", nina())
+        .expect("adds");
+    assert_eq!(
+        member,
+        RosterMember {
+            user_id: "nina".to_owned(),
+            name: "Nina Novak".to_owned(),
+            role: "staff".to_owned(),
+        }
+    );
+    let shift = harness
+        .call::<AssignShift>("acme", "mark", assign("acme-2026-11-28-am", "nina"))
+        .expect("nina is a member now");
+    assert_eq!(shift.assignee.as_deref(), Some("nina"));
+    // Only acme gained her.
+    let error = harness
+        .call::<AssignShift>("globex", "hank", assign("globex-2026-11-28-am", "nina"))
+        .expect_err("nina is not in globex");
+    assert_eq!(error.code(), "unknown_member");
+}
+
+#[test]
+fn adding_an_existing_member_is_refused() {
+    let harness = Harness::seeded();
+    let sam = AddMemberInput {
+        user_id: "sam".to_owned(),
+        ..nina()
+    };
+    let error = harness
+        .call::<AddMember>("acme", "mark", sam)
+        .expect_err("sam is on acme's roster");
+    assert_eq!(error.code(), "member_exists");
+    assert!(error.message().contains("`sam`"), "{}", error.message());
+    assert_eq!(*harness.roster(), RosterState::seeded());
+}
+
+#[test]
+fn posted_notices_are_listed_for_the_org_only() {
+    let harness = Harness::seeded();
+    let notice = harness
+        .call::<PostNotice>(
+            "acme",
+            "mark",
+            PostNoticeInput {
+                text: "Welcome to the team, Nina!".to_owned(),
+            },
+        )
+        .expect("posts");
+    assert_eq!(notice.id, "acme-notice-1");
+    assert_eq!(notice.org_id, "acme");
+    assert_eq!(notice.author, "mark");
+    assert_eq!(notice.text, "Welcome to the team, Nina!");
+    let acme = harness
+        .call::<ListNotices>("acme", "sam", NoInput {})
+        .expect("lists");
+    assert_eq!(acme.notices, [notice]);
+    let globex = harness
+        .call::<ListNotices>("globex", "sue", NoInput {})
+        .expect("lists");
+    assert!(globex.notices.is_empty());
+}
+
+#[test]
 fn clears_only_the_callers_week() {
     let harness = Harness::seeded();
     let outcome = harness
@@ -171,6 +306,18 @@ fn tools_are_linked_with_their_declared_specs() {
             Category::Execute,
             "roster.shifts.assign",
         ),
+        (
+            "roster_unassign_shift",
+            Category::Execute,
+            "roster.shifts.assign",
+        ),
+        ("roster_add_member", Category::Execute, "roster.members.add"),
+        (
+            "roster_post_notice",
+            Category::Execute,
+            "roster.notices.post",
+        ),
+        ("roster_list_notices", Category::Read, "roster.notices.read"),
         (
             "roster_clear_roster",
             Category::Restricted,
