@@ -1,7 +1,9 @@
 //! What the file adds to the conformance suite: runs, steps and events survive the store being
 //! dropped and the file reopened, read back exactly; and two stores on one file (two processes'
 //! connections) still number events once each and let exactly one of two racing run changes
-//! win, because each checkpoint holds SQLite's write lock from its read to its commit.
+//! win, because each checkpoint holds SQLite's write lock from its read to its commit; and a
+//! database that cannot be written fails closed: the checkpoint is an error naming the file,
+//! and nothing of it is written.
 
 use std::{
     path::Path,
@@ -279,4 +281,48 @@ fn two_stores_on_one_file_number_events_once_and_let_one_racer_win() {
     }
     let events = stores[1].events(shared.id, 0, usize::MAX).expect("read");
     assert_eq!(events.len(), WRITERS * EACH + 10);
+}
+
+#[test]
+fn a_locked_database_fails_closed_naming_the_file() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("workflows.db");
+    let store = SqliteRunStore::open_with(
+        &path,
+        SqliteOptions::default().busy_timeout(std::time::Duration::from_millis(50)),
+    )
+    .expect("opens");
+    let locked = run("acme");
+    store.create_run(&locked).expect("created");
+    // Another process holds the write lock for longer than the busy timeout.
+    let other = rusqlite::Connection::open(&path).expect("opens with plain SQLite");
+    other
+        .execute_batch("BEGIN IMMEDIATE")
+        .expect("takes the write lock");
+    let refused = store.checkpoint(&Checkpoint {
+        run: locked.id,
+        at: at(5),
+        run_change: Some(RunChange {
+            from: RunState::Running,
+            to: RunState::Completed,
+            output: None,
+            wake_at: None,
+            steps_taken: 1,
+        }),
+        step: None,
+        event: WorkflowEvent::Run {
+            event: RunEvent::Complete,
+            state: RunState::Completed,
+        },
+    });
+    match &refused {
+        Err(RunStoreError::Backend { action, reason }) => {
+            assert!(action.contains(&locked.id.to_string()), "{action}");
+            assert!(reason.contains(&path.display().to_string()), "{reason}");
+        }
+        other => panic!("expected a Backend error, got {other:?}"),
+    }
+    other.execute_batch("ROLLBACK").expect("releases the lock");
+    assert_eq!(store.run(locked.id).expect("read"), Some(locked.clone()));
+    assert!(store.events(locked.id, 0, 10).expect("read").is_empty());
 }
