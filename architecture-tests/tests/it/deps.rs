@@ -102,6 +102,13 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
         // Workflow definitions, expressions, state machines and the run store's trait: what a
         // store or a validator needs, without the registry (the engine is a crate of its own).
         "switchboard-workflows" => Allowed::Only(&["switchboard-core"]),
+        // The persistent run store: the workflows crate's trait, nothing more (never the
+        // registry or the engine); the binary picks it at startup.
+        "switchboard-workflows-sqlite" => Allowed::Only(&[
+            "switchboard-core",
+            "switchboard-workflows",
+            "switchboard-sqlite",
+        ]),
         name if is_domain_crate(name) => Allowed::Only(&["switchboard-core"]),
         // Links the sample domains into binaries; it holds no code of its own.
         "switchboard-domains" => Allowed::DomainCrates,

@@ -1,5 +1,7 @@
 #![doc = include_str!("../README.md")]
 
+#[cfg(feature = "conformance")]
+pub mod conformance;
 pub mod definition;
 pub mod expression;
 mod memory_store;

@@ -235,7 +235,7 @@ pub trait RunStore: Send + Sync + 'static {
 
     /// Writes a checkpoint atomically and returns its event's number. With a run change, the
     /// run's stored state must still be `from` (else [`RunStoreError::StateChanged`], and
-    /// nothing is written).
+    /// nothing is written). Either way the run's `updated_at` becomes the checkpoint's `at`.
     fn checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, RunStoreError>;
 
     /// Every step of a run, in key order.
@@ -249,7 +249,7 @@ pub trait RunStore: Send + Sync + 'static {
         limit: usize,
     ) -> Result<Vec<EventRecord>, RunStoreError>;
 
-    /// Runs matching the filter, newest first.
+    /// Runs matching the filter, newest first (by id).
     fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, RunStoreError>;
 
     /// Unfinished runs (not completed, failed or cancelled) of every organisation, oldest

@@ -1,0 +1,134 @@
+//! [`SqliteRunStore`]: the workflows database file, opened once at startup, and the one
+//! connection every operation goes through.
+//!
+//! One read-write connection behind a mutex. The engine writes one checkpoint per transition,
+//! each a short immediate transaction that must be committed before the engine acts on it, and
+//! SQLite admits one writer per file at a time anyway: a second writer connection in the same
+//! process would only wait on SQLite's lock instead of on the mutex, and a failed busy wait
+//! becomes an error where the mutex just queues. Reads (a run, its steps, a page of events, a
+//! listing) are short indexed queries that share the connection and its cached statements.
+//! Across processes, SQLite's write lock (with the busy timeout) orders the writers.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::{Mutex, MutexGuard, PoisonError},
+    time::Duration,
+};
+
+use rusqlite::Connection;
+use switchboard_sqlite::{ConnectionSettings, OpenError, Synchronous, open_database};
+use switchboard_workflows::RunStoreError;
+
+use crate::schema::{SCHEMA, SCHEMA_VERSION};
+
+/// How the store uses its file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SqliteOptions {
+    /// When a commit counts as done (default [`Synchronous::Full`]: a checkpoint is on stable
+    /// storage before `checkpoint` returns).
+    pub synchronous: Synchronous,
+    /// How long a statement waits for another process's write lock before failing (default
+    /// 5 s).
+    pub busy_timeout: Duration,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        Self {
+            synchronous: Synchronous::Full,
+            busy_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+impl SqliteOptions {
+    /// These options with `synchronous`.
+    #[must_use]
+    pub fn synchronous(mut self, synchronous: Synchronous) -> Self {
+        self.synchronous = synchronous;
+        self
+    }
+
+    /// These options with `busy_timeout`.
+    #[must_use]
+    pub fn busy_timeout(mut self, busy_timeout: Duration) -> Self {
+        self.busy_timeout = busy_timeout;
+        self
+    }
+}
+
+/// Workflow runs, their steps and their events in one SQLite file (WAL mode): they survive a
+/// crash and a restart, and every process that opens the file shares them.
+#[derive(Debug)]
+pub struct SqliteRunStore {
+    path: PathBuf,
+    connection: Mutex<Connection>,
+}
+
+impl SqliteRunStore {
+    /// Opens the workflows database at `path` with the default [`SqliteOptions`], creating the
+    /// file if it does not exist and migrating its schema to [`SCHEMA_VERSION`].
+    ///
+    /// Fails, without changing the file, when it is not a database, is damaged, belongs to
+    /// another application (or is another store's, such as an audit database), was written by
+    /// a newer build, or cannot be written.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, OpenError> {
+        Self::open_with(path, SqliteOptions::default())
+    }
+
+    /// [`open`](Self::open) with these options.
+    pub fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, OpenError> {
+        let path = path.as_ref().to_path_buf();
+        let _span =
+            tracing::debug_span!("open_workflows_database", path = %path.display()).entered();
+        let settings = ConnectionSettings::new(options.synchronous, options.busy_timeout);
+        let connection = open_database(&path, &SCHEMA, settings)?;
+        // Every statement a checkpoint runs stays prepared between checkpoints.
+        connection.set_prepared_statement_cache_capacity(32);
+        // Opening reads the header and the schema only; counting the runs walks their table,
+        // so a file damaged there is refused here, at startup, rather than failing calls.
+        let runs: i64 = connection
+            .query_row("SELECT count(*) FROM runs", [], |row| row.get(0))
+            .map_err(|error| {
+                OpenError::classify(SCHEMA.store, &path, "counting its runs", error)
+            })?;
+        tracing::debug!(runs, "workflows database open");
+        Ok(Self {
+            path,
+            connection: Mutex::new(connection),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version of the file (always [`SCHEMA_VERSION`] once open).
+    pub fn schema_version(&self) -> i64 {
+        SCHEMA_VERSION
+    }
+
+    /// The connection, locked. A panic while it was held cannot leave a transaction open
+    /// (`Transaction` rolls back when dropped), so a poisoned lock still guards a usable
+    /// connection.
+    pub(crate) fn connection(&self) -> MutexGuard<'_, Connection> {
+        self.connection
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Logs a failed operation and returns it as the error its caller gets, naming the file.
+    pub(crate) fn failure(&self, action: String, error: &rusqlite::Error) -> RunStoreError {
+        tracing::error!(
+            path = %self.path.display(),
+            %error,
+            "the workflows database failed while {action}"
+        );
+        RunStoreError::Backend {
+            action,
+            reason: format!("{error} (workflows database {})", self.path.display()),
+        }
+    }
+}

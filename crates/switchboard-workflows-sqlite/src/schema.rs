@@ -1,0 +1,85 @@
+//! The workflows database's schema: its application id and the versioned migrations that run
+//! at startup (opening and migrating is `switchboard-sqlite`'s job, shared with the audit and
+//! approvals stores).
+//!
+//! Three tables, all `STRICT`:
+//!
+//! - `runs`: one row per run. Its state is kept twice: `state` is the state's JSON (what is
+//!   read back, and what a checkpoint's compare-and-set compares), `state_name` its name
+//!   (`RunState::as_str`), for filtering and for people reading the file. The definition,
+//!   input, caller, parent and output are JSON; times are integer nanoseconds.
+//! - `steps`: one row per (run, node path, iteration), the primary key, so a checkpoint's step
+//!   replaces the row of its key. `WITHOUT ROWID`: the rows live in key order, which is the
+//!   order `steps` returns them in (a path compares by its UTF-8 bytes, as Rust compares
+//!   strings; the iteration as a number).
+//! - `events`: one row per (run, seq), numbered per run from 1 by the checkpoint that writes
+//!   it, under the write lock.
+//!
+//! Migrations only ever append to [`MIGRATIONS`]: an entry, once released, never changes.
+
+use switchboard_sqlite::{Migration, Schema};
+
+/// `PRAGMA application_id` of a Switchboard workflows database: "SBWF" in ASCII.
+pub const APPLICATION_ID: i32 = 0x5342_5746;
+
+/// Every migration, oldest first. Version `n` means the first `n` have run.
+pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
+    description: "the runs, steps and events tables",
+    // `runs_by_org` serves `list_runs` (an organisation's runs, newest first) without a sort;
+    // the partial index holds the unfinished runs only, oldest first, which is what a starting
+    // engine and the stuck-run monitor read. Its condition is written exactly as the query's,
+    // so the planner uses it.
+    sql: "
+        CREATE TABLE runs (
+            id            TEXT    PRIMARY KEY,
+            org_id        TEXT    NOT NULL,
+            workflow      TEXT    NOT NULL,
+            state         TEXT    NOT NULL,
+            state_name    TEXT    NOT NULL,
+            definition    TEXT    NOT NULL,
+            input         TEXT    NOT NULL,
+            caller        TEXT    NOT NULL,
+            parent        TEXT,
+            output        TEXT,
+            wake_at_ns    INTEGER,
+            steps_taken   INTEGER NOT NULL,
+            created_at_ns INTEGER NOT NULL,
+            updated_at_ns INTEGER NOT NULL
+        ) STRICT;
+        CREATE INDEX runs_by_org ON runs (org_id, id DESC);
+        CREATE INDEX runs_unfinished ON runs (id)
+            WHERE state_name NOT IN ('completed', 'failed', 'cancelled');
+
+        CREATE TABLE steps (
+            run           TEXT    NOT NULL,
+            path          TEXT    NOT NULL,
+            iteration     INTEGER NOT NULL,
+            state         TEXT    NOT NULL,
+            params        TEXT,
+            output        TEXT,
+            error         TEXT,
+            completed_seq INTEGER,
+            started_at_ns INTEGER NOT NULL,
+            updated_at_ns INTEGER NOT NULL,
+            PRIMARY KEY (run, path, iteration)
+        ) STRICT, WITHOUT ROWID;
+
+        CREATE TABLE events (
+            run   TEXT    NOT NULL,
+            seq   INTEGER NOT NULL,
+            at_ns INTEGER NOT NULL,
+            event TEXT    NOT NULL,
+            PRIMARY KEY (run, seq)
+        ) STRICT, WITHOUT ROWID;
+    ",
+}];
+
+/// The schema version this build writes and reads.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The workflows store's schema, as `switchboard-sqlite` opens and migrates it.
+pub(crate) static SCHEMA: Schema = Schema {
+    store: "workflows",
+    application_id: APPLICATION_ID,
+    migrations: MIGRATIONS,
+};

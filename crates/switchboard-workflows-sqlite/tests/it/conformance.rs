@@ -1,0 +1,18 @@
+//! The run store conformance suite (`switchboard_workflows::conformance`) against the SQLite
+//! store, on a new file per check: the same checks the in-memory store passes, unchanged. Run
+//! once with the default `synchronous = FULL` and once with `NORMAL`, which changes only when
+//! commits are flushed, never what the store answers.
+
+use crate::common::TempRunStore;
+use switchboard_workflows_sqlite::SqliteOptions;
+
+switchboard_workflows::run_store_conformance!(|| TempRunStore::fresh(SqliteOptions::default()));
+
+mod synchronous_normal {
+    use super::*;
+    use switchboard_workflows_sqlite::Synchronous;
+
+    switchboard_workflows::run_store_conformance!(|| TempRunStore::fresh(
+        SqliteOptions::default().synchronous(Synchronous::Normal)
+    ));
+}

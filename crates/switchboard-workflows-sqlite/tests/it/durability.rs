@@ -1,0 +1,328 @@
+//! What the file adds to the conformance suite: runs, steps and events survive the store being
+//! dropped and the file reopened, read back exactly; and two stores on one file (two processes'
+//! connections) still number events once each and let exactly one of two racing run changes
+//! win, because each checkpoint holds SQLite's write lock from its read to its commit; and a
+//! database that cannot be written fails closed: the checkpoint is an error naming the file,
+//! and nothing of it is written.
+
+use std::{
+    path::Path,
+    sync::{Arc, Barrier},
+    thread,
+};
+
+use jiff::Timestamp;
+use serde_json::json;
+use switchboard_core::{CallContext, Initiator};
+use switchboard_workflows::{
+    Checkpoint, NodeEvent, NodePath, NodeState, RunChange, RunEvent, RunId, RunRecord, RunState,
+    RunStore, RunStoreError, StepKey, StepRecord, WorkflowEvent,
+};
+use switchboard_workflows_sqlite::{SqliteOptions, SqliteRunStore, Synchronous};
+
+fn at(second: i64) -> Timestamp {
+    Timestamp::constant(1_795_000_000 + second, 987_654_321)
+}
+
+fn open(path: &Path) -> SqliteRunStore {
+    SqliteRunStore::open(path).expect("the workflows database opens")
+}
+
+fn run(org: &str) -> RunRecord {
+    RunRecord {
+        id: RunId::new(),
+        org_id: org.into(),
+        workflow: "assign_week".to_owned(),
+        definition: json!({ "name": "assign_week", "nodes": [{ "id": "assign" }] }),
+        input: json!({ "week": "2026-W48", "users": ["sam", "ünï"] }),
+        caller: CallContext::builder()
+            .org(org)
+            .user("sam")
+            .session("session-1")
+            .correlation("correlation-1")
+            .roles(["planner"])
+            .initiator(Initiator::Agent)
+            .agent_type("planner")
+            .build(),
+        parent: None,
+        state: RunState::Running,
+        output: None,
+        wake_at: Some(at(60)),
+        steps_taken: 0,
+        created_at: at(0),
+        updated_at: at(0),
+    }
+}
+
+fn step(run: RunId, path: &str, iteration: u32, state: NodeState) -> StepRecord {
+    StepRecord {
+        key: StepKey {
+            run,
+            path: NodePath::new(path),
+            iteration,
+        },
+        state,
+        params: Some(json!({ "shift": iteration })),
+        output: Some(json!(null)),
+        error: None,
+        completed_seq: Some(u64::from(iteration) + 1),
+        started_at: at(i64::from(iteration)),
+        updated_at: at(i64::from(iteration) + 1),
+    }
+}
+
+fn node_event(step: &StepRecord) -> WorkflowEvent {
+    WorkflowEvent::Node {
+        path: step.key.path.clone(),
+        iteration: step.key.iteration,
+        event: NodeEvent::Complete,
+        state: step.state.clone(),
+        retry_at: None,
+    }
+}
+
+#[test]
+fn runs_steps_and_events_survive_reopening_the_file() {
+    for synchronous in [Synchronous::Full, Synchronous::Normal] {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("workflows.db");
+        let store =
+            SqliteRunStore::open_with(&path, SqliteOptions::default().synchronous(synchronous))
+                .expect("opens");
+        let unfinished = run("acme");
+        let finished = run("globex");
+        store.create_run(&unfinished).expect("created");
+        store.create_run(&finished).expect("created");
+        for iteration in 0..5 {
+            let step = step(
+                unfinished.id,
+                "fan_out/assign",
+                iteration,
+                NodeState::Completed,
+            );
+            store
+                .checkpoint(&Checkpoint {
+                    run: unfinished.id,
+                    at: at(10 + i64::from(iteration)),
+                    run_change: None,
+                    event: node_event(&step),
+                    step: Some(step),
+                })
+                .expect("written");
+        }
+        store
+            .checkpoint(&Checkpoint {
+                run: finished.id,
+                at: at(30),
+                run_change: Some(RunChange {
+                    from: RunState::Running,
+                    to: RunState::Completed,
+                    output: Some(json!({ "assigned": 5 })),
+                    wake_at: None,
+                    steps_taken: 5,
+                }),
+                step: None,
+                event: WorkflowEvent::Run {
+                    event: RunEvent::Complete,
+                    state: RunState::Completed,
+                },
+            })
+            .expect("written");
+        let runs = [
+            store.run(unfinished.id).expect("read"),
+            store.run(finished.id).expect("read"),
+        ];
+        let steps = store.steps(unfinished.id).expect("read");
+        let events = store.events(unfinished.id, 0, 100).expect("read");
+        assert_eq!(steps.len(), 5);
+        assert_eq!(events.len(), 5);
+        drop(store);
+
+        let reopened = open(&path);
+        assert_eq!(
+            [
+                reopened.run(unfinished.id).expect("read"),
+                reopened.run(finished.id).expect("read"),
+            ],
+            runs
+        );
+        assert_eq!(reopened.steps(unfinished.id).expect("read"), steps);
+        assert_eq!(
+            reopened.events(unfinished.id, 0, 100).expect("read"),
+            events
+        );
+        let still_unfinished: Vec<RunId> = reopened
+            .unfinished_runs()
+            .expect("read")
+            .into_iter()
+            .map(|run| run.id)
+            .collect();
+        assert_eq!(still_unfinished, [unfinished.id]);
+        // Numbering continues after the reopen.
+        let next = reopened
+            .checkpoint(&Checkpoint {
+                run: unfinished.id,
+                at: at(40),
+                run_change: None,
+                step: None,
+                event: WorkflowEvent::Run {
+                    event: RunEvent::Resume,
+                    state: RunState::Running,
+                },
+            })
+            .expect("written");
+        assert_eq!(next, 6);
+    }
+}
+
+#[test]
+fn two_stores_on_one_file_number_events_once_and_let_one_racer_win() {
+    const WRITERS: usize = 4;
+    const EACH: usize = 20;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("workflows.db");
+    let stores = [Arc::new(open(&path)), Arc::new(open(&path))];
+    let shared = run("acme");
+    stores[0].create_run(&shared).expect("created");
+
+    let barrier = Arc::new(Barrier::new(WRITERS));
+    let mut numbers: Vec<u64> = thread::scope(|scope| {
+        let handles: Vec<_> = (0..WRITERS)
+            .map(|writer| {
+                let store = Arc::clone(&stores[writer % 2]);
+                let barrier = Arc::clone(&barrier);
+                let id = shared.id;
+                scope.spawn(move || {
+                    barrier.wait();
+                    (0..EACH)
+                        .map(|n| {
+                            let step = step(
+                                id,
+                                &format!("writer_{writer}"),
+                                n as u32,
+                                NodeState::Completed,
+                            );
+                            store
+                                .checkpoint(&Checkpoint {
+                                    run: id,
+                                    at: at(n as i64),
+                                    run_change: None,
+                                    event: node_event(&step),
+                                    step: Some(step),
+                                })
+                                .expect("written")
+                        })
+                        .collect::<Vec<u64>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|handle| handle.join().expect("the writer finished"))
+            .collect()
+    });
+    numbers.sort_unstable();
+    assert_eq!(numbers, (1..=(WRITERS * EACH) as u64).collect::<Vec<_>>());
+
+    for round in 0..10 {
+        let from = stores[0]
+            .run(shared.id)
+            .expect("read")
+            .expect("exists")
+            .state;
+        let barrier = Arc::new(Barrier::new(2));
+        let results: Vec<Result<u64, RunStoreError>> = thread::scope(|scope| {
+            let handles: Vec<_> = stores
+                .iter()
+                .enumerate()
+                .map(|(racer, store)| {
+                    let barrier = Arc::clone(&barrier);
+                    let from = from.clone();
+                    let id = shared.id;
+                    scope.spawn(move || {
+                        let to = RunState::Paused {
+                            reason: format!("round {round}, store {racer}"),
+                        };
+                        barrier.wait();
+                        store.checkpoint(&Checkpoint {
+                            run: id,
+                            at: at(100 + round),
+                            run_change: Some(RunChange {
+                                from,
+                                to: to.clone(),
+                                output: None,
+                                wake_at: None,
+                                steps_taken: racer as u32,
+                            }),
+                            step: None,
+                            event: WorkflowEvent::Run {
+                                event: RunEvent::Pause {
+                                    reason: format!("store {racer}"),
+                                },
+                                state: to,
+                            },
+                        })
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|handle| handle.join().expect("the racer finished"))
+                .collect()
+        });
+        let winners = results.iter().filter(|result| result.is_ok()).count();
+        assert_eq!(winners, 1, "round {round}: {results:?}");
+        assert!(
+            results
+                .iter()
+                .any(|result| matches!(result, Err(RunStoreError::StateChanged { .. }))),
+            "round {round}: the loser is refused with StateChanged: {results:?}"
+        );
+    }
+    let events = stores[1].events(shared.id, 0, usize::MAX).expect("read");
+    assert_eq!(events.len(), WRITERS * EACH + 10);
+}
+
+#[test]
+fn a_locked_database_fails_closed_naming_the_file() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("workflows.db");
+    let store = SqliteRunStore::open_with(
+        &path,
+        SqliteOptions::default().busy_timeout(std::time::Duration::from_millis(50)),
+    )
+    .expect("opens");
+    let locked = run("acme");
+    store.create_run(&locked).expect("created");
+    // Another process holds the write lock for longer than the busy timeout.
+    let other = rusqlite::Connection::open(&path).expect("opens with plain SQLite");
+    other
+        .execute_batch("BEGIN IMMEDIATE")
+        .expect("takes the write lock");
+    let refused = store.checkpoint(&Checkpoint {
+        run: locked.id,
+        at: at(5),
+        run_change: Some(RunChange {
+            from: RunState::Running,
+            to: RunState::Completed,
+            output: None,
+            wake_at: None,
+            steps_taken: 1,
+        }),
+        step: None,
+        event: WorkflowEvent::Run {
+            event: RunEvent::Complete,
+            state: RunState::Completed,
+        },
+    });
+    match &refused {
+        Err(RunStoreError::Backend { action, reason }) => {
+            assert!(action.contains(&locked.id.to_string()), "{action}");
+            assert!(reason.contains(&path.display().to_string()), "{reason}");
+        }
+        other => panic!("expected a Backend error, got {other:?}"),
+    }
+    other.execute_batch("ROLLBACK").expect("releases the lock");
+    assert_eq!(store.run(locked.id).expect("read"), Some(locked.clone()));
+    assert!(store.events(locked.id, 0, 10).expect("read").is_empty());
+}
