@@ -25,8 +25,13 @@ use crate::schema::{SCHEMA, SCHEMA_VERSION};
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SqliteOptions {
-    /// When a commit counts as done (default [`Synchronous::Full`]: a checkpoint is on stable
-    /// storage before `checkpoint` returns).
+    /// When a commit counts as done. The default is [`Synchronous::Normal`]: in WAL mode a
+    /// process that dies loses no checkpoint, and a power loss may lose the last few. That
+    /// does not weaken exactly-once: a mutating step's first result is kept by the
+    /// idempotency store (synchronous `FULL`) under the key derived from the step, so a step
+    /// whose completed checkpoint was lost runs again only to get that first result back.
+    /// What it saves is one `fsync` per checkpoint, the largest cost of a durable step.
+    /// [`Synchronous::Full`] puts every checkpoint on stable storage before it returns.
     pub synchronous: Synchronous,
     /// How long a statement waits for another process's write lock before failing (default
     /// 5 s).
@@ -36,7 +41,7 @@ pub struct SqliteOptions {
 impl Default for SqliteOptions {
     fn default() -> Self {
         Self {
-            synchronous: Synchronous::Full,
+            synchronous: Synchronous::Normal,
             busy_timeout: Duration::from_secs(5),
         }
     }

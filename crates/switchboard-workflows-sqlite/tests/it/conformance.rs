@@ -1,6 +1,6 @@
 //! The run store conformance suite (`switchboard_workflows::conformance`) against the SQLite
 //! store, on a new file per check: the same checks the in-memory store passes, unchanged. Run
-//! once with the default `synchronous = FULL` and once with `NORMAL`, which changes only when
+//! once with the default `synchronous = NORMAL` and once with `FULL`, which changes only when
 //! commits are flushed, never what the store answers.
 
 use crate::common::TempRunStore;
@@ -8,11 +8,11 @@ use switchboard_workflows_sqlite::SqliteOptions;
 
 switchboard_workflows::run_store_conformance!(|| TempRunStore::fresh(SqliteOptions::default()));
 
-mod synchronous_normal {
+mod synchronous_full {
     use super::*;
     use switchboard_workflows_sqlite::Synchronous;
 
     switchboard_workflows::run_store_conformance!(|| TempRunStore::fresh(
-        SqliteOptions::default().synchronous(Synchronous::Normal)
+        SqliteOptions::default().synchronous(Synchronous::Full)
     ));
 }
