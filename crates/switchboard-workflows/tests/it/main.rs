@@ -1,6 +1,12 @@
-//! The workflow state machines' tests, in one test binary: every pair of state and event
-//! against a reference table of the legal edges, the data each edge carries, random event
-//! sequences (proptest) and the JSON round trip of every state and event.
+//! The workflows crate's tests, in one test binary: the state machines (every pair of state
+//! and event against a reference table of the legal edges, random event sequences, the JSON
+//! round trip of every state and event), and definitions (the example files, every
+//! validation check with its path, YAML, JSON and builder agreeing, sub-workflow files and
+//! their cycles, and random documents that never panic validation).
 
+mod definition_checks;
+mod definition_files;
+mod definition_fuzz;
+mod definition_support;
 mod node_machine;
 mod run_machine;
