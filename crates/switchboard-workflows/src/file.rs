@@ -344,7 +344,7 @@ pub fn parse(text: &str, format: Format) -> Result<WorkflowFile, ValidationError
             // saphyr's message repeats the location and quotes the source; the first line is
             // the reason.
             let reason = error.to_string();
-            let reason = reason.lines().next().unwrap_or_default().to_owned();
+            let reason = saphyr_reason(reason.lines().next().unwrap_or_default());
             let mut problem =
                 ValidationError::new("", format!("not a workflow definition: {reason}"));
             if let Some(location) = location {
@@ -353,6 +353,16 @@ pub fn parse(text: &str, format: Format) -> Result<WorkflowFile, ValidationError
             }
             problem
         }),
+    }
+}
+
+/// saphyr's first line without its own `error: line N column M: ` prefix (the location is
+/// kept as numbers).
+fn saphyr_reason(first_line: &str) -> String {
+    let reason = first_line.strip_prefix("error: ").unwrap_or(first_line);
+    match reason.split_once(": ") {
+        Some((location, rest)) if location.starts_with("line ") => rest.to_owned(),
+        _ => reason.to_owned(),
     }
 }
 
