@@ -244,6 +244,8 @@ struct Scope<'a> {
     extra_variables: Vec<String>,
     /// The node ids `steps.X` may name, with their tool's output schema where known.
     steps: BTreeMap<String, Option<Value>>,
+    /// Node ids of the same blocks that no path runs before the expression's node.
+    not_before: BTreeSet<String>,
 }
 
 impl Scope<'_> {
@@ -311,6 +313,7 @@ impl Validator<'_> {
             input_schema: file.input.as_ref(),
             extra_variables: Vec::new(),
             steps: BTreeMap::new(),
+            not_before: BTreeSet::new(),
         };
         let mut scope_with_all_steps = scope.clone();
         self.collect_steps(&file.nodes, &mut scope_with_all_steps.steps, 0);
@@ -403,42 +406,40 @@ impl Validator<'_> {
                 );
             }
         }
+        let successors = successors(nodes);
+        let reachable: Vec<Vec<bool>> = (0..nodes.len())
+            .map(|start| reachable_from(start, &successors))
+            .collect();
         let mut built = Vec::with_capacity(nodes.len());
         for (index, node) in nodes.iter().enumerate() {
             let at = format!("{path}[{index}]");
             let following = ids.get(index + 1).copied();
-            built.push(self.node(node, &at, following, &ids, &scope, workflow_depth, depth));
+            // A node sees the steps of the nodes that can run before it, not the later ones.
+            let mut node_scope = scope.clone();
+            for (other, id) in ids.iter().enumerate() {
+                let runs_before = other != index && reachable[other][index];
+                if !runs_before {
+                    node_scope.steps.remove(*id);
+                    node_scope.not_before.insert((*id).to_owned());
+                }
+            }
+            built.push(self.node(
+                node,
+                &at,
+                following,
+                &ids,
+                &node_scope,
+                workflow_depth,
+                depth,
+            ));
         }
-        self.check_graph(nodes, path);
+        self.check_graph(nodes, &successors, path);
         let nodes: Option<Vec<Node>> = built.into_iter().collect();
         Some(Block { nodes: nodes? })
     }
 
     /// Refuses nodes no path reaches from the block's first node, and every cycle.
-    fn check_graph(&mut self, nodes: &[NodeFile], path: &str) {
-        let index_of = |id: &str| nodes.iter().position(|node| node.id == id);
-        let successors: Vec<Vec<usize>> = nodes
-            .iter()
-            .enumerate()
-            .map(|(index, node)| {
-                let mut targets: Vec<&str> = Vec::new();
-                if let Some(branches) = &node.condition {
-                    targets.extend(branches.iter().map(|branch| branch.next.as_str()));
-                    targets.extend(node.otherwise.as_deref());
-                } else if node.end.is_none() {
-                    match &node.next {
-                        Some(next) => targets.push(next),
-                        None => targets.extend(nodes.get(index + 1).map(|next| next.id.as_str())),
-                    }
-                }
-                if let Some(OnFailureFile::Fallback(fallback)) = &node.on_failure {
-                    targets.push(&fallback.fallback);
-                }
-                let mut successors: Vec<usize> = targets.into_iter().filter_map(index_of).collect();
-                successors.dedup();
-                successors
-            })
-            .collect();
+    fn check_graph(&mut self, nodes: &[NodeFile], successors: &[Vec<usize>], path: &str) {
         if nodes.is_empty() {
             return;
         }
@@ -515,6 +516,46 @@ impl Validator<'_> {
             );
         }
     }
+}
+
+/// Each node's successors in its block: its `next` (or the following node), a condition's
+/// branches and `otherwise`, and a fallback.
+fn successors(nodes: &[NodeFile]) -> Vec<Vec<usize>> {
+    let index_of = |id: &str| nodes.iter().position(|node| node.id == id);
+    nodes
+        .iter()
+        .enumerate()
+        .map(|(index, node)| {
+            let mut targets: Vec<&str> = Vec::new();
+            if let Some(branches) = &node.condition {
+                targets.extend(branches.iter().map(|branch| branch.next.as_str()));
+                targets.extend(node.otherwise.as_deref());
+            } else if node.end.is_none() {
+                match &node.next {
+                    Some(next) => targets.push(next),
+                    None => targets.extend(nodes.get(index + 1).map(|next| next.id.as_str())),
+                }
+            }
+            if let Some(OnFailureFile::Fallback(fallback)) = &node.on_failure {
+                targets.push(&fallback.fallback);
+            }
+            let mut successors: Vec<usize> = targets.into_iter().filter_map(index_of).collect();
+            successors.dedup();
+            successors
+        })
+        .collect()
+}
+
+/// Which nodes a path leads to from `start` (`start` itself only through a cycle).
+fn reachable_from(start: usize, successors: &[Vec<usize>]) -> Vec<bool> {
+    let mut reached = vec![false; successors.len()];
+    let mut pending = successors[start].clone();
+    while let Some(index) = pending.pop() {
+        if !std::mem::replace(&mut reached[index], true) {
+            pending.extend(successors[index].iter().copied());
+        }
+    }
+    reached
 }
 
 /// `[a-z0-9_]{1,64}`.

@@ -55,7 +55,15 @@ impl Validator<'_> {
             }
         }
         for step in step_references(expression.source()) {
-            if !scope.steps.contains_key(step) {
+            if scope.not_before.contains(step) && !scope.steps.contains_key(step) {
+                self.error(
+                    path,
+                    format!(
+                        "`steps.{step}` cannot have run yet here: no path runs the node `{step}` \
+                         before this one"
+                    ),
+                );
+            } else if !scope.steps.contains_key(step) {
                 let hint = suggestion(step, scope.steps.keys().map(String::as_str));
                 self.error(
                     path,

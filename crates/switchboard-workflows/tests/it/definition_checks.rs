@@ -213,6 +213,11 @@ fn expressions_parse_and_read_only_what_is_in_scope() {
         "workflow: w\nnodes:\n  - {id: a, tool: roster_get_shift, params: {shift_id: '${ steps.nope.output.id }'}}",
         "nodes[0].params.shift_id: `steps.nope` names no node this expression can see",
     );
+    assert_problem(
+        "workflow: w\nnodes:\n  - {id: a, tool: roster_get_shift, params: {shift_id: '${ steps.b.output.id }'}}\n  - {id: b, tool: roster_get_shift, params: {shift_id: s}}",
+        "nodes[0].params.shift_id: `steps.b` cannot have run yet here: no path runs the node \
+         `b` before this one",
+    );
     // A macro's variable and a foreach's item and index are in scope.
     load_str(
         "workflow: w\nnodes:\n  - id: each\n    foreach: input.days.map(d, d + 'x')\n    as: day\n    max_items: 7\n    do:\n      - {id: read, tool: roster_get_shift, params: {shift_id: '${ day + string(index) }'}}",
