@@ -66,6 +66,11 @@ pub struct LimitsFile {
 /// One node: an id, exactly one kind key, and the keys of that kind.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("oneOf" = [
+    {"required": ["tool"]}, {"required": ["condition"]}, {"required": ["foreach"]},
+    {"required": ["parallel"]}, {"required": ["approval"]}, {"required": ["wait"]},
+    {"required": ["workflow"]}, {"required": ["end"]}
+]))]
 pub struct NodeFile {
     /// Unique in its block: `[a-z0-9_]`, at most 64 characters.
     pub id: String,

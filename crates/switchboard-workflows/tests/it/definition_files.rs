@@ -212,3 +212,30 @@ fn yaml_syntax_and_shape_errors_carry_their_line() {
     let errors = load_str("{\"workflow\": \"x\", \"nodes\": 3}", &tools()).expect_err("bad JSON");
     assert_eq!(errors.errors[0].line, Some(1), "{errors:?}");
 }
+
+#[test]
+fn the_published_schema_accepts_the_examples_and_refuses_a_node_of_two_kinds() {
+    let path =
+        crate::definition_support::workspace_root().join("docs/reference/workflow.schema.json");
+    let text = std::fs::read_to_string(&path).expect("the schema is committed");
+    let schema: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(
+        schema,
+        switchboard_workflows::json_schema(),
+        "run `cargo xtask catalog`"
+    );
+    let validator = jsonschema::validator_for(&schema).expect("a valid JSON Schema");
+    let tools = tools();
+    for name in ["shift_swap.yaml", "assign_week.yaml", "week_then_swap.yaml"] {
+        let definition = load(&example(name), &tools).expect("valid");
+        let problems: Vec<String> = validator
+            .iter_errors(&definition.document)
+            .map(|error| format!("{}: {error}", error.instance_path()))
+            .collect();
+        assert!(problems.is_empty(), "{name}: {problems:?}");
+    }
+    let two_kinds = json!({"workflow": "w", "nodes": [{"id": "a", "wait": "1s", "end": {}}]});
+    assert!(!validator.is_valid(&two_kinds));
+    let misspelt = json!({"workflow": "w", "nodes": [{"id": "a", "toll": "x"}]});
+    assert!(!validator.is_valid(&misspelt));
+}
