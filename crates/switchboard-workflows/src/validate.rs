@@ -235,9 +235,10 @@ pub fn validate(
     }
 }
 
-/// What an expression may read where it is.
+/// What an expression may read where it is (checked here; `crate::Scope` holds the values at
+/// run time).
 #[derive(Debug, Clone)]
-struct Scope<'a> {
+struct VisibleScope<'a> {
     /// The workflow's input schema, for the types of `input.…` paths.
     input_schema: Option<&'a Value>,
     /// Top-level variables besides `input`, `steps` and `run`.
@@ -248,7 +249,7 @@ struct Scope<'a> {
     not_before: BTreeSet<String>,
 }
 
-impl Scope<'_> {
+impl VisibleScope<'_> {
     fn variables(&self) -> Vec<&str> {
         let mut variables = vec!["input", "steps", "run"];
         variables.extend(self.extra_variables.iter().map(String::as_str));
@@ -309,7 +310,7 @@ impl Validator<'_> {
         if file.nodes.is_empty() {
             self.error(at("nodes"), "a workflow needs at least one node");
         }
-        let scope = Scope {
+        let scope = VisibleScope {
             input_schema: file.input.as_ref(),
             extra_variables: Vec::new(),
             steps: BTreeMap::new(),
@@ -376,7 +377,7 @@ impl Validator<'_> {
         &mut self,
         nodes: &[NodeFile],
         path: &str,
-        outer: &Scope<'_>,
+        outer: &VisibleScope<'_>,
         workflow_depth: usize,
         depth: usize,
     ) -> Option<Block> {

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::{Scope, Validator, join, suggestion};
+use super::{Validator, VisibleScope, join, suggestion};
 use crate::definition::Mapping;
 use crate::expression::Expression;
 
@@ -18,7 +18,7 @@ impl Validator<'_> {
         &mut self,
         source: &str,
         path: &str,
-        scope: &Scope<'_>,
+        scope: &VisibleScope<'_>,
     ) -> Option<Expression> {
         let source = unwrap_expression(source).unwrap_or(source);
         let expression = match Expression::parse(source) {
@@ -37,7 +37,7 @@ impl Validator<'_> {
         &mut self,
         expression: &Expression,
         path: &str,
-        scope: &Scope<'_>,
+        scope: &VisibleScope<'_>,
     ) {
         let in_scope = scope.variables();
         let bound = macro_variables(expression.source());
@@ -78,7 +78,7 @@ impl Validator<'_> {
         &mut self,
         value: &Value,
         path: &str,
-        scope: &Scope<'_>,
+        scope: &VisibleScope<'_>,
     ) -> Option<Mapping> {
         match value {
             Value::String(text) => match unwrap_expression(text) {

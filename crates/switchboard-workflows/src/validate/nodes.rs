@@ -8,7 +8,7 @@ use jiff::SignedDuration;
 use serde_json::Value;
 use switchboard_core::ErrorKind;
 
-use super::{MAX_FOREACH_ITEMS, Scope, ToolSignature, Validator, is_identifier, suggestion};
+use super::{MAX_FOREACH_ITEMS, ToolSignature, Validator, VisibleScope, is_identifier, suggestion};
 use crate::definition::{
     Branch, Compensation, Jitter, Node, NodeId, NodeKind, OnFailure, Retrier, RetryOn, WaitFor,
 };
@@ -24,7 +24,7 @@ impl Validator<'_> {
         path: &str,
         following: Option<&str>,
         block_ids: &[&str],
-        scope: &Scope<'_>,
+        scope: &VisibleScope<'_>,
         workflow_depth: usize,
         depth: usize,
     ) -> Option<Node> {
@@ -234,7 +234,7 @@ impl Validator<'_> {
         node: &NodeFile,
         kind: &str,
         path: &str,
-        scope: &Scope<'_>,
+        scope: &VisibleScope<'_>,
         workflow_depth: usize,
         depth: usize,
     ) -> Option<NodeKind> {

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::expressions::unwrap_expression;
-use super::{Scope, Validator, is_identifier, join, suggestion};
+use super::{Validator, VisibleScope, is_identifier, join, suggestion};
 
 impl Validator<'_> {
     /// Checks a mapping against a JSON Schema: required and unknown fields, and the types of
@@ -16,7 +16,7 @@ impl Validator<'_> {
         schema: &Value,
         root: &Value,
         path: &str,
-        scope: &Scope<'_>,
+        scope: &VisibleScope<'_>,
     ) {
         let schema = resolve(schema, root);
         let expected = schema_types(schema);
@@ -93,7 +93,7 @@ impl Validator<'_> {
 /// The JSON types an expression gives, when it is a simple path whose schema is known:
 /// `input.a.b` from the workflow's input schema, `steps.x.output.f` from the tool's output
 /// schema.
-pub(super) fn known_type(source: &str, scope: &Scope<'_>) -> Option<Vec<&'static str>> {
+pub(super) fn known_type(source: &str, scope: &VisibleScope<'_>) -> Option<Vec<&'static str>> {
     let segments: Vec<&str> = source.split('.').collect();
     if segments.iter().any(|segment| {
         !is_identifier(segment)
