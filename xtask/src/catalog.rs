@@ -3,8 +3,10 @@
 //! The catalog is rendered from what a running registry reports, not from source files, so it
 //! shows exactly the names, categories, permissions and JSON Schemas callers see. Two files
 //! are written under `docs/reference/`: `tools.md` for people choosing a tool and
-//! `tools.json` for programs (the Anthropic and MCP shapes included). Both are committed;
-//! `--check` (and the `#[test]` in `catalog/tests.rs`) fails while either is stale.
+//! `tools.json` for programs (the Anthropic and MCP shapes included); beside them,
+//! `workflow.schema.json`, the JSON Schema of workflow definition files, derived from the file
+//! model. All are committed; `--check` (and the `#[test]` in `catalog/tests.rs`) fails while
+//! any is stale.
 //!
 //! Output is deterministic: tools sorted by domain then name, JSON object keys sorted
 //! whatever `serde_json` features the build unifies, no timestamps.
@@ -29,7 +31,9 @@ use crate::{
 pub const MARKDOWN_PATH: &str = "docs/reference/tools.md";
 /// The JSON catalog, relative to the workspace root.
 pub const JSON_PATH: &str = "docs/reference/tools.json";
-/// The command that regenerates both files.
+/// The JSON Schema of workflow definition files, for editors, relative to the workspace root.
+pub const WORKFLOW_SCHEMA_PATH: &str = "docs/reference/workflow.schema.json";
+/// The command that regenerates the files.
 pub const FIX_COMMAND: &str = "cargo xtask catalog";
 
 /// The domains this crate links (see the `use` lines in `lib.rs`). A listed domain that has no
@@ -162,7 +166,7 @@ pub fn generate(snapshot: &RegistrySnapshot) -> anyhow::Result<GeneratedCatalog>
     })
 }
 
-/// What `catalog` did to each file, in the order markdown, JSON.
+/// What `catalog` did to each file, in the order markdown, JSON, workflow schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CatalogReport {
     /// Each file's path (relative to the workspace root) and status.
@@ -188,14 +192,26 @@ pub fn run(mode: Mode) -> anyhow::Result<CatalogReport> {
     let generated = generate(&snapshot_registry()?)?;
     let root = project_root();
     let mut files = Vec::new();
+    let workflow_schema = workflow_schema()?;
     for (path, contents) in [
         (MARKDOWN_PATH, &generated.markdown),
         (JSON_PATH, &generated.json),
+        (WORKFLOW_SCHEMA_PATH, &workflow_schema),
     ] {
         let status = ensure_file_contents(&root.join(path), path, contents, FIX_COMMAND, mode)?;
         files.push((path, status));
     }
     Ok(CatalogReport { files })
+}
+
+/// The workflow definition schema, derived from the file model: pretty JSON, keys sorted, one
+/// trailing newline.
+pub fn workflow_schema() -> anyhow::Result<String> {
+    let schema = json_file::sorted_keys(&switchboard_workflows::json_schema());
+    let mut text =
+        serde_json::to_string_pretty(&schema).context("cannot serialize the workflow schema")?;
+    text.push('\n');
+    Ok(text)
 }
 
 /// Fails, naming the fix, when the committed catalog differs from a fresh one.

@@ -32,7 +32,7 @@ correlation ids are minted (`cli-<uuid>`) unless given. `serve` defaults to --in
 The permission matrix and the stores (--permissions, --audit, --approvals, --config and the
 others) follow the name of a command that uses them; `switchboard call --help` lists them.
 
-Exit codes: 0 success; 1 the call was refused or failed (or `schema` named no tool);
+Exit codes: 0 success; 1 the call was refused or failed (or `schema` named no tool, or\n`workflow validate` found problems);
 2 usage error (bad flags, PARAMS_JSON that is not JSON, an unreadable permission file,
 `serve` without --org or --user, an unreadable or invalid --tokens file, `serve --http` on a
 non-loopback address without --tokens, an invalid --config file, an --audit or --approvals
@@ -77,6 +77,9 @@ pub(crate) enum Command {
     /// restarts, tools, quarantined tools and last error; then close them. `mounts accept ID`
     /// reviews and accepts a server's changed tools.
     Mounts(MountsArgs),
+    /// Workflows of tool calls (docs/workflows.md): `workflow validate FILE` checks a
+    /// definition file against the linked tools.
+    Workflow(WorkflowArgs),
 }
 
 impl Command {
@@ -92,6 +95,7 @@ impl Command {
             Command::Approve(args) => args.json,
             Command::Reject(args) => args.json,
             Command::Mounts(args) => args.json,
+            Command::Workflow(args) => args.action.json(),
             Command::Schema(_) | Command::Serve(_) => false,
         }
     }
@@ -111,7 +115,9 @@ impl Command {
                 audit: args.store.clone(),
                 ..RegistryArgs::default()
             },
-            Command::Tools(_) | Command::Schema(_) | Command::Mounts(_) => RegistryArgs::default(),
+            Command::Tools(_) | Command::Schema(_) | Command::Mounts(_) | Command::Workflow(_) => {
+                RegistryArgs::default()
+            }
         }
     }
 
@@ -129,6 +135,7 @@ impl Command {
                 mounts_strict: false,
             },
             Command::Schema(_)
+            | Command::Workflow(_)
             | Command::Audit(_)
             | Command::Proposals(_)
             | Command::Approve(_)
@@ -187,6 +194,44 @@ pub(crate) struct MountsArgs {
     pub(crate) file: Option<PathBuf>,
 
     /// Print a JSON array, one object per server.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// `switchboard workflow ACTION`.
+#[derive(Debug, Args)]
+pub(crate) struct WorkflowArgs {
+    /// What to do with workflows.
+    #[command(subcommand)]
+    pub(crate) action: WorkflowAction,
+}
+
+/// The workflow commands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum WorkflowAction {
+    /// Check a definition file (YAML or JSON) and the sub-workflow files it names against the
+    /// linked tools: print `ok: NAME, N nodes`, or every problem, one per line with its path.
+    Validate(WorkflowValidateArgs),
+}
+
+impl WorkflowAction {
+    /// Whether `--json` was given.
+    pub(crate) fn json(&self) -> bool {
+        match self {
+            WorkflowAction::Validate(args) => args.json,
+        }
+    }
+}
+
+/// `switchboard workflow validate FILE [--json]`.
+#[derive(Debug, Args)]
+pub(crate) struct WorkflowValidateArgs {
+    /// The definition file (`.yaml`, `.yml` or `.json`).
+    #[arg(value_name = "FILE")]
+    pub(crate) file: PathBuf,
+
+    /// Print one JSON object: `{"valid": true, "workflow", "nodes"}` or
+    /// `{"valid": false, "problems": [{"path", "message", "file"?, "line"?, "column"?}]}`.
     #[arg(long)]
     pub(crate) json: bool,
 }

@@ -13,6 +13,7 @@ pub(crate) mod proposals;
 mod schema;
 mod serve;
 mod tools;
+mod workflow;
 
 use anyhow::Context as _;
 use serde_json::Value;
@@ -25,7 +26,7 @@ use crate::{
     approvals_setup::ApprovalsSetup,
     args::{
         AskArgs, CallArgs, Command, MountsAcceptArgs, MountsAction, MountsArgs, SchemaArgs,
-        ToolsArgs,
+        ToolsArgs, WorkflowArgs,
     },
     audit_setup::AuditSetup,
     commands::serve::Serving,
@@ -52,6 +53,8 @@ pub(crate) enum Ready {
     Decide(proposals::Decision, bool),
     /// `mounts`.
     Mounts(MountsArgs),
+    /// `workflow`.
+    Workflow(WorkflowArgs),
 }
 
 /// What a checked command line runs against.
@@ -108,6 +111,7 @@ impl Ready {
                 ..
             }) => return Ok(Prepared::MountsAccept(args)),
             Command::Mounts(args) => Ready::Mounts(args),
+            Command::Workflow(args) => Ready::Workflow(args),
             Command::Audit(args) => {
                 let (args, store) = audit::prepare(args, setup)?;
                 return Ok(Prepared::Audit(args, store));
@@ -139,6 +143,7 @@ impl Ready {
                 proposals::run(&switchboard.registry, decision, persistent).await
             }
             Ready::Mounts(args) => mounts::run(mounts, &args).await,
+            Ready::Workflow(args) => workflow::run(&switchboard.registry, &args),
         }
     }
 

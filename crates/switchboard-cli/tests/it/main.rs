@@ -25,3 +25,4 @@ mod serve_http;
 mod serve_pages;
 mod state_key;
 mod stdio_client;
+mod workflow_validate;
