@@ -102,6 +102,12 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
         // Workflow definitions, expressions, state machines and the run store's trait: what a
         // store or a validator needs, without the registry (the engine is a crate of its own).
         "switchboard-workflows" => Allowed::Only(&["switchboard-core"]),
+        // The engine runs every step through the registry, so it sits on it.
+        "switchboard-workflows-engine" => Allowed::Only(&[
+            "switchboard-core",
+            "switchboard-registry",
+            "switchboard-workflows",
+        ]),
         name if is_domain_crate(name) => Allowed::Only(&["switchboard-core"]),
         // Links the sample domains into binaries; it holds no code of its own.
         "switchboard-domains" => Allowed::DomainCrates,
