@@ -124,10 +124,12 @@ impl ToolRegistry {
         loop {
             match store.claim(&scope, &fingerprint, Timestamp::now()) {
                 Claim::Done(stored) => return Some(stored.result.clone()),
-                Claim::Running(waiter) => match waiter.wait().await {
-                    Some(stored) => return Some(stored.result.clone()),
-                    None => continue,
-                },
+                // A waiter that ends without a result: the run gave the key back; claim again.
+                Claim::Running(waiter) => {
+                    if let Some(stored) = waiter.wait().await {
+                        return Some(stored.result.clone());
+                    }
+                }
                 // Approved, but its run has not claimed the key yet: give the key back.
                 Claim::Run => {
                     store.release(&scope);

@@ -1483,5 +1483,5 @@ fn chosen_next(output: &Value) -> Option<NodeId> {
     output
         .get("next")
         .and_then(Value::as_str)
-        .map(|id| NodeId::new(id))
+        .map(NodeId::new)
 }

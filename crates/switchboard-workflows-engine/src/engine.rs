@@ -343,7 +343,7 @@ impl Engine {
             .filter(|run| matches!(run.state, RunState::Running | RunState::Initializing))
             .filter_map(|run| {
                 let idle = now.duration_since(run.updated_at);
-                (idle > threshold).then(|| StuckRun {
+                (idle > threshold).then_some(StuckRun {
                     run: run.id,
                     org_id: run.org_id,
                     workflow: run.workflow,
