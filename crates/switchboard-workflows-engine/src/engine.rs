@@ -192,17 +192,7 @@ impl Engine {
         input: Value,
         caller: &CallContext,
     ) -> Result<RunOutcome, EngineError> {
-        let id = self
-            .start(definition, input, caller)
-            .await
-            .map_err(|error| match error {
-                StartError::Store(error) => EngineError::Store(error),
-                StartError::MissingContext { fields } => EngineError::MissingContext { fields },
-                other => EngineError::Store(switchboard_workflows::RunStoreError::Backend {
-                    action: "starting a run".to_owned(),
-                    reason: other.to_string(),
-                }),
-            })?;
+        let id = self.start(definition, input, caller).await?;
         self.wait(id, caller).await
     }
 

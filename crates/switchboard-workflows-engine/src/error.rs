@@ -59,6 +59,9 @@ pub enum EngineError {
         /// What was asked (`cancel`, `resume`).
         action: &'static str,
     },
+    /// The run was not started.
+    #[error(transparent)]
+    Start(#[from] StartError),
     /// The store refused or failed.
     #[error(transparent)]
     Store(#[from] RunStoreError),

@@ -7,6 +7,7 @@ use switchboard_domains as _;
 
 mod approvals;
 mod limits;
+mod nodes;
 mod probe;
 mod recovery;
 mod retries;
