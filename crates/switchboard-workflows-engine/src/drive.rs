@@ -28,6 +28,7 @@ use crate::engine::Shared;
 use crate::error::Fault;
 use crate::{mapping, retry};
 
+mod call;
 mod nodes;
 mod saga;
 

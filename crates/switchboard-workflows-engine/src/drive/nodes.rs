@@ -347,7 +347,7 @@ impl Run<'_> {
         }
     }
 
-    fn complete(&self, path: &NodePath, iteration: u32, output: Value) -> Result<(), Fault> {
+    pub(super) fn complete(&self, path: &NodePath, iteration: u32, output: Value) -> Result<(), Fault> {
         self.node_event(
             path,
             iteration,
@@ -357,208 +357,6 @@ impl Run<'_> {
             |step| step.output = Some(output),
         )
         .map(drop)
-    }
-
-    /// A `tool` or `approval` node: the call (or its proposal), with retries.
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "the node's parts, passed down as the definition holds them"
-    )]
-    async fn exec_call(
-        &self,
-        node: &Node,
-        path: &NodePath,
-        iteration: u32,
-        scope: &Scope,
-        mut state: NodeState,
-        stored_params: Option<Value>,
-        tool: &str,
-        params: &Mapping,
-        summary: Option<&switchboard_workflows::Expression>,
-        always_propose: bool,
-    ) -> Result<NodeDone, Stop> {
-        if let NodeState::WaitingApproval { proposal_id } = &state {
-            return self
-                .check_decision(node, path, iteration, stored_params, proposal_id)
-                .await;
-        }
-        let params = match stored_params {
-            Some(params) => params,
-            None => match mapping::evaluate(params, scope) {
-                Ok(params) => params,
-                Err(error) => {
-                    self.start(path, iteration, &state, None)?;
-                    let failure = Failure::expression(path, error);
-                    return self.final_failure(node, path, iteration, None, failure, true);
-                }
-            },
-        };
-        let mutates = self.mutates(tool);
-        let propose = always_propose || (mutates && self.caller.initiator == Initiator::Agent);
-        loop {
-            let attempt = self.start(path, iteration, &state, Some(&params))?;
-            tracing::Span::current().record("attempt", attempt);
-            let result = if propose {
-                let summary = match summary.map(|summary| summary.evaluate(scope)) {
-                    None => None,
-                    Some(Ok(Value::String(text))) => Some(text),
-                    Some(Ok(other)) => Some(other.to_string()),
-                    Some(Err(error)) => {
-                        let failure = Failure::expression(path, error);
-                        return self.final_failure(
-                            node,
-                            path,
-                            iteration,
-                            Some(params),
-                            failure,
-                            true,
-                        );
-                    }
-                };
-                match self
-                    .shared
-                    .registry
-                    .propose(tool, params.clone(), &self.caller, summary.as_deref())
-                    .await
-                {
-                    Ok(proposal) => {
-                        let proposal_id = proposal.id.to_string();
-                        self.node_event(
-                            path,
-                            iteration,
-                            NodeEvent::AwaitApproval {
-                                proposal_id: proposal_id.clone(),
-                            },
-                            Counting::No,
-                            None,
-                            |_| {},
-                        )?;
-                        return Err(Stop::Suspend {
-                            reason: format!(
-                                "node `{path}` waits for a person to decide on proposal \
-                                 {proposal_id} (`{tool}`)"
-                            ),
-                            wake_at: None,
-                            awaits_decision: true,
-                        });
-                    }
-                    Err(error) => Err(error),
-                }
-            } else {
-                let mut context = self.caller.clone();
-                if mutates {
-                    context.idempotency_key = Some(IdempotencyKey::new(format!(
-                        "wf:{}:{path}:{iteration}:{attempt}",
-                        self.id
-                    )));
-                }
-                self.shared
-                    .registry
-                    .invoke(tool, params.clone(), &context)
-                    .await
-            };
-            let error = match result {
-                Ok(output) => {
-                    self.complete(path, iteration, output.clone())?;
-                    return Ok(NodeDone::Output {
-                        params: Some(params),
-                        output,
-                        next: None,
-                    });
-                }
-                Err(error) => error,
-            };
-            let retrier = node
-                .retry
-                .iter()
-                .find(|retrier| retry::matches(retrier, &error))
-                .filter(|retrier| attempt < retrier.max_attempts);
-            let Some(retrier) = retrier else {
-                let failure = Failure::invoke(error);
-                return self.final_failure(node, path, iteration, Some(params), failure, true);
-            };
-            let wait = retry::delay(retrier, attempt);
-            let retry_at = self
-                .shared
-                .clock
-                .now()
-                .checked_add(
-                    jiff::SignedDuration::try_from(wait).unwrap_or(jiff::SignedDuration::MAX),
-                )
-                .ok();
-            let failure = Failure::invoke(error);
-            state = self.node_event(
-                path,
-                iteration,
-                NodeEvent::Retry {
-                    error: failure.message,
-                },
-                Counting::No,
-                retry_at,
-                |step| step.error = Some(failure.detail),
-            )?;
-            tokio::time::sleep(wait).await;
-        }
-    }
-
-    /// A node waiting for a decision on its proposal: completes with the approved call's
-    /// output, fails when rejected or expired, or keeps waiting.
-    async fn check_decision(
-        &self,
-        node: &Node,
-        path: &NodePath,
-        iteration: u32,
-        params: Option<Value>,
-        proposal_id: &str,
-    ) -> Result<NodeDone, Stop> {
-        let waiting = || Stop::Suspend {
-            reason: format!("node `{path}` waits for a person to decide on proposal {proposal_id}"),
-            wake_at: None,
-            awaits_decision: true,
-        };
-        let id = ProposalId::new(proposal_id);
-        let proposal = match self.shared.registry.proposal(&id, &self.caller).await {
-            Ok(proposal) => proposal,
-            Err(error) => {
-                return self.final_failure(
-                    node,
-                    path,
-                    iteration,
-                    params,
-                    Failure::invoke(error),
-                    false,
-                );
-            }
-        };
-        let failure = match &proposal.status {
-            ProposalStatus::Pending => return Err(waiting()),
-            ProposalStatus::Approved { .. } => {
-                match self.shared.registry.approved_outcome(&proposal).await {
-                    None => return Err(waiting()),
-                    Some(Ok(output)) => {
-                        self.complete(path, iteration, output.clone())?;
-                        return Ok(NodeDone::Output {
-                            params,
-                            output,
-                            next: None,
-                        });
-                    }
-                    Some(Err(error)) => Failure::invoke(error),
-                }
-            }
-            ProposalStatus::Rejected { by, feedback, .. } => Failure::other(
-                "proposal_rejected",
-                format!("node `{path}`: proposal {proposal_id} was rejected by {by}: {feedback}"),
-            ),
-            other => Failure::other(
-                "proposal_closed",
-                format!(
-                    "node `{path}`: proposal {proposal_id} is {}",
-                    other.as_str()
-                ),
-            ),
-        };
-        self.final_failure(node, path, iteration, params, failure, false)
     }
 
     fn exec_wait(
@@ -726,7 +524,7 @@ impl Run<'_> {
 
     /// A node's final failure (after its retries), by its `on_failure`. `running`: the node is
     /// running (else waiting for a decision, and it is failed first).
-    fn final_failure(
+    pub(super) fn final_failure(
         &self,
         node: &Node,
         path: &NodePath,
