@@ -83,7 +83,8 @@ impl Run<'_> {
                                 "node `{path}` waits for a person to decide on proposal \
                                  {proposal_id} (`{tool}`)"
                             ),
-                            wake_at: None,
+                            // Woken at its expiry too, which fails the node if nobody decided.
+                            wake_at: Some(proposal.expires_at),
                             awaits_decision: true,
                         });
                     }
@@ -156,11 +157,6 @@ impl Run<'_> {
         params: Option<Value>,
         proposal_id: &str,
     ) -> Result<NodeDone, Stop> {
-        let waiting = || Stop::Suspend {
-            reason: format!("node `{path}` waits for a person to decide on proposal {proposal_id}"),
-            wake_at: None,
-            awaits_decision: true,
-        };
         let id = ProposalId::new(proposal_id);
         let proposal = match self.shared.registry.proposal(&id, &self.caller).await {
             Ok(proposal) => proposal,
@@ -174,6 +170,11 @@ impl Run<'_> {
                     false,
                 );
             }
+        };
+        let waiting = || Stop::Suspend {
+            reason: format!("node `{path}` waits for a person to decide on proposal {proposal_id}"),
+            wake_at: Some(proposal.expires_at),
+            awaits_decision: true,
         };
         let failure = match &proposal.status {
             ProposalStatus::Pending => return Err(waiting()),

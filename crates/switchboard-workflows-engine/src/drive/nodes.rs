@@ -241,6 +241,12 @@ impl Run<'_> {
                         );
                         return self.final_failure(node, &path, iteration, None, failure, true);
                     }
+                    // Inside another `foreach`, the items' steps are named per outer item.
+                    let prefix = if mapping::inside_foreach(&self.definition, path.as_str()) {
+                        NodePath::new(format!("{path}[{iteration}]"))
+                    } else {
+                        path.clone()
+                    };
                     let mut runs = Vec::with_capacity(list.len());
                     for (index, value) in list.into_iter().enumerate() {
                         let mut child_scope = scope.clone();
@@ -248,7 +254,7 @@ impl Run<'_> {
                             .set(item.to_string(), value)
                             .set("index", json!(index));
                         let index = u32::try_from(index).unwrap_or(u32::MAX);
-                        runs.push(self.run_block(body, Some(&path), index, child_scope));
+                        runs.push(self.run_block(body, Some(&prefix), index, child_scope));
                     }
                     let flows: Vec<Result<Flow, Stop>> = futures::stream::iter(runs)
                         .buffered(usize::try_from(*concurrency).unwrap_or(1).max(1))
@@ -347,7 +353,12 @@ impl Run<'_> {
         }
     }
 
-    pub(super) fn complete(&self, path: &NodePath, iteration: u32, output: Value) -> Result<(), Fault> {
+    pub(super) fn complete(
+        &self,
+        path: &NodePath,
+        iteration: u32,
+        output: Value,
+    ) -> Result<(), Fault> {
         self.node_event(
             path,
             iteration,

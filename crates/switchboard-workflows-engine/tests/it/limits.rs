@@ -181,3 +181,57 @@ async fn a_run_stops_at_max_steps() {
     assert!(error.contains("maximum of 3 steps"), "{error}");
     assert_eq!(probe::calls("max-steps").len(), 3);
 }
+
+#[tokio::test]
+async fn a_foreach_inside_a_foreach_keeps_a_step_per_outer_and_inner_item() {
+    let registry = registry().await;
+    let store = Arc::new(MemoryRunStore::new());
+    let inner = node(
+        "inner",
+        NodeKind::Foreach {
+            items: switchboard_workflows::Expression::parse("row").expect("parses"),
+            item: "cell".into(),
+            max_items: 10,
+            concurrency: 1,
+            body: block(vec![tool(
+                "look",
+                "probe_look",
+                object([("key", lit(json!("nested"))), ("value", expr("cell"))]),
+            )]),
+        },
+    );
+    let definition = definition(
+        "nested",
+        vec![node(
+            "outer",
+            NodeKind::Foreach {
+                items: switchboard_workflows::Expression::parse("input.rows").expect("parses"),
+                item: "row".into(),
+                max_items: 10,
+                concurrency: 1,
+                body: block(vec![inner]),
+            },
+        )],
+    );
+    let engine = engine_with(&registry, &store, &definition);
+    let caller = human("nested");
+    let outcome = engine
+        .run_to_end(
+            Arc::clone(&definition),
+            json!({ "rows": [["a", "b"], ["c", "d"]] }),
+            &caller,
+        )
+        .await
+        .expect("runs");
+    assert_eq!(outcome.state, RunState::Completed);
+    assert_eq!(probe::calls("nested").len(), 4, "every cell ran once");
+    let steps = engine.steps(outcome.run, &caller).expect("readable");
+    assert_eq!(
+        step(&steps, "outer/inner[1]/look", 0)
+            .output
+            .expect("stored")["value"],
+        "c"
+    );
+    let outer = step(&steps, "outer", 0).output.expect("stored");
+    assert_eq!(outer[1][1]["value"], "d");
+}
