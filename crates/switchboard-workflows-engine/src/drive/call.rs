@@ -1,7 +1,16 @@
 //! `tool` and `approval` nodes: the registry call as the run's caller (or its proposal),
 //! its retries, and the decision a proposal waits for.
 
+use std::time::Duration;
+
 use super::*;
+
+/// The longest retry backoff slept in the run's task; a longer one pauses the run durably,
+/// woken by the scheduler.
+const INLINE_BACKOFF: Duration = Duration::from_secs(5);
+
+/// The field of a retrying step's error holding when its next attempt is due.
+const RETRY_AT: &str = "retry_at";
 
 impl Run<'_> {
     /// A `tool` or `approval` node: the call (or its proposal), with retries.
@@ -40,6 +49,13 @@ impl Run<'_> {
         };
         let mutates = self.mutates(tool);
         let propose = always_propose || (mutates && self.caller.initiator == Initiator::Agent);
+        // A backoff still running when the run was woken (a restart, an early resume) goes on
+        // durably.
+        if let Some(due) = self.retry_due(path, iteration)
+            && due > self.shared.clock.now()
+        {
+            return Err(self.backoff(path, Some(due)));
+        }
         loop {
             let attempt = self.start(path, iteration, &state, Some(&params))?;
             tracing::Span::current().record("attempt", attempt);
@@ -132,18 +148,46 @@ impl Run<'_> {
                     jiff::SignedDuration::try_from(wait).unwrap_or(jiff::SignedDuration::MAX),
                 )
                 .ok();
-            let failure = Failure::invoke(error);
+            let Failure {
+                message,
+                mut detail,
+            } = Failure::invoke(error);
+            if let (Value::Object(fields), Some(at)) = (&mut detail, retry_at) {
+                fields.insert(RETRY_AT.to_owned(), Value::String(at.to_string()));
+            }
             state = self.node_event(
                 path,
                 iteration,
-                NodeEvent::Retry {
-                    error: failure.message,
-                },
+                NodeEvent::Retry { error: message },
                 Counting::No,
                 retry_at,
-                |step| step.error = Some(failure.detail),
+                |step| step.error = Some(detail),
             )?;
+            if wait > INLINE_BACKOFF {
+                return Err(self.backoff(path, retry_at));
+            }
             tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// When the next attempt of a retrying step is due, as its last error records it (none:
+    /// not a backoff, or an escalation a person resumed).
+    fn retry_due(&self, path: &NodePath, iteration: u32) -> Option<Timestamp> {
+        let step = self.stored(path, iteration)?;
+        if !matches!(step.state, NodeState::Retrying { .. }) {
+            return None;
+        }
+        step.error?.get(RETRY_AT)?.as_str()?.parse().ok()
+    }
+
+    fn backoff(&self, path: &NodePath, retry_at: Option<Timestamp>) -> Stop {
+        Stop::Suspend {
+            reason: format!(
+                "node `{path}` retries at {}",
+                retry_at.map_or_else(|| "once resumed".to_owned(), |at| at.to_string())
+            ),
+            wake_at: retry_at,
+            awaits_decision: false,
         }
     }
 

@@ -112,3 +112,46 @@ fn store_steps(
     use switchboard_workflows::RunStore;
     store.steps(run).expect("readable")
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_long_retry_backoff_waits_durably_across_a_restart() {
+    let registry = registry().await;
+    let store = Arc::new(MemoryRunStore::new());
+    let mut flaky = tool(
+        "flaky",
+        "probe_touch",
+        lit(json!({ "key": "long-backoff", "failures": 1 })),
+    );
+    let mut retrier = retrier(3, switchboard_workflows::Jitter::None);
+    retrier.interval = jiff::SignedDuration::from_secs(60);
+    retrier.max_delay = None;
+    flaky.retry = vec![retrier];
+    let definition = definition("long_backoff", vec![flaky]);
+    let caller = human("long-backoff");
+    let first = engine_with(&registry, &store, &definition);
+    let run = first
+        .start(Arc::clone(&definition), json!({}), &caller)
+        .await
+        .expect("starts");
+    // The first attempt fails; the run waits for its retry without a task.
+    paused(&first, run, &caller).await;
+    let steps = first.steps(run, &caller).expect("readable");
+    assert!(matches!(
+        state(&steps, "flaky"),
+        NodeState::Retrying { attempt: 2, .. }
+    ));
+    assert!(first.run(run, &caller).expect("readable").wake_at.is_some());
+    first.shutdown();
+
+    let second = engine_with(&registry, &store, &definition);
+    second.recover().await.expect("recovers");
+    let outcome = wait(&second, run, &caller).await;
+    assert_eq!(outcome.state, RunState::Completed);
+    let calls = probe::calls("long-backoff");
+    assert_eq!(calls.len(), 2);
+    assert!(
+        calls[1] - calls[0] >= Duration::from_secs(59),
+        "{:?}",
+        calls[1] - calls[0]
+    );
+}
