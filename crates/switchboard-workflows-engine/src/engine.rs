@@ -297,6 +297,24 @@ impl Engine {
         }
     }
 
+    /// The caller's organisation's runs, newest first: of one workflow if named, unfinished
+    /// ones only if asked, at most `limit`.
+    pub fn runs(
+        &self,
+        caller: &CallContext,
+        workflow: Option<&str>,
+        unfinished_only: bool,
+        limit: usize,
+    ) -> Result<Vec<RunRecord>, EngineError> {
+        let filter = switchboard_workflows::RunFilter {
+            org_id: org_of(caller)?,
+            workflow: workflow.map(str::to_owned),
+            unfinished_only,
+            limit,
+        };
+        Ok(self.shared.store.list_runs(&filter)?)
+    }
+
     /// The run's steps, in key order, if it belongs to the caller's organisation.
     pub fn steps(&self, run: RunId, caller: &CallContext) -> Result<Vec<StepRecord>, EngineError> {
         self.run(run, caller)?;
@@ -423,16 +441,27 @@ impl Shared {
     }
     /// Drives `run` in a task of its own, or once more after its current drive.
     pub(crate) fn kick(self: &Arc<Self>, run: RunId) {
+        self.drive_soon(run, false);
+    }
+
+    /// Cancels `run` at its next node (at once if it waits), in a drive of its own.
+    fn request_cancel(self: &Arc<Self>, run: RunId) {
+        self.drive_soon(run, true);
+    }
+
+    fn drive_soon(self: &Arc<Self>, run: RunId, cancel: bool) {
         let mut active = lock(&self.active);
         if let Some(entry) = active.get_mut(&run) {
             entry.again = true;
+            entry.cancel |= cancel;
             return;
         }
+        // The entry exists before the task starts, so the drive sees the cancel.
         active.insert(
             run,
             Active {
                 again: false,
-                cancel: false,
+                cancel,
                 task: None,
             },
         );
@@ -440,21 +469,6 @@ impl Shared {
         let task = tokio::spawn(async move { shared.drive_until_settled(run).await });
         if let Some(entry) = active.get_mut(&run) {
             entry.task = Some(task.abort_handle());
-        }
-    }
-
-    fn request_cancel(self: &Arc<Self>, run: RunId) {
-        {
-            let mut active = lock(&self.active);
-            if let Some(entry) = active.get_mut(&run) {
-                entry.cancel = true;
-                entry.again = true;
-                return;
-            }
-        }
-        self.kick(run);
-        if let Some(entry) = lock(&self.active).get_mut(&run) {
-            entry.cancel = true;
         }
     }
 
