@@ -102,15 +102,21 @@ impl ToolRegistry {
             .ok_or_else(|| not_found_proposal(id))
     }
 
-    /// What the run of an approved proposal returned: its output or its error, as the
-    /// idempotency store keeps them under the proposal's id. `None` while the proposal is not
-    /// approved, or approved but its run has not started yet (a write is noted when it ends:
-    /// see [`watch_writes`](Self::watch_writes)); a run in flight is waited for. How a workflow
-    /// whose step became a proposal learns the step's output.
+    /// What the run of an approved proposal of the caller's organisation returned: its output
+    /// or its error, as the idempotency store keeps them under the proposal's id. `Ok(None)`
+    /// while the proposal is not approved, or approved but its run has not started yet (a
+    /// write is noted when it ends: see [`watch_writes`](Self::watch_writes)); a run in flight
+    /// is waited for. How a workflow whose step became a proposal learns the step's output.
     pub async fn approved_outcome(
         &self,
-        proposal: &Proposal,
-    ) -> Option<Result<Value, InvokeError>> {
+        id: &ProposalId,
+        context: &CallContext,
+    ) -> Result<Option<Result<Value, InvokeError>>, InvokeError> {
+        let proposal = self.proposal(id, context).await?;
+        Ok(self.outcome_of_approved(&proposal).await)
+    }
+
+    async fn outcome_of_approved(&self, proposal: &Proposal) -> Option<Result<Value, InvokeError>> {
         if !matches!(proposal.status, ProposalStatus::Approved { .. }) {
             return None;
         }

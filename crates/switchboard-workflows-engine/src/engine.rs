@@ -545,8 +545,9 @@ async fn decided(shared: &Shared, run: RunId) -> bool {
             Ok(proposal) => match proposal.status {
                 switchboard_registry::ProposalStatus::Pending => {}
                 switchboard_registry::ProposalStatus::Approved { .. } => {
-                    if shared.registry.approved_outcome(&proposal).await.is_some() {
-                        return true;
+                    match shared.registry.approved_outcome(&id, &record.caller).await {
+                        Ok(None) => {}
+                        Ok(Some(_)) | Err(_) => return true,
                     }
                 }
                 _ => return true,

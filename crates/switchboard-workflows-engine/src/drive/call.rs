@@ -223,9 +223,14 @@ impl Run<'_> {
         let failure = match &proposal.status {
             ProposalStatus::Pending => return Err(waiting()),
             ProposalStatus::Approved { .. } => {
-                match self.shared.registry.approved_outcome(&proposal).await {
-                    None => return Err(waiting()),
-                    Some(Ok(output)) => {
+                match self
+                    .shared
+                    .registry
+                    .approved_outcome(&id, &self.caller)
+                    .await
+                {
+                    Ok(None) => return Err(waiting()),
+                    Ok(Some(Ok(output))) => {
                         self.complete(path, iteration, output.clone())?;
                         return Ok(NodeDone::Output {
                             params,
@@ -233,7 +238,7 @@ impl Run<'_> {
                             next: None,
                         });
                     }
-                    Some(Err(error)) => Failure::invoke(error),
+                    Ok(Some(Err(error))) | Err(error) => Failure::invoke(error),
                 }
             }
             ProposalStatus::Rejected { by, feedback, .. } => Failure::other(

@@ -161,15 +161,25 @@ async fn the_event_stream_gives_stored_events_then_live_ones_each_once() {
     ));
     assert!(events.iter().any(|event| matches!(&event.event, WorkflowEvent::Node { path, event: switchboard_workflows::NodeEvent::Complete, .. } if path.as_str() == "second")));
 
-    let listed = engine.runs(&caller, Some("watched"), false, 10).expect("lists");
-    assert_eq!(listed.iter().map(|record| record.id).collect::<Vec<_>>(), [run]);
+    let listed = engine
+        .runs(&caller, Some("watched"), false, 10)
+        .expect("lists");
+    assert_eq!(
+        listed.iter().map(|record| record.id).collect::<Vec<_>>(),
+        [run]
+    );
 
     // Another organisation sees nothing of it.
     let mut stranger = human("stranger");
     stranger.org_id = Some("globex".into());
     assert!(engine.events(run, &stranger).is_err());
     assert!(engine.run(run, &stranger).is_err());
-    assert!(engine.runs(&stranger, None, false, 10).expect("lists").is_empty());
+    assert!(
+        engine
+            .runs(&stranger, None, false, 10)
+            .expect("lists")
+            .is_empty()
+    );
 }
 
 #[tokio::test(start_paused = true)]
