@@ -166,3 +166,55 @@ async fn a_rejected_approval_fails_the_run_and_undoes_what_it_did() {
         "never ran"
     );
 }
+
+#[tokio::test]
+async fn an_agents_rejected_step_fails_the_run_and_changes_nothing() {
+    let registry = registry().await;
+    let store = Arc::new(MemoryRunStore::new());
+    let definition = definition(
+        "agent_rejected",
+        vec![
+            tool(
+                "read",
+                "roster_get_shift",
+                object([("shift_id", lit(json!(SHIFT_A)))]),
+            ),
+            tool(
+                "assign",
+                "roster_assign_shift",
+                object([
+                    ("shift_id", lit(json!(SHIFT_A))),
+                    ("user_id", lit(json!("mark"))),
+                ]),
+            ),
+        ],
+    );
+    let engine = engine_with(&registry, &store, &definition);
+    let caller = agent("agent-rejected");
+    let run = engine
+        .start(Arc::clone(&definition), json!({}), &caller)
+        .await
+        .expect("starts");
+    paused(&engine, run, &caller).await;
+    let proposal = proposal_of(&engine.steps(run, &caller).expect("readable"));
+    registry
+        .reject(&proposal, "mark is on leave", &human("approver"))
+        .await
+        .expect("a human admin rejects");
+    let outcome = wait(&engine, run, &caller).await;
+    let RunState::Failed { error, .. } = &outcome.state else {
+        panic!("fails: {:?}", outcome.state);
+    };
+    assert!(
+        error.contains("node `assign`") && error.contains("mark is on leave"),
+        "{error}"
+    );
+    let steps = engine.steps(run, &caller).expect("readable");
+    assert_eq!(state(&steps, "read"), NodeState::Completed);
+    assert!(matches!(state(&steps, "assign"), NodeState::Failed { .. }));
+    assert_eq!(
+        step(&steps, "assign", 0).error.expect("stored")["kind"],
+        "proposal_rejected"
+    );
+    assert_eq!(assignee(&registry, SHIFT_A).await.as_deref(), Some("sam"));
+}
