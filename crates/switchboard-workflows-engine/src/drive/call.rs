@@ -48,7 +48,7 @@ impl Run<'_> {
             },
         };
         let mutates = self.mutates(tool);
-        let propose = always_propose || (mutates && self.caller.initiator == Initiator::Agent);
+        let propose = always_propose || self.must_propose(tool);
         // A backoff still running when the run was woken (a restart, an early resume) goes on
         // durably.
         if let Some(due) = self.retry_due(path, iteration)

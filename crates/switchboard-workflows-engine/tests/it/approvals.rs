@@ -218,3 +218,93 @@ async fn an_agents_rejected_step_fails_the_run_and_changes_nothing() {
     );
     assert_eq!(assignee(&registry, SHIFT_A).await.as_deref(), Some("sam"));
 }
+
+/// Waits until a step of the run waits for a decision other than `before`, and returns it.
+async fn next_proposal(
+    engine: &switchboard_workflows_engine::Engine,
+    run: switchboard_workflows::RunId,
+    caller: &switchboard_core::CallContext,
+    before: &ProposalId,
+) -> ProposalId {
+    for _ in 0..2000 {
+        let steps = engine.steps(run, caller).expect("readable");
+        let waiting = steps.iter().find_map(|step| match &step.state {
+            NodeState::WaitingApproval { proposal_id } if proposal_id != before.as_str() => {
+                Some(ProposalId::new(proposal_id.as_str()))
+            }
+            _ => None,
+        });
+        if let Some(proposal) = waiting {
+            return proposal;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("no new proposal in run {run}");
+}
+
+#[tokio::test]
+async fn an_agents_run_proposes_its_mutating_undo_and_a_person_approves_it() {
+    let registry = registry().await;
+    let store = Arc::new(MemoryRunStore::new());
+    let definition = definition(
+        "agent_undo",
+        vec![
+            undo(
+                tool(
+                    "assign",
+                    "roster_assign_shift",
+                    object([
+                        ("shift_id", lit(json!(SHIFT_A))),
+                        ("user_id", lit(json!("mark"))),
+                    ]),
+                ),
+                "roster_assign_shift",
+                object([
+                    ("shift_id", expr("params.shift_id")),
+                    ("user_id", lit(json!("sam"))),
+                ]),
+            ),
+            tool("check", "probe_broken", lit(json!({ "key": "agent-undo" }))),
+        ],
+    );
+    let engine = engine_with(&registry, &store, &definition);
+    let caller = agent("agent-undo");
+    let run = engine
+        .start(Arc::clone(&definition), json!({}), &caller)
+        .await
+        .expect("starts");
+    paused(&engine, run, &caller).await;
+    let forward = proposal_of(&engine.steps(run, &caller).expect("readable"));
+    registry
+        .approve(&forward, &human("approver"))
+        .await
+        .expect("approved");
+
+    // `check` fails; the agent may not undo the assignment itself, so it proposes the undo.
+    let undo = next_proposal(&engine, run, &caller, &forward).await;
+    let record = engine.run(run, &caller).expect("readable");
+    assert!(
+        matches!(record.state, RunState::Compensating { .. }),
+        "{:?}",
+        record.state
+    );
+    assert_eq!(assignee(&registry, SHIFT_A).await.as_deref(), Some("mark"));
+    registry
+        .approve(&undo, &human("approver"))
+        .await
+        .expect("approved");
+
+    let outcome = wait(&engine, run, &caller).await;
+    let RunState::Failed {
+        error,
+        compensation_failure,
+    } = &outcome.state
+    else {
+        panic!("fails: {:?}", outcome.state);
+    };
+    assert!(error.contains("node `check`"), "{error}");
+    assert_eq!(*compensation_failure, None, "the undo ran");
+    assert_eq!(assignee(&registry, SHIFT_A).await.as_deref(), Some("sam"));
+    let steps = engine.steps(run, &caller).expect("readable");
+    assert_eq!(state(&steps, "assign"), NodeState::Compensated);
+}
