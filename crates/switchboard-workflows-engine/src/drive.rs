@@ -470,6 +470,21 @@ impl<'s> Run<'s> {
     }
 
     async fn cancel(&self) -> Result<(), Fault> {
+        // A child run still going is cancelled with its parent (it undoes its own steps).
+        let children: Vec<RunId> = self
+            .memory()
+            .steps
+            .values()
+            .filter(|step| matches!(step.state, NodeState::Running { .. }))
+            .filter_map(|step| step.params.as_ref()?.get(CHILD_RUN)?.as_str()?.parse().ok())
+            .collect();
+        for child in children {
+            if let Ok(Some(record)) = self.shared.store.run(child)
+                && !record.state.is_terminal()
+            {
+                self.shared.request_cancel(child);
+            }
+        }
         if self.has_compensations() {
             self.compensate(Some(CompensationCause::Cancelled)).await
         } else {

@@ -445,7 +445,7 @@ impl Shared {
     }
 
     /// Cancels `run` at its next node (at once if it waits), in a drive of its own.
-    fn request_cancel(self: &Arc<Self>, run: RunId) {
+    pub(crate) fn request_cancel(self: &Arc<Self>, run: RunId) {
         self.drive_soon(run, true);
     }
 

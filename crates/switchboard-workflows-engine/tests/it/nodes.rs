@@ -216,3 +216,53 @@ async fn the_monitor_reports_runs_with_no_event_for_too_long() {
     assert_eq!(stuck[0].run, run);
     assert_eq!(stuck[0].state, RunState::Running);
 }
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_a_parent_cancels_its_child() {
+    let registry = registry().await;
+    let store = Arc::new(MemoryRunStore::new());
+    let child = definition(
+        "sleepy_child",
+        vec![node(
+            "nap",
+            NodeKind::Wait(switchboard_workflows::WaitFor::Duration(
+                jiff::SignedDuration::from_secs(600),
+            )),
+        )],
+    );
+    let parent = definition(
+        "parent_of_sleepy",
+        vec![node(
+            "sub",
+            NodeKind::Workflow {
+                definition: Arc::clone(&child),
+                input: lit(json!({})),
+            },
+        )],
+    );
+    let engine = engine_with(&registry, &store, &parent);
+    let caller = human("cancel-child");
+    let run = engine
+        .start(Arc::clone(&parent), json!({}), &caller)
+        .await
+        .expect("starts");
+    paused(&engine, run, &caller).await;
+    let child_run = loop {
+        let steps = engine.steps(run, &caller).expect("readable");
+        let id = steps
+            .first()
+            .and_then(|step| step.params.as_ref())
+            .and_then(|params| params["child_run"].as_str().map(str::to_owned));
+        if let Some(id) = id {
+            break id.parse().expect("a run id");
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    paused(&engine, child_run, &caller).await;
+    engine.cancel(run, &caller).await.expect("cancels");
+    assert_eq!(wait(&engine, run, &caller).await.state, RunState::Cancelled);
+    assert_eq!(
+        wait(&engine, child_run, &caller).await.state,
+        RunState::Cancelled
+    );
+}
