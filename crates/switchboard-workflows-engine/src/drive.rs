@@ -94,6 +94,14 @@ async fn drive_run(shared: &Arc<Shared>, id: RunId) -> Result<(), Fault> {
     Ok(())
 }
 
+/// When a run waiting for a proposal looks at it unasked: a moment after its expiry, so that
+/// the registry, whose clock may lag the engine's a little, sees it expired.
+fn after_expiry(expires_at: Timestamp) -> Timestamp {
+    expires_at
+        .checked_add(jiff::SignedDuration::from_secs(1))
+        .unwrap_or(expires_at)
+}
+
 /// How a block ended.
 enum Flow {
     /// It ran to its end: the last node's output, and the scope its nodes filled.

@@ -100,7 +100,7 @@ impl Run<'_> {
                                  {proposal_id} (`{tool}`)"
                             ),
                             // Woken at its expiry too, which fails the node if nobody decided.
-                            wake_at: Some(proposal.expires_at),
+                            wake_at: Some(after_expiry(proposal.expires_at)),
                             awaits_decision: true,
                         });
                     }
@@ -217,7 +217,7 @@ impl Run<'_> {
         };
         let waiting = || Stop::Suspend {
             reason: format!("node `{path}` waits for a person to decide on proposal {proposal_id}"),
-            wake_at: Some(proposal.expires_at),
+            wake_at: Some(after_expiry(proposal.expires_at)),
             awaits_decision: true,
         };
         let failure = match &proposal.status {

@@ -171,7 +171,7 @@ impl Run<'_> {
     /// Leaves the run compensating, woken by a decision or at the proposal's expiry.
     fn await_undo(&self, expires_at: Timestamp) {
         self.shared.await_decision(self.id);
-        self.shared.schedule(expires_at, self.id);
+        self.shared.schedule(after_expiry(expires_at), self.id);
     }
 
     /// Where the proposal of an undo stands.
