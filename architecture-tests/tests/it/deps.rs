@@ -109,6 +109,12 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
             "switchboard-workflows",
             "switchboard-sqlite",
         ]),
+        // The engine runs every step through the registry, so it sits on it.
+        "switchboard-workflows-engine" => Allowed::Only(&[
+            "switchboard-core",
+            "switchboard-registry",
+            "switchboard-workflows",
+        ]),
         name if is_domain_crate(name) => Allowed::Only(&["switchboard-core"]),
         // Links the sample domains into binaries; it holds no code of its own.
         "switchboard-domains" => Allowed::DomainCrates,

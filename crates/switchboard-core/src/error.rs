@@ -151,6 +151,14 @@ impl fmt::Display for FieldError {
 pub struct ToolError {
     code: Cow<'static, str>,
     message: String,
+    /// Whether the same call may succeed if tried again (a busy upstream, a lost lock):
+    /// what a workflow's default retrier retries. Absent from the JSON forms unless set.
+    #[serde(skip_serializing_if = "is_false")]
+    retryable: bool,
+}
+
+fn is_false(flag: &bool) -> bool {
+    !*flag
 }
 
 impl ToolError {
@@ -163,7 +171,21 @@ impl ToolError {
         Self {
             code: code.into(),
             message: message.into(),
+            retryable: false,
         }
+    }
+
+    /// Marks the error retryable: the same call may succeed if tried again (a busy upstream,
+    /// a lost lock), so a workflow's retrier that matches retryable tool errors retries it.
+    #[must_use]
+    pub fn retryable(mut self) -> Self {
+        self.retryable = true;
+        self
+    }
+
+    /// Whether the tool marked the error retryable.
+    pub fn is_retryable(&self) -> bool {
+        self.retryable
     }
 
     /// The stable code.

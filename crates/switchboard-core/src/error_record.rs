@@ -70,6 +70,8 @@ pub(crate) mod fields {
         struct Fields<'a> {
             code: Cow<'a, str>,
             error_message: Cow<'a, str>,
+            #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+            retryable: bool,
         }
 
         pub(crate) fn serialize<S: Serializer>(
@@ -79,6 +81,7 @@ pub(crate) mod fields {
             Fields {
                 code: Cow::Borrowed(error.code()),
                 error_message: Cow::Borrowed(error.message()),
+                retryable: error.is_retryable(),
             }
             .serialize(serializer)
         }
@@ -87,10 +90,12 @@ pub(crate) mod fields {
             deserializer: D,
         ) -> Result<ToolError, D::Error> {
             let fields = Fields::deserialize(deserializer)?;
-            Ok(ToolError::new(
-                fields.code.into_owned(),
-                fields.error_message.into_owned(),
-            ))
+            let error = ToolError::new(fields.code.into_owned(), fields.error_message.into_owned());
+            Ok(if fields.retryable {
+                error.retryable()
+            } else {
+                error
+            })
         }
     }
 
@@ -359,6 +364,27 @@ mod tests {
             assert_eq!(&record[key], value, "`{key}` differs from the wire form");
         }
         assert_eq!(record["error_message"], "it broke");
+    }
+
+    #[test]
+    fn a_retryable_tool_error_says_so_in_both_forms_and_only_then() {
+        let plain = InvokeError::ToolFailed {
+            tool: "t".to_owned(),
+            error: ToolError::new("busy", "try later"),
+        };
+        assert!(plain.to_record().get("retryable").is_none());
+        let retryable = InvokeError::ToolFailed {
+            tool: "t".to_owned(),
+            error: ToolError::new("busy", "try later").retryable(),
+        };
+        let record = retryable.to_record();
+        assert_eq!(record["retryable"], true);
+        assert_eq!(
+            serde_json::to_value(&retryable).expect("wire")["retryable"],
+            true
+        );
+        let read = InvokeError::from_record(&record).expect("reads back");
+        assert!(matches!(read, InvokeError::ToolFailed { error, .. } if error.is_retryable()));
     }
 
     #[test]

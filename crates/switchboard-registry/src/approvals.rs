@@ -15,9 +15,16 @@
 use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
-use switchboard_approvals::{Decision, Proposal, StoreError, TransitionError};
+use std::sync::Arc;
+
+use switchboard_approvals::{
+    Claim, Decision, Fingerprint, IdempotencyScope, Proposal, ProposalStatus, StoreError,
+    TransitionError,
+};
 use switchboard_audit::{ActionEvent, AuditAction, digest_json};
-use switchboard_core::{ActionId, CallContext, Caller, Initiator, InvokeError, ProposalId};
+use switchboard_core::{
+    ActionId, CallContext, Caller, IdempotencyKey, Initiator, InvokeError, ProposalId,
+};
 use tracing::Instrument;
 
 use crate::{
@@ -93,6 +100,50 @@ impl ToolRegistry {
             .get(&caller.org_id, id)
             .map_err(store_unavailable)?
             .ok_or_else(|| not_found_proposal(id))
+    }
+
+    /// What the run of an approved proposal of the caller's organisation returned: its output
+    /// or its error, as the idempotency store keeps them under the proposal's id. `Ok(None)`
+    /// while the proposal is not approved, or approved but its run has not started yet (a
+    /// write is noted when it ends: see [`watch_writes`](Self::watch_writes)); a run in flight
+    /// is waited for. How a workflow whose step became a proposal learns the step's output.
+    pub async fn approved_outcome(
+        &self,
+        id: &ProposalId,
+        context: &CallContext,
+    ) -> Result<Option<Result<Value, InvokeError>>, InvokeError> {
+        let proposal = self.proposal(id, context).await?;
+        Ok(self.outcome_of_approved(&proposal).await)
+    }
+
+    async fn outcome_of_approved(&self, proposal: &Proposal) -> Option<Result<Value, InvokeError>> {
+        if !matches!(proposal.status, ProposalStatus::Approved { .. }) {
+            return None;
+        }
+        let params = switchboard_core::digest_json(&proposal.params).ok()?;
+        let scope = IdempotencyScope::new(
+            proposal.org_id.clone(),
+            IdempotencyKey::new(proposal.id.as_str()),
+        );
+        let fingerprint = Fingerprint::new(Arc::clone(&proposal.tool), params);
+        let store = &self.shared().idempotency;
+        loop {
+            match store.claim(&scope, &fingerprint, Timestamp::now()) {
+                Claim::Done(stored) => return Some(stored.result.clone()),
+                // A waiter that ends without a result: the run gave the key back; claim again.
+                Claim::Running(waiter) => {
+                    if let Some(stored) = waiter.wait().await {
+                        return Some(stored.result.clone());
+                    }
+                }
+                // Approved, but its run has not claimed the key yet: give the key back.
+                Claim::Run => {
+                    store.release(&scope);
+                    return None;
+                }
+                Claim::Conflict => return None,
+            }
+        }
     }
 
     /// Approves a pending proposal and runs its tool once, as `approver`, in the proposer's

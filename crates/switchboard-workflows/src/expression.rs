@@ -130,6 +130,12 @@ impl Scope {
         self.variables.get(name)
     }
 
+    /// The variable `name`, to change in place, if set (the engine adds each completed step
+    /// to `steps` without copying the others).
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut Value> {
+        self.variables.get_mut(name)
+    }
+
     /// The variables `expression` reads, as one object: what an error shows it saw.
     fn seen_by(&self, expression: &Expression) -> Value {
         Value::Object(

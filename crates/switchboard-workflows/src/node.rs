@@ -13,19 +13,21 @@
 //!                     ▼     │
 //!                  Retrying{2}      (each retry counts one more attempt)
 //!
-//! await_approval:      Running ──► WaitingApproval
+//! await_approval:      Running | Compensating ──► WaitingApproval
 //! await_timer:         Running ──► WaitingTimer
 //! complete:            Running | WaitingApproval | WaitingTimer            ──► Completed
 //! fail:                Running | Retrying | WaitingApproval | WaitingTimer ──► Failed
 //! skip:                Pending | Running                                   ──► Skipped
-//! compensated:         Compensating ──► Compensated
-//! compensation_failed: Compensating ──► CompensationFailed
+//! compensated:         Compensating | WaitingApproval ──► Compensated
+//! compensation_failed: Compensating | WaitingApproval ──► CompensationFailed
 //! ```
 //!
 //! The attempt number lives in the state: `start` from `Pending` is attempt 1, and each `retry`
 //! counts one more, so no caller can report an attempt out of order. `WaitingApproval` and
 //! `WaitingTimer` are the node's pauses: a person's decision or a durable timer ends them, by
 //! completing the node (the approved call ran, the timer fired) or failing it (rejected).
+//! A compensation an agent's run may not make itself (a mutating tool) waits the same way, and
+//! its decision ends it `Compensated` or `CompensationFailed`.
 //! `Completed` is not terminal, because a failed or cancelled run may undo it (`compensate`);
 //! `Failed`, `Skipped`, `Compensated` and `CompensationFailed` are terminal.
 
@@ -176,12 +178,18 @@ impl NodeState {
                 reason: reason.clone(),
             },
             (State::Completed, Event::Compensate) => State::Compensating,
-            (State::Compensating, Event::Compensated) => State::Compensated,
-            (State::Compensating, Event::CompensationFailed { error }) => {
-                State::CompensationFailed {
-                    error: error.clone(),
-                }
+            (State::Compensating, Event::AwaitApproval { proposal_id }) => State::WaitingApproval {
+                proposal_id: proposal_id.clone(),
+            },
+            (State::Compensating | State::WaitingApproval { .. }, Event::Compensated) => {
+                State::Compensated
             }
+            (
+                State::Compensating | State::WaitingApproval { .. },
+                Event::CompensationFailed { error },
+            ) => State::CompensationFailed {
+                error: error.clone(),
+            },
             _ => {
                 return Err(IllegalNodeTransition {
                     state: self.clone(),

@@ -316,3 +316,40 @@ async fn reads_are_not_proposed_and_agents_can_be_set_to_propose_on_execute() {
         .expect("approved");
     assert_eq!(tally(&registry).await.runs, 1);
 }
+
+#[tokio::test]
+async fn an_approved_proposals_outcome_is_read_back_in_its_organisation_only() {
+    let registry = start(ToolRegistry::builder()).await;
+    let proposal = registry
+        .propose("vault_add", add(4), &agent("outcome"), None)
+        .await
+        .expect("stored");
+    let pending = registry
+        .approved_outcome(&proposal.id, &agent("outcome"))
+        .await
+        .expect("readable");
+    assert_eq!(pending, None, "nothing ran yet");
+
+    let approved = registry
+        .approve(&proposal.id, &admin("approving"))
+        .await
+        .expect("approved");
+    let outcome = registry
+        .approved_outcome(&proposal.id, &agent("outcome"))
+        .await
+        .expect("readable");
+    assert_eq!(outcome, Some(Ok(approved.output)));
+    assert_eq!(
+        tally(&registry).await.runs,
+        1,
+        "reading the outcome runs nothing"
+    );
+
+    let mut stranger = agent("outcome");
+    stranger.org_id = Some("globex".into());
+    let refused = registry
+        .approved_outcome(&proposal.id, &stranger)
+        .await
+        .expect_err("another organisation never sees it");
+    assert_eq!(refused.kind(), ErrorKind::ProposalNotFound);
+}

@@ -19,9 +19,16 @@ const EDGES: &[(&str, &str, &str)] = &[
     ("retrying", "fail", "failed"),
     ("waiting_approval", "complete", "completed"),
     ("waiting_approval", "fail", "failed"),
+    ("waiting_approval", "compensated", "compensated"),
+    (
+        "waiting_approval",
+        "compensation_failed",
+        "compensation_failed",
+    ),
     ("waiting_timer", "complete", "completed"),
     ("waiting_timer", "fail", "failed"),
     ("completed", "compensate", "compensating"),
+    ("compensating", "await_approval", "waiting_approval"),
     ("compensating", "compensated", "compensated"),
     ("compensating", "compensation_failed", "compensation_failed"),
 ];

@@ -1,0 +1,258 @@
+//! `tool` and `approval` nodes: the registry call as the run's caller (or its proposal),
+//! its retries, and the decision a proposal waits for.
+
+use std::time::Duration;
+
+use super::*;
+
+/// The longest retry backoff slept in the run's task; a longer one pauses the run durably,
+/// woken by the scheduler.
+const INLINE_BACKOFF: Duration = Duration::from_secs(5);
+
+/// The field of a retrying step's error holding when its next attempt is due.
+const RETRY_AT: &str = "retry_at";
+
+impl Run<'_> {
+    /// A `tool` or `approval` node: the call (or its proposal), with retries.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the node's parts, passed down as the definition holds them"
+    )]
+    pub(super) async fn exec_call(
+        &self,
+        node: &Node,
+        path: &NodePath,
+        iteration: u32,
+        scope: &Scope,
+        mut state: NodeState,
+        stored_params: Option<Value>,
+        tool: &str,
+        params: &Mapping,
+        summary: Option<&switchboard_workflows::Expression>,
+        always_propose: bool,
+    ) -> Result<NodeDone, Stop> {
+        if let NodeState::WaitingApproval { proposal_id } = &state {
+            return self
+                .check_decision(node, path, iteration, stored_params, proposal_id)
+                .await;
+        }
+        let params = match stored_params {
+            Some(params) => params,
+            None => match mapping::evaluate(params, scope) {
+                Ok(params) => params,
+                Err(error) => {
+                    self.start(path, iteration, &state, None)?;
+                    let failure = Failure::expression(path, error);
+                    return self.final_failure(node, path, iteration, None, failure, true);
+                }
+            },
+        };
+        let mutates = self.mutates(tool);
+        let propose = always_propose || self.must_propose(tool);
+        // A backoff still running when the run was woken (a restart, an early resume) goes on
+        // durably.
+        if let Some(due) = self.retry_due(path, iteration)
+            && due > self.shared.clock.now()
+        {
+            return Err(self.backoff(path, Some(due)));
+        }
+        loop {
+            let attempt = self.start(path, iteration, &state, Some(&params))?;
+            tracing::Span::current().record("attempt", attempt);
+            let result = if propose {
+                let summary = match summary.map(|summary| summary.evaluate(scope)) {
+                    None => None,
+                    Some(Ok(Value::String(text))) => Some(text),
+                    Some(Ok(other)) => Some(other.to_string()),
+                    Some(Err(error)) => {
+                        let failure = Failure::expression(path, error);
+                        return self.final_failure(
+                            node,
+                            path,
+                            iteration,
+                            Some(params),
+                            failure,
+                            true,
+                        );
+                    }
+                };
+                match self
+                    .shared
+                    .registry
+                    .propose(tool, params.clone(), &self.caller, summary.as_deref())
+                    .await
+                {
+                    Ok(proposal) => {
+                        let proposal_id = proposal.id.to_string();
+                        self.node_event(
+                            path,
+                            iteration,
+                            NodeEvent::AwaitApproval {
+                                proposal_id: proposal_id.clone(),
+                            },
+                            Counting::No,
+                            None,
+                            |_| {},
+                        )?;
+                        return Err(Stop::Suspend {
+                            reason: format!(
+                                "node `{path}` waits for a person to decide on proposal \
+                                 {proposal_id} (`{tool}`)"
+                            ),
+                            // Woken at its expiry too, which fails the node if nobody decided.
+                            wake_at: Some(after_expiry(proposal.expires_at)),
+                            awaits_decision: true,
+                        });
+                    }
+                    Err(error) => Err(error),
+                }
+            } else {
+                let mut context = self.caller.clone();
+                if mutates {
+                    context.idempotency_key = Some(IdempotencyKey::new(format!(
+                        "wf:{}:{path}:{iteration}:{attempt}",
+                        self.id
+                    )));
+                }
+                self.shared
+                    .registry
+                    .invoke(tool, params.clone(), &context)
+                    .await
+            };
+            let error = match result {
+                Ok(output) => {
+                    self.complete(path, iteration, output.clone())?;
+                    return Ok(NodeDone::Output {
+                        params: Some(params),
+                        output,
+                        next: None,
+                    });
+                }
+                Err(error) => error,
+            };
+            let retrier = node
+                .retry
+                .iter()
+                .find(|retrier| retry::matches(retrier, &error))
+                .filter(|retrier| attempt < retrier.max_attempts);
+            let Some(retrier) = retrier else {
+                let failure = Failure::invoke(error);
+                return self.final_failure(node, path, iteration, Some(params), failure, true);
+            };
+            let wait = retry::delay(retrier, attempt);
+            let retry_at = self
+                .shared
+                .clock
+                .now()
+                .checked_add(
+                    jiff::SignedDuration::try_from(wait).unwrap_or(jiff::SignedDuration::MAX),
+                )
+                .ok();
+            let Failure {
+                message,
+                mut detail,
+            } = Failure::invoke(error);
+            if let (Value::Object(fields), Some(at)) = (&mut detail, retry_at) {
+                fields.insert(RETRY_AT.to_owned(), Value::String(at.to_string()));
+            }
+            state = self.node_event(
+                path,
+                iteration,
+                NodeEvent::Retry { error: message },
+                Counting::No,
+                retry_at,
+                |step| step.error = Some(detail),
+            )?;
+            if wait > INLINE_BACKOFF {
+                return Err(self.backoff(path, retry_at));
+            }
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// When the next attempt of a retrying step is due, as its last error records it (none:
+    /// not a backoff, or an escalation a person resumed).
+    fn retry_due(&self, path: &NodePath, iteration: u32) -> Option<Timestamp> {
+        let step = self.stored(path, iteration)?;
+        if !matches!(step.state, NodeState::Retrying { .. }) {
+            return None;
+        }
+        step.error?.get(RETRY_AT)?.as_str()?.parse().ok()
+    }
+
+    fn backoff(&self, path: &NodePath, retry_at: Option<Timestamp>) -> Stop {
+        Stop::Suspend {
+            reason: format!(
+                "node `{path}` retries at {}",
+                retry_at.map_or_else(|| "once resumed".to_owned(), |at| at.to_string())
+            ),
+            wake_at: retry_at,
+            awaits_decision: false,
+        }
+    }
+
+    /// A node waiting for a decision on its proposal: completes with the approved call's
+    /// output, fails when rejected or expired, or keeps waiting.
+    async fn check_decision(
+        &self,
+        node: &Node,
+        path: &NodePath,
+        iteration: u32,
+        params: Option<Value>,
+        proposal_id: &str,
+    ) -> Result<NodeDone, Stop> {
+        let id = ProposalId::new(proposal_id);
+        let proposal = match self.shared.registry.proposal(&id, &self.caller).await {
+            Ok(proposal) => proposal,
+            Err(error) => {
+                return self.final_failure(
+                    node,
+                    path,
+                    iteration,
+                    params,
+                    Failure::invoke(error),
+                    false,
+                );
+            }
+        };
+        let waiting = || Stop::Suspend {
+            reason: format!("node `{path}` waits for a person to decide on proposal {proposal_id}"),
+            wake_at: Some(after_expiry(proposal.expires_at)),
+            awaits_decision: true,
+        };
+        let failure = match &proposal.status {
+            ProposalStatus::Pending => return Err(waiting()),
+            ProposalStatus::Approved { .. } => {
+                match self
+                    .shared
+                    .registry
+                    .approved_outcome(&id, &self.caller)
+                    .await
+                {
+                    Ok(None) => return Err(waiting()),
+                    Ok(Some(Ok(output))) => {
+                        self.complete(path, iteration, output.clone())?;
+                        return Ok(NodeDone::Output {
+                            params,
+                            output,
+                            next: None,
+                        });
+                    }
+                    Ok(Some(Err(error))) | Err(error) => Failure::invoke(error),
+                }
+            }
+            ProposalStatus::Rejected { by, feedback, .. } => Failure::other(
+                "proposal_rejected",
+                format!("node `{path}`: proposal {proposal_id} was rejected by {by}: {feedback}"),
+            ),
+            other => Failure::other(
+                "proposal_closed",
+                format!(
+                    "node `{path}`: proposal {proposal_id} is {}",
+                    other.as_str()
+                ),
+            ),
+        };
+        self.final_failure(node, path, iteration, params, failure, false)
+    }
+}

@@ -1,0 +1,310 @@
+//! Runs that wait for a person: an agent-started run reaching an execute step proposes it and
+//! pauses; the approval through `ToolRegistry::approve` runs the call once and the run goes on.
+//! A rejection fails the run, and what it did is undone.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use switchboard_audit::{ActionEvent, Outcome};
+use switchboard_core::ProposalId;
+use switchboard_workflows::{MemoryRunStore, NodeKind, NodeState, RunState, StepRecord};
+
+use crate::support::*;
+
+const SHIFT_A: &str = "acme-2026-11-23-am"; // sam works it
+const SHIFT_B: &str = "acme-2026-11-23-pm"; // mark works it
+
+fn proposal_of(steps: &[StepRecord]) -> ProposalId {
+    steps
+        .iter()
+        .find_map(|step| match &step.state {
+            NodeState::WaitingApproval { proposal_id } => {
+                Some(ProposalId::new(proposal_id.as_str()))
+            }
+            _ => None,
+        })
+        .expect("a step waits for a decision")
+}
+
+#[tokio::test]
+async fn an_agents_execute_step_waits_for_approval_then_runs_once() {
+    let registry = registry().await;
+    let store = Arc::new(MemoryRunStore::new());
+    let definition = definition(
+        "agent_assign",
+        vec![
+            tool(
+                "assign",
+                "roster_assign_shift",
+                object([
+                    ("shift_id", lit(json!(SHIFT_A))),
+                    ("user_id", lit(json!("mark"))),
+                ]),
+            ),
+            tool(
+                "read",
+                "roster_get_shift",
+                object([("shift_id", lit(json!(SHIFT_A)))]),
+            ),
+        ],
+    );
+    let engine = engine_with(&registry, &store, &definition);
+    let caller = agent("agent-run");
+    let run = engine
+        .start(Arc::clone(&definition), json!({}), &caller)
+        .await
+        .expect("starts");
+    paused(&engine, run, &caller).await;
+    assert_eq!(
+        assignee(&registry, SHIFT_A).await.as_deref(),
+        Some("sam"),
+        "nothing ran yet"
+    );
+    let proposal = proposal_of(&engine.steps(run, &caller).expect("readable"));
+
+    registry
+        .approve(&proposal, &human("approver"))
+        .await
+        .expect("a human admin approves");
+    let outcome = wait(&engine, run, &caller).await;
+    assert_eq!(outcome.state, RunState::Completed);
+    let steps = engine.steps(run, &caller).expect("readable");
+    assert_eq!(
+        step(&steps, "assign", 0).output.expect("stored")["assignee"],
+        "mark"
+    );
+    assert_eq!(
+        step(&steps, "read", 0).output.expect("stored")["assignee"],
+        "mark"
+    );
+
+    // The assignment ran exactly once: the approver's call, linked to the proposal.
+    let runs: Vec<_> = audit(&registry, "approver")
+        .await
+        .into_iter()
+        .filter(|record| &*record.tool == "roster_assign_shift" && record.outcome == Outcome::Ok)
+        .collect();
+    assert_eq!(runs.len(), 1);
+    let action = runs[0].action.as_ref().expect("linked to the proposal");
+    assert_eq!(action.event, ActionEvent::Approved);
+    assert_eq!(action.id.as_str(), proposal.as_str());
+}
+
+#[tokio::test]
+async fn a_rejected_approval_fails_the_run_and_undoes_what_it_did() {
+    let registry = registry().await;
+    let store = Arc::new(MemoryRunStore::new());
+    let definition = definition(
+        "approve_after_assign",
+        vec![
+            undo(
+                tool(
+                    "assign",
+                    "roster_assign_shift",
+                    object([
+                        ("shift_id", lit(json!(SHIFT_B))),
+                        ("user_id", lit(json!("sam"))),
+                    ]),
+                ),
+                "roster_assign_shift",
+                object([
+                    ("shift_id", expr("params.shift_id")),
+                    ("user_id", lit(json!("mark"))),
+                ]),
+            ),
+            node(
+                "ask",
+                NodeKind::Approval {
+                    tool: "roster_assign_shift".into(),
+                    params: object([
+                        ("shift_id", lit(json!(SHIFT_A))),
+                        ("user_id", lit(json!("mark"))),
+                    ]),
+                    summary: None,
+                },
+            ),
+        ],
+    );
+    let engine = engine_with(&registry, &store, &definition);
+    let caller = human("rejected-run");
+    let run = engine
+        .start(Arc::clone(&definition), json!({}), &caller)
+        .await
+        .expect("starts");
+    paused(&engine, run, &caller).await;
+    assert_eq!(assignee(&registry, SHIFT_B).await.as_deref(), Some("sam"));
+    let proposal = proposal_of(&engine.steps(run, &caller).expect("readable"));
+
+    registry
+        .reject(&proposal, "not this week", &human("approver"))
+        .await
+        .expect("a human admin rejects");
+    let outcome = wait(&engine, run, &caller).await;
+    let RunState::Failed {
+        error,
+        compensation_failure,
+    } = &outcome.state
+    else {
+        panic!("fails: {:?}", outcome.state);
+    };
+    assert!(
+        error.contains("rejected") && error.contains("not this week"),
+        "{error}"
+    );
+    assert_eq!(*compensation_failure, None);
+    let steps = engine.steps(run, &caller).expect("readable");
+    assert_eq!(state(&steps, "assign"), NodeState::Compensated);
+    assert!(matches!(state(&steps, "ask"), NodeState::Failed { .. }));
+    assert_eq!(
+        assignee(&registry, SHIFT_B).await.as_deref(),
+        Some("mark"),
+        "undone"
+    );
+    assert_eq!(
+        assignee(&registry, SHIFT_A).await.as_deref(),
+        Some("sam"),
+        "never ran"
+    );
+}
+
+#[tokio::test]
+async fn an_agents_rejected_step_fails_the_run_and_changes_nothing() {
+    let registry = registry().await;
+    let store = Arc::new(MemoryRunStore::new());
+    let definition = definition(
+        "agent_rejected",
+        vec![
+            tool(
+                "read",
+                "roster_get_shift",
+                object([("shift_id", lit(json!(SHIFT_A)))]),
+            ),
+            tool(
+                "assign",
+                "roster_assign_shift",
+                object([
+                    ("shift_id", lit(json!(SHIFT_A))),
+                    ("user_id", lit(json!("mark"))),
+                ]),
+            ),
+        ],
+    );
+    let engine = engine_with(&registry, &store, &definition);
+    let caller = agent("agent-rejected");
+    let run = engine
+        .start(Arc::clone(&definition), json!({}), &caller)
+        .await
+        .expect("starts");
+    paused(&engine, run, &caller).await;
+    let proposal = proposal_of(&engine.steps(run, &caller).expect("readable"));
+    registry
+        .reject(&proposal, "mark is on leave", &human("approver"))
+        .await
+        .expect("a human admin rejects");
+    let outcome = wait(&engine, run, &caller).await;
+    let RunState::Failed { error, .. } = &outcome.state else {
+        panic!("fails: {:?}", outcome.state);
+    };
+    assert!(
+        error.contains("node `assign`") && error.contains("mark is on leave"),
+        "{error}"
+    );
+    let steps = engine.steps(run, &caller).expect("readable");
+    assert_eq!(state(&steps, "read"), NodeState::Completed);
+    assert!(matches!(state(&steps, "assign"), NodeState::Failed { .. }));
+    assert_eq!(
+        step(&steps, "assign", 0).error.expect("stored")["kind"],
+        "proposal_rejected"
+    );
+    assert_eq!(assignee(&registry, SHIFT_A).await.as_deref(), Some("sam"));
+}
+
+/// Waits until a step of the run waits for a decision other than `before`, and returns it.
+async fn next_proposal(
+    engine: &switchboard_workflows_engine::Engine,
+    run: switchboard_workflows::RunId,
+    caller: &switchboard_core::CallContext,
+    before: &ProposalId,
+) -> ProposalId {
+    for _ in 0..2000 {
+        let steps = engine.steps(run, caller).expect("readable");
+        let waiting = steps.iter().find_map(|step| match &step.state {
+            NodeState::WaitingApproval { proposal_id } if proposal_id != before.as_str() => {
+                Some(ProposalId::new(proposal_id.as_str()))
+            }
+            _ => None,
+        });
+        if let Some(proposal) = waiting {
+            return proposal;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("no new proposal in run {run}");
+}
+
+#[tokio::test]
+async fn an_agents_run_proposes_its_mutating_undo_and_a_person_approves_it() {
+    let registry = registry().await;
+    let store = Arc::new(MemoryRunStore::new());
+    let definition = definition(
+        "agent_undo",
+        vec![
+            undo(
+                tool(
+                    "assign",
+                    "roster_assign_shift",
+                    object([
+                        ("shift_id", lit(json!(SHIFT_A))),
+                        ("user_id", lit(json!("mark"))),
+                    ]),
+                ),
+                "roster_assign_shift",
+                object([
+                    ("shift_id", expr("params.shift_id")),
+                    ("user_id", lit(json!("sam"))),
+                ]),
+            ),
+            tool("check", "probe_broken", lit(json!({ "key": "agent-undo" }))),
+        ],
+    );
+    let engine = engine_with(&registry, &store, &definition);
+    let caller = agent("agent-undo");
+    let run = engine
+        .start(Arc::clone(&definition), json!({}), &caller)
+        .await
+        .expect("starts");
+    paused(&engine, run, &caller).await;
+    let forward = proposal_of(&engine.steps(run, &caller).expect("readable"));
+    registry
+        .approve(&forward, &human("approver"))
+        .await
+        .expect("approved");
+
+    // `check` fails; the agent may not undo the assignment itself, so it proposes the undo.
+    let undo = next_proposal(&engine, run, &caller, &forward).await;
+    let record = engine.run(run, &caller).expect("readable");
+    assert!(
+        matches!(record.state, RunState::Compensating { .. }),
+        "{:?}",
+        record.state
+    );
+    assert_eq!(assignee(&registry, SHIFT_A).await.as_deref(), Some("mark"));
+    registry
+        .approve(&undo, &human("approver"))
+        .await
+        .expect("approved");
+
+    let outcome = wait(&engine, run, &caller).await;
+    let RunState::Failed {
+        error,
+        compensation_failure,
+    } = &outcome.state
+    else {
+        panic!("fails: {:?}", outcome.state);
+    };
+    assert!(error.contains("node `check`"), "{error}");
+    assert_eq!(*compensation_failure, None, "the undo ran");
+    assert_eq!(assignee(&registry, SHIFT_A).await.as_deref(), Some("sam"));
+    let steps = engine.steps(run, &caller).expect("readable");
+    assert_eq!(state(&steps, "assign"), NodeState::Compensated);
+}
