@@ -83,7 +83,8 @@ pub struct NodeFile {
     /// Retry rules for failed attempts, the first matching one applying.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry: Option<Vec<RetrierFile>>,
-    /// What a final failure does; default `fail`.
+    /// What a final failure does; default `compensate` (the run fails, and the compensations
+    /// of its completed steps run first, in reverse order).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_failure: Option<OnFailureFile>,
     /// How to undo the node if the run fails after it completed.

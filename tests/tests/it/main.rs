@@ -16,4 +16,5 @@ mod store_failures;
 mod supervision;
 mod tenant_isolation;
 mod typed_calls;
+mod workflow_examples;
 mod workflow_tools;

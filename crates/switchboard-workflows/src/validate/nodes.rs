@@ -70,7 +70,8 @@ impl Validator<'_> {
             target(self, "otherwise", otherwise);
         }
         let on_failure = match &node.on_failure {
-            None | Some(OnFailureFile::Action(FailureAction::Fail)) => OnFailure::Fail,
+            None => OnFailure::default(),
+            Some(OnFailureFile::Action(FailureAction::Fail)) => OnFailure::Fail,
             Some(OnFailureFile::Action(FailureAction::Skip)) => OnFailure::Skip,
             Some(OnFailureFile::Action(FailureAction::Compensate)) => OnFailure::Compensate,
             Some(OnFailureFile::Action(FailureAction::Escalate)) => OnFailure::Escalate,
