@@ -139,7 +139,8 @@ impl Command {
         }
     }
 
-    /// The mounted MCP servers this command asked for: `serve`, `call`, `ask` and `tools` take
+    /// The mounted MCP servers this command asked for: `serve`, `call`, `ask`, `tools` and
+    /// `workflow run | resume | cancel` take
     /// `--mounts`; the others mount nothing.
     pub(crate) fn mount_args(&self) -> MountArgs {
         match self {
@@ -152,8 +153,13 @@ impl Command {
                 mounts: args.file.clone(),
                 mounts_strict: false,
             },
+            Command::Workflow(args) => match &args.action {
+                WorkflowAction::Run(args) => args.mounts.clone(),
+                WorkflowAction::Resume(args) => args.run.mounts.clone(),
+                WorkflowAction::Cancel(args) => args.mounts.clone(),
+                _ => MountArgs::default(),
+            },
             Command::Schema(_)
-            | Command::Workflow(_)
             | Command::Audit(_)
             | Command::Proposals(_)
             | Command::Approve(_)
@@ -318,6 +324,10 @@ pub(crate) struct WorkflowRunArgs {
     /// Where runs are kept.
     #[command(flatten)]
     pub(crate) store: WorkflowStoreArgs,
+
+    /// Mounted MCP servers, whose tools steps may call.
+    #[command(flatten)]
+    pub(crate) mounts: MountArgs,
 }
 
 /// `switchboard workflow list [--workflow NAME] [--unfinished] [--limit N] [--json]`.
@@ -403,6 +413,10 @@ pub(crate) struct WorkflowRunIdArgs {
     /// Where runs are kept.
     #[command(flatten)]
     pub(crate) store: WorkflowStoreArgs,
+
+    /// Mounted MCP servers, whose tools steps may call.
+    #[command(flatten)]
+    pub(crate) mounts: MountArgs,
 }
 
 /// `switchboard workflow resume RUN [--watch] [--json]`.
