@@ -186,7 +186,7 @@ nodes:
             &[
                 "workflow", "run", &file, "--audit", &audit, "--mounts", &mounts,
             ],
-            &MARK,
+            &ACME_ADMIN,
         ),
     )
     .spawn()

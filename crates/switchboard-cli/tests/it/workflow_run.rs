@@ -314,15 +314,18 @@ async fn a_long_wait_exits_paused_and_cancel_ends_the_run() {
     run_in(&dir, &with(&["workflow", "cancel", &run], &MARK), 2).await;
 }
 
-/// `text` with what changes from run to run replaced: ids, timestamps and durations. Runs of
-/// spaces become one.
+/// `text` with what changes from run to run replaced: ids, timestamps and durations. A line
+/// keeps its indentation; runs of spaces within it become one.
 fn redact(text: &str) -> String {
     text.lines()
         .map(|line| {
-            line.split_whitespace()
+            let indent = &line[..line.len() - line.trim_start().len()];
+            let words = line
+                .split_whitespace()
                 .map(redact_word)
                 .collect::<Vec<_>>()
-                .join(" ")
+                .join(" ");
+            format!("{indent}{words}")
         })
         .collect::<Vec<_>>()
         .join("\n")
