@@ -92,10 +92,19 @@ impl WorkflowStoreArgs {
 
 fn default_state_dir() -> Option<PathBuf> {
     let non_empty = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
-    if let Some(xdg) = non_empty("XDG_STATE_HOME") {
-        return Some(PathBuf::from(xdg).join("switchboard"));
+    state_dir_from(non_empty("XDG_STATE_HOME"), non_empty("HOME"))
+}
+
+/// `$XDG_STATE_HOME/switchboard`, else `$HOME/.local/state/switchboard`.
+fn state_dir_from(
+    xdg_state_home: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+) -> Option<PathBuf> {
+    match (xdg_state_home, home) {
+        (Some(xdg), _) => Some(PathBuf::from(xdg).join("switchboard")),
+        (None, Some(home)) => Some(Path::new(&home).join(".local/state/switchboard")),
+        (None, None) => None,
     }
-    non_empty("HOME").map(|home| Path::new(&home).join(".local/state/switchboard"))
 }
 
 /// Opens a run store. A file that is not a usable workflows database is a usage error naming
@@ -143,4 +152,81 @@ pub(crate) fn open_engine(
 ) -> Result<(Engine, Arc<dyn RunStore>), UsageError> {
     let store = open_store(&args.store_choice()?)?;
     Ok((engine(registry, Arc::clone(&store)), store))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("switchboard-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        dir
+    }
+
+    #[test]
+    fn the_default_state_directory_follows_xdg_then_home() {
+        assert_eq!(
+            state_dir_from(Some("/xdg".into()), Some("/home/ann".into())),
+            Some(PathBuf::from("/xdg/switchboard"))
+        );
+        assert_eq!(
+            state_dir_from(None, Some("/home/ann".into())),
+            Some(PathBuf::from("/home/ann/.local/state/switchboard"))
+        );
+        assert_eq!(state_dir_from(None, None), None);
+    }
+
+    #[test]
+    fn the_state_directory_holds_both_stores_and_is_created() {
+        let dir = temp_dir("state-dir").join("nested/state");
+        let args = WorkflowStoreArgs {
+            workflows: None,
+            state_dir: Some(dir.clone()),
+        };
+        assert_eq!(
+            args.store_choice().expect("resolves"),
+            StoreChoice::Sqlite(dir.join(WORKFLOWS_FILE))
+        );
+        assert_eq!(
+            args.default_approvals().expect("resolves"),
+            StoreChoice::Sqlite(dir.join(APPROVALS_FILE))
+        );
+        assert!(dir.is_dir());
+        let flagged = WorkflowStoreArgs {
+            workflows: Some(StoreChoice::Memory),
+            state_dir: Some(dir.clone()),
+        };
+        assert_eq!(
+            flagged.store_choice().expect("resolves"),
+            StoreChoice::Memory
+        );
+        let _ = std::fs::remove_dir_all(temp_dir("state-dir"));
+    }
+
+    #[test]
+    fn a_state_directory_that_cannot_be_created_and_an_unusable_store_are_usage_errors() {
+        let dir = temp_dir("state-file");
+        let file = dir.join("a-file");
+        std::fs::write(&file, "not a directory").expect("write");
+        let args = WorkflowStoreArgs {
+            workflows: None,
+            state_dir: Some(file.join("state")),
+        };
+        let error = args.state_dir().expect_err("under a file");
+        assert!(error.to_string().contains("cannot be created"), "{error}");
+        assert!(error.to_string().contains("--state-dir"), "{error}");
+
+        let garbage = dir.join("garbage.db");
+        std::fs::write(&garbage, vec![7_u8; 8_192]).expect("garbage");
+        let Err(error) = open_store(&StoreChoice::Sqlite(garbage.clone())) else {
+            panic!("a garbage file must not open");
+        };
+        assert!(error.to_string().contains("workflow store"), "{error}");
+        assert!(
+            error.to_string().contains(&garbage.display().to_string()),
+            "{error}"
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
