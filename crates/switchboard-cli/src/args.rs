@@ -82,8 +82,8 @@ pub(crate) enum Command {
     /// restarts, tools, quarantined tools and last error; then close them. `mounts accept ID`
     /// reviews and accepts a server's changed tools.
     Mounts(MountsArgs),
-    /// Workflows of tool calls (docs/workflows.md): `workflow validate FILE` checks a
-    /// definition file against the linked tools.
+    /// Workflows of tool calls (docs/workflows.md): `validate` a definition file, `run` it,
+    /// `list`, `show`, `cancel` and `resume` runs (kept in the state directory by default).
     Workflow(WorkflowArgs),
 }
 

@@ -21,7 +21,8 @@ use crate::{
 };
 
 /// A notice, a wait, two more notices, then the notices as the process that ran the last
-/// steps sees them.
+/// steps sees them. The wait is long enough for the test to see it started (by polling
+/// `workflow list` and `show` from other processes) and kill the run inside it.
 const THREE_NOTICES: &str = r#"
 workflow: three_notices
 nodes:
@@ -29,7 +30,7 @@ nodes:
     tool: roster_post_notice
     params: { text: "notice 1" }
   - id: pause
-    wait: 3s
+    wait: 5s
   - id: second
     tool: roster_post_notice
     params: { text: "notice 2" }
