@@ -10,7 +10,9 @@
 //! and never completed: the resumed run must not run it again, and must say that its outcome
 //! is unknown.
 
-use std::time::Duration;
+use std::{process::Stdio, time::Duration};
+
+use tokio::io::{AsyncBufReadExt as _, BufReader};
 
 use serde_json::Value;
 
@@ -21,8 +23,8 @@ use crate::{
 };
 
 /// A notice, a wait, two more notices, then the notices as the process that ran the last
-/// steps sees them. The wait is long enough for the test to see it started (by polling
-/// `workflow list` and `show` from other processes) and kill the run inside it.
+/// steps sees them. The wait is long enough for the test to see it start (in the run's
+/// `--watch` lines) and kill the run inside it.
 const THREE_NOTICES: &str = r#"
 workflow: three_notices
 nodes:
@@ -42,37 +44,44 @@ nodes:
     params: {}
 "#;
 
-/// The only unfinished run of acme in `dir`, once one has a step in `state` at `node`.
-async fn run_with_step(dir: &TempDir, node: &str, state: &str) -> String {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no run reached {node} {state}"
-        );
-        let listed = in_state(
-            dir,
-            &with(&["workflow", "list", "--unfinished", "--json"], &MARK),
-        )
-        .output()
-        .await
-        .expect("the binary runs");
-        if listed.status.success()
-            && let Some(run) = json(&listed.stdout)["runs"][0]["id"].as_str()
-        {
-            let shown = run_in(dir, &with(&["workflow", "show", run, "--json"], &MARK), 0).await;
-            let shown = json(&shown.stdout);
-            let reached = shown["steps"].as_array().is_some_and(|steps| {
-                steps
-                    .iter()
-                    .any(|step| step["key"]["path"] == node && step["state"]["state"] == state)
-            });
-            if reached {
-                return run.to_owned();
+/// Starts `switchboard ARGS --watch` in `dir` and returns it once its plain `--watch` lines
+/// on standard error show `event` (a node's subject and what happened, e.g. `pause#0  waiting`):
+/// the run is then inside that step.
+async fn run_until(dir: &TempDir, args: &[&str], event: &str) -> tokio::process::Child {
+    let mut args = args.to_vec();
+    args.push("--watch");
+    let mut child = in_state(dir, &args)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let stderr = child.stderr.take().expect("piped standard error");
+    let mut lines = BufReader::new(stderr).lines();
+    let mut seen = Vec::new();
+    bounded(&format!("the run reaching `{event}`"), async {
+        loop {
+            match lines.next_line().await.expect("standard error is readable") {
+                Some(line) if line.contains(event) => return,
+                Some(line) => seen.push(line),
+                None => panic!("the run ended before `{event}`:\n{}", seen.join("\n")),
             }
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await;
+    child
+}
+
+/// The id of the only unfinished run of acme in `dir`.
+async fn unfinished_run(dir: &TempDir) -> String {
+    let listed = run_in(
+        dir,
+        &with(&["workflow", "list", "--unfinished", "--json"], &MARK),
+        0,
+    )
+    .await;
+    let listed = json(&listed.stdout);
+    let runs = listed["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 1, "{listed}");
+    runs[0]["id"].as_str().expect("an id").to_owned()
 }
 
 /// The audit records of `tool` in the audit file, oldest last.
@@ -96,19 +105,19 @@ async fn a_run_killed_in_the_middle_finishes_in_a_new_process_with_each_step_onc
     let dir = TempDir::new();
     let file = dir.write("three_notices.yaml", THREE_NOTICES);
     let audit = format!("sqlite:{}", dir.join("audit.db"));
-    let mut first = in_state(
+    let mut first = run_until(
         &dir,
         &with(&["workflow", "run", &file, "--audit", &audit], &MARK),
+        "pause#0  waiting until",
     )
-    .spawn()
-    .expect("the binary starts");
-    let run = run_with_step(&dir, "pause", "waiting_timer").await;
+    .await;
     // SIGKILL: the process gets no chance to write anything more.
     first.start_kill().expect("the run's process is killed");
     let status = bounded("the killed process", first.wait())
         .await
         .expect("it ends");
     assert!(!status.success(), "{status:?}");
+    let run = unfinished_run(&dir).await;
 
     let output = run_in(
         &dir,
@@ -181,7 +190,7 @@ nodes:
 "#,
     );
     let audit = format!("sqlite:{}", dir.join("audit.db"));
-    let mut first = in_state(
+    let mut first = run_until(
         &dir,
         &with(
             &[
@@ -189,15 +198,15 @@ nodes:
             ],
             &ACME_ADMIN,
         ),
+        "slow#0  started",
     )
-    .spawn()
-    .expect("the binary starts");
-    let run = run_with_step(&dir, "slow", "running").await;
+    .await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     first.start_kill().expect("the run's process is killed");
     bounded("the killed process", first.wait())
         .await
         .expect("it ends");
+    let run = unfinished_run(&dir).await;
 
     let output = in_state(
         &dir,
