@@ -32,6 +32,8 @@ pub(crate) enum Exit {
     Usage,
     /// 3: the runtime failed (it did not start, or could not report).
     Internal,
+    /// 4: a workflow run paused: it waits for a person, a decision or a long timer.
+    Paused,
 }
 
 impl From<Exit> for ExitCode {
@@ -41,6 +43,7 @@ impl From<Exit> for ExitCode {
             Exit::Refused => 1,
             Exit::Usage => 2,
             Exit::Internal => 3,
+            Exit::Paused => 4,
         })
     }
 }
@@ -107,9 +110,12 @@ pub(crate) fn refuse_command_line(error: clap::Error) -> ExitCode {
 }
 
 fn try_run(cli: Cli) -> anyhow::Result<Exit> {
-    let flags = cli.command.registry_args();
+    let mut flags = cli.command.registry_args();
     let permissions = load_permissions(flags.permissions.as_deref())?;
     let file = ConfigFile::load(flags.audit.config.as_deref())?;
+    if flags.approvals.approvals.is_none() && !file.approvals.names_store() {
+        flags.approvals.approvals = cli.command.default_approvals()?;
+    }
     let audit = AuditSetup::resolve(&flags.audit, &flags.audit_writer, &file.audit)?;
     let approvals = ApprovalsSetup::resolve(&flags.approvals, &file.approvals)?;
     let mounts = MountsSetup::resolve(&cli.command.mount_args())?;

@@ -95,6 +95,13 @@ pub(crate) struct ApprovalsStores {
     idempotency: Arc<dyn IdempotencyStore>,
 }
 
+impl ApprovalsFile {
+    /// Whether the file names a store (`[approvals] store`).
+    pub(crate) fn names_store(&self) -> bool {
+        self.store.is_some()
+    }
+}
+
 impl ApprovalsSetup {
     /// Merges the config file's `[approvals]` table and the flags; flags win.
     pub(crate) fn resolve(args: &ApprovalsArgs, file: &ApprovalsFile) -> Result<Self, UsageError> {

@@ -14,12 +14,16 @@ use std::{net::SocketAddr, path::PathBuf};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::{
+    app::UsageError,
     approvals_setup::ApprovalsArgs,
     audit_setup::{AuditStoreArgs, AuditWriterArgs},
     commands::audit::AuditArgs,
     commands::proposals::{ApproveArgs, ProposalsArgs, RejectArgs},
+    config_file::StoreChoice,
     identity::{IdentityArgs, ServeIdentityArgs},
+    workflows_setup::WorkflowStoreArgs,
 };
+use switchboard_workflows::GraphFormat;
 
 /// Text shown after `--help`: where identity comes from, and the exit codes.
 const AFTER_HELP: &str = "\
@@ -37,7 +41,8 @@ Exit codes: 0 success; 1 the call was refused or failed (or `schema` named no to
 `serve` without --org or --user, an unreadable or invalid --tokens file, `serve --http` on a
 non-loopback address without --tokens, an invalid --config file, an --audit or --approvals
 store that cannot be opened, an unreadable, malformed or short `serve` requestState key);
-3 the runtime itself failed. Under --json, usage errors and runtime failures are printed as
+3 the runtime itself failed; 4 a workflow run paused (`workflow run` and `resume`
+print what it waits for). Under --json, usage errors and runtime failures are printed as
 {\"error\": {\"kind\": \"usage_error\" or \"internal_error\", \"message\"}} on standard output.";
 
 /// Switchboard: list, describe and call the audited tools linked into this binary, or ask for
@@ -77,8 +82,8 @@ pub(crate) enum Command {
     /// restarts, tools, quarantined tools and last error; then close them. `mounts accept ID`
     /// reviews and accepts a server's changed tools.
     Mounts(MountsArgs),
-    /// Workflows of tool calls (docs/workflows.md): `workflow validate FILE` checks a
-    /// definition file against the linked tools.
+    /// Workflows of tool calls (docs/workflows.md): `validate` a definition file, `run` it,
+    /// `list`, `show`, `cancel` and `resume` runs (kept in the state directory by default).
     Workflow(WorkflowArgs),
 }
 
@@ -115,13 +120,27 @@ impl Command {
                 audit: args.store.clone(),
                 ..RegistryArgs::default()
             },
-            Command::Tools(_) | Command::Schema(_) | Command::Mounts(_) | Command::Workflow(_) => {
-                RegistryArgs::default()
-            }
+            Command::Workflow(args) => args.action.registry_args(),
+            Command::Tools(_) | Command::Schema(_) | Command::Mounts(_) => RegistryArgs::default(),
         }
     }
 
-    /// The mounted MCP servers this command asked for: `serve`, `call`, `ask` and `tools` take
+    /// The approvals store this command uses when neither `--approvals` nor the config file
+    /// names one: the `workflow` commands that run steps keep theirs in the state directory
+    /// (see [`crate::workflows_setup`]); the others keep the in-memory default.
+    pub(crate) fn default_approvals(&self) -> Result<Option<StoreChoice>, UsageError> {
+        match self {
+            Command::Workflow(args) => args
+                .action
+                .store_args()
+                .map(WorkflowStoreArgs::default_approvals)
+                .transpose(),
+            _ => Ok(None),
+        }
+    }
+
+    /// The mounted MCP servers this command asked for: `serve`, `call`, `ask`, `tools` and
+    /// `workflow run | resume | cancel` take
     /// `--mounts`; the others mount nothing.
     pub(crate) fn mount_args(&self) -> MountArgs {
         match self {
@@ -134,8 +153,13 @@ impl Command {
                 mounts: args.file.clone(),
                 mounts_strict: false,
             },
+            Command::Workflow(args) => match &args.action {
+                WorkflowAction::Run(args) => args.mounts.clone(),
+                WorkflowAction::Resume(args) => args.run.mounts.clone(),
+                WorkflowAction::Cancel(args) => args.mounts.clone(),
+                _ => MountArgs::default(),
+            },
             Command::Schema(_)
-            | Command::Workflow(_)
             | Command::Audit(_)
             | Command::Proposals(_)
             | Command::Approve(_)
@@ -212,6 +236,19 @@ pub(crate) enum WorkflowAction {
     /// Check a definition file (YAML or JSON) and the sub-workflow files it names against the
     /// linked tools: print `ok: NAME, N nodes`, or every problem, one per line with its path.
     Validate(WorkflowValidateArgs),
+    /// Start a run of a definition file and follow it until it ends or pauses. Exit code 0:
+    /// completed; 1: failed or cancelled; 4: paused (it prints what the run waits for and the
+    /// commands that continue it).
+    Run(WorkflowRunArgs),
+    /// List your organisation's runs, newest first.
+    List(WorkflowListArgs),
+    /// Draw a run (its stored definition, with each node's state) or a definition file.
+    Show(WorkflowShowArgs),
+    /// Cancel a run: the compensations of its completed steps run first.
+    Cancel(WorkflowRunIdArgs),
+    /// Continue a paused run, or one whose process stopped, in the foreground until it ends
+    /// or pauses (same exit codes as `run`).
+    Resume(WorkflowResumeArgs),
 }
 
 impl WorkflowAction {
@@ -219,8 +256,174 @@ impl WorkflowAction {
     pub(crate) fn json(&self) -> bool {
         match self {
             WorkflowAction::Validate(args) => args.json,
+            WorkflowAction::Run(args) => args.json,
+            WorkflowAction::List(args) => args.json,
+            WorkflowAction::Show(args) => args.json,
+            WorkflowAction::Cancel(args) => args.json,
+            WorkflowAction::Resume(args) => args.run.json,
         }
     }
+
+    /// The permission matrix and stores of the actions that run steps; `validate` runs none.
+    pub(crate) fn registry_args(&self) -> RegistryArgs {
+        match self {
+            WorkflowAction::Validate(_) => RegistryArgs::default(),
+            WorkflowAction::Run(args) => args.registry.clone(),
+            WorkflowAction::List(args) => args.registry.clone(),
+            WorkflowAction::Show(args) => args.registry.clone(),
+            WorkflowAction::Cancel(args) => args.registry.clone(),
+            WorkflowAction::Resume(args) => args.run.registry.clone(),
+        }
+    }
+
+    /// The workflow store flags, for the actions that read or write runs.
+    pub(crate) fn store_args(&self) -> Option<&WorkflowStoreArgs> {
+        match self {
+            WorkflowAction::Validate(_) => None,
+            WorkflowAction::Run(args) => Some(&args.store),
+            WorkflowAction::List(args) => Some(&args.store),
+            WorkflowAction::Show(args) => Some(&args.store),
+            WorkflowAction::Cancel(args) => Some(&args.store),
+            WorkflowAction::Resume(args) => Some(&args.run.store),
+        }
+    }
+}
+
+/// `switchboard workflow run FILE [--input JSON | --input-file PATH] [--watch] [--json]`.
+#[derive(Debug, Args)]
+pub(crate) struct WorkflowRunArgs {
+    /// The definition file (`.yaml`, `.yml` or `.json`).
+    #[arg(value_name = "FILE")]
+    pub(crate) file: PathBuf,
+
+    /// The run's input, one JSON value (checked against the workflow's `input` schema).
+    #[arg(long, value_name = "JSON", conflicts_with = "input_file")]
+    pub(crate) input: Option<String>,
+
+    /// Read the run's input from this JSON file (`-`: standard input).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) input_file: Option<PathBuf>,
+
+    /// Show the run's events as they happen, on standard error: live lines on a terminal, one
+    /// line per event elsewhere. The result still goes to standard output.
+    #[arg(long)]
+    pub(crate) watch: bool,
+
+    /// Print one JSON object: `{"run", "workflow", "state", "output", "steps", "waiting"?}`.
+    #[arg(long)]
+    pub(crate) json: bool,
+
+    /// Who runs it: every step is a call as this identity.
+    #[command(flatten)]
+    pub(crate) identity: IdentityArgs,
+
+    /// The permission matrix and the stores.
+    #[command(flatten)]
+    pub(crate) registry: RegistryArgs,
+
+    /// Where runs are kept.
+    #[command(flatten)]
+    pub(crate) store: WorkflowStoreArgs,
+
+    /// Mounted MCP servers, whose tools steps may call.
+    #[command(flatten)]
+    pub(crate) mounts: MountArgs,
+}
+
+/// `switchboard workflow list [--workflow NAME] [--unfinished] [--limit N] [--json]`.
+#[derive(Debug, Args)]
+pub(crate) struct WorkflowListArgs {
+    /// Only this workflow's runs.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) workflow: Option<String>,
+
+    /// Only runs not yet completed, failed or cancelled.
+    #[arg(long)]
+    pub(crate) unfinished: bool,
+
+    /// The most runs to list.
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub(crate) limit: usize,
+
+    /// Print `{"runs": [...]}`, each run as stored.
+    #[arg(long)]
+    pub(crate) json: bool,
+
+    #[command(flatten)]
+    pub(crate) identity: IdentityArgs,
+
+    /// The permission matrix and the stores.
+    #[command(flatten)]
+    pub(crate) registry: RegistryArgs,
+
+    /// Where runs are kept.
+    #[command(flatten)]
+    pub(crate) store: WorkflowStoreArgs,
+}
+
+/// `switchboard workflow show RUN|FILE [--format text|dot|mermaid] [--json]`.
+#[derive(Debug, Args)]
+pub(crate) struct WorkflowShowArgs {
+    /// A run id (from `workflow run` or `workflow list`), or a definition file.
+    #[arg(value_name = "RUN|FILE")]
+    pub(crate) target: String,
+
+    /// How to draw it: `text` (an indented tree), `dot` (Graphviz) or `mermaid`.
+    #[arg(long, value_name = "FORMAT", default_value = "text")]
+    pub(crate) format: GraphFormat,
+
+    /// Print JSON: a run as `{"run", "steps", "events"}`, a file as its definition document.
+    #[arg(long)]
+    pub(crate) json: bool,
+
+    #[command(flatten)]
+    pub(crate) identity: IdentityArgs,
+
+    /// The permission matrix and the stores.
+    #[command(flatten)]
+    pub(crate) registry: RegistryArgs,
+
+    /// Where runs are kept.
+    #[command(flatten)]
+    pub(crate) store: WorkflowStoreArgs,
+}
+
+/// `switchboard workflow cancel RUN [--json]`.
+#[derive(Debug, Args)]
+pub(crate) struct WorkflowRunIdArgs {
+    /// The run's id.
+    #[arg(value_name = "RUN")]
+    pub(crate) run: String,
+
+    /// Print the result as JSON, as `workflow run --json` does.
+    #[arg(long)]
+    pub(crate) json: bool,
+
+    /// Show the run's events on standard error while it goes on.
+    #[arg(long)]
+    pub(crate) watch: bool,
+
+    #[command(flatten)]
+    pub(crate) identity: IdentityArgs,
+
+    /// The permission matrix and the stores.
+    #[command(flatten)]
+    pub(crate) registry: RegistryArgs,
+
+    /// Where runs are kept.
+    #[command(flatten)]
+    pub(crate) store: WorkflowStoreArgs,
+
+    /// Mounted MCP servers, whose tools steps may call.
+    #[command(flatten)]
+    pub(crate) mounts: MountArgs,
+}
+
+/// `switchboard workflow resume RUN [--watch] [--json]`.
+#[derive(Debug, Args)]
+pub(crate) struct WorkflowResumeArgs {
+    #[command(flatten)]
+    pub(crate) run: WorkflowRunIdArgs,
 }
 
 /// `switchboard workflow validate FILE [--json]`.

@@ -21,6 +21,7 @@ mod params;
 mod render;
 mod table;
 mod watch;
+mod workflows_setup;
 
 use std::process::ExitCode;
 

@@ -14,12 +14,6 @@
 //! terminal and `--json` is not set: a script gets the plain lines on standard error and its
 //! JSON on standard output. Every text from the run (paths, errors, reasons) goes through
 //! [`escape_controls`] first: an error a tool returned cannot repaint the terminal.
-// Wired into `workflow run --watch` with the workflow commands; until then only the tests use
-// it.
-#![cfg_attr(
-    not(test),
-    expect(dead_code, reason = "used by `workflow run --watch` once wired")
-)]
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -111,6 +105,7 @@ impl PlainWatch {
 }
 
 /// Every line of `events`, in order: the plain rendering of a whole run.
+#[cfg(test)]
 pub(crate) fn plain_lines(events: &[EventRecord]) -> Vec<String> {
     let mut watch = PlainWatch::new();
     events.iter().map(|record| watch.line(record)).collect()
@@ -216,6 +211,10 @@ pub(crate) struct TerminalWatch {
 #[derive(Debug)]
 struct NodeLine {
     /// Its place: lines are added in the order their executions first appear.
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "read by the tests, which list the lines in order")
+    )]
     order: usize,
     bar: ProgressBar,
     started: Timestamp,

@@ -53,8 +53,8 @@ pub(crate) enum Ready {
     Decide(proposals::Decision, bool),
     /// `mounts`.
     Mounts(MountsArgs),
-    /// `workflow`.
-    Workflow(WorkflowArgs),
+    /// `workflow`, with the approvals store in use (named in the commands a paused run prints).
+    Workflow(WorkflowArgs, crate::config_file::StoreChoice),
 }
 
 /// What a checked command line runs against.
@@ -111,7 +111,7 @@ impl Ready {
                 ..
             }) => return Ok(Prepared::MountsAccept(args)),
             Command::Mounts(args) => Ready::Mounts(args),
-            Command::Workflow(args) => Ready::Workflow(args),
+            Command::Workflow(args) => Ready::Workflow(args, approvals.store.clone()),
             Command::Audit(args) => {
                 let (args, store) = audit::prepare(args, setup)?;
                 return Ok(Prepared::Audit(args, store));
@@ -143,7 +143,9 @@ impl Ready {
                 proposals::run(&switchboard.registry, decision, persistent).await
             }
             Ready::Mounts(args) => mounts::run(mounts, &args).await,
-            Ready::Workflow(args) => workflow::run(&switchboard.registry, &args),
+            Ready::Workflow(args, approvals) => {
+                Box::pin(workflow::run(&switchboard.registry, args, &approvals)).await
+            }
         }
     }
 

@@ -13,8 +13,8 @@ pub(crate) async fn bounded<T>(what: &str, future: impl Future<Output = T>) -> T
         .unwrap_or_else(|_| panic!("{what} took longer than {LIMIT:?}"))
 }
 
-/// `switchboard ARGS`: no identity, audit or approvals store, config or log filter inherited from the
-/// environment, no standard input unless the test pipes one, killed if the test drops it.
+/// `switchboard ARGS`: no identity, audit, approvals or workflow store, state directory, config or
+/// log filter inherited from the environment, no standard input unless the test pipes one, killed if the test drops it.
 pub(crate) fn switchboard(args: &[&str]) -> tokio::process::Command {
     switchboard_under(&[], args)
 }
@@ -42,6 +42,8 @@ pub(crate) fn switchboard_under(prefix: &[&str], args: &[&str]) -> tokio::proces
         "SWITCHBOARD_AGENT_MUTATIONS",
         "SWITCHBOARD_CONFIG",
         "SWITCHBOARD_STATE_KEY",
+        "SWITCHBOARD_STATE_DIR",
+        "SWITCHBOARD_WORKFLOWS",
         "RUST_LOG",
     ] {
         command.env_remove(variable);

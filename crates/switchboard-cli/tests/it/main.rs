@@ -25,4 +25,7 @@ mod serve_http;
 mod serve_pages;
 mod state_key;
 mod stdio_client;
+mod workflow_crash;
+mod workflow_run;
+mod workflow_support;
 mod workflow_validate;

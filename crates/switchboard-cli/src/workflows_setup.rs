@@ -1,0 +1,232 @@
+//! Where the binary keeps workflow runs, and the engine that drives them.
+//!
+//! A run is a sequence of checkpoints: a run that outlives its process (paused for a person, a
+//! long timer, a crash) can be continued only from a store that outlives it too. So the
+//! `workflow` commands default to a SQLite file in a state directory (`--state-dir DIR`, else
+//! `SWITCHBOARD_STATE_DIR`, else `$XDG_STATE_HOME/switchboard`, else
+//! `~/.local/state/switchboard`), `DIR/workflows.db`, created if missing; `--workflows memory`
+//! keeps runs for the life of the process only, `--workflows sqlite:PATH` names another file.
+//!
+//! The same state directory holds `approvals.db`, the default approvals and idempotency store
+//! of the `workflow` commands: a mutating step that was in flight when its process died runs
+//! again under the same idempotency key, and only a store that survived the crash can answer
+//! "this already ran" instead of running it twice. It also holds the proposals an agent's run
+//! waits for, so that `switchboard approve` in another process can decide them.
+//!
+//! The engine rebuilds a stored run's definition by validating the document the run keeps
+//! against the tools linked into this binary, so a resumed run is checked as strictly as a
+//! started one.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::Arc,
+};
+
+use clap::Args;
+use switchboard::ToolRegistry;
+use switchboard_workflows::{MemoryRunStore, RunStore, validate};
+use switchboard_workflows_engine::{DefinitionLoader, Engine, EngineOptions};
+use switchboard_workflows_sqlite::{SqliteOptions, SqliteRunStore};
+
+use crate::{app::UsageError, config_file::StoreChoice};
+
+/// The file of the run store in the state directory.
+pub(crate) const WORKFLOWS_FILE: &str = "workflows.db";
+/// The file of the approvals and idempotency store in the state directory.
+pub(crate) const APPROVALS_FILE: &str = "approvals.db";
+
+/// The workflow store flags.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Workflow store")]
+pub(crate) struct WorkflowStoreArgs {
+    /// Where runs, steps and events are kept: `sqlite:PATH` or `memory` (gone at exit). The
+    /// `workflow` commands default to `sqlite:STATE_DIR/workflows.db`.
+    #[arg(long, value_name = "STORE", env = "SWITCHBOARD_WORKFLOWS")]
+    pub(crate) workflows: Option<StoreChoice>,
+
+    /// The state directory (created if missing): `workflows.db` and, unless `--approvals` is
+    /// given, `approvals.db`, whose idempotency keys make a step that was in flight at a crash
+    /// run at most once when the run is resumed. Default: `$XDG_STATE_HOME/switchboard`, else
+    /// `~/.local/state/switchboard`.
+    #[arg(long, value_name = "DIR", env = "SWITCHBOARD_STATE_DIR")]
+    pub(crate) state_dir: Option<PathBuf>,
+}
+
+impl WorkflowStoreArgs {
+    /// The state directory, created if missing. A usage error names the directory when it
+    /// cannot be created, and says which variables to set when no default can be found.
+    pub(crate) fn state_dir(&self) -> Result<PathBuf, UsageError> {
+        let dir = match &self.state_dir {
+            Some(dir) => dir.clone(),
+            None => default_state_dir().ok_or_else(|| {
+                UsageError::new(
+                    "no state directory for workflow runs: pass --state-dir DIR, or set \
+                     SWITCHBOARD_STATE_DIR, XDG_STATE_HOME or HOME",
+                )
+            })?,
+        };
+        std::fs::create_dir_all(&dir).map_err(|error| {
+            UsageError::new(format!(
+                "the state directory {} cannot be created: {error} (choose another with \
+                 --state-dir or SWITCHBOARD_STATE_DIR)",
+                dir.display()
+            ))
+        })?;
+        Ok(dir)
+    }
+
+    /// The run store: the flag's, else `sqlite:STATE_DIR/workflows.db`.
+    pub(crate) fn store_choice(&self) -> Result<StoreChoice, UsageError> {
+        match &self.workflows {
+            Some(choice) => Ok(choice.clone()),
+            None => Ok(StoreChoice::Sqlite(self.state_dir()?.join(WORKFLOWS_FILE))),
+        }
+    }
+
+    /// The approvals store the `workflow` commands use when `--approvals` (and the config
+    /// file) name none: `sqlite:STATE_DIR/approvals.db`.
+    pub(crate) fn default_approvals(&self) -> Result<StoreChoice, UsageError> {
+        Ok(StoreChoice::Sqlite(self.state_dir()?.join(APPROVALS_FILE)))
+    }
+}
+
+fn default_state_dir() -> Option<PathBuf> {
+    let non_empty = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
+    state_dir_from(non_empty("XDG_STATE_HOME"), non_empty("HOME"))
+}
+
+/// `$XDG_STATE_HOME/switchboard`, else `$HOME/.local/state/switchboard`.
+fn state_dir_from(
+    xdg_state_home: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+) -> Option<PathBuf> {
+    match (xdg_state_home, home) {
+        (Some(xdg), _) => Some(PathBuf::from(xdg).join("switchboard")),
+        (None, Some(home)) => Some(Path::new(&home).join(".local/state/switchboard")),
+        (None, None) => None,
+    }
+}
+
+/// Opens a run store. A file that is not a usable workflows database is a usage error naming
+/// it; there is no fallback to memory.
+pub(crate) fn open_store(choice: &StoreChoice) -> Result<Arc<dyn RunStore>, UsageError> {
+    match choice {
+        StoreChoice::Memory => Ok(Arc::new(MemoryRunStore::new())),
+        StoreChoice::Sqlite(path) => SqliteRunStore::open_with(path, SqliteOptions::default())
+            .map(|store| Arc::new(store) as Arc<dyn RunStore>)
+            .map_err(|error| {
+                UsageError::new(format!(
+                    "the workflow store `sqlite:{}` cannot be used: {error}",
+                    path.display()
+                ))
+            }),
+    }
+}
+
+/// The loader that rebuilds a stored run's definition: the stored document, validated against
+/// the registry's tools.
+pub(crate) fn definition_loader(registry: &ToolRegistry) -> DefinitionLoader {
+    let tools = registry.list();
+    Arc::new(move |document| {
+        validate(document, &tools)
+            .map(Arc::new)
+            .map_err(|errors| errors.to_string())
+    })
+}
+
+/// An engine over `registry` and `store`, with the loader above. Call inside a tokio runtime.
+/// It does not recover unfinished runs: the caller decides which (`Engine::recover` continues
+/// every organisation's).
+pub(crate) fn engine(registry: &ToolRegistry, store: Arc<dyn RunStore>) -> Engine {
+    let options = EngineOptions {
+        loader: Some(definition_loader(registry)),
+        ..EngineOptions::default()
+    };
+    Engine::new(registry.clone(), store, options)
+}
+
+/// Opens the store the flags choose and builds the engine over it.
+pub(crate) fn open_engine(
+    args: &WorkflowStoreArgs,
+    registry: &ToolRegistry,
+) -> Result<(Engine, Arc<dyn RunStore>), UsageError> {
+    let store = open_store(&args.store_choice()?)?;
+    Ok((engine(registry, Arc::clone(&store)), store))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("switchboard-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        dir
+    }
+
+    #[test]
+    fn the_default_state_directory_follows_xdg_then_home() {
+        assert_eq!(
+            state_dir_from(Some("/xdg".into()), Some("/home/ann".into())),
+            Some(PathBuf::from("/xdg/switchboard"))
+        );
+        assert_eq!(
+            state_dir_from(None, Some("/home/ann".into())),
+            Some(PathBuf::from("/home/ann/.local/state/switchboard"))
+        );
+        assert_eq!(state_dir_from(None, None), None);
+    }
+
+    #[test]
+    fn the_state_directory_holds_both_stores_and_is_created() {
+        let dir = temp_dir("state-dir").join("nested/state");
+        let args = WorkflowStoreArgs {
+            workflows: None,
+            state_dir: Some(dir.clone()),
+        };
+        assert_eq!(
+            args.store_choice().expect("resolves"),
+            StoreChoice::Sqlite(dir.join(WORKFLOWS_FILE))
+        );
+        assert_eq!(
+            args.default_approvals().expect("resolves"),
+            StoreChoice::Sqlite(dir.join(APPROVALS_FILE))
+        );
+        assert!(dir.is_dir());
+        let flagged = WorkflowStoreArgs {
+            workflows: Some(StoreChoice::Memory),
+            state_dir: Some(dir.clone()),
+        };
+        assert_eq!(
+            flagged.store_choice().expect("resolves"),
+            StoreChoice::Memory
+        );
+        let _ = std::fs::remove_dir_all(temp_dir("state-dir"));
+    }
+
+    #[test]
+    fn a_state_directory_that_cannot_be_created_and_an_unusable_store_are_usage_errors() {
+        let dir = temp_dir("state-file");
+        let file = dir.join("a-file");
+        std::fs::write(&file, "not a directory").expect("write");
+        let args = WorkflowStoreArgs {
+            workflows: None,
+            state_dir: Some(file.join("state")),
+        };
+        let error = args.state_dir().expect_err("under a file");
+        assert!(error.to_string().contains("cannot be created"), "{error}");
+        assert!(error.to_string().contains("--state-dir"), "{error}");
+
+        let garbage = dir.join("garbage.db");
+        std::fs::write(&garbage, vec![7_u8; 8_192]).expect("garbage");
+        let Err(error) = open_store(&StoreChoice::Sqlite(garbage.clone())) else {
+            panic!("a garbage file must not open");
+        };
+        assert!(error.to_string().contains("workflow store"), "{error}");
+        assert!(
+            error.to_string().contains(&garbage.display().to_string()),
+            "{error}"
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
