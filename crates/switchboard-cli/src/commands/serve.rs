@@ -10,7 +10,9 @@
 //! it continues at start the unfinished runs of its store, streams a run's events beside the
 //! pages (`switchboard-web`), and a monitor warns about runs that stopped making progress.
 
-use std::{env::VarError, io::IsTerminal as _, path::Path, sync::Arc, time::Duration};
+use std::{
+    collections::HashMap, env::VarError, io::IsTerminal as _, path::Path, sync::Arc, time::Duration,
+};
 
 use anyhow::Context as _;
 use jiff::SignedDuration;
@@ -20,7 +22,7 @@ use switchboard_mcp::{
 };
 use switchboard_navigation::Navigator;
 use switchboard_workflows::{MemoryRunStore, RunId, RunStore};
-use switchboard_workflows_engine::{Engine, EngineOptions};
+use switchboard_workflows_engine::{Engine, EngineOptions, StuckRun};
 use switchboard_workflows_sqlite::SqliteRunStore;
 use tokio_util::sync::CancellationToken;
 
@@ -276,9 +278,7 @@ async fn monitor_stuck_runs(engine: Engine, threshold: SignedDuration) {
     let quarter = Duration::try_from(threshold / 4).unwrap_or(Duration::MAX);
     let mut ticks = tokio::time::interval(quarter.max(STUCK_CHECK_FLOOR));
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    // Each warned run with its idle time then: a run seen again with less idle time moved.
-    let mut warned: std::collections::HashMap<RunId, SignedDuration> =
-        std::collections::HashMap::new();
+    let mut warnings = StuckWarnings::default();
     loop {
         ticks.tick().await;
         let stuck = match engine.stuck_runs(threshold) {
@@ -288,22 +288,44 @@ async fn monitor_stuck_runs(engine: Engine, threshold: SignedDuration) {
                 continue;
             }
         };
-        let mut still = std::collections::HashMap::with_capacity(stuck.len());
-        for run in stuck {
-            let known = warned.get(&run.run).is_some_and(|idle| *idle <= run.idle);
-            if !known {
-                tracing::warn!(
-                    run = %run.run,
-                    org = %run.org_id,
-                    workflow = %run.workflow,
-                    state = run.state.as_str(),
-                    idle = %format!("{:#}", run.idle),
-                    "workflow run has made no progress for longer than --stuck-after"
-                );
-            }
-            still.insert(run.run, run.idle);
+        for run in warnings.fresh(stuck) {
+            tracing::warn!(
+                run = %run.run,
+                org = %run.org_id,
+                workflow = %run.workflow,
+                state = run.state.as_str(),
+                idle = %format!("{:#}", run.idle),
+                "workflow run has made no progress for longer than --stuck-after"
+            );
         }
-        warned = still;
+    }
+}
+
+/// The stuck runs already warned about, each with its idle time then.
+#[derive(Debug, Default)]
+struct StuckWarnings {
+    warned: HashMap<RunId, SignedDuration>,
+}
+
+impl StuckWarnings {
+    /// Of the runs stuck now, those not warned about yet, or stuck again after they moved (a
+    /// run seen with less idle time than before made a checkpoint meanwhile). A run no longer
+    /// stuck is forgotten.
+    fn fresh(&mut self, stuck: Vec<StuckRun>) -> Vec<StuckRun> {
+        let mut warned = HashMap::with_capacity(stuck.len());
+        let mut fresh = Vec::new();
+        for run in stuck {
+            warned.insert(run.run, run.idle);
+            if !self
+                .warned
+                .get(&run.run)
+                .is_some_and(|idle| *idle <= run.idle)
+            {
+                fresh.push(run);
+            }
+        }
+        self.warned = warned;
+        fresh
     }
 }
 
@@ -385,4 +407,44 @@ async fn serve_transport(
         }
     }
     Ok(Exit::Success)
+}
+
+#[cfg(test)]
+mod tests {
+    use switchboard::OrgId;
+    use switchboard_workflows::RunState;
+
+    use super::*;
+
+    fn stuck(run: RunId, idle_secs: i64) -> StuckRun {
+        StuckRun {
+            run,
+            org_id: OrgId::from("acme"),
+            workflow: "slow".to_owned(),
+            state: RunState::Running,
+            idle: SignedDuration::from_secs(idle_secs),
+        }
+    }
+
+    #[test]
+    fn a_stuck_run_is_warned_about_once_until_it_moves() {
+        let (first, second) = (RunId::new(), RunId::new());
+        let mut warnings = StuckWarnings::default();
+        let runs =
+            |found: Vec<StuckRun>| -> Vec<RunId> { found.into_iter().map(|run| run.run).collect() };
+        assert_eq!(runs(warnings.fresh(vec![stuck(first, 60)])), vec![first]);
+        assert_eq!(
+            runs(warnings.fresh(vec![stuck(first, 90), stuck(second, 70)])),
+            vec![second],
+            "the first one was warned about"
+        );
+        // The first one made a checkpoint and is stuck again: less idle than before.
+        assert_eq!(
+            runs(warnings.fresh(vec![stuck(first, 65), stuck(second, 100)])),
+            vec![first]
+        );
+        // Gone (moved or finished), then stuck again: warned about again.
+        assert!(warnings.fresh(vec![]).is_empty());
+        assert_eq!(runs(warnings.fresh(vec![stuck(second, 200)])), vec![second]);
+    }
 }
