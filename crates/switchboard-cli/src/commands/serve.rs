@@ -316,10 +316,10 @@ impl StuckWarnings {
         let mut fresh = Vec::new();
         for run in stuck {
             warned.insert(run.run, run.idle);
-            if !self
+            if self
                 .warned
                 .get(&run.run)
-                .is_some_and(|idle| *idle <= run.idle)
+                .is_none_or(|idle| *idle > run.idle)
             {
                 fresh.push(run);
             }

@@ -112,7 +112,7 @@ async fn serve_continues_a_run_left_waiting_in_its_store() {
         });
         let definition = switchboard_workflows::validate(&document, &runtime.registry.list())
             .expect("a valid workflow");
-        let store: Arc<dyn RunStore> = Arc::new(SqliteRunStore::open(&path).expect("opens"));
+        let store: Arc<dyn RunStore> = Arc::new(SqliteRunStore::open(path).expect("opens"));
         let engine = Engine::new(runtime.registry.clone(), store, EngineOptions::default());
         let run = engine
             .start(Arc::new(definition), json!({}), &caller)
@@ -135,7 +135,7 @@ async fn serve_continues_a_run_left_waiting_in_its_store() {
 
     let store_flag = database.flag();
     let _server = Server::start(&["--workflows", &store_flag, "--stuck-after", "1m"]).await;
-    let store = SqliteRunStore::open(&path).expect("opens");
+    let store = SqliteRunStore::open(path).expect("opens");
     let state = bounded("the run completes", async {
         loop {
             let record = store.run(run).expect("readable").expect("stored");
