@@ -66,10 +66,7 @@ impl WorkflowsState {
             app,
             engine: config.engine,
             stop: config.stop,
-            caps: Arc::new(StreamCaps {
-                total: Arc::new(Semaphore::new(MAX_EVENT_STREAMS)),
-                per_person: Mutex::new(HashMap::new()),
-            }),
+            caps: Arc::new(StreamCaps::new(MAX_EVENT_STREAMS)),
         }
     }
 }
@@ -88,6 +85,14 @@ struct StreamSlot {
 }
 
 impl StreamCaps {
+    fn new(total: usize) -> Self {
+        Self {
+            total: Arc::new(Semaphore::new(total)),
+            per_person: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A place for one more stream of `person`, or `None` when a cap is reached.
     fn take(self: &Arc<Self>, person: &str) -> Option<StreamSlot> {
         let total = Arc::clone(&self.total).try_acquire_owned().ok()?;
         let mut per_person = self
@@ -263,4 +268,30 @@ pub(crate) async fn run_events(
         header::HeaderValue::from_static("no-store"),
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_closed_stream_gives_its_places_back() {
+        let caps = Arc::new(StreamCaps::new(MAX_EVENT_STREAMS_PER_PERSON + 1));
+        let held: Vec<StreamSlot> = (0..MAX_EVENT_STREAMS_PER_PERSON)
+            .map(|_| caps.take("acme/sam").expect("under the cap"))
+            .collect();
+        assert!(caps.take("acme/sam").is_none(), "the per-person cap");
+        let other = caps.take("acme/mark").expect("another person");
+        assert!(caps.take("acme/ann").is_none(), "the total cap");
+        drop(other);
+        drop(held);
+        assert!(caps.take("acme/sam").is_some());
+        assert!(
+            caps.per_person
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_empty(),
+            "nobody holds a stream"
+        );
+    }
 }

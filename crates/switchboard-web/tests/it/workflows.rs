@@ -229,3 +229,39 @@ async fn only_the_runs_organisation_may_watch_it() {
     .await;
     assert_eq!(status, StatusCode::FORBIDDEN, "another site's page");
 }
+
+#[tokio::test]
+async fn one_person_holds_a_bounded_number_of_streams() {
+    let served = Served::with_tokens().await;
+    let run = served
+        .engine
+        .start(definition(&served, "1h"), json!({}), &alice())
+        .await
+        .expect("starts")
+        .to_string();
+    let url = served.url(&format!("/workflows/runs/{run}/events"));
+    let open = |token: &'static str| {
+        served
+            .client
+            .get(&url)
+            .header(header::AUTHORIZATION, format!("Bearer {token}"))
+            .send()
+    };
+    let mut held = Vec::new();
+    for _ in 0..switchboard_web::MAX_EVENT_STREAMS_PER_PERSON {
+        let response = open("alice-token").await.expect("the server answers");
+        assert_eq!(response.status(), StatusCode::OK);
+        held.push(response);
+    }
+    let refused = open("alice-token").await.expect("the server answers");
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    let error: Value =
+        serde_json::from_str(&refused.text().await.expect("a body")).expect("a JSON error");
+    assert_eq!(error["error"], "too_many_streams");
+
+    // Another person of the organisation still gets one.
+    let other = open("mark-token").await.expect("the server answers");
+    assert_eq!(other.status(), StatusCode::OK);
+
+    drop(held);
+}
