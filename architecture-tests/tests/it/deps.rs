@@ -75,11 +75,14 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
         "switchboard-orchestrator" => Allowed::Only(&["switchboard-core", "switchboard-registry"]),
         // Pages over the registry: it matches URLs and runs actions through the registry only.
         "switchboard-navigation" => Allowed::Only(&["switchboard-core", "switchboard-registry"]),
-        // Pages in a browser: navigation over HTTP, never MCP (no `rmcp`).
+        // Pages in a browser: navigation over HTTP, never MCP (no `rmcp`); and a workflow
+        // run's events, read through the engine.
         "switchboard-web" => Allowed::Only(&[
             "switchboard-core",
             "switchboard-registry",
             "switchboard-navigation",
+            "switchboard-workflows",
+            "switchboard-workflows-engine",
         ]),
         // The crate users depend on: it re-exports the runtime's parts, navigation included,
         // so that a domain author declares and walks pages with this one dependency.

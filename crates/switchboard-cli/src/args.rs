@@ -612,6 +612,16 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "MODE", value_enum, default_value_t = NavigationArg::Off)]
     pub(crate) navigation: NavigationArg,
 
+    /// Where workflow runs are kept: `memory` (default; gone at exit) or `sqlite:PATH`
+    /// (created if missing). At start, the server continues the unfinished runs it finds there.
+    #[arg(long, value_name = "STORE", default_value = "memory")]
+    pub(crate) workflows: crate::config_file::StoreChoice,
+
+    /// Warn (once per run) about a running workflow run with no progress for this long:
+    /// `15m`, `1h 30m`, `90s`.
+    #[arg(long, value_name = "DURATION", default_value = "15m")]
+    pub(crate) stuck_after: jiff::SignedDuration,
+
     /// Who every MCP call acts as (on stdio, and on HTTP without --tokens).
     #[command(flatten)]
     pub(crate) identity: ServeIdentityArgs,

@@ -45,6 +45,18 @@ impl AppState {
             sessions: Sessions::new(),
         }))
     }
+
+    /// How the pages are served.
+    pub(crate) fn config(&self) -> &WebConfig {
+        &self.0.config
+    }
+
+    /// The context of a read by the person behind `headers` (a session cookie, a bearer token
+    /// or the operator), and their `org/user`; `None` when nobody is signed in.
+    pub(crate) fn caller(&self, headers: &HeaderMap) -> Option<(CallContext, String)> {
+        let visitor = self.0.visitor(headers)?;
+        Some((visitor.context(false), visitor.person.describe()))
+    }
 }
 
 /// The person behind a request, and what their anti-CSRF token derives from.
@@ -140,7 +152,7 @@ fn session_cookie(headers: &HeaderMap) -> Option<String> {
 }
 
 /// Whether the request reached us over https (through a proxy that says so).
-fn over_https(request_headers: &HeaderMap) -> bool {
+pub(crate) fn over_https(request_headers: &HeaderMap) -> bool {
     request_headers
         .get("x-forwarded-proto")
         .and_then(|value| value.to_str().ok())

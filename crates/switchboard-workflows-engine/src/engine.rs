@@ -328,11 +328,22 @@ impl Engine {
         run: RunId,
         caller: &CallContext,
     ) -> Result<impl Stream<Item = EventRecord> + Send + 'static, EngineError> {
+        self.events_after(run, 0, caller)
+    }
+
+    /// The run's events numbered after `after` (a watcher's last seen `seq`), then live ones,
+    /// as [`events`](Self::events) does; a run that ended at or before `after` has none.
+    pub fn events_after(
+        &self,
+        run: RunId,
+        after: u64,
+        caller: &CallContext,
+    ) -> Result<impl Stream<Item = EventRecord> + Send + 'static, EngineError> {
         self.run(run, caller)?;
         let state = EventCursor {
             shared: Arc::clone(&self.shared),
             run,
-            after: 0,
+            after,
             pending: VecDeque::new(),
             live: self.shared.live.subscribe(),
             ended: false,

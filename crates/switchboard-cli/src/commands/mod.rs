@@ -92,7 +92,7 @@ impl Ready {
             }
             Command::Serve(args) => {
                 let conformance = args.conformance;
-                Ready::Serve(Serving::prepare(args, serve_file)?, conformance)
+                Ready::Serve(Serving::prepare(args, serve_file, persistent)?, conformance)
             }
             Command::Proposals(args) => {
                 args.identity.check_ids()?;

@@ -12,10 +12,17 @@ use switchboard::ToolRegistry;
 use switchboard_mcp::{HttpAuth, HttpConfig, Identity};
 use switchboard_navigation::Navigator;
 use switchboard_web::{Person, SignIn, WebConfig};
+use switchboard_workflows_engine::Engine;
+use tokio_util::sync::CancellationToken;
 
 /// The pages of `registry`, to serve beside `/mcp` with the authentication and allow-lists of
-/// `config`.
-pub(crate) fn router(registry: &ToolRegistry, config: &HttpConfig) -> anyhow::Result<axum::Router> {
+/// `config`, and the events of `engine`'s runs (ended by `streams_stop`).
+pub(crate) fn router(
+    registry: &ToolRegistry,
+    config: &HttpConfig,
+    engine: &Engine,
+    streams_stop: &CancellationToken,
+) -> anyhow::Result<axum::Router> {
     let navigator = Navigator::new(registry.clone())
         .context("the pages of the linked domains do not fit together")?;
     let sign_in = match config.auth() {
@@ -30,7 +37,7 @@ pub(crate) fn router(registry: &ToolRegistry, config: &HttpConfig) -> anyhow::Re
         // lets nobody in.
         _ => SignIn::Tokens(Arc::new(|_: &str| None)),
     };
-    let mut web = WebConfig::new(sign_in);
+    let mut web = WebConfig::new(sign_in).workflows(engine.clone(), streams_stop.clone());
     for host in config.allowed_hosts() {
         web = web.allow_host(host.to_string());
     }

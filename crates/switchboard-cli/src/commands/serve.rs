@@ -5,20 +5,31 @@
 //! requestState key, or a refused address, is a usage error, exit 2), says where the HTTP
 //! endpoint is (on standard error, as standard output may be the protocol channel) and stops
 //! the HTTP server on Ctrl-C.
+//!
+//! The workflow engine runs inside the server: built once on the registry (`workflow_engine`),
+//! it continues at start the unfinished runs of its store, streams a run's events beside the
+//! pages (`switchboard-web`), and a monitor warns about runs that stopped making progress.
 
-use std::{env::VarError, io::IsTerminal as _, path::Path, time::Duration};
+use std::{
+    collections::HashMap, env::VarError, io::IsTerminal as _, path::Path, sync::Arc, time::Duration,
+};
 
 use anyhow::Context as _;
+use jiff::SignedDuration;
 use switchboard::ToolRegistry;
 use switchboard_mcp::{
     HttpAuth, HttpConfig, HttpLimits, Identity, McpServer, NavigationMode, StateKey, TokenTable,
 };
 use switchboard_navigation::Navigator;
+use switchboard_workflows::{MemoryRunStore, RunId, RunStore};
+use switchboard_workflows_engine::{Engine, EngineOptions, StuckRun};
+use switchboard_workflows_sqlite::SqliteRunStore;
+use tokio_util::sync::CancellationToken;
 
 use crate::{
     app::{Exit, UsageError},
     args::ServeArgs,
-    config_file::ServeFile,
+    config_file::{ServeFile, StoreChoice},
     escape::escape_controls,
     output,
 };
@@ -35,13 +46,38 @@ pub(crate) struct Serving {
     state_key_generated: bool,
     /// Whether and how the navigation meta-tools are offered.
     navigation: NavigationMode,
+    /// Where workflow runs are kept, and when a running one counts as stuck.
+    workflows: WorkflowsServing,
+}
+
+/// The workflow flags of `serve`.
+#[derive(Debug, Clone)]
+struct WorkflowsServing {
+    store: StoreChoice,
+    stuck_after: SignedDuration,
+    /// Whether proposals and idempotency keys outlive the process (`--approvals sqlite:`).
+    approvals_persistent: bool,
 }
 
 impl Serving {
     /// Checks the flags and the config file's `[serve]` table, and builds the configuration.
-    pub(crate) fn prepare(args: ServeArgs, file: &ServeFile) -> Result<Self, UsageError> {
+    pub(crate) fn prepare(
+        args: ServeArgs,
+        file: &ServeFile,
+        approvals_persistent: bool,
+    ) -> Result<Self, UsageError> {
         let state_key_flag = args.state_key_file.clone();
         let navigation = args.navigation.into();
+        if args.stuck_after <= SignedDuration::ZERO {
+            return Err(UsageError::new(
+                "--stuck-after must be a positive duration, such as `15m`",
+            ));
+        }
+        let workflows = WorkflowsServing {
+            store: args.workflows.clone(),
+            stuck_after: args.stuck_after,
+            approvals_persistent,
+        };
         let transport = Transport::prepare(args)?;
         let (state_key, state_key_generated) = match configured_state_key(
             state_key_flag.as_deref(),
@@ -56,6 +92,7 @@ impl Serving {
             state_key,
             state_key_generated,
             navigation,
+            workflows,
         })
     }
 }
@@ -179,7 +216,132 @@ pub(crate) async fn run(
         state_key,
         state_key_generated,
         navigation,
+        workflows,
     } = serving;
+    // The one engine of this process: every workflow surface of the server uses it.
+    let engine = workflow_engine(registry, &workflows.store)?;
+    if workflows.store.is_persistent() && !workflows.approvals_persistent {
+        tracing::warn!(
+            "workflow runs are kept on disk but proposals and idempotency keys in memory: a \
+             mutating step in flight at a crash may run again when its run is continued; keep \
+             them on disk too with --approvals sqlite:PATH"
+        );
+    }
+    let continued = engine
+        .recover()
+        .await
+        .context("could not continue the unfinished workflow runs")?;
+    tracing::info!(runs = continued, "continued the unfinished workflow runs");
+    let monitor = tokio::spawn(monitor_stuck_runs(engine.clone(), workflows.stuck_after));
+    let served = Box::pin(serve_transport(
+        registry,
+        transport,
+        state_key,
+        state_key_generated,
+        navigation,
+        instructions,
+        &engine,
+    ))
+    .await;
+    monitor.abort();
+    engine.shutdown();
+    served
+}
+
+/// Builds the workflow engine on `registry`, its runs kept in `store`; a run it did not start
+/// gets its definition back by validating the stored document against the registry's tools.
+fn workflow_engine(registry: &ToolRegistry, store: &StoreChoice) -> anyhow::Result<Engine> {
+    let store: Arc<dyn RunStore> = match store {
+        StoreChoice::Memory => Arc::new(MemoryRunStore::new()),
+        StoreChoice::Sqlite(path) => {
+            Arc::new(SqliteRunStore::open(path).with_context(|| {
+                format!("could not open the workflows store {}", path.display())
+            })?)
+        }
+    };
+    let tools = registry.clone();
+    let loader = Arc::new(move |document: &serde_json::Value| {
+        switchboard_workflows::validate(document, &tools.list())
+            .map(Arc::new)
+            .map_err(|errors| errors.to_string())
+    });
+    let options = EngineOptions {
+        loader: Some(loader),
+        ..EngineOptions::default()
+    };
+    Ok(Engine::new(registry.clone(), store, options))
+}
+
+/// Every `threshold / 4` (at least 10 s), warns about each run running with no checkpoint for
+/// longer than `threshold`: once per run, and again only after it moved.
+async fn monitor_stuck_runs(engine: Engine, threshold: SignedDuration) {
+    let quarter = Duration::try_from(threshold / 4).unwrap_or(Duration::MAX);
+    let mut ticks = tokio::time::interval(quarter.max(STUCK_CHECK_FLOOR));
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut warnings = StuckWarnings::default();
+    loop {
+        ticks.tick().await;
+        let stuck = match engine.stuck_runs(threshold) {
+            Ok(stuck) => stuck,
+            Err(error) => {
+                tracing::warn!(%error, "could not look for stuck workflow runs");
+                continue;
+            }
+        };
+        for run in warnings.fresh(stuck) {
+            tracing::warn!(
+                run = %run.run,
+                org = %run.org_id,
+                workflow = %run.workflow,
+                state = run.state.as_str(),
+                idle = %format!("{:#}", run.idle),
+                "workflow run has made no progress for longer than --stuck-after"
+            );
+        }
+    }
+}
+
+/// The stuck runs already warned about, each with its idle time then.
+#[derive(Debug, Default)]
+struct StuckWarnings {
+    warned: HashMap<RunId, SignedDuration>,
+}
+
+impl StuckWarnings {
+    /// Of the runs stuck now, those not warned about yet, or stuck again after they moved (a
+    /// run seen with less idle time than before made a checkpoint meanwhile). A run no longer
+    /// stuck is forgotten.
+    fn fresh(&mut self, stuck: Vec<StuckRun>) -> Vec<StuckRun> {
+        let mut warned = HashMap::with_capacity(stuck.len());
+        let mut fresh = Vec::new();
+        for run in stuck {
+            warned.insert(run.run, run.idle);
+            if self
+                .warned
+                .get(&run.run)
+                .is_none_or(|idle| *idle > run.idle)
+            {
+                fresh.push(run);
+            }
+        }
+        self.warned = warned;
+        fresh
+    }
+}
+
+/// The shortest time between two looks for stuck runs.
+const STUCK_CHECK_FLOOR: Duration = Duration::from_secs(10);
+
+/// Serves MCP over the chosen transport until it ends (stdio) or Ctrl-C (HTTP).
+async fn serve_transport(
+    registry: &ToolRegistry,
+    transport: Transport,
+    state_key: StateKey,
+    state_key_generated: bool,
+    navigation: NavigationMode,
+    instructions: Option<String>,
+    engine: &Engine,
+) -> anyhow::Result<Exit> {
     // Built before serving, so that a page declaration that cannot work stops the start.
     let navigator = match navigation {
         NavigationMode::Off => None,
@@ -214,7 +376,8 @@ pub(crate) async fn run(
             if let Some(text) = instructions {
                 config = config.instructions(text);
             }
-            let pages = super::pages::router(registry, &config)?;
+            let streams_stop = CancellationToken::new();
+            let pages = super::pages::router(registry, &config, engine, &streams_stop)?;
             let server = switchboard_mcp::serve_http_with_pages(registry.clone(), config, pages)
                 .await
                 .context("could not start the MCP HTTP server")?;
@@ -235,6 +398,8 @@ pub(crate) async fn run(
             tokio::signal::ctrl_c()
                 .await
                 .context("could not wait for Ctrl-C")?;
+            // The event streams last as long as their runs: end them, or shutdown waits.
+            streams_stop.cancel();
             server
                 .shutdown()
                 .await
@@ -242,4 +407,44 @@ pub(crate) async fn run(
         }
     }
     Ok(Exit::Success)
+}
+
+#[cfg(test)]
+mod tests {
+    use switchboard::OrgId;
+    use switchboard_workflows::RunState;
+
+    use super::*;
+
+    fn stuck(run: RunId, idle_secs: i64) -> StuckRun {
+        StuckRun {
+            run,
+            org_id: OrgId::from("acme"),
+            workflow: "slow".to_owned(),
+            state: RunState::Running,
+            idle: SignedDuration::from_secs(idle_secs),
+        }
+    }
+
+    #[test]
+    fn a_stuck_run_is_warned_about_once_until_it_moves() {
+        let (first, second) = (RunId::new(), RunId::new());
+        let mut warnings = StuckWarnings::default();
+        let runs =
+            |found: Vec<StuckRun>| -> Vec<RunId> { found.into_iter().map(|run| run.run).collect() };
+        assert_eq!(runs(warnings.fresh(vec![stuck(first, 60)])), vec![first]);
+        assert_eq!(
+            runs(warnings.fresh(vec![stuck(first, 90), stuck(second, 70)])),
+            vec![second],
+            "the first one was warned about"
+        );
+        // The first one made a checkpoint and is stuck again: less idle than before.
+        assert_eq!(
+            runs(warnings.fresh(vec![stuck(first, 65), stuck(second, 100)])),
+            vec![first]
+        );
+        // Gone (moved or finished), then stuck again: warned about again.
+        assert!(warnings.fresh(vec![]).is_empty());
+        assert_eq!(runs(warnings.fresh(vec![stuck(second, 200)])), vec![second]);
+    }
 }

@@ -23,6 +23,7 @@ mod plain_output;
 mod proposals;
 mod serve_http;
 mod serve_pages;
+mod serve_workflows;
 mod state_key;
 mod stdio_client;
 mod workflow_crash;

@@ -10,3 +10,4 @@ mod forms;
 mod negotiation;
 mod server;
 mod sign_in;
+mod workflows;

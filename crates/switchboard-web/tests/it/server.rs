@@ -8,7 +8,10 @@ use switchboard_domains as _;
 use switchboard_mcp::{HttpAuth, HttpConfig, HttpServer, Identity, TokenTable, token_sha256_hex};
 use switchboard_navigation::Navigator;
 use switchboard_web::{Person, SignIn, WebConfig};
+use switchboard_workflows::{MemoryRunStore, RunStore};
+use switchboard_workflows_engine::{Engine, EngineOptions};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio_util::sync::CancellationToken;
 
 pub(crate) const OPEN_SHIFT: &str = "/roster/shifts/acme-2026-11-24-pm";
 pub(crate) const SEED_WEEK: &str = "/roster/weeks/2026-11-23";
@@ -24,6 +27,9 @@ const TOKENS: [(&str, &str, &str, &str); 4] = [
 /// A running runtime and its HTTP server.
 pub(crate) struct Served {
     _runtime: Switchboard,
+    /// The engine whose runs' events the pages serve.
+    pub(crate) engine: Engine,
+    pub(crate) registry: ToolRegistry,
     server: HttpServer,
     pub(crate) client: Client,
 }
@@ -65,7 +71,10 @@ impl Served {
             .expect("the runtime boots with the sample domains");
         let navigator =
             Navigator::new(runtime.registry.clone()).expect("the sample pages are valid");
-        let pages = switchboard_web::router(Arc::new(navigator), WebConfig::new(sign_in));
+        let store: Arc<dyn RunStore> = Arc::new(MemoryRunStore::new());
+        let engine = Engine::new(runtime.registry.clone(), store, EngineOptions::default());
+        let web = WebConfig::new(sign_in).workflows(engine.clone(), CancellationToken::new());
+        let pages = switchboard_web::router(Arc::new(navigator), web);
         let config = HttpConfig::new("127.0.0.1:0".parse().expect("an address"), auth)
             .expect("a loopback address");
         let server =
@@ -77,7 +86,9 @@ impl Served {
             .build()
             .expect("a client");
         Self {
+            registry: runtime.registry.clone(),
             _runtime: runtime,
+            engine,
             server,
             client,
         }

@@ -169,10 +169,26 @@ async fn the_event_stream_gives_stored_events_then_live_ones_each_once() {
         [run]
     );
 
+    // A watcher that saw up to an event gets the ones after it; after the last, none.
+    let resumed: Vec<u64> = engine
+        .events_after(run, 2, &caller)
+        .expect("readable")
+        .map(|event| event.seq)
+        .collect()
+        .await;
+    assert_eq!(resumed, numbers[2..]);
+    let after_the_end: Vec<_> = engine
+        .events_after(run, last.seq, &caller)
+        .expect("readable")
+        .collect()
+        .await;
+    assert!(after_the_end.is_empty());
+
     // Another organisation sees nothing of it.
     let mut stranger = human("stranger");
     stranger.org_id = Some("globex".into());
     assert!(engine.events(run, &stranger).is_err());
+    assert!(engine.events_after(run, 0, &stranger).is_err());
     assert!(engine.run(run, &stranger).is_err());
     assert!(
         engine
