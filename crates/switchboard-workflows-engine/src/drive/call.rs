@@ -252,7 +252,7 @@ impl Run<'_> {
     }
 
     /// A node waiting for a decision on its proposal: completes with the approved call's
-    /// output, fails when rejected or expired, or keeps waiting.
+    /// output, fails when rejected, expired or withdrawn, or keeps waiting.
     async fn check_decision(
         &self,
         node: &Node,
