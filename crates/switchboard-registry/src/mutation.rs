@@ -337,17 +337,25 @@ fn store_proposal(
         status: ProposalStatus::Pending,
     };
     // A proposal the store did not keep must not be announced: the caller is refused instead.
-    let stored = match key {
-        Some(_) => shared.proposals.insert_new(proposal.clone()),
-        None => shared.proposals.insert(proposal.clone()).map(|()| None),
+    let existing = match key {
+        Some(key) => shared
+            .proposals
+            .insert_new(proposal.clone())
+            .map_err(crate::approvals::store_unavailable)?
+            .map(|existing| (key, existing)),
+        None => {
+            shared
+                .proposals
+                .insert(proposal.clone())
+                .map_err(crate::approvals::store_unavailable)?;
+            None
+        }
     };
-    if let Some(existing) = stored.map_err(crate::approvals::store_unavailable)? {
+    if let Some((key, existing)) = existing {
         if existing.tool != proposal.tool || existing.params != proposal.params {
             return Err(InvokeError::IdempotencyConflict {
                 tool: tool.name.to_string(),
-                key: key
-                    .cloned()
-                    .unwrap_or_else(|| IdempotencyKey::new(id.as_str())),
+                key: key.clone(),
                 first_run: None,
             });
         }
