@@ -385,3 +385,79 @@ async fn cancelling_a_run_withdraws_the_proposal_it_waits_for() {
         .collect();
     assert_eq!(withdrawals.len(), 1, "the withdrawal is audited");
 }
+
+/// A person approves while the run is being cancelled: the withdrawal finds the proposal
+/// approved, so its call ran; the step completes with the call's output and the saga undoes it.
+/// The run is cancelled and never goes on to its next node.
+#[tokio::test]
+async fn a_proposal_approved_as_its_run_is_cancelled_is_undone_and_the_run_does_not_go_on() {
+    let registry = registry().await;
+    let store = Arc::new(MemoryRunStore::new());
+    let definition = definition(
+        "approved_while_cancelled",
+        vec![
+            undo(
+                node(
+                    "ask",
+                    NodeKind::Approval {
+                        tool: "roster_assign_shift".into(),
+                        params: object([
+                            ("shift_id", lit(json!(SHIFT_A))),
+                            ("user_id", lit(json!("mark"))),
+                        ]),
+                        summary: None,
+                    },
+                ),
+                "roster_assign_shift",
+                object([
+                    ("shift_id", expr("params.shift_id")),
+                    ("user_id", lit(json!("sam"))),
+                ]),
+            ),
+            tool(
+                "after",
+                "probe_touch",
+                lit(json!({ "key": "approved-while-cancelled" })),
+            ),
+        ],
+    );
+    let caller = human("approved-while-cancelled");
+    let first = engine_with(&registry, &store, &definition);
+    let run = first
+        .start(Arc::clone(&definition), json!({}), &caller)
+        .await
+        .expect("starts");
+    paused(&first, run, &caller).await;
+    let proposal = proposal_of(&first.steps(run, &caller).expect("readable"));
+    // The engine does not see the decision before the cancel arrives.
+    first.shutdown();
+    registry
+        .approve(&proposal, &human("approver"))
+        .await
+        .expect("approved");
+    assert_eq!(assignee(&registry, SHIFT_A).await.as_deref(), Some("mark"));
+
+    let second = engine_with(&registry, &store, &definition);
+    second.cancel(run, &caller).await.expect("cancels");
+    let outcome = wait(&second, run, &caller).await;
+    assert_eq!(outcome.state, RunState::Cancelled);
+    let steps = second.steps(run, &caller).expect("readable");
+    assert_eq!(step(&steps, "ask", 0).state, NodeState::Compensated);
+    assert_eq!(
+        assignee(&registry, SHIFT_A).await.as_deref(),
+        Some("sam"),
+        "the approved change is undone"
+    );
+    assert!(
+        crate::probe::calls("approved-while-cancelled").is_empty(),
+        "the run did not go on"
+    );
+    assert!(matches!(
+        registry
+            .proposal(&proposal, &human("look"))
+            .await
+            .expect("readable")
+            .status,
+        ProposalStatus::Approved { .. }
+    ));
+}
