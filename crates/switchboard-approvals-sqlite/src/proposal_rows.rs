@@ -27,6 +27,13 @@ pub(crate) const INSERT: &str = "INSERT OR REPLACE INTO proposals (id, org_id, t
      expires_at_ns, status, decided_by, decided_at_ns, feedback, outcome) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)";
 
+/// Stores a proposal unless its id is taken (then nothing changes).
+pub(crate) const INSERT_NEW: &str = "INSERT OR IGNORE INTO proposals (id, org_id, tool, params, \
+     summary, proposer_user_id, proposer_session_id, proposer_correlation_id, \
+     proposer_initiator, proposer_agent_type, thread_id, project_id, created_at_ns, \
+     expires_at_ns, status, decided_by, decided_at_ns, feedback, outcome) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)";
+
 /// The status columns of a row: name, decider, time, feedback, outcome.
 pub(crate) struct StatusColumns<'a> {
     pub(crate) status: &'static str,
@@ -47,6 +54,9 @@ pub(crate) fn status_columns(status: &ProposalStatus) -> StatusColumns<'_> {
             (Some(by.as_str()), Some(*at), Some(feedback.as_str()), None)
         }
         ProposalStatus::Expired { at } => (None, Some(*at), None, None),
+        ProposalStatus::Withdrawn { by, at, reason } => {
+            (Some(by.as_str()), Some(*at), Some(reason.as_str()), None)
+        }
     };
     StatusColumns {
         status: status.as_str(),
@@ -57,11 +67,11 @@ pub(crate) fn status_columns(status: &ProposalStatus) -> StatusColumns<'_> {
     }
 }
 
-/// Stores `proposal` with the prepared [`INSERT`].
+/// Stores `proposal` with the prepared [`INSERT`] (or [`INSERT_NEW`]); how many rows it wrote.
 pub(crate) fn insert(
     statement: &mut rusqlite::Statement<'_>,
     proposal: &Proposal,
-) -> rusqlite::Result<()> {
+) -> rusqlite::Result<usize> {
     let params = serde_json::to_string(&*proposal.params)
         .map_err(|error| rusqlite::Error::ToSqlConversionFailure(Box::new(error)))?;
     let proposer = &proposal.proposer;
@@ -95,8 +105,7 @@ pub(crate) fn insert(
         status.decided_at_ns,
         status.feedback,
         status.outcome,
-    ])?;
-    Ok(())
+    ])
 }
 
 /// Reads a row of `SELECT {COLUMNS}` back into a proposal.
@@ -157,6 +166,11 @@ fn read_status(row: &Row<'_>) -> rusqlite::Result<ProposalStatus> {
             feedback: row.get::<_, Option<String>>(17)?.unwrap_or_default(),
         },
         "expired" => ProposalStatus::Expired { at: at()? },
+        "withdrawn" => ProposalStatus::Withdrawn {
+            by: by()?,
+            at: at()?,
+            reason: row.get::<_, Option<String>>(17)?.unwrap_or_default(),
+        },
         other => {
             return Err(invalid_column(
                 14,

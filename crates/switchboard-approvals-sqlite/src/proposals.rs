@@ -24,7 +24,7 @@ use switchboard_sqlite::timestamp_to_sql;
 
 use crate::{
     database::{ApprovalsDatabase, Database, SqliteOptions},
-    proposal_rows::{self, COLUMNS, INSERT},
+    proposal_rows::{self, COLUMNS, INSERT, INSERT_NEW},
 };
 
 /// Proposals in a SQLite database: they survive restarts and are shared by every process
@@ -77,9 +77,13 @@ impl SqliteProposalStore {
         }
         let expired = proposal.expires_at <= now;
         proposal.status = match (decision, expired) {
-            (Decision::Approve { .. } | Decision::Reject { .. } | Decision::Expire, true) => {
-                ProposalStatus::Expired { at: now }
-            }
+            (
+                Decision::Approve { .. }
+                | Decision::Reject { .. }
+                | Decision::Withdraw { .. }
+                | Decision::Expire,
+                true,
+            ) => ProposalStatus::Expired { at: now },
             (Decision::Approve { by }, false) => ProposalStatus::Approved {
                 by,
                 at: now,
@@ -89,6 +93,11 @@ impl SqliteProposalStore {
                 by,
                 at: now,
                 feedback,
+            },
+            (Decision::Withdraw { by, reason }, false) => ProposalStatus::Withdrawn {
+                by,
+                at: now,
+                reason,
             },
             // Not yet due: nothing to do.
             (Decision::Expire, false) => {
@@ -136,6 +145,27 @@ impl ProposalStore for SqliteProposalStore {
                 self.database
                     .failure(format!("storing proposal {}", proposal.id), &error)
             })
+    }
+
+    fn insert_new(&self, proposal: Proposal) -> Result<Option<Proposal>, StoreError> {
+        let connection = self.database.connection();
+        let action = || format!("storing proposal {}", proposal.id);
+        let written = connection
+            .prepare_cached(INSERT_NEW)
+            .and_then(|mut statement| proposal_rows::insert(&mut statement, &proposal))
+            .map_err(|error| self.database.failure(action(), &error))?;
+        if written > 0 {
+            return Ok(None);
+        }
+        match self.select_one(&connection, &proposal.org_id, &proposal.id) {
+            Ok(Some(existing)) => Ok(Some(existing)),
+            // The id is another organisation's: not this proposal's to take or to show.
+            Ok(None) => Err(StoreError::new(
+                action(),
+                "the id is taken by a proposal of another organisation",
+            )),
+            Err(error) => Err(self.database.failure(action(), &error)),
+        }
     }
 
     fn get(&self, org_id: &OrgId, id: &ProposalId) -> Result<Option<Proposal>, StoreError> {

@@ -62,8 +62,10 @@ pub use idempotency_checks::{
     typed_results_replay_typed_in_the_process_that_stored_them,
 };
 pub use proposal_checks::{
-    a_decision_leaves_pending_exactly_once, another_org_never_sees_or_decides_a_proposal,
-    expire_overdue_expires_each_proposal_once, overdue_proposals_expire_instead_of_being_decided,
+    a_decision_leaves_pending_exactly_once, a_withdrawn_proposal_is_closed,
+    another_org_never_sees_or_decides_a_proposal, expire_overdue_expires_each_proposal_once,
+    insert_new_keeps_the_proposal_holding_the_id,
+    overdue_proposals_expire_instead_of_being_decided,
     proposals_list_newest_first_within_their_org, proposals_round_trip_unchanged,
     racing_decisions_have_exactly_one_winner, record_outcome_marks_approved_proposals_only,
     unknown_proposals_are_not_found,
@@ -139,6 +141,8 @@ checks!(
         another_org_never_sees_or_decides_a_proposal,
         record_outcome_marks_approved_proposals_only,
         unknown_proposals_are_not_found,
+        insert_new_keeps_the_proposal_holding_the_id,
+        a_withdrawn_proposal_is_closed,
     ]
 );
 
@@ -193,6 +197,8 @@ macro_rules! proposal_store_conformance {
             another_org_never_sees_or_decides_a_proposal,
             record_outcome_marks_approved_proposals_only,
             unknown_proposals_are_not_found,
+            insert_new_keeps_the_proposal_holding_the_id,
+            a_withdrawn_proposal_is_closed,
         );
     };
 }

@@ -38,6 +38,23 @@ impl ProposalStore for MemoryProposalStore {
         Ok(())
     }
 
+    fn insert_new(&self, proposal: Proposal) -> Result<Option<Proposal>, StoreError> {
+        match self.proposals.entry_sync(proposal.id.clone()) {
+            scc::hash_map::Entry::Occupied(existing) if existing.org_id == proposal.org_id => {
+                Ok(Some(existing.get().clone()))
+            }
+            // The id is another organisation's: not this proposal's to take or to show.
+            scc::hash_map::Entry::Occupied(_) => Err(StoreError::new(
+                format!("storing proposal {}", proposal.id),
+                "the id is taken by a proposal of another organisation",
+            )),
+            scc::hash_map::Entry::Vacant(slot) => {
+                slot.insert_entry(proposal);
+                Ok(None)
+            }
+        }
+    }
+
     fn get(&self, org_id: &OrgId, id: &ProposalId) -> Result<Option<Proposal>, StoreError> {
         Ok(self
             .proposals
@@ -83,7 +100,7 @@ impl ProposalStore for MemoryProposalStore {
             let expired = Box::new(proposal.clone());
             return match decision {
                 Decision::Expire => Ok(*expired),
-                Decision::Approve { .. } | Decision::Reject { .. } => {
+                Decision::Approve { .. } | Decision::Reject { .. } | Decision::Withdraw { .. } => {
                     Err(TransitionError::Expired(expired))
                 }
             };
@@ -98,6 +115,11 @@ impl ProposalStore for MemoryProposalStore {
                 by,
                 at: now,
                 feedback,
+            },
+            Decision::Withdraw { by, reason } => ProposalStatus::Withdrawn {
+                by,
+                at: now,
+                reason,
             },
             // Not yet due: nothing to do.
             Decision::Expire => return Err(TransitionError::Closed(Box::new(proposal.clone()))),

@@ -3,9 +3,11 @@
 //! A [`Proposal`] keeps everything needed to run the target later exactly as validated: the
 //! tool, the params (already checked against its input), a summary for the approver, who
 //! proposed it and in which thread and project, and when it expires. Its [`ProposalStatus`]
-//! leaves `pending` exactly once — approved, rejected or expired — through
+//! leaves `pending` exactly once — approved, rejected, expired or withdrawn — through
 //! [`ProposalStore::decide`], a compare-and-set, so two approvers racing cannot both win and a
-//! decision is final.
+//! decision is final. A proposal is withdrawn when whoever asked for it no longer wants it (a
+//! workflow run cancelled or failed while its step waited for the decision): approving it
+//! afterwards is refused like approving any closed proposal.
 
 use std::sync::Arc;
 
@@ -68,16 +70,26 @@ pub enum ProposalStatus {
         /// When it was found expired.
         at: Timestamp,
     },
+    /// Withdrawn before anyone decided: its proposer no longer wants it.
+    Withdrawn {
+        /// Who withdrew it.
+        by: UserId,
+        /// When.
+        at: Timestamp,
+        /// Why, for the approvers.
+        reason: String,
+    },
 }
 
 impl ProposalStatus {
-    /// `pending`, `approved`, `rejected` or `expired`.
+    /// `pending`, `approved`, `rejected`, `expired` or `withdrawn`.
     pub const fn as_str(&self) -> &'static str {
         match self {
             ProposalStatus::Pending => "pending",
             ProposalStatus::Approved { .. } => "approved",
             ProposalStatus::Rejected { .. } => "rejected",
             ProposalStatus::Expired { .. } => "expired",
+            ProposalStatus::Withdrawn { .. } => "withdrawn",
         }
     }
 
@@ -128,6 +140,13 @@ pub enum Decision {
     },
     /// Mark it expired (only once it is past its expiry).
     Expire,
+    /// Withdraw it: whoever asked for it no longer wants it.
+    Withdraw {
+        /// Who withdraws it.
+        by: UserId,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// Why a decision was not applied.
@@ -179,6 +198,13 @@ impl StoreError {
 pub trait ProposalStore: Send + Sync + 'static {
     /// Stores a new (pending) proposal; an existing proposal with the same id is replaced.
     fn insert(&self, proposal: Proposal) -> Result<(), StoreError>;
+
+    /// Stores `proposal` (new, pending) unless its id is taken, in one atomic step: then the
+    /// proposal holding the id is returned, untouched, and nothing is stored (`None`:
+    /// `proposal` was stored). An id taken in another organisation is an error, and that
+    /// proposal is neither changed nor shown. This is how a proposal made under an idempotency
+    /// key is made once, whatever its status since: its id derives from the key.
+    fn insert_new(&self, proposal: Proposal) -> Result<Option<Proposal>, StoreError>;
 
     /// One proposal of `org_id`; `None` if it has no proposal with that id.
     fn get(&self, org_id: &OrgId, id: &ProposalId) -> Result<Option<Proposal>, StoreError>;

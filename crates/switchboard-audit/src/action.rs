@@ -25,6 +25,8 @@ pub enum ActionEvent {
     Rejected,
     /// A proposal expired without a decision.
     Expired,
+    /// A proposal was withdrawn before anyone decided (its proposer no longer wants it).
+    Withdrawn,
 }
 
 impl ActionEvent {
@@ -37,6 +39,7 @@ impl ActionEvent {
             ActionEvent::Approved => "approved",
             ActionEvent::Rejected => "rejected",
             ActionEvent::Expired => "expired",
+            ActionEvent::Withdrawn => "withdrawn",
         }
     }
 }
@@ -44,7 +47,7 @@ impl ActionEvent {
 /// An [`ActionEvent`] name that is not one (for stores reading records back).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown action event `{0}`: expected executed, replayed, proposed, approved, rejected or expired"
+    "unknown action event `{0}`: expected executed, replayed, proposed, approved, rejected, expired or withdrawn"
 )]
 pub struct UnknownActionEvent(pub String);
 
@@ -59,6 +62,7 @@ impl std::str::FromStr for ActionEvent {
             ActionEvent::Approved,
             ActionEvent::Rejected,
             ActionEvent::Expired,
+            ActionEvent::Withdrawn,
         ]
         .into_iter()
         .find(|event| event.as_str() == text)

@@ -84,7 +84,7 @@ pub enum ErrorKind {
     ApprovalRequired,
     /// No proposal with that id exists in the caller's organisation.
     ProposalNotFound,
-    /// The proposal was already approved, rejected or has expired.
+    /// The proposal was already approved, rejected, withdrawn or has expired.
     ProposalClosed,
     /// The caller may not decide on proposals (an agent, never a human principal).
     ApprovalDenied,
@@ -445,12 +445,12 @@ pub enum InvokeError {
         proposal_id: ProposalId,
     },
 
-    /// The proposal was already decided, or has expired.
+    /// The proposal was already decided, or has expired, or was withdrawn.
     #[error("proposal `{proposal_id}` is {status}; a decision is final, propose again if needed")]
     ProposalClosed {
         /// The proposal.
         proposal_id: ProposalId,
-        /// `approved`, `rejected` or `expired`.
+        /// `approved`, `rejected`, `expired` or `withdrawn`.
         #[serde(deserialize_with = "crate::error_record::fields::proposal_status")]
         status: &'static str,
     },

@@ -138,7 +138,8 @@ pub(crate) mod fields {
     }
 
     /// The names `ProposalClosed::status` can hold.
-    const PROPOSAL_STATUSES: [&str; 4] = ["pending", "approved", "rejected", "expired"];
+    const PROPOSAL_STATUSES: [&str; 5] =
+        ["pending", "approved", "rejected", "expired", "withdrawn"];
 
     /// The names `MutationScopeMissing::fields` can hold.
     const SCOPE_FIELDS: [&str; 2] = [

@@ -238,6 +238,9 @@ fn render(proposal: &Proposal) -> String {
             format!("rejected by `{by}` at {at}: {feedback}")
         }
         ProposalStatus::Expired { at } => format!("expired at {at}, undecided"),
+        ProposalStatus::Withdrawn { by, at, reason } => {
+            format!("withdrawn by `{by}` at {at}, undecided: {reason}")
+        }
     };
     format!(
         "- **Proposal:** {id}\n- **What it would do:** {summary}\n- **Runs:** `{tool}` with `{params}`\n\

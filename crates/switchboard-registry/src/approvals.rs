@@ -1,4 +1,4 @@
-//! Proposals and human decisions: `propose`, `proposals`, `approve`, `reject`,
+//! Proposals and human decisions: `propose`, `proposals`, `approve`, `reject`, `withdraw`,
 //! `expire_proposals` on [`ToolRegistry`].
 //!
 //! A proposal goes through the same checks as a call up to the mutation context (context,
@@ -217,6 +217,53 @@ impl ToolRegistry {
                 feedback: feedback.to_owned(),
             };
             self.decide(&proposal, approver, decision, ActionEvent::Rejected)
+                .await
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// Withdraws a pending proposal its proposer no longer wants (a workflow run cancelled or
+    /// failed while its step waited for the decision), so that nobody approves it later; an
+    /// approval afterwards is refused as `proposal_closed`. Withdrawing is not deciding: the
+    /// proposer itself may withdraw (the same user of the same organisation, an agent acting
+    /// for them included), as may anyone who could decide it. Like a decision it is a
+    /// compare-and-set from pending, and the attempt is audited (`withdrawn`).
+    pub async fn withdraw(
+        &self,
+        id: &ProposalId,
+        reason: &str,
+        context: &CallContext,
+    ) -> Result<Proposal, InvokeError> {
+        let span = tracing::info_span!("withdraw", proposal_id = %id);
+        async {
+            let caller = verify(context)?;
+            let proposal = self
+                .shared()
+                .proposals
+                .get(&caller.org_id, id)
+                .map_err(store_unavailable)?
+                .ok_or_else(|| not_found_proposal(id))?;
+            if proposal.proposer.user_id != caller.user_id {
+                let table = self.shared().table.load();
+                let checked = match table.get(&proposal.tool) {
+                    None => Err(not_found(
+                        &proposal.tool,
+                        table.similar_names(&proposal.tool),
+                    )),
+                    Some(tool) => may_decide(tool, &proposal, &caller),
+                };
+                if let Err(error) = checked {
+                    self.audit_decision(&proposal, context, ActionEvent::Withdrawn, Err(&error))
+                        .await?;
+                    return Err(error);
+                }
+            }
+            let decision = Decision::Withdraw {
+                by: caller.user_id.clone(),
+                reason: reason.to_owned(),
+            };
+            self.decide(&proposal, context, decision, ActionEvent::Withdrawn)
                 .await
         }
         .instrument(span)

@@ -136,7 +136,15 @@ pub(crate) async fn claim<J: Job>(
     check_scope_ids(tool, caller)?;
     if admission == Admission::Propose {
         let params = job.proposal_params(tool)?;
-        let proposal = store_proposal(shared, tool, caller, params, summary_of(mode), draft)?;
+        let proposal = store_proposal(
+            shared,
+            tool,
+            caller,
+            context.idempotency_key.as_ref(),
+            params,
+            summary_of(mode),
+            draft,
+        )?;
         return Ok(Claimed::Proposed(Box::new(proposal)));
     }
     // The input's digest, taken once for the audit record, keys the call too.
@@ -268,16 +276,41 @@ fn summary_of<'a>(mode: Mode<'a>) -> Option<&'a str> {
     }
 }
 
+/// The id of the proposal a call under idempotency key `key` makes: the same for every retry
+/// of that call, another in another organisation.
+fn keyed_proposal_id(caller: &Caller, key: &IdempotencyKey) -> ProposalId {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(b"switchboard.proposal.v1\0");
+    hasher.update(caller.org_id.as_str().as_bytes());
+    hasher.update(b"\0");
+    hasher.update(key.as_str().as_bytes());
+    let hex = hasher.finalize().to_hex();
+    ProposalId::new(format!("prop-k{}", &hex[..32]))
+}
+
 /// Stores a validated mutation as a pending proposal and links the call's record to it.
+///
+/// A call with an idempotency key proposes once: its proposal's id derives from the key, and a
+/// retry (a workflow step resumed after a crash between proposing and recording the proposal)
+/// gets the proposal made the first time, whatever its status since, linked as `replayed`.
+/// The same key with another tool or other params is `idempotency_conflict`.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the call path's state, passed down without an intermediate struct"
+)]
 fn store_proposal(
     shared: &Shared,
     tool: &RegisteredTool,
     caller: &Caller,
+    key: Option<&IdempotencyKey>,
     params: Arc<Value>,
     summary: Option<&str>,
     draft: &mut AuditDraft<'_>,
 ) -> Result<Proposal, InvokeError> {
-    let id = ProposalId::new(switchboard_core::mint_id("prop"));
+    let id = match key {
+        Some(key) => keyed_proposal_id(caller, key),
+        None => ProposalId::new(switchboard_core::mint_id("prop")),
+    };
     let now = Timestamp::now();
     let ttl = SignedDuration::try_from(shared.config.proposal_ttl).unwrap_or(SignedDuration::MAX);
     let summary = match summary.map(str::trim) {
@@ -304,10 +337,35 @@ fn store_proposal(
         status: ProposalStatus::Pending,
     };
     // A proposal the store did not keep must not be announced: the caller is refused instead.
-    shared
-        .proposals
-        .insert(proposal.clone())
-        .map_err(crate::approvals::store_unavailable)?;
+    let existing = match key {
+        Some(key) => shared
+            .proposals
+            .insert_new(proposal.clone())
+            .map_err(crate::approvals::store_unavailable)?
+            .map(|existing| (key, existing)),
+        None => {
+            shared
+                .proposals
+                .insert(proposal.clone())
+                .map_err(crate::approvals::store_unavailable)?;
+            None
+        }
+    };
+    if let Some((key, existing)) = existing {
+        if existing.tool != proposal.tool || existing.params != proposal.params {
+            return Err(InvokeError::IdempotencyConflict {
+                tool: tool.name.to_string(),
+                key: key.clone(),
+                first_run: None,
+            });
+        }
+        draft.set_action(AuditAction::new(
+            ActionId::new(id.as_str()),
+            ActionEvent::Replayed,
+        ));
+        tracing::info!(proposal_id = %id, tool = %tool.name, "the key's proposal, made before");
+        return Ok(existing);
+    }
     draft.set_action(AuditAction::new(
         ActionId::new(id.as_str()),
         ActionEvent::Proposed,

@@ -31,6 +31,7 @@ use crate::{mapping, retry};
 mod call;
 mod nodes;
 mod saga;
+mod withdraw;
 
 /// The field of a `workflow` step's params naming its child run.
 pub(crate) const CHILD_RUN: &str = "child_run";
@@ -468,6 +469,7 @@ impl<'s> Run<'s> {
     }
 
     async fn fail(&self, error: String, compensate: bool) -> Result<(), Fault> {
+        self.withdraw_proposals("failed").await?;
         if compensate && self.has_compensations() {
             self.compensate(Some(CompensationCause::Failed { error }))
                 .await
@@ -493,6 +495,7 @@ impl<'s> Run<'s> {
                 self.shared.request_cancel(child);
             }
         }
+        self.withdraw_proposals("was cancelled").await?;
         if self.has_compensations() {
             self.compensate(Some(CompensationCause::Cancelled)).await
         } else {

@@ -86,6 +86,17 @@ impl fmt::Display for NodeId {
 /// Where a node sits in its definition: the ids from the top block down to it, joined by `/`
 /// (`fan_out/notify/send`). With an iteration, it names one execution, and it is the key a
 /// store keeps a step under.
+///
+/// A step inside nested `foreach` nodes names the items of the enclosing ones in its path: a
+/// `foreach` that itself runs inside a `foreach` names its items' steps under its own path
+/// followed by `[i]`, the index of the outer item it runs for. With `outer` (a `foreach`)
+/// whose body holds `inner` (a `foreach`) whose body holds `send`, the steps are `outer`
+/// (iteration 0), `outer/inner` (iteration `i`: one per outer item) and `outer/inner[i]/send`
+/// (iteration `j`: item `j` of the inner list of outer item `i`); one level deeper,
+/// `outer/inner[i]/deepest[j]/send`. A `foreach` outside any other needs no brackets: its
+/// items are its body's iterations. [`for_item`](Self::for_item) writes the brackets,
+/// [`node`](Self::node) drops them (the node's place in the definition) and
+/// [`items`](Self::items) reads them back.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct NodePath(Arc<str>);
@@ -105,6 +116,38 @@ impl NodePath {
     /// Wraps a stored path.
     pub fn new(path: impl Into<Arc<str>>) -> Self {
         Self(path.into())
+    }
+
+    /// Where a `foreach` at this path, running for item `item` of an enclosing `foreach`,
+    /// names its own items' steps: `outer/inner[2]`.
+    pub fn for_item(&self, item: u32) -> Self {
+        Self(format!("{}[{item}]", self.0).into())
+    }
+
+    /// The node's path in its definition, without the items of enclosing `foreach` nodes:
+    /// `outer/inner/send` for `outer/inner[2]/send`.
+    pub fn node(&self) -> Self {
+        if !self.0.contains('[') {
+            return self.clone();
+        }
+        let segments: Vec<&str> = self
+            .0
+            .split('/')
+            .map(|segment| segment.split('[').next().unwrap_or(segment))
+            .collect();
+        Self(segments.join("/").into())
+    }
+
+    /// The items of the enclosing `foreach` nodes the path names, outermost first: `[2]` for
+    /// `outer/inner[2]/send`, none outside nested `foreach` nodes.
+    pub fn items(&self) -> Vec<u32> {
+        self.0
+            .split('/')
+            .filter_map(|segment| {
+                let (_, rest) = segment.split_once('[')?;
+                rest.strip_suffix(']')?.parse().ok()
+            })
+            .collect()
     }
 
     /// The path as a string.

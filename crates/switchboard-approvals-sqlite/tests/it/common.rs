@@ -41,6 +41,10 @@ impl ProposalStore for TempProposals {
         self.store.insert(proposal)
     }
 
+    fn insert_new(&self, proposal: Proposal) -> Result<Option<Proposal>, StoreError> {
+        self.store.insert_new(proposal)
+    }
+
     fn get(&self, org_id: &OrgId, id: &ProposalId) -> Result<Option<Proposal>, StoreError> {
         self.store.get(org_id, id)
     }

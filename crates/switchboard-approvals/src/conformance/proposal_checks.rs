@@ -493,3 +493,106 @@ pub fn unknown_proposals_are_not_found(make: &ProposalStoreFactory) -> Result<()
     );
     Ok(())
 }
+
+/// `insert_new` stores a new proposal once: the same id again (a retry under the same
+/// idempotency key) gets the proposal holding it back, decided or not, and changes nothing;
+/// the id in another organisation is refused and shows nothing.
+pub fn insert_new_keeps_the_proposal_holding_the_id(
+    make: &ProposalStoreFactory,
+) -> Result<(), Failure> {
+    let store = make();
+    let first = sample_proposal(1, ORGS[0]);
+    let stored = store.insert_new(first.clone())?;
+    ensure!(
+        stored.is_none(),
+        "a new id should be stored, and the store answered {stored:?}"
+    );
+    ensure!(
+        get(&*store, &first)? == first,
+        "the proposal should read back as stored"
+    );
+    let decided = store
+        .decide(&first.org_id, &first.id, approve("mark"), at(10))
+        .map_err(|error| Failure::new(format!("approving a pending proposal failed: {error}")))?;
+    let mut again = first.clone();
+    again.summary = "a retry".to_owned();
+    let existing = store.insert_new(again)?;
+    ensure!(
+        existing.as_ref() == Some(&decided),
+        "a taken id should give the proposal holding it, and the store answered {existing:?}"
+    );
+    ensure!(
+        get(&*store, &first)? == decided,
+        "a taken id must leave its proposal as it was"
+    );
+    let mut elsewhere = first.clone();
+    elsewhere.org_id = OrgId::from(ORGS[1]);
+    let answer = store.insert_new(elsewhere.clone());
+    ensure!(
+        answer.is_err(),
+        "an id taken in another organisation should be refused, and the store answered \
+         {answer:?}"
+    );
+    ensure!(
+        store.get(&elsewhere.org_id, &elsewhere.id)?.is_none(),
+        "the other organisation must not see the proposal"
+    );
+    ensure!(
+        get(&*store, &first)? == decided,
+        "another organisation's insert must leave the proposal as it was"
+    );
+    Ok(())
+}
+
+/// A withdrawal leaves pending like a decision (who, when and why read back), and closes the
+/// proposal: approving, rejecting or withdrawing it again is refused with the withdrawn
+/// proposal; a decided proposal cannot be withdrawn.
+pub fn a_withdrawn_proposal_is_closed(make: &ProposalStoreFactory) -> Result<(), Failure> {
+    let store = make();
+    let proposal = sample_proposal(2, ORGS[0]);
+    let decided = sample_proposal(4, ORGS[0]);
+    store.insert(proposal.clone())?;
+    store.insert(decided.clone())?;
+    let withdraw = || Decision::Withdraw {
+        by: UserId::from("sam"),
+        reason: "the run was cancelled".to_owned(),
+    };
+    let withdrawn = store
+        .decide(&proposal.org_id, &proposal.id, withdraw(), at(10))
+        .map_err(|error| Failure::new(format!("withdrawing a pending proposal failed: {error}")))?;
+    let expected = ProposalStatus::Withdrawn {
+        by: UserId::from("sam"),
+        at: at(10),
+        reason: "the run was cancelled".to_owned(),
+    };
+    ensure!(
+        withdrawn.status == expected,
+        "a withdrawal should read {expected:?}, and it is {:?}",
+        withdrawn.status
+    );
+    ensure!(
+        get(&*store, &proposal)? == withdrawn,
+        "the withdrawn proposal should read back as the withdrawal returned it"
+    );
+    for decision in [approve("mark"), reject("mark", "no"), withdraw()] {
+        match store.decide(&proposal.org_id, &proposal.id, decision.clone(), at(11)) {
+            Err(TransitionError::Closed(current)) if *current == withdrawn => {}
+            other => {
+                return Err(Failure::new(format!(
+                    "{decision:?} on a withdrawn proposal should be refused as closed, and the \
+                     store answered {other:?}"
+                )));
+            }
+        }
+    }
+    let approved = store
+        .decide(&decided.org_id, &decided.id, approve("mark"), at(12))
+        .map_err(|error| Failure::new(format!("approving a pending proposal failed: {error}")))?;
+    match store.decide(&decided.org_id, &decided.id, withdraw(), at(13)) {
+        Err(TransitionError::Closed(current)) if *current == approved => Ok(()),
+        other => Err(Failure::new(format!(
+            "withdrawing an approved proposal should be refused as closed, and the store \
+             answered {other:?}"
+        ))),
+    }
+}

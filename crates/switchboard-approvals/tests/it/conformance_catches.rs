@@ -36,6 +36,10 @@ impl ProposalStore for FlawedProposals {
         self.inner.insert(proposal)
     }
 
+    fn insert_new(&self, proposal: Proposal) -> Result<Option<Proposal>, StoreError> {
+        self.inner.insert_new(proposal)
+    }
+
     fn get(&self, org_id: &OrgId, id: &ProposalId) -> Result<Option<Proposal>, StoreError> {
         if self.flaw == ProposalFlaw::LeaksOrgs {
             for org in ["acme", "globex", "initech"].map(OrgId::from) {
@@ -95,6 +99,11 @@ impl ProposalStore for FlawedProposals {
                 feedback,
             },
             Decision::Expire => ProposalStatus::Expired { at: now },
+            Decision::Withdraw { by, reason } => ProposalStatus::Withdrawn {
+                by,
+                at: now,
+                reason,
+            },
         };
         self.inner.insert(proposal.clone())?;
         Ok(proposal)

@@ -353,3 +353,95 @@ async fn an_approved_proposals_outcome_is_read_back_in_its_organisation_only() {
         .expect_err("another organisation never sees it");
     assert_eq!(refused.kind(), ErrorKind::ProposalNotFound);
 }
+
+#[tokio::test]
+async fn a_withdrawn_proposal_is_closed_and_only_its_proposer_or_a_decider_withdraws_it() {
+    let registry = start(ToolRegistry::builder()).await;
+    let proposal = registry
+        .propose("vault_add", add(4), &agent("withdraw-propose"), None)
+        .await
+        .expect("stored");
+
+    // Another agent (another user) may neither decide nor withdraw it.
+    let stranger = context("bob", "admin", Initiator::Agent, "withdraw-stranger").build();
+    let refused = registry
+        .withdraw(&proposal.id, "not mine", &stranger)
+        .await
+        .expect_err("not the proposer, and an agent cannot decide");
+    assert_eq!(refused.kind(), ErrorKind::ApprovalDenied);
+
+    // The proposer withdraws it, even as an agent.
+    let withdrawn = registry
+        .withdraw(&proposal.id, "the run was cancelled", &agent("withdraw"))
+        .await
+        .expect("the proposer withdraws");
+    assert!(matches!(
+        &withdrawn.status,
+        ProposalStatus::Withdrawn { by, reason, .. }
+            if by == "alice" && reason == "the run was cancelled"
+    ));
+    let error = registry
+        .approve(&proposal.id, &admin("withdraw-approve"))
+        .await
+        .expect_err("withdrawn");
+    assert_eq!(error.kind(), ErrorKind::ProposalClosed);
+    assert_eq!(error.details()["status"], "withdrawn");
+    assert_eq!(tally(&registry).await.runs, 0, "nothing ran");
+    let events: Vec<_> = all_records(&registry)
+        .await
+        .into_iter()
+        .filter(|record| {
+            record.action.as_ref().map(|action| action.id.as_str()) == Some(proposal.id.as_str())
+        })
+        .map(|record| (record.action.map(|action| action.event), record.outcome))
+        .collect();
+    assert_eq!(
+        events,
+        [
+            (Some(ActionEvent::Proposed), Outcome::Ok),
+            (
+                Some(ActionEvent::Withdrawn),
+                Outcome::Error(ErrorKind::ApprovalDenied)
+            ),
+            (Some(ActionEvent::Withdrawn), Outcome::Ok),
+            (
+                Some(ActionEvent::Approved),
+                Outcome::Error(ErrorKind::ProposalClosed)
+            ),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_proposal_under_an_idempotency_key_is_made_once() {
+    let registry = start(ToolRegistry::builder()).await;
+    let keyed = |correlation: &str| {
+        let mut context = agent(correlation);
+        context.idempotency_key = Some("wf:run:step:0:1".into());
+        context
+    };
+    let first = registry
+        .propose("vault_add", add(5), &keyed("keyed-first"), None)
+        .await
+        .expect("stored");
+    registry
+        .reject(&first.id, "not now", &admin("keyed-reject"))
+        .await
+        .expect("rejected");
+    let again = registry
+        .propose("vault_add", add(5), &keyed("keyed-again"), None)
+        .await
+        .expect("the first proposal, as it is now");
+    assert_eq!(again.id, first.id);
+    assert!(matches!(again.status, ProposalStatus::Rejected { .. }));
+    let conflict = registry
+        .propose("vault_add", add(6), &keyed("keyed-other"), None)
+        .await
+        .expect_err("the key names another proposal");
+    assert_eq!(conflict.kind(), ErrorKind::IdempotencyConflict);
+    let listed = registry
+        .proposals(&admin("keyed-list"))
+        .await
+        .expect("lists");
+    assert_eq!(listed.len(), 1, "{listed:#?}");
+}

@@ -12,6 +12,15 @@ const INLINE_BACKOFF: Duration = Duration::from_secs(5);
 /// The field of a retrying step's error holding when its next attempt is due.
 const RETRY_AT: &str = "retry_at";
 
+/// The code the registry's idempotency store answers for a key that was claimed and never
+/// completed (the call was in flight when its process stopped).
+const OUTCOME_UNKNOWN: &str = "outcome_unknown";
+
+/// Whether `error` says the attempt's change may or may not have been made.
+fn is_outcome_unknown(error: &InvokeError) -> bool {
+    matches!(error, InvokeError::ToolFailed { error, .. } if error.code() == OUTCOME_UNKNOWN)
+}
+
 impl Run<'_> {
     /// A `tool` or `approval` node: the call (or its proposal), with retries.
     #[allow(
@@ -76,10 +85,14 @@ impl Run<'_> {
                         );
                     }
                 };
+                // Under the attempt's key, a step resumed after a crash between proposing and
+                // recording the proposal gets the proposal it made, not a second one.
+                let mut context = self.caller.clone();
+                context.idempotency_key = Some(self.attempt_key(path, iteration, attempt));
                 match self
                     .shared
                     .registry
-                    .propose(tool, params.clone(), &self.caller, summary.as_deref())
+                    .propose(tool, params.clone(), &context, summary.as_deref())
                     .await
                 {
                     Ok(proposal) => {
@@ -109,10 +122,7 @@ impl Run<'_> {
             } else {
                 let mut context = self.caller.clone();
                 if mutates {
-                    context.idempotency_key = Some(IdempotencyKey::new(format!(
-                        "wf:{}:{path}:{iteration}:{attempt}",
-                        self.id
-                    )));
+                    context.idempotency_key = Some(self.attempt_key(path, iteration, attempt));
                 }
                 self.shared
                     .registry
@@ -130,6 +140,9 @@ impl Run<'_> {
                 }
                 Err(error) => error,
             };
+            if mutates && !propose && is_outcome_unknown(&error) {
+                return Err(self.escalate_unknown_outcome(path, iteration, attempt, error));
+            }
             let retrier = node
                 .retry
                 .iter()
@@ -170,6 +183,53 @@ impl Run<'_> {
         }
     }
 
+    /// The idempotency key of one attempt of a mutating step: the same across crashes, another
+    /// for each attempt.
+    fn attempt_key(&self, path: &NodePath, iteration: u32, attempt: u32) -> IdempotencyKey {
+        IdempotencyKey::new(format!("wf:{}:{path}:{iteration}:{attempt}", self.id))
+    }
+
+    /// An attempt whose outcome nobody knows (it was in flight when the process stopped, and
+    /// the idempotency store refuses to run its key again): neither retried blindly, which
+    /// could make the change twice, nor failed, which could undo a change that was never made.
+    /// The step is left retrying with no due time and the run pauses for a person, who checks
+    /// the target system and then resumes (the next attempt runs under its own key) or
+    /// cancels.
+    fn escalate_unknown_outcome(
+        &self,
+        path: &NodePath,
+        iteration: u32,
+        attempt: u32,
+        error: InvokeError,
+    ) -> Stop {
+        let Failure { message, detail } = Failure::invoke(error);
+        let retried = self.node_event(
+            path,
+            iteration,
+            NodeEvent::Retry {
+                error: message.clone(),
+            },
+            Counting::No,
+            None,
+            |step| step.error = Some(detail),
+        );
+        if let Err(fault) = retried {
+            return Stop::Fault(fault);
+        }
+        let key = self.attempt_key(path, iteration, attempt);
+        Stop::Suspend {
+            reason: format!(
+                "the outcome of node `{path}` is unknown: its attempt {attempt} (idempotency key \
+                 `{key}`) was in flight when the process stopped, and whether its change was \
+                 made is not recorded. Check the target system, then resume the run to run the \
+                 step again under a new key (attempt {next}), or cancel the run",
+                next = attempt + 1
+            ),
+            wake_at: None,
+            awaits_decision: false,
+        }
+    }
+
     /// When the next attempt of a retrying step is due, as its last error records it (none:
     /// not a backoff, or an escalation a person resumed).
     fn retry_due(&self, path: &NodePath, iteration: u32) -> Option<Timestamp> {
@@ -192,7 +252,7 @@ impl Run<'_> {
     }
 
     /// A node waiting for a decision on its proposal: completes with the approved call's
-    /// output, fails when rejected or expired, or keeps waiting.
+    /// output, fails when rejected, expired or withdrawn, or keeps waiting.
     async fn check_decision(
         &self,
         node: &Node,

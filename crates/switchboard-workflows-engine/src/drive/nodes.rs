@@ -241,9 +241,10 @@ impl Run<'_> {
                         );
                         return self.final_failure(node, &path, iteration, None, failure, true);
                     }
-                    // Inside another `foreach`, the items' steps are named per outer item.
+                    // Inside another `foreach`, the items' steps are named per outer item
+                    // (`NodePath` documents the format).
                     let prefix = if mapping::inside_foreach(&self.definition, path.as_str()) {
-                        NodePath::new(format!("{path}[{iteration}]"))
+                        path.for_item(iteration)
                     } else {
                         path.clone()
                     };

@@ -75,6 +75,11 @@ impl Run<'_> {
                     UndoDecision::Decided(result) => result,
                 }
             } else {
+                let mut context = self.caller.clone();
+                context.idempotency_key = Some(IdempotencyKey::new(format!(
+                    "wf:{}:{path}:{iteration}:undo",
+                    self.id
+                )));
                 let mut scope = self.root_scope();
                 scope
                     .set("steps", top_steps.clone())
@@ -87,10 +92,12 @@ impl Run<'_> {
                             "undo node `{path}` of workflow run {} ({})",
                             self.id, self.workflow
                         );
+                        // Proposed under the undo's key: a crash before the proposal is
+                        // recorded finds it again instead of proposing twice.
                         match self
                             .shared
                             .registry
-                            .propose(&compensation.tool, params, &self.caller, Some(&summary))
+                            .propose(&compensation.tool, params, &context, Some(&summary))
                             .instrument(span)
                             .await
                         {
@@ -112,12 +119,9 @@ impl Run<'_> {
                         }
                     }
                     Ok(params) => {
-                        let mut context = self.caller.clone();
-                        context.idempotency_key = Some(IdempotencyKey::new(format!(
-                            "wf:{}:{path}:{iteration}:undo",
-                            self.id
-                        )))
-                        .filter(|_| self.mutates(&compensation.tool));
+                        if !self.mutates(&compensation.tool) {
+                            context.idempotency_key = None;
+                        }
                         self.shared
                             .registry
                             .invoke(&compensation.tool, params, &context)

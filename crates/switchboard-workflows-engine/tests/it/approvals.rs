@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use serde_json::json;
 use switchboard_audit::{ActionEvent, Outcome};
-use switchboard_core::ProposalId;
+use switchboard_core::{InvokeError, ProposalId};
+use switchboard_registry::ProposalStatus;
 use switchboard_workflows::{MemoryRunStore, NodeKind, NodeState, RunState, StepRecord};
 
 use crate::support::*;
@@ -307,4 +308,156 @@ async fn an_agents_run_proposes_its_mutating_undo_and_a_person_approves_it() {
     assert_eq!(assignee(&registry, SHIFT_A).await.as_deref(), Some("sam"));
     let steps = engine.steps(run, &caller).expect("readable");
     assert_eq!(state(&steps, "assign"), NodeState::Compensated);
+}
+
+#[tokio::test]
+async fn cancelling_a_run_withdraws_the_proposal_it_waits_for() {
+    let registry = registry().await;
+    let store = Arc::new(MemoryRunStore::new());
+    let definition = definition(
+        "cancel_while_waiting",
+        vec![tool(
+            "assign",
+            "roster_assign_shift",
+            object([
+                ("shift_id", lit(json!(SHIFT_A))),
+                ("user_id", lit(json!("mark"))),
+            ]),
+        )],
+    );
+    let engine = engine_with(&registry, &store, &definition);
+    let caller = agent("cancel-while-waiting");
+    let run = engine
+        .start(Arc::clone(&definition), json!({}), &caller)
+        .await
+        .expect("starts");
+    paused(&engine, run, &caller).await;
+    let proposal = proposal_of(&engine.steps(run, &caller).expect("readable"));
+
+    engine.cancel(run, &caller).await.expect("cancels");
+    let outcome = wait(&engine, run, &caller).await;
+    assert_eq!(outcome.state, RunState::Cancelled);
+    let closed = registry
+        .proposal(&proposal, &human("look"))
+        .await
+        .expect("readable");
+    assert!(
+        matches!(
+            &closed.status,
+            ProposalStatus::Withdrawn { by, reason, .. }
+                if by.as_str() == "alice" && reason.contains("was cancelled")
+        ),
+        "the proposal is withdrawn by the run's caller: {:?}",
+        closed.status
+    );
+    let step = step(&engine.steps(run, &caller).expect("readable"), "assign", 0);
+    assert!(matches!(step.state, NodeState::Failed { .. }), "{step:?}");
+    assert_eq!(step.error.expect("stored")["kind"], "proposal_withdrawn");
+
+    // A person who approves it later is told it is closed, and nothing runs.
+    let refused = registry
+        .approve(&proposal, &human("late-approver"))
+        .await
+        .expect_err("a withdrawn proposal cannot be approved");
+    assert!(
+        matches!(
+            refused,
+            InvokeError::ProposalClosed {
+                status: "withdrawn",
+                ..
+            }
+        ),
+        "{refused:?}"
+    );
+    assert_eq!(assignee(&registry, SHIFT_A).await.as_deref(), Some("sam"));
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    assert_eq!(
+        engine.run(run, &caller).expect("readable").state,
+        RunState::Cancelled,
+        "the run is not resumed"
+    );
+    let withdrawals: Vec<_> = audit(&registry, "cancel-while-waiting")
+        .await
+        .into_iter()
+        .filter(|record| {
+            record.action.as_ref().map(|action| action.event) == Some(ActionEvent::Withdrawn)
+        })
+        .collect();
+    assert_eq!(withdrawals.len(), 1, "the withdrawal is audited");
+}
+
+/// A person approves while the run is being cancelled: the withdrawal finds the proposal
+/// approved, so its call ran; the step completes with the call's output and the saga undoes it.
+/// The run is cancelled and never goes on to its next node.
+#[tokio::test]
+async fn a_proposal_approved_as_its_run_is_cancelled_is_undone_and_the_run_does_not_go_on() {
+    let registry = registry().await;
+    let store = Arc::new(MemoryRunStore::new());
+    let definition = definition(
+        "approved_while_cancelled",
+        vec![
+            undo(
+                node(
+                    "ask",
+                    NodeKind::Approval {
+                        tool: "roster_assign_shift".into(),
+                        params: object([
+                            ("shift_id", lit(json!(SHIFT_A))),
+                            ("user_id", lit(json!("mark"))),
+                        ]),
+                        summary: None,
+                    },
+                ),
+                "roster_assign_shift",
+                object([
+                    ("shift_id", expr("params.shift_id")),
+                    ("user_id", lit(json!("sam"))),
+                ]),
+            ),
+            tool(
+                "after",
+                "probe_touch",
+                lit(json!({ "key": "approved-while-cancelled" })),
+            ),
+        ],
+    );
+    let caller = human("approved-while-cancelled");
+    let first = engine_with(&registry, &store, &definition);
+    let run = first
+        .start(Arc::clone(&definition), json!({}), &caller)
+        .await
+        .expect("starts");
+    paused(&first, run, &caller).await;
+    let proposal = proposal_of(&first.steps(run, &caller).expect("readable"));
+    // The engine does not see the decision before the cancel arrives.
+    first.shutdown();
+    registry
+        .approve(&proposal, &human("approver"))
+        .await
+        .expect("approved");
+    assert_eq!(assignee(&registry, SHIFT_A).await.as_deref(), Some("mark"));
+
+    let second = engine_with(&registry, &store, &definition);
+    second.cancel(run, &caller).await.expect("cancels");
+    let outcome = wait(&second, run, &caller).await;
+    assert_eq!(outcome.state, RunState::Cancelled);
+    let steps = second.steps(run, &caller).expect("readable");
+    assert_eq!(step(&steps, "ask", 0).state, NodeState::Compensated);
+    assert_eq!(
+        assignee(&registry, SHIFT_A).await.as_deref(),
+        Some("sam"),
+        "the approved change is undone"
+    );
+    assert!(
+        crate::probe::calls("approved-while-cancelled").is_empty(),
+        "the run did not go on"
+    );
+    assert!(matches!(
+        registry
+            .proposal(&proposal, &human("look"))
+            .await
+            .expect("readable")
+            .status,
+        ProposalStatus::Approved { .. }
+    ));
 }

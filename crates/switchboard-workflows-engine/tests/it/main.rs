@@ -6,6 +6,7 @@
 use switchboard_domains as _;
 
 mod approvals;
+mod crashes;
 mod limits;
 mod nodes;
 mod probe;

@@ -3,8 +3,13 @@
 //! A node outside any `foreach` has at most one step (iteration 0); a node in a `foreach` body
 //! has one per item, and is shown as counts (`3/5 completed, 1 failed (iteration 3)`). A
 //! `foreach` node itself has one step, and its iterations are read from the steps of its body.
+//!
+//! Steps are grouped by their node's path in the definition ([`NodePath::node`]): the steps of
+//! a node inside nested `foreach` nodes (`outer/inner[1]/send`, iteration 2) all count for
+//! `outer/inner/send`, each iteration named by its items from the outermost (`1.2`).
 
 use std::collections::BTreeMap;
+use std::ops::Bound;
 
 use serde_json::Value;
 
@@ -72,11 +77,25 @@ impl Tone {
     }
 }
 
-/// A run and its steps, grouped by node path.
+/// A run and its steps, grouped by their node's path in the definition.
 #[derive(Debug)]
 pub(crate) struct RunView<'a> {
     pub(crate) run: &'a RunRecord,
-    steps: BTreeMap<&'a str, Vec<&'a StepRecord>>,
+    steps: BTreeMap<String, Vec<(Items, &'a StepRecord)>>,
+}
+
+/// Which execution of its node a step is: the items of the enclosing `foreach` nodes it runs
+/// for, outermost first, then its own iteration.
+type Items = Vec<u32>;
+
+/// An iteration as a summary names it: `3`, or `1.2` (item 2 of the inner list, for outer
+/// item 1).
+fn item_label(items: &[u32]) -> String {
+    items
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 /// What a renderer shows for one node of a run.
@@ -102,15 +121,17 @@ const ITERATIONS_NAMED: usize = 3;
 
 impl<'a> RunView<'a> {
     pub(crate) fn new(run: &'a RunRecord, steps: &'a [StepRecord]) -> Self {
-        let mut by_path: BTreeMap<&str, Vec<&StepRecord>> = BTreeMap::new();
+        let mut by_path: BTreeMap<String, Vec<(Items, &StepRecord)>> = BTreeMap::new();
         for step in steps {
+            let mut items = step.key.path.items();
+            items.push(step.key.iteration);
             by_path
-                .entry(step.key.path.as_str())
+                .entry(step.key.path.node().as_str().to_owned())
                 .or_default()
-                .push(step);
+                .push((items, step));
         }
         for steps in by_path.values_mut() {
-            steps.sort_by_key(|step| step.key.iteration);
+            steps.sort_by(|(a, _), (b, _)| a.cmp(b));
         }
         Self {
             run,
@@ -138,11 +159,11 @@ impl<'a> RunView<'a> {
                 error: None,
                 output: None,
             },
-            ([step], None) => single(step),
+            ([(_, step)], None) => single(step),
             (steps, total) => {
-                let by_iteration: BTreeMap<u32, (Tone, &StepRecord)> = steps
+                let by_iteration: BTreeMap<Items, (Tone, &StepRecord)> = steps
                     .iter()
-                    .map(|step| (step.key.iteration, (Tone::of(&step.state), *step)))
+                    .map(|(items, step)| (items.clone(), (Tone::of(&step.state), *step)))
                     .collect();
                 let total = total.unwrap_or(by_iteration.len()).max(by_iteration.len());
                 iteration_counts(&by_iteration, total, "completed")
@@ -160,31 +181,40 @@ impl<'a> RunView<'a> {
         status
     }
 
-    /// How many items the `foreach` at `path` runs, when its step tells: its evaluated list
-    /// (`params`) or its output list.
+    /// How many items the `foreach` at `path` runs, when its steps tell: their evaluated
+    /// lists (`params`) or output lists, added up over its executions (one per outer item,
+    /// inside another `foreach`).
     pub(crate) fn foreach_items(&self, path: &NodePath) -> Option<usize> {
-        let step = self.steps.get(path.as_str())?.first()?;
-        [step.params.as_ref(), step.output.as_ref()]
-            .into_iter()
-            .flatten()
-            .find_map(Value::as_array)
-            .map(Vec::len)
+        let lengths: Vec<usize> = self
+            .steps
+            .get(path.as_str())?
+            .iter()
+            .filter_map(|(_, step)| {
+                [step.params.as_ref(), step.output.as_ref()]
+                    .into_iter()
+                    .flatten()
+                    .find_map(Value::as_array)
+                    .map(Vec::len)
+            })
+            .collect();
+        (!lengths.is_empty()).then(|| lengths.iter().sum())
     }
 
-    /// Each iteration of the `foreach` at `path`, with its worst tone and the step that gave
-    /// it, read from the steps of its body.
-    fn foreach_iterations(&self, path: &NodePath) -> BTreeMap<u32, (Tone, &'a StepRecord)> {
+    /// Each iteration of the `foreach` at `path` (outside any other `foreach`), with its worst
+    /// tone and the step that gave it, read from the steps of its body, nested ones included:
+    /// a body step's first item is the iteration it belongs to.
+    fn foreach_iterations(&self, path: &NodePath) -> BTreeMap<Items, (Tone, &'a StepRecord)> {
         let prefix = format!("{}/", path.as_str());
-        let mut iterations: BTreeMap<u32, (Tone, &StepRecord)> = BTreeMap::new();
+        let mut iterations: BTreeMap<Items, (Tone, &StepRecord)> = BTreeMap::new();
         let body_steps = self
             .steps
-            .range::<&str, _>(prefix.as_str()..)
+            .range::<str, _>((Bound::Included(prefix.as_str()), Bound::Unbounded))
             .take_while(|(step_path, _)| step_path.starts_with(&prefix))
-            .flat_map(|(_, steps)| steps.iter().copied());
-        for step in body_steps {
+            .flat_map(|(_, steps)| steps.iter());
+        for (items, step) in body_steps {
             let tone = Tone::of(&step.state);
             iterations
-                .entry(step.key.iteration)
+                .entry(items.iter().take(1).copied().collect())
                 .and_modify(|worst| {
                     if tone > worst.0 {
                         *worst = (tone, step);
@@ -199,7 +229,7 @@ impl<'a> RunView<'a> {
 /// Counts per tone over iterations: `3/5 completed, 1 failed (iteration 3), 1 running`. The
 /// error shown is the first failing iteration's.
 fn iteration_counts(
-    iterations: &BTreeMap<u32, (Tone, &StepRecord)>,
+    iterations: &BTreeMap<Items, (Tone, &StepRecord)>,
     total: usize,
     completed_word: &str,
 ) -> NodeStatus {
@@ -215,10 +245,10 @@ fn iteration_counts(
         Tone::Compensated,
         Tone::Skipped,
     ] {
-        let of_tone: Vec<u32> = iterations
+        let of_tone: Vec<String> = iterations
             .iter()
             .filter(|(_, (of, _))| *of == tone)
-            .map(|(iteration, _)| *iteration)
+            .map(|(items, _)| item_label(items))
             .collect();
         if of_tone.is_empty() {
             continue;
@@ -232,11 +262,7 @@ fn iteration_counts(
         };
         let mut part = format!("{} {word}", of_tone.len());
         if matches!(tone, Tone::Failed | Tone::CompensationFailed) {
-            let named: Vec<String> = of_tone
-                .iter()
-                .take(ITERATIONS_NAMED)
-                .map(u32::to_string)
-                .collect();
+            let named: Vec<String> = of_tone.iter().take(ITERATIONS_NAMED).cloned().collect();
             let more = if of_tone.len() > ITERATIONS_NAMED {
                 ", …"
             } else {
@@ -260,8 +286,8 @@ fn iteration_counts(
     let error = iterations
         .iter()
         .find(|(_, (tone, _))| matches!(tone, Tone::Failed | Tone::CompensationFailed))
-        .and_then(|(iteration, (_, step))| {
-            error_text(step).map(|error| format!("iteration {iteration}: {error}"))
+        .and_then(|(items, (_, step))| {
+            error_text(step).map(|error| format!("iteration {}: {error}", item_label(items)))
         });
     NodeStatus {
         tone: if all_completed {

@@ -504,3 +504,98 @@ fn assert_parses_as_dot(dot: &str) {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// `outer` iterates over two lists, `inner` over each: the steps of `send` are named per outer
+/// item (`outer/inner[1]/send`), and every picture counts them all for `send`.
+fn nested_foreach() -> Definition {
+    let inner = node(
+        "inner",
+        NodeKind::Foreach {
+            items: expression("list"),
+            item: "person".into(),
+            max_items: 10,
+            concurrency: 1,
+            body: block(vec![tool("send", "mail_send")]),
+        },
+    );
+    let outer = node(
+        "outer",
+        NodeKind::Foreach {
+            items: expression("input.lists"),
+            item: "list".into(),
+            max_items: 10,
+            concurrency: 1,
+            body: block(vec![inner]),
+        },
+    );
+    definition("nested", "Lists of lists", block(vec![outer]))
+}
+
+fn nested_steps() -> Vec<StepRecord> {
+    let mut first_inner = step("outer/inner", 0, NodeState::Completed);
+    first_inner.output = Some(json!([{}, {}]));
+    vec![
+        step("outer", 0, NodeState::Running { attempt: 1 }),
+        first_inner,
+        step("outer/inner", 1, NodeState::Running { attempt: 1 }),
+        step("outer/inner[0]/send", 0, NodeState::Completed),
+        step("outer/inner[0]/send", 1, NodeState::Completed),
+        step("outer/inner[1]/send", 0, failed("mailbox full")),
+        step("outer/inner[1]/send", 1, NodeState::Running { attempt: 1 }),
+    ]
+}
+
+#[test]
+fn nested_foreach_paths_name_their_items() {
+    let path = NodePath::new("outer")
+        .child("inner")
+        .for_item(1)
+        .child("send");
+    assert_eq!(path.as_str(), "outer/inner[1]/send");
+    assert_eq!(path.node().as_str(), "outer/inner/send");
+    assert_eq!(path.items(), vec![1]);
+    let deeper = NodePath::new("a/b[2]/c[3]/d");
+    assert_eq!(deeper.node().as_str(), "a/b/c/d");
+    assert_eq!(deeper.items(), vec![2, 3]);
+    assert_eq!(
+        NodePath::new("fan_out/left/list").items(),
+        Vec::<u32>::new()
+    );
+}
+
+#[test]
+fn nested_foreach_iterations_show_in_every_picture() {
+    let definition = nested_foreach();
+    let steps = nested_steps();
+    let text = render_run(&definition, &run_record(), &steps, GraphFormat::Text);
+    let line = |id: &str| {
+        text.lines()
+            .find(|line| line.trim_start().starts_with(&format!("{id} ·")))
+            .unwrap_or_else(|| panic!("no line for `{id}` in\n{text}"))
+            .to_owned()
+    };
+    assert!(
+        line("send").ends_with("2/4 completed, 1 failed (iteration 1.0), 1 running"),
+        "{text}"
+    );
+    assert!(
+        line("inner").ends_with("1/2 completed, 1 running"),
+        "{text}"
+    );
+    assert!(
+        line("outer")
+            .ends_with("running (attempt 1); 1/2 iterations completed, 1 failed (iteration 1)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("error: iteration 1.0: mailbox full"),
+        "{text}"
+    );
+    for format in [GraphFormat::Dot, GraphFormat::Mermaid] {
+        let picture = render_run(&definition, &run_record(), &steps, format);
+        assert!(
+            picture.contains("2/4 completed, 1 failed (iteration 1.0), 1 running"),
+            "{picture}"
+        );
+    }
+}
