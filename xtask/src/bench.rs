@@ -51,7 +51,7 @@ pub struct Benchmark {
 const SUMMARY_ONLY: &str = "nomatch";
 
 /// The headline benchmarks, in the order they run.
-pub const BENCHMARKS: [Benchmark; 8] = [
+pub const BENCHMARKS: [Benchmark; 9] = [
     Benchmark {
         name: "invoke",
         package: "switchboard",
@@ -116,6 +116,14 @@ pub const BENCHMARKS: [Benchmark; 8] = [
         quick_args: &["quick"],
         programs: &[],
     },
+    Benchmark {
+        name: "workflow",
+        package: "switchboard-workflows-engine",
+        bench: "workflow",
+        args: &[SUMMARY_ONLY],
+        quick_args: &[SUMMARY_ONLY, "--quick"],
+        programs: &[],
+    },
 ];
 
 /// One headline row: the figure a benchmark reports under `id`, and its target.
@@ -132,7 +140,7 @@ pub struct Headline {
 }
 
 /// Today's headline figures and targets, in table order.
-pub const HEADLINES: [Headline; 24] = [
+pub const HEADLINES: [Headline; 29] = [
     Headline {
         id: "invoke.json",
         benchmark: "invoke",
@@ -276,6 +284,36 @@ pub const HEADLINES: [Headline; 24] = [
         benchmark: "mounted",
         label: "a mounted server killed until a call succeeds (backoff up to 10 ms) vs the server's own start and first call",
         target: Target::AddsAtMostNs(500_000_000.0),
+    },
+    Headline {
+        id: "workflow.memory_step",
+        benchmark: "workflow",
+        label: "a step of a 10-step workflow of `core_get_current_user` on the memory store vs the same `invoke` in a loop",
+        target: Target::AddsAtMostNs(5_000.0),
+    },
+    Headline {
+        id: "workflow.sqlite_rate",
+        benchmark: "workflow",
+        label: "durable steps per second on the SQLite store (WAL, NORMAL), one thread, vs on the memory store",
+        target: Target::AtLeast(5_000.0),
+    },
+    Headline {
+        id: "workflow.sqlite_step",
+        benchmark: "workflow",
+        label: "a durable step on the SQLite store, median run / 10, vs on the memory store",
+        target: Target::MedianBelowNs(200_000.0),
+    },
+    Headline {
+        id: "workflow.checkpoint_memory",
+        benchmark: "workflow",
+        label: "a step's checkpoints on the memory store, timed alone, vs the whole step (the ratio is their share)",
+        target: Target::Reported,
+    },
+    Headline {
+        id: "workflow.checkpoint_sqlite",
+        benchmark: "workflow",
+        label: "a step's checkpoints on the SQLite store, timed alone, vs the whole step (the ratio is their share)",
+        target: Target::Reported,
     },
 ];
 

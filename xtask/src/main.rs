@@ -49,7 +49,7 @@ enum Command {
         #[arg(long)]
         quick: bool,
         /// Run only these benchmarks (invoke, route, navigate, writer, roundtrip, http, html,
-        /// mounted).
+        /// mounted, workflow).
         names: Vec<String>,
     },
 }

@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard};
 
+use crate::definition::NodePath;
 use crate::store::{
     Checkpoint, EventRecord, RunFilter, RunId, RunRecord, RunStore, RunStoreError, StepKey,
     StepRecord,
@@ -97,12 +98,18 @@ impl RunStore for MemoryRunStore {
     }
 
     fn steps(&self, run: RunId) -> Result<Vec<StepRecord>, RunStoreError> {
+        // Keys order by run first, and the empty path comes before every other: the run's
+        // steps are one range, whatever the number of other runs.
+        let first = StepKey {
+            run,
+            path: NodePath::new(""),
+            iteration: 0,
+        };
         Ok(self
             .tables()
             .steps
-            .values()
-            .filter(|step| step.key.run == run)
-            .cloned()
+            .range(first..)
+            .map_while(|(key, step)| (key.run == run).then(|| step.clone()))
             .collect())
     }
 

@@ -46,6 +46,9 @@ pub enum Unit {
     /// Records written per second (higher is better).
     #[serde(rename = "records/s")]
     RecordsPerSecond,
+    /// Workflow steps made per second (higher is better).
+    #[serde(rename = "steps/s")]
+    StepsPerSecond,
 }
 
 /// A headline's target.
@@ -197,7 +200,7 @@ pub fn render(rows: &[Row]) -> String {
 fn amount(value: f64, unit: Unit) -> String {
     match unit {
         Unit::Nanoseconds => nanoseconds(value),
-        Unit::RecordsPerSecond => format!("{}/s", thousands(value)),
+        Unit::RecordsPerSecond | Unit::StepsPerSecond => format!("{}/s", thousands(value)),
     }
 }
 

@@ -120,13 +120,19 @@ impl Run<'_> {
                     Err(error) => Err(error),
                 }
             } else {
-                let mut context = self.caller.clone();
-                if mutates {
+                // Only a mutating call carries the step's key; a read goes as the caller.
+                let keyed;
+                let context = if mutates {
+                    let mut context = self.caller.clone();
                     context.idempotency_key = Some(self.attempt_key(path, iteration, attempt));
-                }
+                    keyed = context;
+                    &keyed
+                } else {
+                    &self.caller
+                };
                 self.shared
                     .registry
-                    .invoke(tool, params.clone(), &context)
+                    .invoke(tool, params.clone(), context)
                     .await
             };
             let error = match result {
