@@ -434,7 +434,10 @@ impl WorkflowTool {
                     NodeState::Failed { .. } => Some(step.key.path.as_str()),
                     _ => None,
                 });
-                let node = failed.map_or_else(String::new, |node| format!(" at node `{node}`"));
+                // The engine's error usually names the node already.
+                let node = failed
+                    .filter(|node| !error.contains(&format!("`{node}`")))
+                    .map_or_else(String::new, |node| format!(" at node `{node}`"));
                 let undo = match compensation_failure {
                     Some(failure) => format!(
                         "{undo}; the compensation of `{}` failed ({}), so the steps before it \
