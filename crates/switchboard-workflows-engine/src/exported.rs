@@ -462,3 +462,81 @@ impl WorkflowTool {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use switchboard_core::SourceLocation;
+    use switchboard_workflows::ToolSignature;
+
+    use super::*;
+
+    const SOURCE: &str = r#"
+workflow: touch_twice
+expressions: cel
+nodes:
+  - id: look
+    tool: look
+    params: {}
+  - id: touch
+    tool: touch
+    params: {}
+"#;
+
+    fn spec(category: Option<Category>) -> &'static WorkflowSpec {
+        Box::leak(Box::new(WorkflowSpec {
+            name: "test_touch_twice",
+            domain: "test",
+            description: "Looks, then touches.",
+            category,
+            permission: "test.write",
+            file: "touch_twice.yaml",
+            source: SOURCE,
+            location: SourceLocation {
+                file: file!(),
+                line: line!(),
+            },
+        }))
+    }
+
+    fn tools() -> BTreeMap<String, ToolSignature> {
+        let signature = |category| ToolSignature {
+            category,
+            input_schema: json!({"type": "object"}),
+            output_schema: None,
+        };
+        BTreeMap::from([
+            ("look".to_owned(), signature(Category::Read)),
+            ("touch".to_owned(), signature(Category::Execute)),
+        ])
+    }
+
+    #[test]
+    fn the_category_defaults_to_the_strictest_step() {
+        let exported = validate_one(spec(None), &tools()).expect("valid");
+        assert_eq!(exported.category, Category::Execute);
+        let exported = validate_one(spec(Some(Category::Restricted)), &tools()).expect("valid");
+        assert_eq!(exported.category, Category::Restricted);
+    }
+
+    #[test]
+    fn a_category_laxer_than_a_step_is_refused() {
+        let error = validate_one(spec(Some(Category::Read)), &tools()).expect_err("too lax");
+        assert!(
+            matches!(&error, ExportError::CategoryTooLax { tool, step: Category::Execute, .. } if tool == "touch"),
+            "{error}"
+        );
+        assert!(error.to_string().contains("category: Execute"), "{error}");
+    }
+
+    #[test]
+    fn an_invalid_definition_names_its_file() {
+        let mut tools = tools();
+        tools.remove("touch");
+        let error = validate_one(spec(None), &tools).expect_err("unknown tool");
+        let message = error.to_string();
+        assert!(message.contains("touch_twice.yaml"), "{message}");
+        assert!(message.contains("touch"), "{message}");
+    }
+}
