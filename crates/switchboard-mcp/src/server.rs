@@ -44,14 +44,16 @@ use switchboard_registry::ToolRegistry;
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
-        CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
-        Implementation, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-        PaginatedRequestParams, ReadResourceRequestMethod, ReadResourceRequestParams,
-        ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig,
-        SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
+        CallToolRequestParams, CallToolResponse, CancelTaskParams, CreateTaskResult, CustomRequest,
+        CustomResult, ErrorCode, GetTaskParams, GetTaskResult, Implementation,
+        ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+        ReadResourceRequestMethod, ReadResourceRequestParams, ReadResourceResponse,
+        ReadResourceResult, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+        SubscribeRequestParams, SubscriptionFilter, TASKS_EXTENSION_ID, Tool,
         UnsubscribeRequestParams,
     },
     service::{NotificationContext, RequestContext, SubscriptionContext},
+    task_manager::{TaskExit, TaskOptions},
 };
 use tokio::sync::watch;
 use tokio_util::sync::DropGuard;
@@ -361,6 +363,9 @@ impl McpServer {
                 return answer;
             }
         }
+        if self.answers_with_task(&request.name, &context) {
+            return Ok(self.start_task(request, call_context));
+        }
         let params = Value::Object(request.arguments.unwrap_or_default());
         let outcome = self
             .invoke(&request.name, params, &mut call_context, &context)
@@ -371,6 +376,58 @@ impl McpServer {
                 .is_some_and(|descriptor| descriptor.returns_content())
         };
         result::call_result(outcome, returns_content).map(Into::into)
+    }
+
+    /// Whether a call of `name` becomes a task: the tool runs long (a workflow) and the client
+    /// declared the tasks extension.
+    fn answers_with_task(&self, name: &str, context: &RequestContext<RoleServer>) -> bool {
+        context
+            .client_capabilities()
+            .is_some_and(|capabilities| capabilities.supports_tasks())
+            && self
+                .registry
+                .find(name)
+                .is_some_and(|descriptor| descriptor.long_running)
+    }
+
+    /// Starts the call as a task and answers with it at once. `tasks/get` reports it working
+    /// (its status message is the call's last progress report), then its result; `tasks/cancel`
+    /// drops the call, which cancels a workflow's run (it compensates).
+    fn start_task(
+        &self,
+        request: CallToolRequestParams,
+        mut call_context: CallContext,
+    ) -> CallToolResponse {
+        let registry = self.registry.clone();
+        let name = request.name;
+        let params = Value::Object(request.arguments.unwrap_or_default());
+        let task = self
+            .catalog
+            .tasks
+            .spawn(TaskOptions::new(), move |task_context| {
+                Box::pin(async move {
+                    let reporter = task_context.clone();
+                    call_context.progress =
+                        ProgressNotifier::new(move |progress: switchboard_core::Progress<'_>| {
+                            if let Some(message) = progress.message {
+                                reporter.set_status_message(message);
+                            }
+                        });
+                    let call = registry.invoke(&name, params, &call_context);
+                    tokio::select! {
+                        outcome = call => {
+                            let returns_content = || {
+                                registry
+                                    .find(&name)
+                                    .is_some_and(|descriptor| descriptor.returns_content())
+                            };
+                            result::call_result(outcome, returns_content).map_err(TaskExit::Error)
+                        }
+                        () = task_context.cancelled() => Err(TaskExit::Cancelled),
+                    }
+                })
+            });
+        CallToolResponse::Task(CreateTaskResult::new(task))
     }
 
     /// The answer to a call of a navigation meta-tool, unless the client cancels it first.
@@ -455,6 +512,18 @@ impl ServerHandler for McpServer {
                 .enable_resources_subscribe()
                 .build()
                 .resources;
+        }
+        if self
+            .registry
+            .list()
+            .iter()
+            .any(|descriptor| descriptor.long_running)
+        {
+            // The tasks extension, for the tools whose calls run long (workflows).
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(TASKS_EXTENSION_ID.to_owned(), Default::default());
         }
         if self.navigation.is_some() {
             instructions.push_str("\n\n");
@@ -657,6 +726,27 @@ impl ServerHandler for McpServer {
             ),
             None,
         ))
+    }
+
+    /// `tasks/get`: a task this server started, working or with its result.
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.catalog
+            .tasks
+            .get_task(&request.task_id)
+            .map(GetTaskResult::new)
+    }
+
+    /// `tasks/cancel`: drops the task's call; a workflow's run is cancelled and compensates.
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.catalog.tasks.cancel_task(&request.task_id)
     }
 
     /// `logging/setLevel`: from now on, this session's calls send their `tracing` events at

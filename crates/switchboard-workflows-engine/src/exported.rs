@@ -241,6 +241,7 @@ impl Engine {
             timeout: Some(EXPORTED_CALL_TIMEOUT),
             input_schema: Arc::new(input_schema),
             output_schema: None,
+            long_running: true,
             origin: ToolOrigin::Runtime {
                 source: format!(
                     "workflow {} exported by domain `{}` ({}:{})",
