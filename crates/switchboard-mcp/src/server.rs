@@ -44,16 +44,14 @@ use switchboard_registry::ToolRegistry;
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
-        CallToolRequestParams, CallToolResponse, CancelTaskParams, CreateTaskResult, CustomRequest,
-        CustomResult, ErrorCode, GetTaskParams, GetTaskResult, Implementation,
-        ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-        ReadResourceRequestMethod, ReadResourceRequestParams, ReadResourceResponse,
-        ReadResourceResult, ServerCapabilities, ServerConfig, SetLevelRequestParams,
-        SubscribeRequestParams, SubscriptionFilter, TASKS_EXTENSION_ID, Tool,
+        CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest, CustomResult,
+        ErrorCode, GetTaskParams, GetTaskResult, Implementation, ListResourceTemplatesResult,
+        ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestMethod,
+        ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
+        ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
         UnsubscribeRequestParams,
     },
     service::{NotificationContext, RequestContext, SubscriptionContext},
-    task_manager::{TaskExit, TaskOptions},
 };
 use tokio::sync::watch;
 use tokio_util::sync::DropGuard;
@@ -68,7 +66,7 @@ use crate::{
     notices, resources, result,
     scope::RequestScope,
     session::{ListenBaseline, SessionState, transport_session},
-    subscriptions, tools, traceparent,
+    subscriptions, tasks, tools, traceparent,
 };
 
 /// The name the server gives in `initialize`.
@@ -363,8 +361,13 @@ impl McpServer {
                 return answer;
             }
         }
-        if self.answers_with_task(&request.name, &context) {
-            return Ok(self.start_task(request, call_context));
+        if tasks::answers_with_task(&self.registry, &request.name, &context) {
+            return Ok(tasks::start(
+                &self.catalog.tasks,
+                self.registry.clone(),
+                request,
+                call_context,
+            ));
         }
         let params = Value::Object(request.arguments.unwrap_or_default());
         let outcome = self
@@ -376,58 +379,6 @@ impl McpServer {
                 .is_some_and(|descriptor| descriptor.returns_content())
         };
         result::call_result(outcome, returns_content).map(Into::into)
-    }
-
-    /// Whether a call of `name` becomes a task: the tool runs long (a workflow) and the client
-    /// declared the tasks extension.
-    fn answers_with_task(&self, name: &str, context: &RequestContext<RoleServer>) -> bool {
-        context
-            .client_capabilities()
-            .is_some_and(|capabilities| capabilities.supports_tasks())
-            && self
-                .registry
-                .find(name)
-                .is_some_and(|descriptor| descriptor.long_running)
-    }
-
-    /// Starts the call as a task and answers with it at once. `tasks/get` reports it working
-    /// (its status message is the call's last progress report), then its result; `tasks/cancel`
-    /// drops the call, which cancels a workflow's run (it compensates).
-    fn start_task(
-        &self,
-        request: CallToolRequestParams,
-        mut call_context: CallContext,
-    ) -> CallToolResponse {
-        let registry = self.registry.clone();
-        let name = request.name;
-        let params = Value::Object(request.arguments.unwrap_or_default());
-        let task = self
-            .catalog
-            .tasks
-            .spawn(TaskOptions::new(), move |task_context| {
-                Box::pin(async move {
-                    let reporter = task_context.clone();
-                    call_context.progress =
-                        ProgressNotifier::new(move |progress: switchboard_core::Progress<'_>| {
-                            if let Some(message) = progress.message {
-                                reporter.set_status_message(message);
-                            }
-                        });
-                    let call = registry.invoke(&name, params, &call_context);
-                    tokio::select! {
-                        outcome = call => {
-                            let returns_content = || {
-                                registry
-                                    .find(&name)
-                                    .is_some_and(|descriptor| descriptor.returns_content())
-                            };
-                            result::call_result(outcome, returns_content).map_err(TaskExit::Error)
-                        }
-                        () = task_context.cancelled() => Err(TaskExit::Cancelled),
-                    }
-                })
-            });
-        CallToolResponse::Task(CreateTaskResult::new(task))
     }
 
     /// The answer to a call of a navigation meta-tool, unless the client cancels it first.
@@ -513,18 +464,7 @@ impl ServerHandler for McpServer {
                 .build()
                 .resources;
         }
-        if self
-            .registry
-            .list()
-            .iter()
-            .any(|descriptor| descriptor.long_running)
-        {
-            // The tasks extension, for the tools whose calls run long (workflows).
-            capabilities
-                .extensions
-                .get_or_insert_with(Default::default)
-                .insert(TASKS_EXTENSION_ID.to_owned(), Default::default());
-        }
+        tasks::advertise(&self.registry, &mut capabilities);
         if self.navigation.is_some() {
             instructions.push_str("\n\n");
             instructions.push_str(navigation::INSTRUCTIONS);
