@@ -17,10 +17,12 @@ mod schema_fields;
 #[cfg(test)]
 mod tests;
 
-use std::{collections::BTreeMap, time::Duration};
+use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
 use anyhow::Context as _;
 use switchboard::{ToolDescriptor, ToolRegistry};
+use switchboard_workflows::MemoryRunStore;
+use switchboard_workflows_engine::{Engine, EngineOptions};
 
 use crate::{
     ensure_file::{FileStatus, Mode, ensure_file_contents},
@@ -98,6 +100,17 @@ pub fn snapshot_registry() -> anyhow::Result<RegistrySnapshot> {
             .start()
             .await
             .context("the tool registry refused to start")?;
+        // The workflows domains export are tools too, registered as the binaries do.
+        let engine = Engine::new(
+            registry.clone(),
+            Arc::new(MemoryRunStore::new()),
+            EngineOptions::default(),
+        );
+        engine
+            .register_exported()
+            .await
+            .context("an exported workflow is invalid")?;
+        engine.shutdown();
         let snapshot = read_registry(&registry);
         registry.shutdown().await;
         anyhow::Ok(snapshot)

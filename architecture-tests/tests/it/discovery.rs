@@ -157,13 +157,19 @@ async fn the_tools_reference_lists_exactly_the_linked_tools() {
         .unwrap_or_else(|problem| panic!("{TOOLS_REFERENCE} has an unexpected shape: {problem}"));
 
     let registry = start_registry().await.expect("the registry boots");
-    let linked: BTreeSet<String> = registry
+    let mut linked: BTreeSet<String> = registry
         .list()
         .iter()
         .filter(|tool| !OPT_IN_DOMAINS.contains(&tool.domain.as_ref()))
         .map(|tool| tool.name.to_string())
         .collect();
     registry.shutdown().await;
+    // The workflows domains export are tools of the binary too (registered at boot).
+    linked.extend(
+        switchboard_core::linked_workflows()
+            .filter(|workflow| !OPT_IN_DOMAINS.contains(&workflow.domain))
+            .map(|workflow| workflow.name.to_owned()),
+    );
 
     let listed_set: BTreeSet<String> = listed.iter().cloned().collect();
     let mut offenders = Vec::new();

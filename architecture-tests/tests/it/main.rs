@@ -16,3 +16,4 @@ mod org_id;
 mod pages;
 mod resources;
 mod tidy;
+mod workflows;

@@ -115,6 +115,7 @@ fn counter(name: &str, category: Category, runs: &Arc<AtomicU64>) -> RuntimeTool
             timeout: None,
             input_schema: Arc::new(json!({ "type": "object" })),
             output_schema: None,
+            long_running: false,
             origin: ToolOrigin::Runtime {
                 source: "architecture-tests".to_owned(),
             },

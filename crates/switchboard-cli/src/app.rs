@@ -145,6 +145,16 @@ fn try_run(cli: Cli) -> anyhow::Result<Exit> {
         let switchboard = Switchboard::start(builder)
             .await
             .context("the switchboard runtime did not start")?;
+        // The workflows domains export are tools of every command; an invalid one stops here.
+        let workflows = switchboard_workflows_engine::Engine::new(
+            switchboard.registry.clone(),
+            std::sync::Arc::new(switchboard_workflows::MemoryRunStore::new()),
+            switchboard_workflows_engine::EngineOptions::default(),
+        );
+        workflows
+            .register_exported()
+            .await
+            .context("cannot offer the exported workflows as tools")?;
         let mounted = match &mounts {
             Some(mounts) => {
                 mounts
@@ -161,6 +171,7 @@ fn try_run(cli: Cli) -> anyhow::Result<Exit> {
         if let Some(mounts) = &mounts {
             mounts.close().await;
         }
+        workflows.shutdown();
         switchboard.shutdown().await;
         exit
     })

@@ -17,6 +17,7 @@ mod resource;
 pub mod schema;
 mod tool;
 mod tool_context;
+mod workflow;
 
 pub use category::{Category, UnknownCategory};
 pub use content::{CONTENT_SCHEMA_MARKER, ContentBlock, EmbeddedResource, ToolContent};
@@ -46,6 +47,7 @@ pub use tool::{
     ToolInput, ToolOutput, ToolSpec, decode_typed, linked_tools, validate_typed,
 };
 pub use tool_context::{CallScope, ToolContext};
+pub use workflow::{WorkflowSpec, linked_workflows};
 
 /// Re-exports for the code `#[tool]` and `domain!` generate, so that domain crates need
 /// neither `inventory` nor `schemars` paths of their own. Not a public API.

@@ -209,6 +209,14 @@ pub struct ToolDescriptor {
     pub output_schema: Option<Arc<Value>>,
     /// Where it comes from.
     pub origin: ToolOrigin,
+    /// Whether a call may run long (a workflow run): an MCP client that supports the tasks
+    /// extension gets a task to poll instead of waiting on the request.
+    #[serde(skip_serializing_if = "is_false")]
+    pub long_running: bool,
+}
+
+fn is_false(flag: &bool) -> bool {
+    !*flag
 }
 
 mod opt_millis {
@@ -246,6 +254,7 @@ impl ToolDescriptor {
             timeout: spec.timeout,
             input_schema: Arc::new((entry.input_schema)().to_value()),
             output_schema: Some(Arc::new((entry.output_schema)().to_value())),
+            long_running: false,
             origin: ToolOrigin::Linked {
                 location: spec.location.to_string(),
             },
@@ -399,6 +408,7 @@ mod tests {
             timeout: None,
             input_schema: Arc::new(json!({"type": "object"})),
             output_schema: Some(Arc::new(json!({"type": "object"}))),
+            long_running: false,
             origin: ToolOrigin::Runtime {
                 source: "test".to_owned(),
             },

@@ -11,6 +11,7 @@ mod state;
 #[cfg(test)]
 mod testing;
 mod tools;
+mod workflows;
 
 pub use error::RosterError;
 pub use gates::{

@@ -15,6 +15,7 @@ mod server;
 mod session;
 mod stdio;
 mod subscriptions;
+mod tasks;
 mod tools;
 mod traceparent;
 

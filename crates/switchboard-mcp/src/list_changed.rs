@@ -123,6 +123,7 @@ mod tests {
                 timeout: None,
                 input_schema: Arc::new(json!({"type": "object", "properties": {}})),
                 output_schema: None,
+                long_running: false,
                 origin: ToolOrigin::Runtime {
                     source: "list-changed-test".to_owned(),
                 },

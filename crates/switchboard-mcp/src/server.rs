@@ -44,11 +44,11 @@ use switchboard_registry::ToolRegistry;
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
-        CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
-        Implementation, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-        PaginatedRequestParams, ReadResourceRequestMethod, ReadResourceRequestParams,
-        ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig,
-        SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
+        CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest, CustomResult,
+        ErrorCode, GetTaskParams, GetTaskResult, Implementation, ListResourceTemplatesResult,
+        ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestMethod,
+        ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
+        ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
         UnsubscribeRequestParams,
     },
     service::{NotificationContext, RequestContext, SubscriptionContext},
@@ -66,7 +66,7 @@ use crate::{
     notices, resources, result,
     scope::RequestScope,
     session::{ListenBaseline, SessionState, transport_session},
-    subscriptions, tools, traceparent,
+    subscriptions, tasks, tools, traceparent,
 };
 
 /// The name the server gives in `initialize`.
@@ -361,6 +361,14 @@ impl McpServer {
                 return answer;
             }
         }
+        if tasks::answers_with_task(&self.registry, &request.name, &context) {
+            return Ok(tasks::start(
+                &self.catalog.tasks,
+                self.registry.clone(),
+                request,
+                call_context,
+            ));
+        }
         let params = Value::Object(request.arguments.unwrap_or_default());
         let outcome = self
             .invoke(&request.name, params, &mut call_context, &context)
@@ -456,6 +464,7 @@ impl ServerHandler for McpServer {
                 .build()
                 .resources;
         }
+        tasks::advertise(&self.registry, &mut capabilities);
         if self.navigation.is_some() {
             instructions.push_str("\n\n");
             instructions.push_str(navigation::INSTRUCTIONS);
@@ -657,6 +666,27 @@ impl ServerHandler for McpServer {
             ),
             None,
         ))
+    }
+
+    /// `tasks/get`: a task this server started, working or with its result.
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.catalog
+            .tasks
+            .get_task(&request.task_id)
+            .map(GetTaskResult::new)
+    }
+
+    /// `tasks/cancel`: drops the task's call; a workflow's run is cancelled and compensates.
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.catalog.tasks.cancel_task(&request.task_id)
     }
 
     /// `logging/setLevel`: from now on, this session's calls send their `tracing` events at

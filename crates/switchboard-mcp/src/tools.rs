@@ -34,9 +34,20 @@ const CURSOR_PREFIX: &str = "offset:";
 /// again at run time has a new descriptor, which misses and is converted anew. A miss also
 /// forgets the entries whose descriptor nobody but the catalog holds any more (the registry
 /// dropped the tool), so the catalog stays the size of the registry.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct ToolCatalog {
     converted: RwLock<HashMap<Box<str>, Converted>>,
+    /// The tasks (MCP tasks extension) of long-running calls, shared like the catalog so that
+    /// `tasks/get` finds a task whichever instance started it.
+    pub(crate) tasks: rmcp::task_manager::TaskManager,
+}
+
+impl std::fmt::Debug for ToolCatalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolCatalog")
+            .field("converted", &self.converted)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug)]
@@ -153,6 +164,7 @@ mod tests {
             timeout: None,
             input_schema: Arc::new(json!({"type": "object", "properties": {}})),
             output_schema: None,
+            long_running: false,
             origin: ToolOrigin::Runtime {
                 source: "catalog-test".to_owned(),
             },

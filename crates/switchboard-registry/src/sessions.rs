@@ -180,6 +180,7 @@ mod tests {
                 timeout: None,
                 input_schema: Arc::new(json!({"type": "object"})),
                 output_schema: None,
+                long_running: false,
                 origin: ToolOrigin::Runtime {
                     source: "sessions-test".to_owned(),
                 },

@@ -21,3 +21,4 @@ mod mcp_resources;
 mod mcp_server;
 mod mcp_session_lists;
 mod mcp_stdio_garbage;
+mod mcp_workflows;

@@ -1,0 +1,86 @@
+//! The MCP tasks extension for long-running tools (`ToolDescriptor::long_running`, the
+//! workflows domains export): a client that declared the extension gets a task for such a call
+//! instead of a request held open until the run ends, and polls or cancels it.
+//!
+//! The tasks live in rmcp's `TaskManager`, shared by every handler instance of a server (it
+//! sits in the shared tool catalog), so `tasks/get` finds a task whichever instance started it.
+
+use rmcp::{
+    RoleServer,
+    model::{
+        CallToolRequestParams, CallToolResponse, CreateTaskResult, ServerCapabilities,
+        TASKS_EXTENSION_ID,
+    },
+    service::RequestContext,
+    task_manager::{TaskExit, TaskManager, TaskOptions},
+};
+use serde_json::Value;
+use switchboard_core::{CallContext, Progress, ProgressNotifier};
+use switchboard_registry::ToolRegistry;
+
+use crate::result;
+
+/// Declares the tasks extension in `capabilities` when the registry has a long-running tool.
+pub(crate) fn advertise(registry: &ToolRegistry, capabilities: &mut ServerCapabilities) {
+    if registry
+        .list()
+        .iter()
+        .any(|descriptor| descriptor.long_running)
+    {
+        capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(TASKS_EXTENSION_ID.to_owned(), Default::default());
+    }
+}
+
+/// Whether a call of `name` becomes a task: the tool runs long and the client declared the
+/// tasks extension.
+pub(crate) fn answers_with_task(
+    registry: &ToolRegistry,
+    name: &str,
+    context: &RequestContext<RoleServer>,
+) -> bool {
+    context
+        .client_capabilities()
+        .is_some_and(|capabilities| capabilities.supports_tasks())
+        && registry
+            .find(name)
+            .is_some_and(|descriptor| descriptor.long_running)
+}
+
+/// Starts the call as a task and answers with it at once. `tasks/get` reports it working (its
+/// status message is the call's last progress report), then its result; `tasks/cancel` drops
+/// the call, which cancels a workflow's run (it compensates).
+pub(crate) fn start(
+    tasks: &TaskManager,
+    registry: ToolRegistry,
+    request: CallToolRequestParams,
+    mut call_context: CallContext,
+) -> CallToolResponse {
+    let name = request.name;
+    let params = Value::Object(request.arguments.unwrap_or_default());
+    let task = tasks.spawn(TaskOptions::new(), move |task_context| {
+        Box::pin(async move {
+            let reporter = task_context.clone();
+            call_context.progress = ProgressNotifier::new(move |progress: Progress<'_>| {
+                if let Some(message) = progress.message {
+                    reporter.set_status_message(message);
+                }
+            });
+            let call = registry.invoke(&name, params, &call_context);
+            tokio::select! {
+                outcome = call => {
+                    let returns_content = || {
+                        registry
+                            .find(&name)
+                            .is_some_and(|descriptor| descriptor.returns_content())
+                    };
+                    result::call_result(outcome, returns_content).map_err(TaskExit::Error)
+                }
+                () = task_context.cancelled() => Err(TaskExit::Cancelled),
+            }
+        })
+    });
+    CallToolResponse::Task(CreateTaskResult::new(task))
+}
