@@ -19,6 +19,7 @@ use crate::{
     config_file::ConfigFile,
     mounts_setup::MountsSetup,
     output,
+    workflows_setup::Workflows,
 };
 
 /// How a run ended, as the process exit code tells scripts.
@@ -130,6 +131,7 @@ fn try_run(cli: Cli) -> anyhow::Result<Exit> {
         }
     };
     // A store that cannot be opened stops here, naming the file: never a silent fallback.
+    let workflow_store = command.workflow_store()?;
     let store = audit.open()?;
     let approval_stores = approvals.open()?;
     let builder = ToolRegistry::builder()
@@ -145,13 +147,11 @@ fn try_run(cli: Cli) -> anyhow::Result<Exit> {
         let switchboard = Switchboard::start(builder)
             .await
             .context("the switchboard runtime did not start")?;
-        // The workflows domains export are tools of every command; an invalid one stops here.
-        let workflows = switchboard_workflows_engine::Engine::new(
-            switchboard.registry.clone(),
-            std::sync::Arc::new(switchboard_workflows::MemoryRunStore::new()),
-            switchboard_workflows_engine::EngineOptions::default(),
-        );
+        // The one workflow engine of the process, on the store the command chose. The workflows
+        // domains export are tools of every command; an invalid one stops here.
+        let workflows = Workflows::open(workflow_store, &switchboard.registry)?;
         workflows
+            .engine
             .register_exported()
             .await
             .context("cannot offer the exported workflows as tools")?;
@@ -165,13 +165,14 @@ fn try_run(cli: Cli) -> anyhow::Result<Exit> {
         };
         // Boxed: the commands' futures together are large (clippy `large_futures`).
         let exit = match mounted {
-            Ok(()) => Box::pin(command.run(&switchboard, mounts.as_ref())).await,
+            Ok(()) => Box::pin(command.run(&switchboard, mounts.as_ref(), &workflows)).await,
             Err(error) => Err(error),
         };
         if let Some(mounts) = &mounts {
             mounts.close().await;
         }
-        workflows.shutdown();
+        // A run this process still drives (one left paused) stays at its last checkpoint.
+        workflows.engine.shutdown();
         switchboard.shutdown().await;
         exit
     })

@@ -612,10 +612,10 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "MODE", value_enum, default_value_t = NavigationArg::Off)]
     pub(crate) navigation: NavigationArg,
 
-    /// Where workflow runs are kept: `memory` (default; gone at exit) or `sqlite:PATH`
-    /// (created if missing). At start, the server continues the unfinished runs it finds there.
-    #[arg(long, value_name = "STORE", default_value = "memory")]
-    pub(crate) workflows: crate::config_file::StoreChoice,
+    /// Where workflow runs are kept (default: `sqlite:STATE_DIR/workflows.db`). At start, the
+    /// server continues the unfinished runs it finds there.
+    #[command(flatten)]
+    pub(crate) workflow_store: WorkflowStoreArgs,
 
     /// Warn (once per run) about a running workflow run with no progress for this long:
     /// `15m`, `1h 30m`, `90s`.

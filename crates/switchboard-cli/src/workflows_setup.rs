@@ -126,9 +126,11 @@ pub(crate) fn open_store(choice: &StoreChoice) -> Result<Arc<dyn RunStore>, Usag
 /// The loader that rebuilds a stored run's definition: the stored document, validated against
 /// the registry's tools.
 pub(crate) fn definition_loader(registry: &ToolRegistry) -> DefinitionLoader {
-    let tools = registry.list();
+    // The tools are read when a run is loaded, not when the engine is built: mounted servers'
+    // and exported workflows' tools are registered after it.
+    let registry = registry.clone();
     Arc::new(move |document| {
-        validate(document, &tools)
+        validate(document, &registry.list())
             .map(Arc::new)
             .map_err(|errors| errors.to_string())
     })
@@ -145,13 +147,29 @@ pub(crate) fn engine(registry: &ToolRegistry, store: Arc<dyn RunStore>) -> Engin
     Engine::new(registry.clone(), store, options)
 }
 
-/// Opens the store the flags choose and builds the engine over it.
-pub(crate) fn open_engine(
-    args: &WorkflowStoreArgs,
-    registry: &ToolRegistry,
-) -> Result<(Engine, Arc<dyn RunStore>), UsageError> {
-    let store = open_store(&args.store_choice()?)?;
-    Ok((engine(registry, Arc::clone(&store)), store))
+/// The one workflow engine of a process, and the store it keeps runs in. It is built before
+/// the command runs, on the store the command chose (a `workflow` command's, `serve`'s, else
+/// memory), so that the workflows the domains export are tools of every command and their runs
+/// go where the command keeps runs.
+pub(crate) struct Workflows {
+    /// The engine.
+    pub(crate) engine: Engine,
+    /// Its store.
+    pub(crate) store: Arc<dyn RunStore>,
+    /// Where that store is, as a flag would name it.
+    pub(crate) choice: StoreChoice,
+}
+
+impl Workflows {
+    /// Opens `choice` and builds the engine over it, on `registry`.
+    pub(crate) fn open(choice: StoreChoice, registry: &ToolRegistry) -> Result<Self, UsageError> {
+        let store = open_store(&choice)?;
+        Ok(Self {
+            engine: engine(registry, Arc::clone(&store)),
+            store,
+            choice,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -72,6 +72,7 @@ fn descriptor(name: &str, input_schema: Value, intents: &[&'static str]) -> Tool
         timeout: None,
         input_schema: Arc::new(input_schema),
         output_schema: None,
+        long_running: false,
         origin: ToolOrigin::Runtime {
             source: SOURCE.to_owned(),
         },

@@ -84,6 +84,7 @@ fn spec(
                 "additionalProperties": false
             })),
             output_schema: None,
+            long_running: false,
             origin: ToolOrigin::Runtime {
                 source: "supervision-test".to_owned(),
             },

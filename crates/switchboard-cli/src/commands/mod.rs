@@ -30,9 +30,10 @@ use crate::{
     },
     audit_setup::AuditSetup,
     commands::serve::Serving,
-    config_file::ServeFile,
+    config_file::{ServeFile, StoreChoice},
     mounts_setup::MountsSetup,
     params,
+    workflows_setup::Workflows,
 };
 
 /// A command whose inputs have been checked, ready to run against the runtime.
@@ -124,6 +125,7 @@ impl Ready {
         self,
         switchboard: &Switchboard,
         mounts: Option<&MountsSetup>,
+        workflows: &Workflows,
     ) -> anyhow::Result<Exit> {
         match self {
             Ready::Tools(args) => tools::run(&switchboard.registry, &args),
@@ -137,15 +139,41 @@ impl Ready {
                     Some(mounts) => mounts.instructions().await,
                     None => None,
                 };
-                Box::pin(serve::run(&switchboard.registry, serving, instructions)).await
+                Box::pin(serve::run(
+                    &switchboard.registry,
+                    serving,
+                    instructions,
+                    &workflows.engine,
+                ))
+                .await
             }
             Ready::Decide(decision, persistent) => {
                 proposals::run(&switchboard.registry, decision, persistent).await
             }
             Ready::Mounts(args) => mounts::run(mounts, &args).await,
             Ready::Workflow(args, approvals) => {
-                Box::pin(workflow::run(&switchboard.registry, args, &approvals)).await
+                Box::pin(workflow::run(
+                    &switchboard.registry,
+                    workflows,
+                    args,
+                    &approvals,
+                ))
+                .await
             }
+        }
+    }
+
+    /// Where the process's workflow engine keeps runs: the store a `workflow` command or
+    /// `serve` chose, else memory (the runs of an exported workflow called by `call` end with
+    /// the process).
+    pub(crate) fn workflow_store(&self) -> Result<StoreChoice, UsageError> {
+        match self {
+            Ready::Serve(serving, _) => Ok(serving.workflow_store().clone()),
+            Ready::Workflow(args, _) => match args.action.store_args() {
+                Some(store) => store.store_choice(),
+                None => Ok(StoreChoice::Memory),
+            },
+            _ => Ok(StoreChoice::Memory),
         }
     }
 

@@ -6,13 +6,11 @@
 //! endpoint is (on standard error, as standard output may be the protocol channel) and stops
 //! the HTTP server on Ctrl-C.
 //!
-//! The workflow engine runs inside the server: built once on the registry (`workflow_engine`),
+//! The workflow engine runs inside the server: the process's one engine, on `--workflows`' store,
 //! it continues at start the unfinished runs of its store, streams a run's events beside the
 //! pages (`switchboard-web`), and a monitor warns about runs that stopped making progress.
 
-use std::{
-    collections::HashMap, env::VarError, io::IsTerminal as _, path::Path, sync::Arc, time::Duration,
-};
+use std::{collections::HashMap, env::VarError, io::IsTerminal as _, path::Path, time::Duration};
 
 use anyhow::Context as _;
 use jiff::SignedDuration;
@@ -21,9 +19,8 @@ use switchboard_mcp::{
     HttpAuth, HttpConfig, HttpLimits, Identity, McpServer, NavigationMode, StateKey, TokenTable,
 };
 use switchboard_navigation::Navigator;
-use switchboard_workflows::{MemoryRunStore, RunId, RunStore};
-use switchboard_workflows_engine::{Engine, EngineOptions, StuckRun};
-use switchboard_workflows_sqlite::SqliteRunStore;
+use switchboard_workflows::RunId;
+use switchboard_workflows_engine::{Engine, StuckRun};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
@@ -54,12 +51,19 @@ pub(crate) struct Serving {
 #[derive(Debug, Clone)]
 struct WorkflowsServing {
     store: StoreChoice,
+    /// Whether `--workflows` named the store (else it is the state directory's).
+    store_chosen: bool,
     stuck_after: SignedDuration,
     /// Whether proposals and idempotency keys outlive the process (`--approvals sqlite:`).
     approvals_persistent: bool,
 }
 
 impl Serving {
+    /// Where the server keeps workflow runs.
+    pub(crate) fn workflow_store(&self) -> &StoreChoice {
+        &self.workflows.store
+    }
+
     /// Checks the flags and the config file's `[serve]` table, and builds the configuration.
     pub(crate) fn prepare(
         args: ServeArgs,
@@ -74,7 +78,8 @@ impl Serving {
             ));
         }
         let workflows = WorkflowsServing {
-            store: args.workflows.clone(),
+            store: args.workflow_store.store_choice()?,
+            store_chosen: args.workflow_store.workflows.is_some(),
             stuck_after: args.stuck_after,
             approvals_persistent,
         };
@@ -210,6 +215,7 @@ pub(crate) async fn run(
     registry: &ToolRegistry,
     serving: Serving,
     instructions: Option<String>,
+    engine: &Engine,
 ) -> anyhow::Result<Exit> {
     let Serving {
         transport,
@@ -218,14 +224,16 @@ pub(crate) async fn run(
         navigation,
         workflows,
     } = serving;
-    // The one engine of this process: every workflow surface of the server uses it.
-    let engine = workflow_engine(registry, &workflows.store)?;
+    // The one engine of this process (built on `--workflows`' store before the command
+    // runs): every workflow surface of the server uses it.
     if workflows.store.is_persistent() && !workflows.approvals_persistent {
-        tracing::warn!(
-            "workflow runs are kept on disk but proposals and idempotency keys in memory: a \
-             mutating step in flight at a crash may run again when its run is continued; keep \
-             them on disk too with --approvals sqlite:PATH"
-        );
+        // A warning for whoever asked for durable runs; the default store gets the same words
+        // at `info`, so that a plain `serve` starts quietly.
+        if workflows.store_chosen {
+            tracing::warn!("{IN_MEMORY_KEYS}");
+        } else {
+            tracing::info!("{IN_MEMORY_KEYS}");
+        }
     }
     let continued = engine
         .recover()
@@ -240,37 +248,17 @@ pub(crate) async fn run(
         state_key_generated,
         navigation,
         instructions,
-        &engine,
+        engine,
     ))
     .await;
     monitor.abort();
-    engine.shutdown();
     served
 }
 
-/// Builds the workflow engine on `registry`, its runs kept in `store`; a run it did not start
-/// gets its definition back by validating the stored document against the registry's tools.
-fn workflow_engine(registry: &ToolRegistry, store: &StoreChoice) -> anyhow::Result<Engine> {
-    let store: Arc<dyn RunStore> = match store {
-        StoreChoice::Memory => Arc::new(MemoryRunStore::new()),
-        StoreChoice::Sqlite(path) => {
-            Arc::new(SqliteRunStore::open(path).with_context(|| {
-                format!("could not open the workflows store {}", path.display())
-            })?)
-        }
-    };
-    let tools = registry.clone();
-    let loader = Arc::new(move |document: &serde_json::Value| {
-        switchboard_workflows::validate(document, &tools.list())
-            .map(Arc::new)
-            .map_err(|errors| errors.to_string())
-    });
-    let options = EngineOptions {
-        loader: Some(loader),
-        ..EngineOptions::default()
-    };
-    Ok(Engine::new(registry.clone(), store, options))
-}
+/// What a server whose runs outlive it, but whose idempotency keys do not, says at start.
+const IN_MEMORY_KEYS: &str = "workflow runs are kept on disk but proposals and idempotency \
+     keys in memory: a mutating step in flight at a crash may run again when its run is \
+     continued; keep them on disk too with --approvals sqlite:PATH";
 
 /// Every `threshold / 4` (at least 10 s), warns about each run running with no checkpoint for
 /// longer than `threshold`: once per run, and again only after it moved.

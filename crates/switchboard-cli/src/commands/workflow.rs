@@ -38,7 +38,7 @@ use crate::{
     output, params,
     table::{self, Cell},
     watch::{PlainWatch, TerminalWatch, WatchMode},
-    workflows_setup::{self, WorkflowStoreArgs},
+    workflows_setup::{self, Workflows},
 };
 
 /// The longest timer `run` and `resume` wait for in the foreground; a run paused until later
@@ -72,16 +72,18 @@ enum ValidateReport<'a> {
 /// paused run prints.
 pub(super) async fn run(
     registry: &ToolRegistry,
+    workflows: &Workflows,
     args: WorkflowArgs,
     approvals: &StoreChoice,
 ) -> anyhow::Result<Exit> {
+    let session = || Session::new(workflows, approvals);
     match args.action {
         WorkflowAction::Validate(args) => validate(registry, &args),
-        WorkflowAction::Run(args) => start(registry, args, approvals).await,
-        WorkflowAction::List(args) => list(registry, args),
-        WorkflowAction::Show(args) => show(registry, args),
-        WorkflowAction::Cancel(args) => cancel(registry, args, approvals).await,
-        WorkflowAction::Resume(args) => resume(registry, args.run, approvals).await,
+        WorkflowAction::Run(args) => start(registry, &session(), args).await,
+        WorkflowAction::List(args) => list(&workflows.engine, args),
+        WorkflowAction::Show(args) => show(registry, workflows, args),
+        WorkflowAction::Cancel(args) => cancel(&session(), args).await,
+        WorkflowAction::Resume(args) => resume(&session(), args.run).await,
     }
 }
 
@@ -142,26 +144,13 @@ struct Session {
 }
 
 impl Session {
-    fn open(
-        registry: &ToolRegistry,
-        args: &WorkflowStoreArgs,
-        approvals: &StoreChoice,
-    ) -> anyhow::Result<Self> {
-        let workflows = absolute(args.store_choice()?);
-        let store = workflows_setup::open_store(&workflows)?;
-        Ok(Self {
-            engine: workflows_setup::engine(registry, Arc::clone(&store)),
-            store,
-            workflows,
+    fn new(workflows: &Workflows, approvals: &StoreChoice) -> Self {
+        Self {
+            engine: workflows.engine.clone(),
+            store: Arc::clone(&workflows.store),
+            workflows: absolute(workflows.choice.clone()),
             approvals: absolute(approvals.clone()),
-        })
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        // A run this process still drives (one left paused) stays at its last checkpoint.
-        self.engine.shutdown();
+        }
     }
 }
 
@@ -228,8 +217,8 @@ fn engine_error(error: EngineError) -> anyhow::Error {
 /// `workflow run FILE`.
 async fn start(
     registry: &ToolRegistry,
+    session: &Session,
     args: WorkflowRunArgs,
-    approvals: &StoreChoice,
 ) -> anyhow::Result<Exit> {
     let definition = match load(&args.file, &registry.list()) {
         Ok(definition) => Arc::new(definition),
@@ -242,51 +231,40 @@ async fn start(
         }
     };
     let input = read_input(&args)?;
-    let session = Session::open(registry, &args.store, approvals)?;
     let caller = args.identity.into_identity().context;
-    note_abandoned_runs(&session, &caller);
+    note_abandoned_runs(session, &caller);
     let run = session
         .engine
         .start(definition, input, &caller)
         .await
         .map_err(start_error)?;
-    follow(&session, run, &caller, 0, args.watch, args.json).await
+    follow(session, run, &caller, 0, args.watch, args.json).await
 }
 
 /// `workflow resume RUN`.
-async fn resume(
-    registry: &ToolRegistry,
-    args: WorkflowRunIdArgs,
-    approvals: &StoreChoice,
-) -> anyhow::Result<Exit> {
+async fn resume(session: &Session, args: WorkflowRunIdArgs) -> anyhow::Result<Exit> {
     let run = parse_run_id(&args.run)?;
-    let session = Session::open(registry, &args.store, approvals)?;
     let caller = args.identity.into_identity().context;
-    let seen = last_seq(&session, run)?;
+    let seen = last_seq(session, run)?;
     session
         .engine
         .resume(run, &caller)
         .await
         .map_err(engine_error)?;
-    follow(&session, run, &caller, seen, args.watch, args.json).await
+    follow(session, run, &caller, seen, args.watch, args.json).await
 }
 
 /// `workflow cancel RUN`: follows the run until its compensations are done.
-async fn cancel(
-    registry: &ToolRegistry,
-    args: WorkflowRunIdArgs,
-    approvals: &StoreChoice,
-) -> anyhow::Result<Exit> {
+async fn cancel(session: &Session, args: WorkflowRunIdArgs) -> anyhow::Result<Exit> {
     let run = parse_run_id(&args.run)?;
-    let session = Session::open(registry, &args.store, approvals)?;
     let caller = args.identity.into_identity().context;
-    let seen = last_seq(&session, run)?;
+    let seen = last_seq(session, run)?;
     session
         .engine
         .cancel(run, &caller)
         .await
         .map_err(engine_error)?;
-    follow(&session, run, &caller, seen, args.watch, args.json).await
+    follow(session, run, &caller, seen, args.watch, args.json).await
 }
 
 fn last_seq(session: &Session, run: RunId) -> anyhow::Result<u64> {
@@ -624,8 +602,7 @@ fn waiting(session: &Session, record: &RunRecord, steps: &[StepRecord], reason: 
 }
 
 /// `workflow list`.
-fn list(registry: &ToolRegistry, args: WorkflowListArgs) -> anyhow::Result<Exit> {
-    let (engine, _) = workflows_setup::open_engine(&args.store, registry)?;
+fn list(engine: &Engine, args: WorkflowListArgs) -> anyhow::Result<Exit> {
     let caller = args.identity.into_identity().context;
     let runs = engine
         .runs(
@@ -634,9 +611,7 @@ fn list(registry: &ToolRegistry, args: WorkflowListArgs) -> anyhow::Result<Exit>
             args.unfinished,
             args.limit,
         )
-        .map_err(engine_error);
-    engine.shutdown();
-    let runs = runs?;
+        .map_err(engine_error)?;
     if args.json {
         output::write_stdout(&output::to_json(&json!({ "runs": runs }))?);
         return Ok(Exit::Success);
@@ -667,23 +642,24 @@ fn list(registry: &ToolRegistry, args: WorkflowListArgs) -> anyhow::Result<Exit>
 }
 
 /// `workflow show RUN|FILE`.
-fn show(registry: &ToolRegistry, args: WorkflowShowArgs) -> anyhow::Result<Exit> {
+fn show(
+    registry: &ToolRegistry,
+    workflows: &Workflows,
+    args: WorkflowShowArgs,
+) -> anyhow::Result<Exit> {
     let Ok(run) = args.target.trim().parse::<RunId>() else {
         return show_file(registry, Path::new(&args.target), args.format, args.json);
     };
-    let (engine, store) = workflows_setup::open_engine(&args.store, registry)?;
     let caller = args.identity.into_identity().context;
-    let shown = show_run(
+    show_run(
         registry,
-        &engine,
-        &store,
+        &workflows.engine,
+        &workflows.store,
         run,
         &caller,
         args.format,
         args.json,
-    );
-    engine.shutdown();
-    shown
+    )
 }
 
 fn show_run(

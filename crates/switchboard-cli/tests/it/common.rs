@@ -13,8 +13,8 @@ pub(crate) async fn bounded<T>(what: &str, future: impl Future<Output = T>) -> T
         .unwrap_or_else(|_| panic!("{what} took longer than {LIMIT:?}"))
 }
 
-/// `switchboard ARGS`: no identity, audit, approvals or workflow store, state directory, config or
-/// log filter inherited from the environment, no standard input unless the test pipes one, killed if the test drops it.
+/// `switchboard ARGS`: no identity, audit, approvals or workflow store, config or log filter
+/// inherited from the environment, a state directory of the test binary's own, no standard input unless the test pipes one, killed if the test drops it.
 pub(crate) fn switchboard(args: &[&str]) -> tokio::process::Command {
     switchboard_under(&[], args)
 }
@@ -42,13 +42,20 @@ pub(crate) fn switchboard_under(prefix: &[&str], args: &[&str]) -> tokio::proces
         "SWITCHBOARD_AGENT_MUTATIONS",
         "SWITCHBOARD_CONFIG",
         "SWITCHBOARD_STATE_KEY",
-        "SWITCHBOARD_STATE_DIR",
         "SWITCHBOARD_WORKFLOWS",
         "RUST_LOG",
     ] {
         command.env_remove(variable);
     }
+    // The default state directory is the user's: every command of this test binary gets one
+    // of its own instead (a test that needs its own sets `SWITCHBOARD_STATE_DIR` again).
+    command.env("SWITCHBOARD_STATE_DIR", test_state_dir());
     command
+}
+
+/// The state directory of this test binary's commands, in the temp directory.
+fn test_state_dir() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("switchboard-test-state-{}", std::process::id()))
 }
 
 /// A file in the temp directory holding `text`, removed on drop.
