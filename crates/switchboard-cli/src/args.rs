@@ -264,29 +264,46 @@ impl WorkflowAction {
         }
     }
 
+    /// The identity, registry and store flags of the actions that read or write runs;
+    /// `validate` reads none.
+    fn session(&self) -> Option<&WorkflowSessionArgs> {
+        match self {
+            WorkflowAction::Validate(_) => None,
+            WorkflowAction::Run(args) => Some(&args.session),
+            WorkflowAction::List(args) => Some(&args.session),
+            WorkflowAction::Show(args) => Some(&args.session),
+            WorkflowAction::Cancel(args) => Some(&args.session),
+            WorkflowAction::Resume(args) => Some(&args.run.session),
+        }
+    }
+
     /// The permission matrix and stores of the actions that run steps; `validate` runs none.
     pub(crate) fn registry_args(&self) -> RegistryArgs {
-        match self {
-            WorkflowAction::Validate(_) => RegistryArgs::default(),
-            WorkflowAction::Run(args) => args.registry.clone(),
-            WorkflowAction::List(args) => args.registry.clone(),
-            WorkflowAction::Show(args) => args.registry.clone(),
-            WorkflowAction::Cancel(args) => args.registry.clone(),
-            WorkflowAction::Resume(args) => args.run.registry.clone(),
-        }
+        self.session()
+            .map(|session| session.registry.clone())
+            .unwrap_or_default()
     }
 
     /// The workflow store flags, for the actions that read or write runs.
     pub(crate) fn store_args(&self) -> Option<&WorkflowStoreArgs> {
-        match self {
-            WorkflowAction::Validate(_) => None,
-            WorkflowAction::Run(args) => Some(&args.store),
-            WorkflowAction::List(args) => Some(&args.store),
-            WorkflowAction::Show(args) => Some(&args.store),
-            WorkflowAction::Cancel(args) => Some(&args.store),
-            WorkflowAction::Resume(args) => Some(&args.run.store),
-        }
+        self.session().map(|session| &session.store)
     }
+}
+
+/// Who acts (every step is a call as this identity), with which permission matrix and
+/// stores, on which runs: what every workflow action that reads or writes runs takes.
+#[derive(Debug, Args)]
+pub(crate) struct WorkflowSessionArgs {
+    #[command(flatten)]
+    pub(crate) identity: IdentityArgs,
+
+    /// The permission matrix and the stores.
+    #[command(flatten)]
+    pub(crate) registry: RegistryArgs,
+
+    /// Where runs are kept.
+    #[command(flatten)]
+    pub(crate) store: WorkflowStoreArgs,
 }
 
 /// `switchboard workflow run FILE [--input JSON | --input-file PATH] [--watch] [--json]`.
@@ -313,17 +330,9 @@ pub(crate) struct WorkflowRunArgs {
     #[arg(long)]
     pub(crate) json: bool,
 
-    /// Who runs it: every step is a call as this identity.
+    /// Who acts, with which permissions and stores, on which runs.
     #[command(flatten)]
-    pub(crate) identity: IdentityArgs,
-
-    /// The permission matrix and the stores.
-    #[command(flatten)]
-    pub(crate) registry: RegistryArgs,
-
-    /// Where runs are kept.
-    #[command(flatten)]
-    pub(crate) store: WorkflowStoreArgs,
+    pub(crate) session: WorkflowSessionArgs,
 
     /// Mounted MCP servers, whose tools steps may call.
     #[command(flatten)]
@@ -349,16 +358,9 @@ pub(crate) struct WorkflowListArgs {
     #[arg(long)]
     pub(crate) json: bool,
 
+    /// Who acts, with which permissions and stores, on which runs.
     #[command(flatten)]
-    pub(crate) identity: IdentityArgs,
-
-    /// The permission matrix and the stores.
-    #[command(flatten)]
-    pub(crate) registry: RegistryArgs,
-
-    /// Where runs are kept.
-    #[command(flatten)]
-    pub(crate) store: WorkflowStoreArgs,
+    pub(crate) session: WorkflowSessionArgs,
 }
 
 /// `switchboard workflow show RUN|FILE [--format text|dot|mermaid] [--json]`.
@@ -376,16 +378,9 @@ pub(crate) struct WorkflowShowArgs {
     #[arg(long)]
     pub(crate) json: bool,
 
+    /// Who acts, with which permissions and stores, on which runs.
     #[command(flatten)]
-    pub(crate) identity: IdentityArgs,
-
-    /// The permission matrix and the stores.
-    #[command(flatten)]
-    pub(crate) registry: RegistryArgs,
-
-    /// Where runs are kept.
-    #[command(flatten)]
-    pub(crate) store: WorkflowStoreArgs,
+    pub(crate) session: WorkflowSessionArgs,
 }
 
 /// `switchboard workflow cancel RUN [--json]`.
@@ -403,16 +398,9 @@ pub(crate) struct WorkflowRunIdArgs {
     #[arg(long)]
     pub(crate) watch: bool,
 
+    /// Who acts, with which permissions and stores, on which runs.
     #[command(flatten)]
-    pub(crate) identity: IdentityArgs,
-
-    /// The permission matrix and the stores.
-    #[command(flatten)]
-    pub(crate) registry: RegistryArgs,
-
-    /// Where runs are kept.
-    #[command(flatten)]
-    pub(crate) store: WorkflowStoreArgs,
+    pub(crate) session: WorkflowSessionArgs,
 
     /// Mounted MCP servers, whose tools steps may call.
     #[command(flatten)]

@@ -231,7 +231,7 @@ async fn start(
         }
     };
     let input = read_input(&args)?;
-    let caller = args.identity.into_identity().context;
+    let caller = args.session.identity.into_identity().context;
     note_abandoned_runs(session, &caller);
     let run = session
         .engine
@@ -244,7 +244,7 @@ async fn start(
 /// `workflow resume RUN`.
 async fn resume(session: &Session, args: WorkflowRunIdArgs) -> anyhow::Result<Exit> {
     let run = parse_run_id(&args.run)?;
-    let caller = args.identity.into_identity().context;
+    let caller = args.session.identity.into_identity().context;
     let seen = last_seq(session, run)?;
     session
         .engine
@@ -257,7 +257,7 @@ async fn resume(session: &Session, args: WorkflowRunIdArgs) -> anyhow::Result<Ex
 /// `workflow cancel RUN`: follows the run until its compensations are done.
 async fn cancel(session: &Session, args: WorkflowRunIdArgs) -> anyhow::Result<Exit> {
     let run = parse_run_id(&args.run)?;
-    let caller = args.identity.into_identity().context;
+    let caller = args.session.identity.into_identity().context;
     let seen = last_seq(session, run)?;
     session
         .engine
@@ -603,7 +603,7 @@ fn waiting(session: &Session, record: &RunRecord, steps: &[StepRecord], reason: 
 
 /// `workflow list`.
 fn list(engine: &Engine, args: WorkflowListArgs) -> anyhow::Result<Exit> {
-    let caller = args.identity.into_identity().context;
+    let caller = args.session.identity.into_identity().context;
     let runs = engine
         .runs(
             &caller,
@@ -650,7 +650,7 @@ fn show(
     let Ok(run) = args.target.trim().parse::<RunId>() else {
         return show_file(registry, Path::new(&args.target), args.format, args.json);
     };
-    let caller = args.identity.into_identity().context;
+    let caller = args.session.identity.into_identity().context;
     show_run(
         registry,
         &workflows.engine,
