@@ -98,21 +98,7 @@ async fn a_rejected_approval_fails_the_run_and_undoes_what_it_did() {
     let definition = definition(
         "approve_after_assign",
         vec![
-            undo(
-                tool(
-                    "assign",
-                    "roster_assign_shift",
-                    object([
-                        ("shift_id", lit(json!(SHIFT_B))),
-                        ("user_id", lit(json!("sam"))),
-                    ]),
-                ),
-                "roster_assign_shift",
-                object([
-                    ("shift_id", expr("params.shift_id")),
-                    ("user_id", lit(json!("mark"))),
-                ]),
-            ),
+            reassign("assign", SHIFT_B, "sam", "mark"),
             node(
                 "ask",
                 NodeKind::Approval {
@@ -250,21 +236,7 @@ async fn an_agents_run_proposes_its_mutating_undo_and_a_person_approves_it() {
     let definition = definition(
         "agent_undo",
         vec![
-            undo(
-                tool(
-                    "assign",
-                    "roster_assign_shift",
-                    object([
-                        ("shift_id", lit(json!(SHIFT_A))),
-                        ("user_id", lit(json!("mark"))),
-                    ]),
-                ),
-                "roster_assign_shift",
-                object([
-                    ("shift_id", expr("params.shift_id")),
-                    ("user_id", lit(json!("sam"))),
-                ]),
-            ),
+            reassign("assign", SHIFT_A, "mark", "sam"),
             tool("check", "probe_broken", lit(json!({ "key": "agent-undo" }))),
         ],
     );

@@ -240,21 +240,7 @@ async fn cancelling_a_waiting_run_undoes_what_it_did() {
     let definition = definition(
         "assign_then_wait",
         vec![
-            undo(
-                tool(
-                    "assign_a",
-                    "roster_assign_shift",
-                    object([
-                        ("shift_id", lit(json!(SHIFT_A))),
-                        ("user_id", lit(json!("mark"))),
-                    ]),
-                ),
-                "roster_assign_shift",
-                object([
-                    ("shift_id", expr("params.shift_id")),
-                    ("user_id", lit(json!("sam"))),
-                ]),
-            ),
+            reassign("assign_a", SHIFT_A, "mark", "sam"),
             node(
                 "later",
                 NodeKind::Wait(WaitFor::Duration(jiff::SignedDuration::from_hours(1))),

@@ -113,6 +113,26 @@ pub(crate) fn undo(mut node: Node, tool: &str, params: Mapping) -> Node {
     node
 }
 
+/// A `tool` node `id` assigning `shift_id` to `user_id`, undone by assigning it back to
+/// `previous`.
+pub(crate) fn reassign(id: &str, shift_id: &str, user_id: &str, previous: &str) -> Node {
+    undo(
+        tool(
+            id,
+            "roster_assign_shift",
+            object([
+                ("shift_id", lit(json!(shift_id))),
+                ("user_id", lit(json!(user_id))),
+            ]),
+        ),
+        "roster_assign_shift",
+        object([
+            ("shift_id", expr("params.shift_id")),
+            ("user_id", lit(json!(previous))),
+        ]),
+    )
+}
+
 pub(crate) fn retrier(max_attempts: u32, jitter: Jitter) -> Retrier {
     Retrier {
         errors: vec![RetryOn::RetryableToolError],
