@@ -7,8 +7,8 @@
 //! step of the sample domains is slow enough to be killed in reliably; the wait is a step in
 //! flight all the same (checkpointed as started, not completed). A second test kills a slow
 //! *mutating* step of a mounted MCP server, whose idempotency claim was stored before the call
-//! and never completed: the resumed run must not run it again, and must say that its outcome
-//! is unknown.
+//! and never completed: the resumed run must not run it again, and pauses for a person,
+//! saying that the step's outcome is unknown.
 
 use std::{process::Stdio, time::Duration};
 
@@ -221,12 +221,13 @@ nodes:
     .await
     .expect("the binary runs");
     let report = json(&output.stdout);
-    assert_ne!(
+    assert_eq!(
         output.status.code(),
-        Some(0),
-        "a step whose outcome is unknown must not count as completed: {report}\n{}",
+        Some(4),
+        "a step whose outcome is unknown pauses the run for a person: {report}\n{}",
         text(&output.stderr)
     );
+    assert_eq!(report["state"], "paused", "{report}");
     assert!(
         report.to_string().contains("outcome_unknown"),
         "the report says the step's outcome is unknown: {report}"
