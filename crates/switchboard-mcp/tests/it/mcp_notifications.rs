@@ -131,7 +131,9 @@ async fn settle() {
     tokio::time::sleep(Duration::from_millis(300)).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// One thread: the rmcp client hands each notification to a task of its own, and only on one
+// thread do those tasks run in the order the notifications arrived.
+#[tokio::test(flavor = "current_thread")]
 async fn progress_reaches_the_client_in_order() {
     let registry = registry().await;
     let (client, recorder, server) = connect(&registry, admin()).await;
