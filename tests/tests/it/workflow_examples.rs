@@ -91,6 +91,28 @@ async fn until_paused(engine: &Engine, run: RunId, caller: &CallContext) {
     panic!("the run did not pause");
 }
 
+/// Starts onboarding nina for the seeded week, and waits until it waits for the welcome
+/// notice's approval: the run and the proposal.
+async fn onboard_until_the_welcome(
+    registry: &ToolRegistry,
+    engine: &Engine,
+    caller: &CallContext,
+) -> (RunId, ProposalId) {
+    let run = engine
+        .start(
+            example(registry, "onboarding.yaml"),
+            json!({
+                "user_id": "nina", "name": "Nina Okafor",
+                "first_day": "2026-11-23", "last_day": "2026-11-29"
+            }),
+            caller,
+        )
+        .await
+        .expect("the run is accepted");
+    until_paused(engine, run, caller).await;
+    (run, waiting_proposal(engine, run, caller))
+}
+
 #[tokio::test]
 async fn every_example_validates_against_the_sample_tools() {
     let runtime = boot().await;
@@ -145,19 +167,7 @@ async fn onboarding_waits_for_the_managers_approval_then_completes() {
     let runtime = boot().await;
     let engine = engine(&runtime.registry);
     let caller = manager();
-    let run = engine
-        .start(
-            example(&runtime.registry, "onboarding.yaml"),
-            json!({
-                "user_id": "nina", "name": "Nina Okafor",
-                "first_day": "2026-11-23", "last_day": "2026-11-29"
-            }),
-            &caller,
-        )
-        .await
-        .expect("the run is accepted");
-    until_paused(&engine, run, &caller).await;
-    let proposal = waiting_proposal(&engine, run, &caller);
+    let (run, proposal) = onboard_until_the_welcome(&runtime.registry, &engine, &caller).await;
 
     runtime
         .registry
@@ -205,19 +215,7 @@ async fn a_rejected_welcome_undoes_the_first_week() {
         )
         .await
         .expect("shifts are readable");
-    let run = engine
-        .start(
-            example(&runtime.registry, "onboarding.yaml"),
-            json!({
-                "user_id": "nina", "name": "Nina Okafor",
-                "first_day": "2026-11-23", "last_day": "2026-11-29"
-            }),
-            &caller,
-        )
-        .await
-        .expect("the run is accepted");
-    until_paused(&engine, run, &caller).await;
-    let proposal = waiting_proposal(&engine, run, &caller);
+    let (run, proposal) = onboard_until_the_welcome(&runtime.registry, &engine, &caller).await;
 
     runtime
         .registry
