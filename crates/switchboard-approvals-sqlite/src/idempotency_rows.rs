@@ -111,17 +111,12 @@ pub(crate) fn outcome_columns(outcome: &StoredOutcome) -> (String, Option<String
     }
 }
 
-fn refusal(
-    tool: &str,
-    code: &'static str,
-    message: String,
-    action_id: ActionId,
-) -> Arc<StoredOutcome> {
+fn refusal(tool: &str, error: ToolError, action_id: ActionId) -> Arc<StoredOutcome> {
     Arc::new(StoredOutcome {
         action_id,
         result: Err(InvokeError::ToolFailed {
             tool: tool.to_owned(),
-            error: ToolError::new(code, message),
+            error,
         }),
         typed: None,
     })
@@ -131,8 +126,7 @@ fn refusal(
 /// completed: it may still be running, or it stopped mid-run and nobody knows whether the
 /// change was made. Running it again could make it twice, so it is refused.
 pub(crate) fn in_doubt(scope: &IdempotencyScope, row: &KeyRow) -> Arc<StoredOutcome> {
-    refusal(
-        &row.tool,
+    let error = ToolError::new(
         "outcome_unknown",
         format!(
             "the action of idempotency key `{key}` was started at {claimed} by another process \
@@ -145,6 +139,11 @@ pub(crate) fn in_doubt(scope: &IdempotencyScope, row: &KeyRow) -> Arc<StoredOutc
             claimed = row.claimed_at,
             until = row.expires_at,
         ),
+    )
+    .in_doubt();
+    refusal(
+        &row.tool,
+        error,
         ActionId::new(format!("in-doubt:{}", scope.key)),
     )
 }
@@ -156,8 +155,8 @@ pub(crate) fn unreadable(
     path: &Path,
     problem: &str,
 ) -> Arc<StoredOutcome> {
-    refusal(
-        &row.tool,
+    // What the first run did is known only to the version that can read it: in doubt.
+    let error = ToolError::new(
         "outcome_unreadable",
         format!(
             "the first result of idempotency key `{key}` is stored in {path} but cannot be read \
@@ -167,6 +166,11 @@ pub(crate) fn unreadable(
             key = scope.key,
             path = path.display(),
         ),
+    )
+    .in_doubt();
+    refusal(
+        &row.tool,
+        error,
         row.action_id.as_deref().map_or_else(
             || ActionId::new(format!("unreadable:{}", scope.key)),
             ActionId::from,
@@ -182,8 +186,7 @@ pub(crate) fn unavailable(
     path: &Path,
     error: &rusqlite::Error,
 ) -> Arc<StoredOutcome> {
-    refusal(
-        &fingerprint.tool,
+    let error = ToolError::new(
         "idempotency_store_unavailable",
         format!(
             "the approvals database {path} failed while claiming idempotency key `{key}` \
@@ -191,6 +194,10 @@ pub(crate) fn unavailable(
             path = path.display(),
             key = scope.key,
         ),
+    );
+    refusal(
+        &fingerprint.tool,
+        error,
         ActionId::new(format!("unavailable:{}", scope.key)),
     )
 }

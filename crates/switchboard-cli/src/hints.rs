@@ -52,6 +52,10 @@ pub(crate) fn for_invoke(error: &InvokeError, permissions: &PermissionMatrix) ->
             "fix each field listed above; all of them were checked".to_owned(),
             format!("see what the tool takes: switchboard schema {tool}"),
         ],
+        InvokeError::ToolFailed { tool, error } if error.is_in_doubt() => vec![format!(
+            "the outcome of `{tool}` is unknown: check whether its change was made before \
+             calling it again"
+        )],
         InvokeError::ToolFailed { tool, error } => vec![format!(
             "`{tool}` ran and refused the request (code `{}`): change the params as its message \
              says",
@@ -62,7 +66,8 @@ pub(crate) fn for_invoke(error: &InvokeError, permissions: &PermissionMatrix) ->
              below"
         )],
         InvokeError::Timeout { .. } => vec![
-            "retry; if it keeps timing out, the tool's timeout is too short for this request"
+            "retry (a tool that changes something may have made part of its change: check \
+             first); if it keeps timing out, the tool's timeout is too short for this request"
                 .to_owned(),
         ],
         InvokeError::DomainUnavailable { domain, .. } => vec![format!(
@@ -252,5 +257,16 @@ mod tests {
             error: ToolError::new("shift_not_found", "no shift"),
         });
         assert!(failed[0].contains("`shift_not_found`"));
+        let lost = hints(InvokeError::ToolFailed {
+            tool: "github_create_issue".to_owned(),
+            error: ToolError::new("mounted_outcome_unknown", "lost").in_doubt(),
+        });
+        assert_eq!(
+            lost,
+            [
+                "the outcome of `github_create_issue` is unknown: check whether its change was \
+                 made before calling it again"
+            ]
+        );
     }
 }

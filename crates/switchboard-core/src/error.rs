@@ -155,6 +155,11 @@ pub struct ToolError {
     /// what a workflow's default retrier retries. Absent from the JSON forms unless set.
     #[serde(skip_serializing_if = "is_false")]
     retryable: bool,
+    /// Whether the change the call was making may or may not have been made (the connection
+    /// to the system that makes it ended mid-call): what a workflow pauses on rather than
+    /// retries or undoes. Absent from the JSON forms unless set.
+    #[serde(skip_serializing_if = "is_false")]
+    in_doubt: bool,
 }
 
 fn is_false(flag: &bool) -> bool {
@@ -172,6 +177,7 @@ impl ToolError {
             code: code.into(),
             message: message.into(),
             retryable: false,
+            in_doubt: false,
         }
     }
 
@@ -186,6 +192,20 @@ impl ToolError {
     /// Whether the tool marked the error retryable.
     pub fn is_retryable(&self) -> bool {
         self.retryable
+    }
+
+    /// Marks the error in doubt: the call's change may or may not have been made (it was
+    /// sent, and the answer was lost), so neither trying it again nor undoing it is safe until
+    /// someone checks the target system. A workflow step failing so pauses for a person.
+    #[must_use]
+    pub fn in_doubt(mut self) -> Self {
+        self.in_doubt = true;
+        self
+    }
+
+    /// Whether the tool marked the error in doubt.
+    pub fn is_in_doubt(&self) -> bool {
+        self.in_doubt
     }
 
     /// The stable code.
@@ -544,6 +564,17 @@ impl InvokeError {
             InvokeError::ProposalClosed { .. } => ErrorKind::ProposalClosed,
             InvokeError::ApprovalDenied { .. } => ErrorKind::ApprovalDenied,
             InvokeError::StoreUnavailable { .. } => ErrorKind::StoreUnavailable,
+        }
+    }
+
+    /// Whether a call that failed so may still have made its change: a tool error marked
+    /// [`ToolError::in_doubt`], or a timeout (the tool was stopped midway, and what it did
+    /// before stands). Only a mutating call's doubt matters; a read changes nothing.
+    pub fn is_in_doubt(&self) -> bool {
+        match self {
+            InvokeError::ToolFailed { error, .. } => error.is_in_doubt(),
+            InvokeError::Timeout { .. } => true,
+            _ => false,
         }
     }
 

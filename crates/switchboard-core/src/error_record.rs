@@ -72,6 +72,8 @@ pub(crate) mod fields {
             error_message: Cow<'a, str>,
             #[serde(default, skip_serializing_if = "std::ops::Not::not")]
             retryable: bool,
+            #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+            in_doubt: bool,
         }
 
         pub(crate) fn serialize<S: Serializer>(
@@ -82,6 +84,7 @@ pub(crate) mod fields {
                 code: Cow::Borrowed(error.code()),
                 error_message: Cow::Borrowed(error.message()),
                 retryable: error.is_retryable(),
+                in_doubt: error.is_in_doubt(),
             }
             .serialize(serializer)
         }
@@ -90,12 +93,15 @@ pub(crate) mod fields {
             deserializer: D,
         ) -> Result<ToolError, D::Error> {
             let fields = Fields::deserialize(deserializer)?;
-            let error = ToolError::new(fields.code.into_owned(), fields.error_message.into_owned());
-            Ok(if fields.retryable {
-                error.retryable()
-            } else {
-                error
-            })
+            let mut error =
+                ToolError::new(fields.code.into_owned(), fields.error_message.into_owned());
+            if fields.retryable {
+                error = error.retryable();
+            }
+            if fields.in_doubt {
+                error = error.in_doubt();
+            }
+            Ok(error)
         }
     }
 
@@ -386,6 +392,29 @@ mod tests {
         );
         let read = InvokeError::from_record(&record).expect("reads back");
         assert!(matches!(read, InvokeError::ToolFailed { error, .. } if error.is_retryable()));
+    }
+
+    #[test]
+    fn an_error_in_doubt_says_so_in_both_forms_and_reads_back() {
+        let plain = InvokeError::ToolFailed {
+            tool: "t".to_owned(),
+            error: ToolError::new("lost", "the answer was lost"),
+        };
+        assert!(plain.to_record().get("in_doubt").is_none());
+        assert!(!plain.is_in_doubt());
+        let in_doubt = InvokeError::ToolFailed {
+            tool: "t".to_owned(),
+            error: ToolError::new("lost", "the answer was lost").in_doubt(),
+        };
+        let record = in_doubt.to_record();
+        assert_eq!(record["in_doubt"], true);
+        assert_eq!(
+            serde_json::to_value(&in_doubt).expect("wire")["in_doubt"],
+            true
+        );
+        let read = InvokeError::from_record(&record).expect("reads back");
+        assert!(read.is_in_doubt());
+        assert_eq!(read, in_doubt);
     }
 
     #[test]

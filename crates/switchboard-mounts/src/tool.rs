@@ -282,13 +282,15 @@ impl RuntimeTool for MountedTool {
                         return output_of(&self.server, &self.remote_name, result, self.structured);
                     }
                     Err(_) => {
-                        return Err(self.error(
-                            MOUNTED_TOOL_TIMEOUT,
-                            format!(
-                                "no answer within {:?}; it may or may not have run",
-                                self.call_timeout
-                            ),
-                        ));
+                        return Err(self
+                            .error(
+                                MOUNTED_TOOL_TIMEOUT,
+                                format!(
+                                    "no answer within {:?}; it may or may not have run",
+                                    self.call_timeout
+                                ),
+                            )
+                            .in_doubt());
                     }
                     // Never sent: nothing ran; send it on the next connection.
                     Ok(Err(ServiceError::TransportSend(_))) => after = generation,
@@ -298,13 +300,21 @@ impl RuntimeTool for MountedTool {
                         after = generation;
                     }
                     Ok(Err(ServiceError::TransportClosed)) => {
-                        return Err(self.error(
-                            MOUNTED_OUTCOME_UNKNOWN,
-                            "the server's connection ended after the call was sent, so it may \
-                             or may not have run; it is not sent again, as the tool is not \
-                             read-only and the call has no idempotency key (give one to allow \
-                             a retry)",
-                        ));
+                        let why = if resent {
+                            "it was sent again, and that connection ended too"
+                        } else {
+                            "it is not sent again, as the tool is not read-only and the call \
+                             has no idempotency key (give one to allow a retry)"
+                        };
+                        return Err(self
+                            .error(
+                                MOUNTED_OUTCOME_UNKNOWN,
+                                format!(
+                                    "the server's connection ended after the call was sent, so \
+                                     it may or may not have run; {why}"
+                                ),
+                            )
+                            .in_doubt());
                     }
                     Ok(Err(error)) => {
                         return Err(self.error(

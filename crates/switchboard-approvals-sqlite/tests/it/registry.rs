@@ -221,6 +221,7 @@ async fn a_mutation_interrupted_by_a_crash_is_in_doubt_and_not_run_again() {
         panic!("expected tool_failed, got {error:?}");
     };
     assert_eq!(reason.code(), "outcome_unknown");
+    assert!(reason.is_in_doubt(), "{reason:?}");
     assert_eq!(assignee(&registry).await, Value::Null, "nothing ran");
     registry.shutdown().await;
 }

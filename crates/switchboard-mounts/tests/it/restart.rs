@@ -126,6 +126,7 @@ async fn a_read_call_in_flight_is_sent_again_and_an_execute_call_is_not() {
             match &error {
                 InvokeError::ToolFailed { error, .. } => {
                     assert_eq!(error.code(), MOUNTED_OUTCOME_UNKNOWN);
+                    assert!(error.is_in_doubt(), "{error:?}");
                     assert!(
                         error.message().contains("may or may not have run"),
                         "{error}"

@@ -12,15 +12,6 @@ const INLINE_BACKOFF: Duration = Duration::from_secs(5);
 /// The field of a retrying step's error holding when its next attempt is due.
 const RETRY_AT: &str = "retry_at";
 
-/// The code the registry's idempotency store answers for a key that was claimed and never
-/// completed (the call was in flight when its process stopped).
-const OUTCOME_UNKNOWN: &str = "outcome_unknown";
-
-/// Whether `error` says the attempt's change may or may not have been made.
-fn is_outcome_unknown(error: &InvokeError) -> bool {
-    matches!(error, InvokeError::ToolFailed { error, .. } if error.code() == OUTCOME_UNKNOWN)
-}
-
 impl Run<'_> {
     /// A `tool` or `approval` node: the call (or its proposal), with retries.
     #[allow(
@@ -146,7 +137,7 @@ impl Run<'_> {
                 }
                 Err(error) => error,
             };
-            if mutates && !propose && is_outcome_unknown(&error) {
+            if mutates && !propose && error.is_in_doubt() {
                 return Err(self.escalate_unknown_outcome(path, iteration, attempt, error));
             }
             let retrier = node
@@ -195,12 +186,12 @@ impl Run<'_> {
         IdempotencyKey::new(format!("wf:{}:{path}:{iteration}:{attempt}", self.id))
     }
 
-    /// An attempt whose outcome nobody knows (it was in flight when the process stopped, and
-    /// the idempotency store refuses to run its key again): neither retried blindly, which
-    /// could make the change twice, nor failed, which could undo a change that was never made.
-    /// The step is left retrying with no due time and the run pauses for a person, who checks
-    /// the target system and then resumes (the next attempt runs under its own key) or
-    /// cancels.
+    /// An attempt whose outcome nobody knows (it was in flight when the process stopped, the
+    /// connection to the system making the change ended mid-call, the tool timed out): neither
+    /// retried, which could make the change twice, nor failed, which could undo a change that
+    /// was never made. The step is left retrying with no due time and the run pauses for a
+    /// person, who checks the target system and then resumes (the next attempt runs under its
+    /// own key) or cancels.
     fn escalate_unknown_outcome(
         &self,
         path: &NodePath,
@@ -225,10 +216,10 @@ impl Run<'_> {
         let key = self.attempt_key(path, iteration, attempt);
         Stop::Suspend {
             reason: format!(
-                "the outcome of node `{path}` is unknown: its attempt {attempt} (idempotency key \
-                 `{key}`) was in flight when the process stopped, and whether its change was \
-                 made is not recorded. Check the target system, then resume the run to run the \
-                 step again under a new key (attempt {next}), or cancel the run",
+                "the outcome of node `{path}` is unknown: whether its attempt {attempt} \
+                 (idempotency key `{key}`) made its change is not known ({message}). Check the \
+                 target system, then resume the run to run the step again under a new key \
+                 (attempt {next}), or cancel the run",
                 next = attempt + 1
             ),
             wake_at: None,

@@ -56,6 +56,9 @@ pub(crate) struct ProbeInput {
     /// Fail (retryably) this many times before succeeding.
     #[serde(default)]
     pub(crate) failures: u32,
+    /// Those failures are in doubt (the change may have been made) rather than retryable.
+    #[serde(default)]
+    pub(crate) in_doubt: bool,
     /// Sleep this long before answering.
     #[serde(default)]
     pub(crate) sleep_ms: u64,
@@ -91,6 +94,13 @@ async fn probe(input: ProbeInput) -> Result<ProbeOutput, ToolError> {
     }
     if let Some(in_flight) = counts().in_flight.get_mut(&input.key) {
         *in_flight -= 1;
+    }
+    if calls <= input.failures as usize && input.in_doubt {
+        return Err(ToolError::new(
+            "answer_lost",
+            format!("the answer to call {calls} of `{}` was lost", input.key),
+        )
+        .in_doubt());
     }
     if calls <= input.failures as usize {
         return Err(ToolError::new(

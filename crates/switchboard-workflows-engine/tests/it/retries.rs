@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
+use switchboard_registry::{RegistryConfig, ToolRegistry};
 use switchboard_workflows::{
     Jitter, MemoryRunStore, NodeEvent, NodeState, OnFailure, RunState, WorkflowEvent,
 };
@@ -176,4 +177,72 @@ async fn an_escalated_node_pauses_the_run_until_a_person_resumes_it() {
     let outcome = wait(&engine, run, &caller).await;
     assert_eq!(outcome.state, RunState::Completed);
     assert_eq!(probe::calls("escalate").len(), 3);
+}
+
+/// A mutating step whose call ended in doubt (the change may have been made): a retry could
+/// make it twice and an undo could undo what never happened, so the run pauses for a person
+/// whichever retrier the step has. A timeout is in doubt too: the tool was stopped midway.
+#[tokio::test(start_paused = true)]
+async fn a_mutating_step_in_doubt_pauses_instead_of_retrying() {
+    let registry = ToolRegistry::builder()
+        .config(RegistryConfig {
+            default_timeout: Duration::from_secs(5),
+            ..RegistryConfig::default()
+        })
+        .start()
+        .await
+        .expect("the linked tools are well formed");
+    let store = Arc::new(MemoryRunStore::new());
+    let lost = tool(
+        "lost",
+        "probe_touch",
+        lit(json!({ "key": "doubt-lost", "failures": 1, "in_doubt": true })),
+    );
+    let slow = tool(
+        "slow",
+        "probe_touch",
+        lit(json!({ "key": "doubt-slow", "sleep_ms": 60_000 })),
+    );
+    let definition = definition("in_doubt", vec![lost, slow]);
+    let engine = engine_with(&registry, &store, &definition);
+    let caller = human("doubt");
+    let run = engine
+        .start(Arc::clone(&definition), json!({}), &caller)
+        .await
+        .expect("starts");
+
+    paused(&engine, run, &caller).await;
+    let record = engine.run(run, &caller).expect("readable");
+    let RunState::Paused { reason } = &record.state else {
+        panic!("paused, and it is {:?}", record.state);
+    };
+    assert!(
+        reason.contains("the outcome of node `lost` is unknown")
+            && reason.contains("the answer to call 1 of `doubt-lost` was lost"),
+        "{reason}"
+    );
+    assert_eq!(probe::calls("doubt-lost").len(), 1, "not retried");
+    engine.resume(run, &caller).await.expect("resumes");
+
+    // The second step times out, which the default retrier retries for a read; for a change,
+    // the run pauses again.
+    let mut reason = String::new();
+    for _ in 0..2000 {
+        if let RunState::Paused { reason: why } = engine.run(run, &caller).expect("readable").state
+            && why.contains("`slow`")
+        {
+            reason = why;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        reason.contains("the outcome of node `slow` is unknown"),
+        "{reason:?}"
+    );
+    assert_eq!(probe::calls("doubt-lost").len(), 2, "run again on resume");
+    assert_eq!(probe::calls("doubt-slow").len(), 1, "not retried");
+    engine.cancel(run, &caller).await.expect("cancels");
+    let outcome = wait(&engine, run, &caller).await;
+    assert_eq!(outcome.state, RunState::Cancelled);
 }
