@@ -8,7 +8,7 @@
 
 use std::{path::Path, time::Duration};
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, OpenFlags, config::DbConfig};
 
 use crate::{
     error::OpenError,
@@ -101,6 +101,7 @@ pub fn open_database(
     connection
         .busy_timeout(settings.busy_timeout)
         .map_err(classify("setting its busy timeout"))?;
+    keep_plans(&connection).map_err(classify("fixing its query plans"))?;
     // Reading the header is what reveals a file that is not a database at all.
     let found = schema::inspect(&connection, schema).map_err(classify("reading its header"))?;
     if connection.is_readonly("main").unwrap_or(false) {
@@ -134,8 +135,21 @@ pub fn open_reader(path: &Path, busy_timeout: Duration) -> rusqlite::Result<Conn
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let connection = Connection::open_with_flags(path, flags)?;
     connection.busy_timeout(busy_timeout)?;
+    keep_plans(&connection)?;
     connection.pragma_update(None, "query_only", true)?;
     Ok(connection)
+}
+
+/// Turns on SQLite's query planner stability guarantee: a prepared statement keeps the plan it
+/// was prepared with. Without it, binding a new value re-prepares any statement whose plan the
+/// value might change; with the bundled build's STAT4 that includes the `max(seq) … WHERE run =
+/// ?` a store numbers its rows with, so every workflow checkpoint parsed and planned that
+/// statement again: a fifth of the checkpoint's time (`cargo bench -p
+/// switchboard-workflows-engine --bench workflow`). Every statement of the stores looks rows up
+/// by key, and its best plan does not depend on the key's value.
+fn keep_plans(connection: &Connection) -> rusqlite::Result<()> {
+    connection.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+    Ok(())
 }
 
 /// Fails early, with a message naming the directory, when the file's directory is missing.

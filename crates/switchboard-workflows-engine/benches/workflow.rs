@@ -20,7 +20,8 @@
 //! per headline figure for `cargo xtask bench`.
 //!
 //! Run: `cargo bench -p switchboard-workflows-engine --bench workflow` (`-- nomatch` for the
-//! summary alone, `-- nomatch --quick` for a short one).
+//! summary alone, `-- nomatch --quick` for a short one; `-- NAME --profile-time 10` runs one
+//! function alone, for a profiler).
 
 #![allow(clippy::print_stdout, reason = "a benchmark reports to its terminal")]
 #![allow(missing_docs, reason = "a benchmark binary has no public API")]
@@ -449,6 +450,9 @@ fn main() {
     let fixture = runtime.block_on(Fixture::new());
     // Criterion's own `--quick` shortens its runs; the summary takes it too.
     let quick = std::env::args().any(|argument| argument == "--quick");
+    // Under a profiler (`--profile-time N`), criterion runs the chosen function alone: the
+    // summary would only blur the profile.
+    let profiling = std::env::args().any(|argument| argument == "--profile-time");
 
     let mut criterion = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
@@ -465,6 +469,8 @@ fn main() {
     });
     criterion.final_summary();
 
-    summary(&runtime, &fixture, quick);
+    if !profiling {
+        summary(&runtime, &fixture, quick);
+    }
     runtime.block_on(fixture.registry.shutdown());
 }

@@ -139,3 +139,38 @@ fn a_failing_migration_leaves_the_file_at_its_last_complete_version() {
         .expect("the schema is readable");
     assert_eq!(gadgets, 0);
 }
+
+/// A prepared statement keeps its plan whatever values are bound to it: SQLite would otherwise
+/// re-prepare some statements on every new value (a `max` over an index, as a store numbers
+/// its rows), which costs as much as running them.
+#[test]
+fn statements_keep_their_plan_whatever_is_bound() {
+    let dir = scratch();
+    let path = dir.path().join("widgets.db");
+    let writer = open(&path).expect("a new database opens");
+    let reader = switchboard_sqlite::open_reader(&path, std::time::Duration::from_secs(1))
+        .expect("a reader opens");
+    let next_id = "SELECT coalesce(max(id), 0) + 1 FROM widgets WHERE name = ?1";
+    for connection in [&writer, &reader] {
+        for round in 0..5 {
+            let name = format!("widget {round}");
+            let id: i64 = connection
+                .prepare_cached(next_id)
+                .expect("prepares")
+                .query_row([&name], |row| row.get(0))
+                .expect("runs");
+            writer
+                .execute(
+                    "INSERT INTO widgets (id, name) VALUES (?1 + 100 * ?3, ?2)",
+                    rusqlite::params![id, name, round],
+                )
+                .expect("inserts");
+        }
+        let statement = connection.prepare_cached(next_id).expect("cached");
+        assert_eq!(
+            statement.get_status(rusqlite::StatementStatus::RePrepare),
+            0,
+            "re-prepared on a new value"
+        );
+    }
+}
