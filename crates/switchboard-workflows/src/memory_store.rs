@@ -1,30 +1,32 @@
 //! The in-memory [`RunStore`]: the reference every store's conformance is measured against,
 //! and the store of tests and of runs that need not outlive their process.
 //!
-//! One mutex guards the runs, steps and events together, because a checkpoint changes all
-//! three at once and must be seen whole or not at all. A checkpoint holds it for a few map
-//! operations; the engine writes one per transition, so the lock is never what a run waits on.
+//! One mutex guards every run, because a checkpoint changes a run, its step and its events at
+//! once and must be seen whole or not at all. A run's steps and events live with its record, so
+//! a checkpoint finds all three with one lookup, and its cost does not grow with the number of
+//! other runs the store holds. A checkpoint holds the lock for a few map operations; the
+//! engine writes one per transition, so the lock is never what a run waits on.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::definition::NodePath;
 use crate::store::{
-    Checkpoint, EventRecord, RunFilter, RunId, RunRecord, RunStore, RunStoreError, StepKey,
-    StepRecord,
+    Checkpoint, EventRecord, RunFilter, RunId, RunRecord, RunStore, RunStoreError, StepRecord,
 };
 
 /// Runs, steps and events in memory, lost with the process.
 #[derive(Debug, Default)]
 pub struct MemoryRunStore {
-    tables: Mutex<Tables>,
+    runs: Mutex<HashMap<RunId, StoredRun>>,
 }
 
-#[derive(Debug, Default)]
-struct Tables {
-    runs: HashMap<RunId, RunRecord>,
-    steps: BTreeMap<StepKey, StepRecord>,
-    events: HashMap<RunId, Vec<EventRecord>>,
+/// One run: its record, its steps in key order, and its events in order.
+#[derive(Debug)]
+struct StoredRun {
+    record: RunRecord,
+    steps: BTreeMap<(NodePath, u32), StepRecord>,
+    events: Vec<EventRecord>,
 }
 
 impl MemoryRunStore {
@@ -33,11 +35,11 @@ impl MemoryRunStore {
         Self::default()
     }
 
-    /// The tables. A thread that panicked while holding the lock cannot have left a checkpoint
+    /// The runs. A thread that panicked while holding the lock cannot have left a checkpoint
     /// half-written (each is applied after every check passed, with no call that can panic in
     /// between), so a poisoned lock is taken over as it is.
-    fn tables(&self) -> MutexGuard<'_, Tables> {
-        self.tables
+    fn runs(&self) -> MutexGuard<'_, HashMap<RunId, StoredRun>> {
+        self.runs
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -45,50 +47,53 @@ impl MemoryRunStore {
 
 impl RunStore for MemoryRunStore {
     fn create_run(&self, run: &RunRecord) -> Result<(), RunStoreError> {
-        let mut tables = self.tables();
-        if tables.runs.contains_key(&run.id) {
+        let mut runs = self.runs();
+        if runs.contains_key(&run.id) {
             return Err(RunStoreError::DuplicateRun(run.id));
         }
-        tables.runs.insert(run.id, run.clone());
+        runs.insert(
+            run.id,
+            StoredRun {
+                record: run.clone(),
+                steps: BTreeMap::new(),
+                events: Vec::new(),
+            },
+        );
         Ok(())
     }
 
     fn run(&self, id: RunId) -> Result<Option<RunRecord>, RunStoreError> {
-        Ok(self.tables().runs.get(&id).cloned())
+        Ok(self.runs().get(&id).map(|run| run.record.clone()))
     }
 
     fn checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, RunStoreError> {
-        let mut tables = self.tables();
-        let Tables {
-            runs,
+        let mut runs = self.runs();
+        let StoredRun {
+            record,
             steps,
             events,
-        } = &mut *tables;
-        let run = runs
+        } = runs
             .get_mut(&checkpoint.run)
             .ok_or(RunStoreError::RunNotFound(checkpoint.run))?;
-        if let Some(change) = &checkpoint.run_change
-            && run.state != change.from
-        {
-            return Err(RunStoreError::StateChanged {
-                run: checkpoint.run,
-                expected: Box::new(change.from.clone()),
-                actual: Box::new(run.state.clone()),
-            });
-        }
         if let Some(change) = &checkpoint.run_change {
-            run.state = change.to.clone();
-            run.output.clone_from(&change.output);
-            run.wake_at = change.wake_at;
-            run.steps_taken = change.steps_taken;
+            if record.state != change.from {
+                return Err(RunStoreError::StateChanged {
+                    run: checkpoint.run,
+                    expected: Box::new(change.from.clone()),
+                    actual: Box::new(record.state.clone()),
+                });
+            }
+            record.state = change.to.clone();
+            record.output.clone_from(&change.output);
+            record.wake_at = change.wake_at;
+            record.steps_taken = change.steps_taken;
         }
-        run.updated_at = checkpoint.at;
+        record.updated_at = checkpoint.at;
         if let Some(step) = &checkpoint.step {
-            steps.insert(step.key.clone(), step.clone());
+            steps.insert((step.key.path.clone(), step.key.iteration), step.clone());
         }
-        let log = events.entry(checkpoint.run).or_default();
-        let seq = log.last().map_or(1, |last| last.seq + 1);
-        log.push(EventRecord {
+        let seq = events.last().map_or(1, |last| last.seq + 1);
+        events.push(EventRecord {
             run: checkpoint.run,
             seq,
             at: checkpoint.at,
@@ -98,19 +103,11 @@ impl RunStore for MemoryRunStore {
     }
 
     fn steps(&self, run: RunId) -> Result<Vec<StepRecord>, RunStoreError> {
-        // Keys order by run first, and the empty path comes before every other: the run's
-        // steps are one range, whatever the number of other runs.
-        let first = StepKey {
-            run,
-            path: NodePath::new(""),
-            iteration: 0,
-        };
         Ok(self
-            .tables()
-            .steps
-            .range(first..)
-            .map_while(|(key, step)| (key.run == run).then(|| step.clone()))
-            .collect())
+            .runs()
+            .get(&run)
+            .map(|run| run.steps.values().cloned().collect())
+            .unwrap_or_default())
     }
 
     fn events(
@@ -120,11 +117,11 @@ impl RunStore for MemoryRunStore {
         limit: usize,
     ) -> Result<Vec<EventRecord>, RunStoreError> {
         Ok(self
-            .tables()
-            .events
+            .runs()
             .get(&run)
-            .map(|log| {
-                log.iter()
+            .map(|run| {
+                run.events
+                    .iter()
                     .filter(|event| event.seq > after)
                     .take(limit)
                     .cloned()
@@ -134,10 +131,10 @@ impl RunStore for MemoryRunStore {
     }
 
     fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, RunStoreError> {
-        let tables = self.tables();
-        let mut runs: Vec<RunRecord> = tables
-            .runs
+        let mut runs: Vec<RunRecord> = self
+            .runs()
             .values()
+            .map(|run| &run.record)
             .filter(|run| run.org_id == filter.org_id)
             .filter(|run| {
                 filter
@@ -155,9 +152,9 @@ impl RunStore for MemoryRunStore {
 
     fn unfinished_runs(&self) -> Result<Vec<RunRecord>, RunStoreError> {
         let mut runs: Vec<RunRecord> = self
-            .tables()
-            .runs
+            .runs()
             .values()
+            .map(|run| &run.record)
             .filter(|run| !run.state.is_terminal())
             .cloned()
             .collect();
