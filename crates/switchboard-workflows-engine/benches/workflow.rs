@@ -167,7 +167,7 @@ fn running_run(fixture: &Fixture, store: &Arc<dyn RunStore>) -> RunId {
         id: RunId::new(),
         org_id: fixture.context.verify().expect("a full context").org_id,
         workflow: "ten_reads".to_owned(),
-        definition: Value::clone(&fixture.definition.document),
+        definition: Arc::clone(&fixture.definition.document),
         input: json!({}),
         caller: fixture.context.clone(),
         parent: None,

@@ -435,7 +435,7 @@ impl Shared {
             id,
             org_id: verified.org_id,
             workflow: definition.name.to_string(),
-            definition: Value::clone(&definition.document),
+            definition: Arc::clone(&definition.document),
             input,
             caller,
             parent,

@@ -347,11 +347,11 @@ fn sample_run(n: u64, org: &str, workflow: &str, state: RunState) -> RunRecord {
         id: run_id(n),
         org_id: OrgId::from(org),
         workflow: workflow.to_owned(),
-        definition: json!({
+        definition: Arc::new(json!({
             "name": workflow,
             "version": 1,
             "nodes": [{ "id": "fetch", "tool": "roster_list_shifts", "params": { "week": "${input.week}" } }],
-        }),
+        })),
         input: varied_json(n),
         caller: caller.build(),
         parent: (n % 3 == 1).then(|| ParentStep {

@@ -17,6 +17,8 @@
 //! the caller's thread, in one short transaction per checkpoint. Every store passes the same
 //! conformance suite, so a PostgreSQL store can follow.
 
+use std::sync::Arc;
+
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -74,8 +76,9 @@ pub struct RunRecord {
     /// The workflow's name.
     pub workflow: String,
     /// The definition it runs, as the JSON document it was validated from, so that a resumed
-    /// run follows the definition it started with even if the file changed since.
-    pub definition: Value,
+    /// run follows the definition it started with even if the file changed since. Shared, as
+    /// the definition's own copy is: a record read back does not copy the document.
+    pub definition: Arc<Value>,
     /// Its input.
     pub input: Value,
     /// The identity it acts as: every step is a call with this context (its idempotency key

@@ -161,7 +161,9 @@ async fn a_run_that_makes_no_progress_is_reported_once() {
         id: run,
         org_id: caller.verify().expect("a complete context").org_id,
         workflow: "gone".to_owned(),
-        definition: json!({"workflow": "gone", "nodes": [{"id": "x", "tool": "no_such_tool"}]}),
+        definition: std::sync::Arc::new(
+            json!({"workflow": "gone", "nodes": [{"id": "x", "tool": "no_such_tool"}]}),
+        ),
         input: json!({}),
         caller: caller.clone(),
         parent: None,

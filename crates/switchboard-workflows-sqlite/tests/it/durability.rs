@@ -33,7 +33,9 @@ fn run(org: &str) -> RunRecord {
         id: RunId::new(),
         org_id: org.into(),
         workflow: "assign_week".to_owned(),
-        definition: json!({ "name": "assign_week", "nodes": [{ "id": "assign" }] }),
+        definition: std::sync::Arc::new(
+            json!({ "name": "assign_week", "nodes": [{ "id": "assign" }] }),
+        ),
         input: json!({ "week": "2026-W48", "users": ["sam", "ünï"] }),
         caller: CallContext::builder()
             .org(org)

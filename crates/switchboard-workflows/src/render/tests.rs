@@ -211,7 +211,7 @@ fn run_record() -> RunRecord {
         id: run_id(),
         org_id: "acme".into(),
         workflow: "shift_swap".to_owned(),
-        definition: Value::Null,
+        definition: Arc::new(Value::Null),
         input: json!({"a": "shift_1", "b": "shift_2", "people": ["ana", "bo", "cy", "di", "ed"]}),
         caller: CallContext::builder().org("acme").user("ana").build(),
         parent: None,
