@@ -7,8 +7,9 @@
 //! spelling), update the run, upsert the step, and insert the event numbered one past the run's
 //! last, then commit. A refusal (no such run, another state) returns before anything is
 //! written, and a failure rolls the transaction back, so a checkpoint is on the file whole or
-//! not at all. Each statement is prepared once and kept in the connection's cache; nothing
-//! reads the schema per checkpoint.
+//! not at all. `checkpoint_all` writes several in one transaction, one commit for all: the
+//! commit is most of a checkpoint's cost. Each statement is prepared once and kept in the
+//! connection's cache; nothing reads the schema per checkpoint.
 //!
 //! A failing database is an error, never an answer: every failure is logged and returned as
 //! [`RunStoreError::Backend`] naming the operation and the file.
@@ -35,9 +36,9 @@ fn bound(value: impl TryInto<i64>) -> i64 {
 }
 
 /// What a checkpoint's transaction decided, when it did not fail.
-enum Written {
-    /// Committed, with the event's number.
-    Seq(u64),
+enum Written<T> {
+    /// Written, with the events' numbers.
+    Seq(T),
     /// Refused, nothing written.
     Refused(RunStoreError),
 }
@@ -71,87 +72,120 @@ impl SqliteRunStore {
         Ok(inserted == 1)
     }
 
-    /// The checkpoint as one immediate transaction: read, compare, write, commit.
-    fn write_checkpoint(&self, checkpoint: &Checkpoint) -> rusqlite::Result<Written> {
+    /// The checkpoints as one immediate transaction, each read, compared and written in turn,
+    /// then one commit; the first refusal rolls back the whole batch.
+    fn write_checkpoints(&self, checkpoints: &[Checkpoint]) -> rusqlite::Result<Written<Vec<u64>>> {
         let mut connection = self.connection();
         let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let id = checkpoint.run.to_string();
-        let at = timestamp_to_sql(checkpoint.at);
-        let stored: Option<String> = transaction
-            .prepare_cached("SELECT state FROM runs WHERE id = ?1")?
-            .query_row([&id], |row| row.get(0))
-            .optional()?;
-        let Some(stored) = stored else {
-            return Ok(Written::Refused(RunStoreError::RunNotFound(checkpoint.run)));
-        };
-        match &checkpoint.run_change {
-            Some(change) => {
-                let actual: RunState = serde_json::from_str(&stored).map_err(|error| {
-                    switchboard_sqlite::invalid_column(0, rusqlite::types::Type::Text, error)
-                })?;
-                if actual != change.from {
-                    return Ok(Written::Refused(RunStoreError::StateChanged {
-                        run: checkpoint.run,
-                        expected: Box::new(change.from.clone()),
-                        actual: Box::new(actual),
-                    }));
-                }
-                transaction
-                    .prepare_cached(
-                        "UPDATE runs SET state = ?2, state_name = ?3, output = ?4, \
-                         wake_at_ns = ?5, steps_taken = ?6, updated_at_ns = ?7 WHERE id = ?1",
-                    )?
-                    .execute(params![
-                        id,
-                        to_json(&change.to)?,
-                        change.to.as_str(),
-                        to_optional_json(change.output.as_ref())?,
-                        change.wake_at.map(timestamp_to_sql),
-                        i64::from(change.steps_taken),
-                        at,
-                    ])?;
-            }
-            None => {
-                transaction
-                    .prepare_cached("UPDATE runs SET updated_at_ns = ?2 WHERE id = ?1")?
-                    .execute(params![id, at])?;
+        let mut seqs = Vec::with_capacity(checkpoints.len());
+        for checkpoint in checkpoints {
+            match write_checkpoint(&transaction, checkpoint)? {
+                Written::Seq(seq) => seqs.push(seq),
+                Written::Refused(refusal) => return Ok(Written::Refused(refusal)),
             }
         }
-        if let Some(step) = &checkpoint.step {
+        transaction.commit()?;
+        Ok(Written::Seq(seqs))
+    }
+
+    fn written<T>(
+        &self,
+        checkpoints: &[Checkpoint],
+        written: rusqlite::Result<Written<T>>,
+    ) -> Result<T, RunStoreError> {
+        match written {
+            Ok(Written::Seq(seq)) => Ok(seq),
+            Ok(Written::Refused(refusal)) => Err(refusal),
+            Err(error) => {
+                let run = checkpoints
+                    .first()
+                    .map_or_else(String::new, |checkpoint| checkpoint.run.to_string());
+                Err(self.failure(format!("writing a checkpoint of run {run}"), &error))
+            }
+        }
+    }
+}
+
+/// One checkpoint within `transaction`: read the run's state, compare, write.
+fn write_checkpoint(
+    transaction: &rusqlite::Transaction<'_>,
+    checkpoint: &Checkpoint,
+) -> rusqlite::Result<Written<u64>> {
+    let id = checkpoint.run.to_string();
+    let at = timestamp_to_sql(checkpoint.at);
+    let stored: Option<String> = transaction
+        .prepare_cached("SELECT state FROM runs WHERE id = ?1")?
+        .query_row([&id], |row| row.get(0))
+        .optional()?;
+    let Some(stored) = stored else {
+        return Ok(Written::Refused(RunStoreError::RunNotFound(checkpoint.run)));
+    };
+    match &checkpoint.run_change {
+        Some(change) => {
+            let actual: RunState = serde_json::from_str(&stored).map_err(|error| {
+                switchboard_sqlite::invalid_column(0, rusqlite::types::Type::Text, error)
+            })?;
+            if actual != change.from {
+                return Ok(Written::Refused(RunStoreError::StateChanged {
+                    run: checkpoint.run,
+                    expected: Box::new(change.from.clone()),
+                    actual: Box::new(actual),
+                }));
+            }
             transaction
                 .prepare_cached(
-                    "INSERT OR REPLACE INTO steps (run, path, iteration, state, params, output, \
-                     error, completed_seq, started_at_ns, updated_at_ns) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                    "UPDATE runs SET state = ?2, state_name = ?3, output = ?4, \
+                         wake_at_ns = ?5, steps_taken = ?6, updated_at_ns = ?7 WHERE id = ?1",
                 )?
                 .execute(params![
-                    step.key.run.to_string(),
-                    step.key.path.as_str(),
-                    i64::from(step.key.iteration),
-                    to_json(&step.state)?,
-                    to_optional_json(step.params.as_ref())?,
-                    to_optional_json(step.output.as_ref())?,
-                    to_optional_json(step.error.as_ref())?,
-                    step.completed_seq
-                        .map(|seq| to_integer(seq, "the completion number"))
-                        .transpose()?,
-                    timestamp_to_sql(step.started_at),
-                    timestamp_to_sql(step.updated_at),
+                    id,
+                    to_json(&change.to)?,
+                    change.to.as_str(),
+                    to_optional_json(change.output.as_ref())?,
+                    change.wake_at.map(timestamp_to_sql),
+                    i64::from(change.steps_taken),
+                    at,
                 ])?;
         }
-        // The run's last number, read through the primary key under the write lock.
-        let seq: i64 = transaction
+        None => {
+            transaction
+                .prepare_cached("UPDATE runs SET updated_at_ns = ?2 WHERE id = ?1")?
+                .execute(params![id, at])?;
+        }
+    }
+    if let Some(step) = &checkpoint.step {
+        transaction
             .prepare_cached(
-                "INSERT INTO events (run, seq, at_ns, event) \
+                "INSERT OR REPLACE INTO steps (run, path, iteration, state, params, output, \
+                     error, completed_seq, started_at_ns, updated_at_ns) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            )?
+            .execute(params![
+                step.key.run.to_string(),
+                step.key.path.as_str(),
+                i64::from(step.key.iteration),
+                to_json(&step.state)?,
+                to_optional_json(step.params.as_ref())?,
+                to_optional_json(step.output.as_ref())?,
+                to_optional_json(step.error.as_ref())?,
+                step.completed_seq
+                    .map(|seq| to_integer(seq, "the completion number"))
+                    .transpose()?,
+                timestamp_to_sql(step.started_at),
+                timestamp_to_sql(step.updated_at),
+            ])?;
+    }
+    // The run's last number, read through the primary key under the write lock.
+    let seq: i64 = transaction
+        .prepare_cached(
+            "INSERT INTO events (run, seq, at_ns, event) \
                  SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3 FROM events WHERE run = ?1 \
                  RETURNING seq",
-            )?
-            .query_row(params![id, at, to_json(&checkpoint.event)?], |row| {
-                row.get(0)
-            })?;
-        transaction.commit()?;
-        Ok(Written::Seq(u64::try_from(seq).unwrap_or_default()))
-    }
+        )?
+        .query_row(params![id, at, to_json(&checkpoint.event)?], |row| {
+            row.get(0)
+        })?;
+    Ok(Written::Seq(u64::try_from(seq).unwrap_or_default()))
 }
 
 impl RunStore for SqliteRunStore {
@@ -172,14 +206,15 @@ impl RunStore for SqliteRunStore {
     }
 
     fn checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, RunStoreError> {
-        match self.write_checkpoint(checkpoint) {
-            Ok(Written::Seq(seq)) => Ok(seq),
-            Ok(Written::Refused(refusal)) => Err(refusal),
-            Err(error) => Err(self.failure(
-                format!("writing a checkpoint of run {}", checkpoint.run),
-                &error,
-            )),
-        }
+        let checkpoints = std::slice::from_ref(checkpoint);
+        let written = self.write_checkpoints(checkpoints);
+        let mut seqs = self.written(checkpoints, written)?;
+        Ok(seqs.pop().unwrap_or_default())
+    }
+
+    fn checkpoint_all(&self, checkpoints: &[Checkpoint]) -> Result<Vec<u64>, RunStoreError> {
+        let written = self.write_checkpoints(checkpoints);
+        self.written(checkpoints, written)
     }
 
     fn steps(&self, run: RunId) -> Result<Vec<StepRecord>, RunStoreError> {

@@ -59,8 +59,9 @@ mod run_checks;
 
 pub use checkpoint_checks::{
     a_checkpoint_on_a_missing_run_is_refused, a_checkpoint_writes_run_step_and_event_together,
-    a_run_change_applies_only_from_the_expected_state, events_are_numbered_from_one_without_gaps,
-    events_page_after_a_number, steps_upsert_by_key_and_list_in_key_order,
+    a_run_change_applies_only_from_the_expected_state, checkpoint_all_writes_in_order,
+    events_are_numbered_from_one_without_gaps, events_page_after_a_number,
+    steps_upsert_by_key_and_list_in_key_order,
 };
 pub use concurrency_checks::{
     concurrent_checkpoints_use_each_event_number_once, racing_run_changes_have_exactly_one_winner,
@@ -134,6 +135,7 @@ checks!(
         a_checkpoint_on_a_missing_run_is_refused,
         a_run_change_applies_only_from_the_expected_state,
         a_checkpoint_writes_run_step_and_event_together,
+        checkpoint_all_writes_in_order,
         steps_upsert_by_key_and_list_in_key_order,
         events_are_numbered_from_one_without_gaps,
         events_page_after_a_number,
@@ -171,6 +173,7 @@ macro_rules! run_store_conformance {
             a_checkpoint_on_a_missing_run_is_refused,
             a_run_change_applies_only_from_the_expected_state,
             a_checkpoint_writes_run_step_and_event_together,
+            checkpoint_all_writes_in_order,
             steps_upsert_by_key_and_list_in_key_order,
             events_are_numbered_from_one_without_gaps,
             events_page_after_a_number,

@@ -241,6 +241,18 @@ pub trait RunStore: Send + Sync + 'static {
     /// nothing is written). Either way the run's `updated_at` becomes the checkpoint's `at`.
     fn checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, RunStoreError>;
 
+    /// Writes `checkpoints` in order, each as [`RunStore::checkpoint`] would, and returns
+    /// their events' numbers. A store with transactions writes them in one, all or none; this
+    /// default writes them one by one and stops at the first error, which leaves the store as a
+    /// crash between two checkpoints would. The engine hands over a step's completion with the
+    /// next checkpoint, so that a durable store commits once for both.
+    fn checkpoint_all(&self, checkpoints: &[Checkpoint]) -> Result<Vec<u64>, RunStoreError> {
+        checkpoints
+            .iter()
+            .map(|checkpoint| self.checkpoint(checkpoint))
+            .collect()
+    }
+
     /// Every step of a run, in key order.
     fn steps(&self, run: RunId) -> Result<Vec<StepRecord>, RunStoreError>;
 

@@ -458,3 +458,93 @@ pub fn events_page_after_a_number(make: &RunStoreFactory) -> Result<(), Failure>
     );
     Ok(())
 }
+
+/// `checkpoint_all` writes its checkpoints in order, as that many `checkpoint` calls would:
+/// their events numbered on from the run's last, each step upserted, each run change applied
+/// from the state the one before it left; it returns the numbers. A batch whose second
+/// checkpoint is refused returns the refusal, and the store is left as if the batch stopped
+/// there or never ran (a store with transactions writes all or none).
+pub fn checkpoint_all_writes_in_order(make: &RunStoreFactory) -> Result<(), Failure> {
+    let store = make();
+    let run = sample_run(40, "acme", "assign_week", RunState::Running);
+    store.create_run(&run)?;
+    let first = store.checkpoint(&event_only(
+        run.id,
+        1,
+        run_event(RunEvent::Initialized, RunState::Running),
+    ))?;
+    let done = sample_step(run.id, "fetch", 0, 1);
+    let next = sample_step(run.id, "assign", 0, 2);
+    let batch = [
+        Checkpoint {
+            run: run.id,
+            at: at(2),
+            run_change: None,
+            step: Some(done.clone()),
+            event: step_event(&done, 1),
+        },
+        Checkpoint {
+            run: run.id,
+            at: at(3),
+            run_change: Some(change(RunState::Running, RunState::Running, 7)),
+            step: Some(next.clone()),
+            event: step_event(&next, 2),
+        },
+    ];
+    let seqs = store.checkpoint_all(&batch)?;
+    ensure!(
+        seqs == [first + 1, first + 2],
+        "the batch's events were numbered {seqs:?} after {first}"
+    );
+    let steps = store.steps(run.id)?;
+    ensure!(
+        steps.contains(&done) && steps.contains(&next),
+        "the batch's steps read back as {steps:?}"
+    );
+    ensure!(
+        stored_run(&*store, run.id)?.steps_taken == 7,
+        "the batch's run change was not applied"
+    );
+    ensure!(
+        all_events(&*store, run.id)?.len() == 3,
+        "the batch did not write its two events"
+    );
+
+    // The second checkpoint expects a state the run is not in.
+    let later = sample_step(run.id, "notify", 0, 3);
+    let refused = [
+        Checkpoint {
+            run: run.id,
+            at: at(4),
+            run_change: None,
+            step: Some(later.clone()),
+            event: step_event(&later, 3),
+        },
+        Checkpoint {
+            run: run.id,
+            at: at(5),
+            run_change: Some(change(RunState::Initializing, RunState::Running, 8)),
+            step: None,
+            event: run_event(RunEvent::Initialized, RunState::Running),
+        },
+    ];
+    match store.checkpoint_all(&refused) {
+        Err(RunStoreError::StateChanged { .. }) => {}
+        other => {
+            return Err(Failure::new(format!(
+                "a batch with a stale run change answered {other:?}, not StateChanged"
+            )));
+        }
+    }
+    let events = all_events(&*store, run.id)?;
+    ensure!(
+        events.len() == 3 || events.len() == 4,
+        "a refused batch left {} events (3 before it, 4 if its first checkpoint stands)",
+        events.len()
+    );
+    ensure!(
+        stored_run(&*store, run.id)?.steps_taken == 7,
+        "the refused checkpoint's run change was applied"
+    );
+    Ok(())
+}
