@@ -86,6 +86,7 @@ async fn drive_run(shared: &Arc<Shared>, id: RunId) -> Result<(), Fault> {
             run.settle(flow).await?;
         }
     }
+    run.flush()?;
     if run.state().is_terminal() {
         shared.forget(id);
         if let Some(parent) = &record.parent {
@@ -194,6 +195,10 @@ struct Memory {
     steps_taken: u32,
     steps: HashMap<(NodePath, u32), StepRecord>,
     next_completed_seq: u64,
+    /// How many node executions are `running`: their work is in flight.
+    running: usize,
+    /// Completions not yet written: they go with the next checkpoint (see [`Run::write`]).
+    deferred: Vec<Checkpoint>,
 }
 
 /// One drive of one run.
@@ -221,6 +226,10 @@ impl<'s> Run<'s> {
             .max()
             .unwrap_or(0)
             + 1;
+        let running = steps
+            .iter()
+            .filter(|step| matches!(step.state, NodeState::Running { .. }))
+            .count();
         let steps = steps
             .into_iter()
             .map(|step| ((step.key.path.clone(), step.key.iteration), step))
@@ -238,6 +247,8 @@ impl<'s> Run<'s> {
                 steps_taken: record.steps_taken,
                 steps,
                 next_completed_seq,
+                running,
+                deferred: Vec::new(),
             }),
         }
     }
@@ -262,17 +273,42 @@ impl<'s> Run<'s> {
         scope
     }
 
-    /// Writes the event and its new state, then publishes it.
-    fn write(&self, checkpoint: &Checkpoint) -> Result<(), Fault> {
-        let seq = self.shared.store.checkpoint(checkpoint)?;
-        // Nobody listening is fine: the event is stored.
-        let _ = self.shared.live.send(EventRecord {
-            run: self.id,
-            seq,
-            at: checkpoint.at,
-            event: checkpoint.event.clone(),
-        });
+    /// Writes `checkpoint`, after the completions deferred before it and in the same store
+    /// transaction, then publishes their events in order.
+    ///
+    /// A step's completion is deferred when no other node execution is in flight: what the
+    /// drive does next is evaluate the next node and write its start, with nothing awaited in
+    /// between, so both go in one commit, which halves a durable store's commits per step.
+    /// Every wait (a tool call, a timer, a decision, the end of the drive) comes after a write,
+    /// so no completion waits on anything but the CPU. A crash before that write loses the
+    /// completion as a crash just before it would have: the step runs again under the same
+    /// idempotency key, which replays its result.
+    fn write(&self, memory: &mut Memory, checkpoint: Checkpoint) -> Result<(), Fault> {
+        let mut batch = std::mem::take(&mut memory.deferred);
+        batch.push(checkpoint);
+        let seqs = match batch.as_slice() {
+            [single] => vec![self.shared.store.checkpoint(single)?],
+            all => self.shared.store.checkpoint_all(all)?,
+        };
+        for (checkpoint, seq) in batch.into_iter().zip(seqs) {
+            // Nobody listening is fine: the event is stored.
+            let _ = self.shared.live.send(EventRecord {
+                run: self.id,
+                seq,
+                at: checkpoint.at,
+                event: checkpoint.event,
+            });
+        }
         Ok(())
+    }
+
+    /// Writes the deferred completions, if any: before the drive ends.
+    fn flush(&self) -> Result<(), Fault> {
+        let mut memory = self.memory();
+        let Some(last) = memory.deferred.pop() else {
+            return Ok(());
+        };
+        self.write(&mut memory, last)
     }
 
     fn run_event(
@@ -299,7 +335,7 @@ impl<'s> Run<'s> {
                 state: next.clone(),
             },
         };
-        self.write(&checkpoint)?;
+        self.write(&mut memory, checkpoint)?;
         memory.state = next.clone();
         Ok(next)
     }
@@ -335,6 +371,7 @@ impl<'s> Run<'s> {
                 started_at: now,
                 updated_at: now,
             });
+        let was_running = matches!(step.state, NodeState::Running { .. });
         step.state = step.state.apply(event.clone())?;
         change(&mut step);
         step.updated_at = now;
@@ -342,6 +379,9 @@ impl<'s> Run<'s> {
             step.completed_seq = Some(memory.next_completed_seq);
         }
         let steps_taken = memory.steps_taken + u32::from(counting == Counting::Yes);
+        let state = step.state.clone();
+        let running = (memory.running + usize::from(matches!(state, NodeState::Running { .. })))
+            .saturating_sub(usize::from(was_running));
         let checkpoint = Checkpoint {
             run: self.id,
             at: now,
@@ -356,25 +396,21 @@ impl<'s> Run<'s> {
                 path: path.clone(),
                 iteration,
                 event,
-                state: step.state.clone(),
+                state: state.clone(),
                 retry_at,
             },
-            step: Some(step),
+            step: Some(step.clone()),
         };
-        self.write(&checkpoint)?;
-        let Some(step) = checkpoint.step else {
-            return Err(Fault::Store(
-                switchboard_workflows::RunStoreError::Backend {
-                    action: "recording a step".to_owned(),
-                    reason: "the checkpoint lost its step".to_owned(),
-                },
-            ));
-        };
-        if step.state == NodeState::Completed {
+        if state == NodeState::Completed && checkpoint.run_change.is_none() && running == 0 {
+            memory.deferred.push(checkpoint);
+        } else {
+            self.write(&mut memory, checkpoint)?;
+        }
+        if state == NodeState::Completed {
             memory.next_completed_seq += 1;
         }
+        memory.running = running;
         memory.steps_taken = steps_taken;
-        let state = step.state.clone();
         memory.steps.insert(key, step);
         Ok(state)
     }

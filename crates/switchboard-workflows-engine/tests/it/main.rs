@@ -6,6 +6,7 @@
 use switchboard_domains as _;
 
 mod approvals;
+mod commits;
 mod crashes;
 mod limits;
 mod nodes;

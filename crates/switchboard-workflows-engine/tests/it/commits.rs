@@ -1,0 +1,194 @@
+//! How the engine's checkpoints reach the store: a top-level step's completion goes with the
+//! next checkpoint, in one commit, while a completion beside other work in flight is written
+//! at once (it must not wait on that work to be durable).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::json;
+use switchboard_workflows::{
+    Checkpoint, EventRecord, MemoryRunStore, NodeKind, NodeState, RunFilter, RunId, RunRecord,
+    RunState, RunStore, RunStoreError, StepRecord, WorkflowEvent,
+};
+use switchboard_workflows_engine::{Engine, EngineOptions};
+
+use crate::support::*;
+
+/// A memory store counting its commits: each `checkpoint` or `checkpoint_all` call is one.
+#[derive(Default)]
+struct CountsCommits {
+    inner: MemoryRunStore,
+    commits: AtomicUsize,
+}
+
+impl RunStore for CountsCommits {
+    fn create_run(&self, run: &RunRecord) -> Result<(), RunStoreError> {
+        self.inner.create_run(run)
+    }
+
+    fn run(&self, id: RunId) -> Result<Option<RunRecord>, RunStoreError> {
+        self.inner.run(id)
+    }
+
+    fn checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, RunStoreError> {
+        self.commits.fetch_add(1, Ordering::SeqCst);
+        self.inner.checkpoint(checkpoint)
+    }
+
+    fn checkpoint_all(&self, checkpoints: &[Checkpoint]) -> Result<Vec<u64>, RunStoreError> {
+        self.commits.fetch_add(1, Ordering::SeqCst);
+        self.inner.checkpoint_all(checkpoints)
+    }
+
+    fn steps(&self, run: RunId) -> Result<Vec<StepRecord>, RunStoreError> {
+        self.inner.steps(run)
+    }
+
+    fn events(
+        &self,
+        run: RunId,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<EventRecord>, RunStoreError> {
+        self.inner.events(run, after, limit)
+    }
+
+    fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, RunStoreError> {
+        self.inner.list_runs(filter)
+    }
+
+    fn unfinished_runs(&self) -> Result<Vec<RunRecord>, RunStoreError> {
+        self.inner.unfinished_runs()
+    }
+}
+
+fn engine_on(
+    registry: &switchboard_registry::ToolRegistry,
+    store: &Arc<CountsCommits>,
+    definition: &Arc<switchboard_workflows::Definition>,
+) -> Engine {
+    let definition = Arc::clone(definition);
+    let loader = Arc::new(move |_: &serde_json::Value| Ok(Arc::clone(&definition)));
+    let store: Arc<dyn RunStore> = store.clone();
+    Engine::new(
+        registry.clone(),
+        store,
+        EngineOptions {
+            max_steps: None,
+            loader: Some(loader),
+        },
+    )
+}
+
+fn look(id: &str, key: &str, sleep_ms: u64) -> switchboard_workflows::Node {
+    tool(
+        id,
+        "probe_look",
+        lit(json!({ "key": key, "sleep_ms": sleep_ms })),
+    )
+}
+
+#[tokio::test]
+async fn a_steps_completion_is_committed_with_the_next_steps_start() {
+    let registry = registry().await;
+    let store = Arc::new(CountsCommits::default());
+    let definition = definition(
+        "three_reads",
+        vec![
+            look("a", "commits-a", 0),
+            look("b", "commits-b", 0),
+            look("c", "commits-c", 0),
+        ],
+    );
+    let engine = engine_on(&registry, &store, &definition);
+    let caller = human("commits");
+    let outcome = engine
+        .run_to_end(Arc::clone(&definition), json!({}), &caller)
+        .await
+        .expect("runs");
+    assert_eq!(outcome.state, RunState::Completed);
+
+    // Every transition is an event, numbered in order, none lost.
+    let events = store.inner.events(outcome.run, 0, 100).expect("readable");
+    let seen: Vec<String> = events
+        .iter()
+        .map(|event| match &event.event {
+            WorkflowEvent::Run { event, .. } => event.as_str().to_owned(),
+            WorkflowEvent::Node { path, event, .. } => format!("{path} {}", event.as_str()),
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            "start",
+            "initialized",
+            "a start",
+            "a complete",
+            "b start",
+            "b complete",
+            "c start",
+            "c complete",
+            "complete"
+        ]
+    );
+    assert!(
+        events.iter().zip(1..).all(|(event, seq)| event.seq == seq),
+        "{events:?}"
+    );
+    // Two for the run's start, then one per step start (the one before's completion with it),
+    // and the last completion with the run's.
+    assert_eq!(store.commits.load(Ordering::SeqCst), 6);
+}
+
+#[tokio::test]
+async fn a_completion_beside_work_in_flight_is_written_at_once() {
+    let registry = registry().await;
+    let store = Arc::new(CountsCommits::default());
+    let branches = [
+        ("fast".into(), block(vec![look("look", "inflight-fast", 0)])),
+        (
+            "slow".into(),
+            block(vec![look("look", "inflight-slow", 3_000)]),
+        ),
+    ]
+    .into_iter()
+    .collect();
+    let definition = definition(
+        "beside",
+        vec![node(
+            "both",
+            NodeKind::Parallel {
+                branches,
+                concurrency: 2,
+            },
+        )],
+    );
+    let engine = engine_on(&registry, &store, &definition);
+    let caller = human("inflight");
+    let run = engine
+        .start(Arc::clone(&definition), json!({}), &caller)
+        .await
+        .expect("starts");
+    let mut stored = Vec::new();
+    for _ in 0..200 {
+        stored = store.inner.steps(run).expect("readable");
+        let state = |path: &str| {
+            stored
+                .iter()
+                .find(|step| step.key.path.as_str() == path)
+                .map(|step| step.state.clone())
+        };
+        if state("both/fast/look") == Some(NodeState::Completed) {
+            assert!(
+                matches!(state("both/slow/look"), Some(NodeState::Running { .. })),
+                "the slow branch is still in flight: {stored:?}"
+            );
+            let outcome = wait(&engine, run, &caller).await;
+            assert_eq!(outcome.state, RunState::Completed);
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the fast branch's completion was not stored while the slow one ran: {stored:?}");
+}
