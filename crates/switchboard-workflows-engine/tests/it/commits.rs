@@ -145,11 +145,15 @@ async fn a_steps_completion_is_committed_with_the_next_steps_start() {
 async fn a_completion_beside_work_in_flight_is_written_at_once() {
     let registry = registry().await;
     let store = Arc::new(CountsCommits::default());
+    // The slow branch starts first: the fast one completes while it is in flight.
     let branches = [
-        ("fast".into(), block(vec![look("look", "inflight-fast", 0)])),
         (
-            "slow".into(),
+            "first".into(),
             block(vec![look("look", "inflight-slow", 3_000)]),
+        ),
+        (
+            "second".into(),
+            block(vec![look("look", "inflight-fast", 0)]),
         ),
     ]
     .into_iter()
@@ -179,9 +183,9 @@ async fn a_completion_beside_work_in_flight_is_written_at_once() {
                 .find(|step| step.key.path.as_str() == path)
                 .map(|step| step.state.clone())
         };
-        if state("both/fast/look") == Some(NodeState::Completed) {
+        if state("both/second/look") == Some(NodeState::Completed) {
             assert!(
-                matches!(state("both/slow/look"), Some(NodeState::Running { .. })),
+                matches!(state("both/first/look"), Some(NodeState::Running { .. })),
                 "the slow branch is still in flight: {stored:?}"
             );
             let outcome = wait(&engine, run, &caller).await;
