@@ -306,13 +306,13 @@ pub const HEADLINES: [Headline; 29] = [
     Headline {
         id: "workflow.checkpoint_memory",
         benchmark: "workflow",
-        label: "a step's checkpoints on the memory store, timed alone, vs the whole step (the ratio is their share)",
+        label: "a step's two checkpoints in one commit on the memory store, timed alone, vs the whole step (the ratio is their share)",
         target: Target::Reported,
     },
     Headline {
         id: "workflow.checkpoint_sqlite",
         benchmark: "workflow",
-        label: "a step's checkpoints on the SQLite store, timed alone, vs the whole step (the ratio is their share)",
+        label: "a step's two checkpoints in one commit on the SQLite store, timed alone, vs the whole step (the ratio is their share)",
         target: Target::Reported,
     },
 ];

@@ -6,10 +6,10 @@
 //! four fields), one after the other, run to its end. Its baseline, in the same run, is the
 //! same ten `registry.invoke` calls in a loop: the engine's share of a step is the difference.
 //! The same workflow runs on the SQLite store (a temporary file, WAL, `synchronous` NORMAL,
-//! the default) for the durable figures. `RunStore::checkpoint` is also timed alone, on both
-//! stores, with the records a step writes (the start with its params and step count, the
-//! completion with the tool's real output); times the checkpoints a step makes (counted from a
-//! run's events, the run's own included), over the step's time, it is the checkpoints' share.
+//! the default) for the durable figures. A step's checkpoints are also timed alone, on both
+//! stores, as the engine commits them: its start (with its params and step count) and its
+//! completion (with the tool's real output) in one `RunStore::checkpoint_all`; over the step's
+//! time, it is the checkpoints' share (the run's own start and end are left out).
 //!
 //! One core: everything runs on a current-thread tokio runtime, so the engine, the tools and
 //! the store share one thread; the registry's audit writer has a thread of its own, as it has
@@ -150,14 +150,6 @@ impl Fixture {
             black_box(output.expect("the tool answers"));
         }
     }
-
-    /// How many checkpoints a run of the workflow writes per step, its own included.
-    fn checkpoints_per_step(&self, store: &Arc<dyn RunStore>, run: RunId) -> f64 {
-        let events = store.events(run, 0, 1_000).expect("the run's events");
-        let steps = store.steps(run).expect("the run's steps");
-        assert_eq!(steps.len(), STEPS as usize, "every step is recorded");
-        events.len() as f64 / f64::from(STEPS)
-    }
 }
 
 /// A run in `store` to write step checkpoints to, as the engine has it once it runs.
@@ -182,7 +174,8 @@ fn running_run(fixture: &Fixture, store: &Arc<dyn RunStore>) -> RunId {
     record.id
 }
 
-/// Writes the two checkpoints of step `number` of `run`: its start and its completion.
+/// Writes the two checkpoints of step `number` of `run`, its start and its completion, in one
+/// `checkpoint_all` as the engine commits a step's completion with the next step's start.
 fn checkpoint_step(fixture: &Fixture, store: &Arc<dyn RunStore>, run: RunId, number: u32) {
     let now = Timestamp::now();
     let path = NodePath::new(format!("read_{number}"));
@@ -219,7 +212,6 @@ fn checkpoint_step(fixture: &Fixture, store: &Arc<dyn RunStore>, run: RunId, num
         },
         step: Some(step.clone()),
     };
-    black_box(store.checkpoint(&start).expect("the start is written"));
     step.state = NodeState::Completed;
     step.output = Some(fixture.output.clone());
     step.completed_seq = Some(u64::from(number));
@@ -238,8 +230,8 @@ fn checkpoint_step(fixture: &Fixture, store: &Arc<dyn RunStore>, run: RunId, num
     };
     black_box(
         store
-            .checkpoint(&complete)
-            .expect("the completion is written"),
+            .checkpoint_all(&[start, complete])
+            .expect("the step is written"),
     );
 }
 
@@ -346,9 +338,9 @@ fn summary(runtime: &Runtime, fixture: &Fixture, quick: bool) {
     let memory_step = per_step(Variant::MemoryWorkflow, STEPS);
     let invoke_step = per_step(Variant::InvokeLoop, STEPS);
     let sqlite_step = per_step(Variant::SqliteWorkflow, STEPS);
-    // Each checkpoint round times one step's two checkpoints per run.
-    let memory_checkpoint = per_step(Variant::MemoryCheckpoints, 2);
-    let sqlite_checkpoint = per_step(Variant::SqliteCheckpoints, 2);
+    // Each checkpoint round times one step's two checkpoints, one commit, per run.
+    let memory_share = per_step(Variant::MemoryCheckpoints, 1);
+    let sqlite_share = per_step(Variant::SqliteCheckpoints, 1);
     let steps_per_second = |variant: Variant| {
         median(
             measured[variant as usize]
@@ -370,17 +362,6 @@ fn summary(runtime: &Runtime, fixture: &Fixture, quick: bool) {
     };
     let sqlite_median_step = median_run_step(Variant::SqliteWorkflow);
     let memory_median_step = median_run_step(Variant::MemoryWorkflow);
-    let (memory_per_step, sqlite_per_step) = runtime.block_on(async {
-        let memory_run = fixture.run_workflow(&fixture.memory).await;
-        let sqlite_run = fixture.run_workflow(&fixture.sqlite).await;
-        (
-            fixture.checkpoints_per_step(&fixture.memory_store, memory_run),
-            fixture.checkpoints_per_step(&fixture.sqlite_store, sqlite_run),
-        )
-    });
-    let memory_share = memory_checkpoint * memory_per_step;
-    let sqlite_share = sqlite_checkpoint * sqlite_per_step;
-
     println!(
         "\nmedians of {rounds} interleaved rounds of {runs} runs of a {STEPS}-step workflow of \
          `{TOOL}`, one thread:"
@@ -401,21 +382,16 @@ fn summary(runtime: &Runtime, fixture: &Fixture, quick: bool) {
         memory_median_step / 1e3,
     );
     println!(
-        "  checkpoints per step: {memory_per_step:.1} (memory), {sqlite_per_step:.1} (SQLite), \
-         the run's own included"
-    );
-    println!(
-        "  checkpoint alone, memory: {:.2} µs; x {memory_per_step:.1} per step = {:.2} µs, \
+        "  a step's checkpoints alone (start and completion, one commit), memory: {:.2} µs, \
          {:.0}% of a {:.2} µs step",
-        memory_checkpoint / 1e3,
         memory_share / 1e3,
         100.0 * memory_share / memory_step,
         memory_step / 1e3,
     );
     println!(
-        "  checkpoint alone, SQLite: {:.2} µs; x {sqlite_per_step:.1} per step = {:.2} µs, \
-         {:.0}% of a {:.2} µs step",
-        sqlite_checkpoint / 1e3,
+        "  a step's checkpoints alone (start and completion, one commit), SQLite: {:.2} µs, \
+         {:.0}% of a {:.2} µs step (the run's own start and end, 0.3 commits per step, left \
+         out)",
         sqlite_share / 1e3,
         100.0 * sqlite_share / sqlite_step,
         sqlite_step / 1e3,
