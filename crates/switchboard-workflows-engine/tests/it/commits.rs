@@ -7,78 +7,19 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
-use switchboard_workflows::{
-    Checkpoint, EventRecord, MemoryRunStore, NodeKind, NodeState, RunFilter, RunId, RunRecord,
-    RunState, RunStore, RunStoreError, StepRecord, WorkflowEvent,
-};
-use switchboard_workflows_engine::{Engine, EngineOptions};
+use switchboard_workflows::{NodeKind, NodeState, RunState, RunStore, WorkflowEvent};
 
 use crate::support::*;
 
-/// A memory store counting its commits: each `checkpoint` or `checkpoint_all` call is one.
-#[derive(Default)]
-struct CountsCommits {
-    inner: MemoryRunStore,
-    commits: AtomicUsize,
-}
-
-impl RunStore for CountsCommits {
-    fn create_run(&self, run: &RunRecord) -> Result<(), RunStoreError> {
-        self.inner.create_run(run)
-    }
-
-    fn run(&self, id: RunId) -> Result<Option<RunRecord>, RunStoreError> {
-        self.inner.run(id)
-    }
-
-    fn checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, RunStoreError> {
-        self.commits.fetch_add(1, Ordering::SeqCst);
-        self.inner.checkpoint(checkpoint)
-    }
-
-    fn checkpoint_all(&self, checkpoints: &[Checkpoint]) -> Result<Vec<u64>, RunStoreError> {
-        self.commits.fetch_add(1, Ordering::SeqCst);
-        self.inner.checkpoint_all(checkpoints)
-    }
-
-    fn steps(&self, run: RunId) -> Result<Vec<StepRecord>, RunStoreError> {
-        self.inner.steps(run)
-    }
-
-    fn events(
-        &self,
-        run: RunId,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<EventRecord>, RunStoreError> {
-        self.inner.events(run, after, limit)
-    }
-
-    fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, RunStoreError> {
-        self.inner.list_runs(filter)
-    }
-
-    fn unfinished_runs(&self) -> Result<Vec<RunRecord>, RunStoreError> {
-        self.inner.unfinished_runs()
-    }
-}
-
-fn engine_on(
-    registry: &switchboard_registry::ToolRegistry,
-    store: &Arc<CountsCommits>,
-    definition: &Arc<switchboard_workflows::Definition>,
-) -> Engine {
-    let definition = Arc::clone(definition);
-    let loader = Arc::new(move |_: &serde_json::Value| Ok(Arc::clone(&definition)));
-    let store: Arc<dyn RunStore> = store.clone();
-    Engine::new(
-        registry.clone(),
-        store,
-        EngineOptions {
-            max_steps: None,
-            loader: Some(loader),
-        },
-    )
+/// A memory store counting its commits, and the count.
+fn counting() -> (Arc<HookedStore>, Arc<AtomicUsize>) {
+    let commits = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&commits);
+    let store = HookedStore::new(move |_| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    });
+    (Arc::new(store), commits)
 }
 
 fn look(id: &str, key: &str, sleep_ms: u64) -> switchboard_workflows::Node {
@@ -92,7 +33,7 @@ fn look(id: &str, key: &str, sleep_ms: u64) -> switchboard_workflows::Node {
 #[tokio::test]
 async fn a_steps_completion_is_committed_with_the_next_steps_start() {
     let registry = registry().await;
-    let store = Arc::new(CountsCommits::default());
+    let (store, commits) = counting();
     let definition = definition(
         "three_reads",
         vec![
@@ -101,7 +42,7 @@ async fn a_steps_completion_is_committed_with_the_next_steps_start() {
             look("c", "commits-c", 0),
         ],
     );
-    let engine = engine_on(&registry, &store, &definition);
+    let engine = engine_with(&registry, &store, &definition);
     let caller = human("commits");
     let outcome = engine
         .run_to_end(Arc::clone(&definition), json!({}), &caller)
@@ -138,13 +79,13 @@ async fn a_steps_completion_is_committed_with_the_next_steps_start() {
     );
     // Two for the run's start, then one per step start (the one before's completion with it),
     // and the last completion with the run's.
-    assert_eq!(store.commits.load(Ordering::SeqCst), 6);
+    assert_eq!(commits.load(Ordering::SeqCst), 6);
 }
 
 #[tokio::test]
 async fn a_completion_beside_work_in_flight_is_written_at_once() {
     let registry = registry().await;
-    let store = Arc::new(CountsCommits::default());
+    let (store, _) = counting();
     // The slow branch starts first: the fast one completes while it is in flight.
     let branches = [
         (
@@ -168,7 +109,7 @@ async fn a_completion_beside_work_in_flight_is_written_at_once() {
             },
         )],
     );
-    let engine = engine_on(&registry, &store, &definition);
+    let engine = engine_with(&registry, &store, &definition);
     let caller = human("inflight");
     let run = engine
         .start(Arc::clone(&definition), json!({}), &caller)

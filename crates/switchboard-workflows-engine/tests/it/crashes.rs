@@ -17,10 +17,9 @@ use switchboard_approvals_sqlite::ApprovalsDatabase;
 use switchboard_core::digest_json;
 use switchboard_registry::{RegistryConfig, ToolRegistry};
 use switchboard_workflows::{
-    Checkpoint, EventRecord, MemoryRunStore, NodeEvent, NodeKind, NodeState, RunFilter, RunId,
-    RunRecord, RunState, RunStore, RunStoreError, StepRecord, WaitFor, WorkflowEvent,
+    MemoryRunStore, NodeEvent, NodeKind, NodeState, RunState, RunStore, RunStoreError, WaitFor,
+    WorkflowEvent,
 };
-use switchboard_workflows_engine::{Engine, EngineOptions};
 
 use crate::probe;
 use crate::support::*;
@@ -137,66 +136,37 @@ async fn a_step_in_doubt_after_a_crash_pauses_the_run_and_a_resume_runs_it_under
     assert_eq!(retried["calls"], 1, "replayed, not run again");
 }
 
-/// A run store that fails the first checkpoint recording a proposal, as a process stopping
-/// between `propose` and that checkpoint leaves the run: the step running, the proposal stored.
-#[derive(Default)]
-struct LosesFirstProposal {
-    inner: MemoryRunStore,
-    lost: AtomicBool,
-}
-
-impl RunStore for LosesFirstProposal {
-    fn create_run(&self, run: &RunRecord) -> Result<(), RunStoreError> {
-        self.inner.create_run(run)
-    }
-
-    fn run(&self, id: RunId) -> Result<Option<RunRecord>, RunStoreError> {
-        self.inner.run(id)
-    }
-
-    fn checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, RunStoreError> {
-        let records_proposal = matches!(
-            checkpoint.event,
-            WorkflowEvent::Node {
-                event: NodeEvent::AwaitApproval { .. },
-                ..
-            }
-        );
-        if records_proposal && !self.lost.swap(true, Ordering::SeqCst) {
+/// A run store that fails the first commit recording a proposal, as a process stopping between
+/// `propose` and that checkpoint leaves the run: the step running, the proposal stored. The
+/// flag says whether it has.
+fn loses_first_proposal() -> (Arc<HookedStore>, Arc<AtomicBool>) {
+    let lost = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&lost);
+    let store = HookedStore::new(move |checkpoints| {
+        let records_proposal = checkpoints.iter().any(|checkpoint| {
+            matches!(
+                checkpoint.event,
+                WorkflowEvent::Node {
+                    event: NodeEvent::AwaitApproval { .. },
+                    ..
+                }
+            )
+        });
+        if records_proposal && !flag.swap(true, Ordering::SeqCst) {
             return Err(RunStoreError::Backend {
                 action: "recording a proposal".to_owned(),
                 reason: "the process stopped".to_owned(),
             });
         }
-        self.inner.checkpoint(checkpoint)
-    }
-
-    fn steps(&self, run: RunId) -> Result<Vec<StepRecord>, RunStoreError> {
-        self.inner.steps(run)
-    }
-
-    fn events(
-        &self,
-        run: RunId,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<EventRecord>, RunStoreError> {
-        self.inner.events(run, after, limit)
-    }
-
-    fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, RunStoreError> {
-        self.inner.list_runs(filter)
-    }
-
-    fn unfinished_runs(&self) -> Result<Vec<RunRecord>, RunStoreError> {
-        self.inner.unfinished_runs()
-    }
+        Ok(())
+    });
+    (Arc::new(store), lost)
 }
 
 #[tokio::test]
 async fn a_step_resumed_after_proposing_finds_its_proposal_instead_of_proposing_again() {
     let registry = registry().await;
-    let store = Arc::new(LosesFirstProposal::default());
+    let (store, lost) = loses_first_proposal();
     let definition = definition(
         "propose_once",
         vec![tool(
@@ -208,19 +178,7 @@ async fn a_step_resumed_after_proposing_finds_its_proposal_instead_of_proposing_
             ]),
         )],
     );
-    let engine = |store: &Arc<LosesFirstProposal>| {
-        let definition = Arc::clone(&definition);
-        let loader = Arc::new(move |_: &serde_json::Value| Ok(Arc::clone(&definition)));
-        let store: Arc<dyn RunStore> = store.clone();
-        Engine::new(
-            registry.clone(),
-            store,
-            EngineOptions {
-                max_steps: None,
-                loader: Some(loader),
-            },
-        )
-    };
+    let engine = |store: &Arc<HookedStore>| engine_with(&registry, store, &definition);
     let caller = agent("propose-once");
     let first = engine(&store);
     let run = first
@@ -228,12 +186,12 @@ async fn a_step_resumed_after_proposing_finds_its_proposal_instead_of_proposing_
         .await
         .expect("starts");
     for _ in 0..1000 {
-        if store.lost.load(Ordering::SeqCst) {
+        if lost.load(Ordering::SeqCst) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    assert!(store.lost.load(Ordering::SeqCst), "the run proposed");
+    assert!(lost.load(Ordering::SeqCst), "the run proposed");
     first.shutdown();
     let proposals = |proposals: Vec<switchboard_registry::Proposal>| -> Vec<_> {
         proposals

@@ -10,8 +10,9 @@ use switchboard_audit::{AuditQuery, AuditRecord};
 use switchboard_core::{CallContext, Initiator};
 use switchboard_registry::ToolRegistry;
 use switchboard_workflows::{
-    Block, Compensation, Definition, EventRecord, Expression, Jitter, Mapping, MemoryRunStore,
-    Node, NodeId, NodeKind, NodeState, OnFailure, Retrier, RetryOn, RunId, RunStore, StepRecord,
+    Block, Checkpoint, Compensation, Definition, EventRecord, Expression, Jitter, Mapping,
+    MemoryRunStore, Node, NodeId, NodeKind, NodeState, OnFailure, Retrier, RetryOn, RunFilter,
+    RunId, RunRecord, RunStore, RunStoreError, StepRecord,
 };
 use switchboard_workflows_engine::{Engine, EngineOptions, RunOutcome};
 
@@ -48,9 +49,9 @@ pub(crate) async fn registry() -> ToolRegistry {
 }
 
 /// An engine over `registry` and `store`, loading any run's definition as `definition`.
-pub(crate) fn engine_with(
+pub(crate) fn engine_with<S: RunStore>(
     registry: &ToolRegistry,
-    store: &Arc<MemoryRunStore>,
+    store: &Arc<S>,
     definition: &Arc<Definition>,
 ) -> Engine {
     let definition = Arc::clone(definition);
@@ -233,4 +234,66 @@ pub(crate) async fn events(engine: &Engine, run: RunId, caller: &CallContext) ->
     tokio::time::timeout(PATIENCE, stream.collect::<Vec<_>>())
         .await
         .expect("the stream ends with the run")
+}
+
+/// What a [`HookedStore`] runs before each commit.
+type CommitHook = dyn Fn(&[Checkpoint]) -> Result<(), RunStoreError> + Send + Sync;
+
+/// A memory store whose every commit (a `checkpoint`, or a `checkpoint_all` of several) first
+/// goes through a hook, which may count it, or refuse it as a failing store would.
+pub(crate) struct HookedStore {
+    pub(crate) inner: MemoryRunStore,
+    hook: Box<CommitHook>,
+}
+
+impl HookedStore {
+    pub(crate) fn new(
+        hook: impl Fn(&[Checkpoint]) -> Result<(), RunStoreError> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            inner: MemoryRunStore::new(),
+            hook: Box::new(hook),
+        }
+    }
+}
+
+impl RunStore for HookedStore {
+    fn create_run(&self, run: &RunRecord) -> Result<(), RunStoreError> {
+        self.inner.create_run(run)
+    }
+
+    fn run(&self, id: RunId) -> Result<Option<RunRecord>, RunStoreError> {
+        self.inner.run(id)
+    }
+
+    fn checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, RunStoreError> {
+        (self.hook)(std::slice::from_ref(checkpoint))?;
+        self.inner.checkpoint(checkpoint)
+    }
+
+    fn checkpoint_all(&self, checkpoints: &[Checkpoint]) -> Result<Vec<u64>, RunStoreError> {
+        (self.hook)(checkpoints)?;
+        self.inner.checkpoint_all(checkpoints)
+    }
+
+    fn steps(&self, run: RunId) -> Result<Vec<StepRecord>, RunStoreError> {
+        self.inner.steps(run)
+    }
+
+    fn events(
+        &self,
+        run: RunId,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<EventRecord>, RunStoreError> {
+        self.inner.events(run, after, limit)
+    }
+
+    fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, RunStoreError> {
+        self.inner.list_runs(filter)
+    }
+
+    fn unfinished_runs(&self) -> Result<Vec<RunRecord>, RunStoreError> {
+        self.inner.unfinished_runs()
+    }
 }
