@@ -364,6 +364,7 @@ impl McpServer {
         if tasks::answers_with_task(&self.registry, &request.name, &context) {
             return Ok(tasks::start(
                 &self.catalog.tasks,
+                &self.identity,
                 self.registry.clone(),
                 request,
                 call_context,
@@ -668,16 +669,13 @@ impl ServerHandler for McpServer {
         ))
     }
 
-    /// `tasks/get`: a task this server started, working or with its result.
+    /// `tasks/get`: a task this identity started, working or with its result.
     async fn get_task(
         &self,
         request: GetTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        self.catalog
-            .tasks
-            .get_task(&request.task_id)
-            .map(GetTaskResult::new)
+        self.catalog.tasks.get(&request.task_id, &self.identity)
     }
 
     /// `tasks/cancel`: drops the task's call; a workflow's run is cancelled and compensates.
@@ -686,7 +684,7 @@ impl ServerHandler for McpServer {
         request: CancelTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.catalog.tasks.cancel_task(&request.task_id)
+        self.catalog.tasks.cancel(&request.task_id, &self.identity)
     }
 
     /// `logging/setLevel`: from now on, this session's calls send their `tracing` events at

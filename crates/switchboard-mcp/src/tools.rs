@@ -39,7 +39,7 @@ pub(crate) struct ToolCatalog {
     converted: RwLock<HashMap<Box<str>, Converted>>,
     /// The tasks (MCP tasks extension) of long-running calls, shared like the catalog so that
     /// `tasks/get` finds a task whichever instance started it.
-    pub(crate) tasks: rmcp::task_manager::TaskManager,
+    pub(crate) tasks: crate::tasks::Tasks,
 }
 
 impl std::fmt::Debug for ToolCatalog {

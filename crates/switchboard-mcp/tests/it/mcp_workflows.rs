@@ -2,7 +2,8 @@
 //! to a manager, a call runs the swap with progress notifications in order, a failing run
 //! answers `isError` with what its compensation undid, and an agent's call of an `execute`
 //! workflow is refused before any run starts, as any `execute` tool is. A client that declares
-//! the tasks extension gets a task, polls it to its result, and cancels a long run with it.
+//! the tasks extension gets a task, polls it to its result, and cancels a long run with it; over
+//! HTTP, another identity is told the task does not exist.
 //!
 //! `roster_swap_to_ghost` and `roster_slow_read` are exported by this test binary only.
 
@@ -412,5 +413,78 @@ async fn tasks_cancel_cancels_a_long_run() {
     .await;
 
     close(client, server).await;
+    registry.shutdown().await;
+}
+
+/// A tasks client of the HTTP `server` sending `token`.
+async fn task_client_with(
+    server: &switchboard_mcp::HttpServer,
+    token: &str,
+) -> RunningService<RoleClient, TaskClient> {
+    use rmcp::{
+        ServiceExt as _,
+        transport::{
+            StreamableHttpClientTransport,
+            streamable_http_client::StreamableHttpClientTransportConfig,
+        },
+    };
+    let config = StreamableHttpClientTransportConfig::with_uri(server.url()).auth_header(token);
+    let transport = StreamableHttpClientTransport::from_config(config);
+    bounded("connecting", TaskClient.serve(transport))
+        .await
+        .expect("the client connects")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_is_seen_and_cancelled_by_the_identity_that_started_it_only() {
+    use crate::http_support::{ALICE_TOKEN, GINA_TOKEN, SAM_TOKEN, start, token_config};
+
+    let (registry, engine) = registry_with_workflows().await;
+    let server = start(&registry, token_config()).await;
+    let alice = task_client_with(&server, ALICE_TOKEN).await;
+    let task_id = start_task(&alice, "roster_slow_read", json!({"shift": SHIFT_A})).await;
+
+    // Sam (the same organisation) and Gina (another) are told the task does not exist, as for
+    // an id never issued, and cannot cancel it.
+    for token in [SAM_TOKEN, GINA_TOKEN] {
+        let other = task_client_with(&server, token).await;
+        let never_issued = other
+            .get_task(GetTaskParams::new("no-such-task"))
+            .await
+            .expect_err("an unknown task")
+            .to_string();
+        let seen = other
+            .get_task(GetTaskParams::new(&task_id))
+            .await
+            .expect_err("someone else's task is unknown")
+            .to_string();
+        assert_eq!(
+            seen.replace(&task_id, "ID"),
+            never_issued.replace("no-such-task", "ID")
+        );
+        other
+            .cancel_task(CancelTaskParams::new(&task_id))
+            .await
+            .expect_err("someone else's task cannot be cancelled");
+        other.cancel().await.expect("the client closes");
+    }
+
+    let task = alice
+        .get_task(GetTaskParams::new(&task_id))
+        .await
+        .expect("the owner sees it");
+    assert_eq!(task.task.task.status, TaskStatus::Working, "{task:?}");
+    bounded(
+        "tasks/cancel",
+        alice.cancel_task(CancelTaskParams::new(&task_id)),
+    )
+    .await
+    .expect("the owner cancels it");
+    let task = settled(&alice, &task_id).await;
+    assert_eq!(task.task.task.status, TaskStatus::Cancelled, "{task:?}");
+
+    alice.cancel().await.expect("the client closes");
+    server.shutdown().await.expect("the server stops");
+    engine.shutdown();
     registry.shutdown().await;
 }
