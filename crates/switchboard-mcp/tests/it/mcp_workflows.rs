@@ -253,6 +253,19 @@ async fn a_call_cancelled_by_the_client_cancels_its_run() {
     assert_eq!(recorder.messages(), ["read completed"]);
 
     // The dropped request cancels the run.
+    let engine_check = engine.clone();
+    eventually("the run is cancelled", move || {
+        slow_read_state(&engine_check).is_some_and(|state| state.is_terminal())
+    })
+    .await;
+
+    close(client, server).await;
+    engine.shutdown();
+    registry.shutdown().await;
+}
+
+/// The state of the newest `slow_read` run, as a manager at acme reads it.
+fn slow_read_state(engine: &Engine) -> Option<switchboard_workflows::RunState> {
     let caller = switchboard_core::CallContext::builder()
         .org("acme")
         .user("alice")
@@ -260,19 +273,8 @@ async fn a_call_cancelled_by_the_client_cancels_its_run() {
         .correlation("check")
         .role("manager")
         .build();
-    let engine_check = engine.clone();
-    eventually("the run is cancelled", move || {
-        engine_check
-            .runs(&caller, Some("slow_read"), false, 10)
-            .ok()
-            .and_then(|runs| runs.first().map(|run| run.state.is_terminal()))
-            .unwrap_or(false)
-    })
-    .await;
-
-    close(client, server).await;
-    engine.shutdown();
-    registry.shutdown().await;
+    let runs = engine.runs(&caller, Some("slow_read"), false, 10).ok()?;
+    runs.first().map(|run| run.state.clone())
 }
 
 /// A client that declares the MCP tasks extension.
@@ -393,22 +395,8 @@ async fn tasks_cancel_cancels_a_long_run() {
     let task = settled(&client, &task_id).await;
     assert_eq!(task.task.task.status, TaskStatus::Cancelled, "{task:?}");
 
-    let caller = switchboard_core::CallContext::builder()
-        .org("acme")
-        .user("alice")
-        .session("check")
-        .correlation("check")
-        .role("manager")
-        .build();
     eventually("the run is cancelled", move || {
-        engine
-            .runs(&caller, Some("slow_read"), false, 10)
-            .ok()
-            .and_then(|runs| {
-                runs.first()
-                    .map(|run| run.state == switchboard_workflows::RunState::Cancelled)
-            })
-            .unwrap_or(false)
+        slow_read_state(&engine) == Some(switchboard_workflows::RunState::Cancelled)
     })
     .await;
 
