@@ -156,7 +156,9 @@ impl ToolRegistry {
     ) -> Result<Approved, InvokeError> {
         let span = tracing::info_span!("approve", proposal_id = %id);
         async {
-            let (proposal, caller) = self.decidable(id, approver, ActionEvent::Approved).await?;
+            let (proposal, caller) = self
+                .decidable(id, approver, ActionEvent::Approved, ProposerMay::Not)
+                .await?;
             let decision = Decision::Approve {
                 by: caller.user_id.clone(),
             };
@@ -211,7 +213,9 @@ impl ToolRegistry {
     ) -> Result<Proposal, InvokeError> {
         let span = tracing::info_span!("reject", proposal_id = %id);
         async {
-            let (proposal, caller) = self.decidable(id, approver, ActionEvent::Rejected).await?;
+            let (proposal, caller) = self
+                .decidable(id, approver, ActionEvent::Rejected, ProposerMay::Not)
+                .await?;
             let decision = Decision::Reject {
                 by: caller.user_id.clone(),
                 feedback: feedback.to_owned(),
@@ -237,28 +241,9 @@ impl ToolRegistry {
     ) -> Result<Proposal, InvokeError> {
         let span = tracing::info_span!("withdraw", proposal_id = %id);
         async {
-            let caller = verify(context)?;
-            let proposal = self
-                .shared()
-                .proposals
-                .get(&caller.org_id, id)
-                .map_err(store_unavailable)?
-                .ok_or_else(|| not_found_proposal(id))?;
-            if proposal.proposer.user_id != caller.user_id {
-                let table = self.shared().table.load();
-                let checked = match table.get(&proposal.tool) {
-                    None => Err(not_found(
-                        &proposal.tool,
-                        table.similar_names(&proposal.tool),
-                    )),
-                    Some(tool) => may_decide(tool, &proposal, &caller),
-                };
-                if let Err(error) = checked {
-                    self.audit_decision(&proposal, context, ActionEvent::Withdrawn, Err(&error))
-                        .await?;
-                    return Err(error);
-                }
-            }
+            let (proposal, caller) = self
+                .decidable(id, context, ActionEvent::Withdrawn, ProposerMay::Act)
+                .await?;
             let decision = Decision::Withdraw {
                 by: caller.user_id.clone(),
                 reason: reason.to_owned(),
@@ -290,12 +275,14 @@ impl ToolRegistry {
         expired.len()
     }
 
-    /// Finds the proposal and checks that `approver` may decide on it; a refusal is audited.
+    /// Finds the proposal and checks that `approver` may decide on it (or, with
+    /// [`ProposerMay::Act`], is its proposer); a refusal is audited.
     async fn decidable(
         &self,
         id: &ProposalId,
         approver: &CallContext,
         event: ActionEvent,
+        proposer: ProposerMay,
     ) -> Result<(Proposal, Caller), InvokeError> {
         let caller = verify(approver)?;
         let proposal = self
@@ -304,6 +291,9 @@ impl ToolRegistry {
             .get(&caller.org_id, id)
             .map_err(store_unavailable)?
             .ok_or_else(|| not_found_proposal(id))?;
+        if proposer == ProposerMay::Act && proposal.proposer.user_id == caller.user_id {
+            return Ok((proposal, caller));
+        }
         let table = self.shared().table.load();
         let checked = match table.get(&proposal.tool) {
             None => Err(not_found(
@@ -473,4 +463,12 @@ fn closed(proposal: &Proposal) -> InvokeError {
         proposal_id: proposal.id.clone(),
         status: proposal.status.as_str(),
     }
+}
+
+/// Whether a proposal's own proposer may act on it without the right to decide it: to
+/// withdraw it, not to approve or reject it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ProposerMay {
+    Act,
+    Not,
 }
