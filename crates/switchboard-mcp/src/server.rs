@@ -65,12 +65,10 @@ use crate::{
     navigation::{self, Navigation, NavigationMode},
     notices, resources, result,
     scope::RequestScope,
+    server_info::ServerInfo,
     session::{ListenBaseline, SessionState, transport_session},
     subscriptions, tasks, tools, traceparent,
 };
-
-/// The name the server gives in `initialize`.
-const SERVER_NAME: &str = "switchboard";
 
 /// An MCP server handler for one connection (stdio) or one HTTP session.
 ///
@@ -97,6 +95,8 @@ pub struct McpServer {
     navigation: Option<Navigation>,
     /// What the embedding application adds to the `instructions` (shared by every instance).
     instructions: Option<Arc<str>>,
+    /// The name, version and opening instructions of `initialize` (shared by every instance).
+    server_info: Arc<ServerInfo>,
 }
 
 impl McpServer {
@@ -137,6 +137,7 @@ impl McpServer {
             state_key,
             navigation: None,
             instructions: None,
+            server_info: Arc::default(),
         }
     }
 
@@ -174,6 +175,21 @@ impl McpServer {
         self
     }
 
+    /// The same handler, answering `initialize` with `info`: its name and version as
+    /// `serverInfo`, and its instructions (if any) as the opening paragraph of
+    /// `instructions` (default [`ServerInfo::default`]).
+    #[must_use]
+    pub fn with_server_info(self, info: ServerInfo) -> Self {
+        self.informing(Arc::new(info))
+    }
+
+    /// The same handler with `info` (shared by every handler of a server).
+    #[must_use]
+    pub(crate) fn informing(mut self, info: Arc<ServerInfo>) -> Self {
+        self.server_info = info;
+        self
+    }
+
     /// The key that seals approval and page states.
     fn state_key(&self) -> StateKey {
         self.state_key
@@ -192,6 +208,7 @@ impl McpServer {
         )
         .navigating(self.navigation.clone())
         .instructing(self.instructions.clone())
+        .informing(Arc::clone(&self.server_info))
     }
 
     /// The session id calls use when the transport has none (stdio, in-memory).
@@ -454,10 +471,7 @@ impl ServerHandler for McpServer {
             .enable_tools()
             .enable_tool_list_changed()
             .build();
-        let mut instructions = String::from(
-            "Business tools of one organisation. Every call is checked (context, category, \
-             permission, input) and audited; a refused call answers isError with a stable kind.",
-        );
+        let mut instructions = String::from(self.server_info.opening_instructions());
         if self.offers_resources() {
             capabilities.resources = ServerCapabilities::builder()
                 .enable_resources()
@@ -475,7 +489,10 @@ impl ServerHandler for McpServer {
             instructions.push_str(extra);
         }
         ServerConfig::new(capabilities)
-            .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
+            .with_server_info(Implementation::new(
+                self.server_info.name(),
+                self.server_info.version(),
+            ))
             .with_instructions(instructions)
     }
 

@@ -15,7 +15,7 @@ use super::{
     auth::TokenTable,
     origin::{AllowedHost, AllowedOrigin},
 };
-use crate::{approval::StateKey, identity::Identity};
+use crate::{approval::StateKey, identity::Identity, server_info::ServerInfo};
 
 /// The default limit on a request body: 4 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -131,6 +131,8 @@ pub struct HttpConfig {
     pub(crate) navigation: Option<crate::navigation::Navigation>,
     /// What every handler adds to its `instructions`.
     pub(crate) instructions: Option<std::sync::Arc<str>>,
+    /// The name, version and opening instructions every handler answers `initialize` with.
+    pub(crate) server_info: std::sync::Arc<ServerInfo>,
 }
 
 impl HttpConfig {
@@ -156,6 +158,7 @@ impl HttpConfig {
             state_key: None,
             navigation: None,
             instructions: None,
+            server_info: std::sync::Arc::default(),
         })
     }
 
@@ -225,6 +228,15 @@ impl HttpConfig {
     #[must_use]
     pub fn instructions(mut self, text: impl Into<String>) -> Self {
         self.instructions = Some(std::sync::Arc::from(text.into()));
+        self
+    }
+
+    /// Answers `initialize` with `info`, as
+    /// [`McpServer::with_server_info`](crate::McpServer::with_server_info) does (default
+    /// [`ServerInfo::default`]).
+    #[must_use]
+    pub fn with_server_info(mut self, info: ServerInfo) -> Self {
+        self.server_info = std::sync::Arc::new(info);
         self
     }
 

@@ -199,6 +199,7 @@ async fn serve(
     let state_key = config.state_key;
     let navigation = config.navigation;
     let instructions = config.instructions;
+    let server_info = config.server_info;
     let service = StreamableHttpService::new(
         move || {
             let principal = REQUEST_PRINCIPAL
@@ -217,7 +218,8 @@ async fn serve(
                 state_key.clone(),
             )
             .navigating(navigation.clone())
-            .instructing(instructions.clone()))
+            .instructing(instructions.clone())
+            .informing(Arc::clone(&server_info)))
         },
         manager,
         rmcp_config,

@@ -34,7 +34,7 @@ pub async fn serve_stdio(registry: ToolRegistry, identity: Identity) -> Result<(
 }
 
 /// [`serve_stdio`] with a handler configured beforehand (for instance
-/// [`McpServer::with_state_key`]).
+/// [`McpServer::with_state_key`] or [`McpServer::with_server_info`]).
 pub async fn serve_stdio_with(server: McpServer) -> Result<(), McpError> {
     let (read, write) = rmcp::transport::stdio_pipes();
     serve_handler(server, read, write).await
@@ -53,7 +53,17 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    serve_handler(McpServer::new(registry, identity), read, write).await
+    serve_io_with(McpServer::new(registry, identity), read, write).await
+}
+
+/// [`serve_io`] with a handler configured beforehand, as [`serve_stdio_with`] is to
+/// [`serve_stdio`].
+pub async fn serve_io_with<R, W>(server: McpServer, read: R, write: W) -> Result<(), McpError>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    serve_handler(server, read, write).await
 }
 
 async fn serve_handler<R, W>(server: McpServer, read: R, write: W) -> Result<(), McpError>

@@ -19,6 +19,7 @@ mod mcp_navigation;
 mod mcp_notifications;
 mod mcp_resources;
 mod mcp_server;
+mod mcp_server_info;
 mod mcp_session_lists;
 mod mcp_stdio_garbage;
 mod mcp_workflows;
