@@ -84,14 +84,19 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
             "switchboard-workflows",
             "switchboard-workflows-engine",
         ]),
-        // The crate users depend on: it re-exports the runtime's parts, navigation included,
-        // so that a domain author declares and walks pages with this one dependency.
+        // The crate users depend on: it re-exports the runtime's parts, so that an embedder
+        // needs this one dependency; the orchestrator, navigation, MCP and the SQLite stores
+        // behind cargo features.
         "switchboard" => Allowed::Only(&[
             "switchboard-core",
             "switchboard-audit",
+            "switchboard-approvals",
             "switchboard-registry",
             "switchboard-orchestrator",
             "switchboard-navigation",
+            "switchboard-mcp",
+            "switchboard-audit-sqlite",
+            "switchboard-approvals-sqlite",
         ]),
         // Planned in STYLE.md: the MCP adapter sits on the registry and the orchestrator.
         "switchboard-mcp" => Allowed::Only(&[

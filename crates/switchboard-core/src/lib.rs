@@ -41,7 +41,7 @@ pub use policy::{GateFn, ScopeField, ToolPolicyEntry, linked_policies};
 pub use progress::{Progress, ProgressNotifier, ProgressSink};
 pub use resource::{ResourceSpec, linked_resources};
 pub use schema::{ToolDescriptor, ToolOrigin};
-pub use switchboard_macros::{ToolInput, tool};
+pub use switchboard_macros::{ToolInput, derives, tool};
 pub use tool::{
     BoxFuture, ErasedInput, IntoToolResult, NoInput, SourceLocation, StateOf, Tool, ToolEntry,
     ToolInput, ToolOutput, ToolSpec, decode_typed, linked_tools, validate_typed,
@@ -57,6 +57,10 @@ pub mod __private {
     pub use inventory;
     pub use std::boxed::Box;
     pub use std::time::Duration;
+    // What `#[switchboard::derives(...)]` derives through.
+    pub use schemars;
+    pub use serde;
+    pub use validator;
 
     /// The initial state of a domain declared without one.
     pub const fn no_state() {}

@@ -6,6 +6,7 @@
 use proc_macro::TokenStream;
 
 mod attr;
+mod derives;
 // One algorithm for doc comments as prose, shared with `switchboard-core`, which re-exports
 // this crate and so cannot be its dependency (see the file's module docs).
 #[path = "../../switchboard-core/src/doc_text.rs"]
@@ -54,6 +55,24 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_derive(ToolInput)]
 pub fn derive_tool_input(item: TokenStream) -> TokenStream {
     input::expand(item.into())
+        .unwrap_or_else(|error| error.to_compile_error())
+        .into()
+}
+
+/// Derives the named traits with Switchboard's own `serde`, `schemars` and `validator`, so that
+/// the crate using it needs none of them as a dependency, and no version of its own can
+/// disagree with Switchboard's:
+/// `#[switchboard::derives(Serialize, Deserialize, JsonSchema, Validate, ToolInput)]` on a tool
+/// input, `#[switchboard::derives(Clone, Serialize, JsonSchema)]` on a tool output.
+///
+/// `Serialize`, `Deserialize`, `JsonSchema`, `Validate` and `ToolInput` go through the facade
+/// (with `#[serde(crate = ...)]`, `#[schemars(crate = ...)]` and `#[validate(crate = ...)]`
+/// added); any other name (`Debug`, `Clone`) is derived as written. Field attributes
+/// (`#[validate(length(max = 100))]`, `#[serde(default)]`) are written as usual. Put it above
+/// any `#[derive]` of the same item.
+#[proc_macro_attribute]
+pub fn derives(attr: TokenStream, item: TokenStream) -> TokenStream {
+    derives::expand(attr.into(), item.into())
         .unwrap_or_else(|error| error.to_compile_error())
         .into()
 }

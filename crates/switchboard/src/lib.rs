@@ -1,9 +1,23 @@
 #![doc = include_str!("../README.md")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub use switchboard_approvals as approvals;
 pub use switchboard_audit as audit;
+#[cfg(feature = "navigation")]
+#[cfg_attr(docsrs, doc(cfg(feature = "navigation")))]
 pub use switchboard_navigation as navigation;
+#[cfg(feature = "orchestrator")]
+#[cfg_attr(docsrs, doc(cfg(feature = "orchestrator")))]
 pub use switchboard_orchestrator as orchestrator;
 pub use switchboard_registry as registry;
+
+// The crates whose types and derives appear in a tool's signature, at the versions Switchboard
+// is built with: `#[switchboard::derives(...)]` derives through them, and a caller builds JSON
+// params with `switchboard::serde_json::json!` without a version of its own to keep in step.
+pub use schemars;
+pub use serde;
+pub use serde_json;
+pub use validator;
 
 pub use switchboard_audit::{
     AuditConfig, AuditLog, AuditQuery, AuditRecord, AuditStore, Durability, MemoryAuditStore,
@@ -15,10 +29,14 @@ pub use switchboard_core::{
     Initiator, InvokeError, MAX_ID_LEN, NoInput, OrgId, Page, PageError, PageLoader, PageSpec,
     Progress, ProgressNotifier, ProgressSink, ProjectId, ProposalId, ResourceSpec, Role,
     ScopeField, SessionId, ThreadId, Tool, ToolContent, ToolContext, ToolDescriptor, ToolError,
-    ToolInput, ToolOrigin, UserId, domain, is_valid_id, mint_id, page, page_spec, resource, tool,
-    tool_policy,
+    ToolInput, ToolOrigin, UserId, derives, domain, is_valid_id, mint_id, page, page_spec,
+    resource, tool, tool_policy,
 };
+#[cfg(feature = "navigation")]
+#[cfg_attr(docsrs, doc(cfg(feature = "navigation")))]
 pub use switchboard_navigation::{ActionOutcome, NavError, Navigator, PageView};
+#[cfg(feature = "orchestrator")]
+#[cfg_attr(docsrs, doc(cfg(feature = "orchestrator")))]
 pub use switchboard_orchestrator::{
     Answer, AskError, Orchestrator, ResumeDecision, Resumed, Route,
 };
@@ -39,8 +57,37 @@ pub mod prelude {
         CallContext, Category, Initiator, InvokeError, NoInput, Tool, ToolContext, ToolError,
         ToolInput, tool,
     };
+    #[cfg(feature = "orchestrator")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "orchestrator")))]
     pub use switchboard_orchestrator::Orchestrator;
     pub use switchboard_registry::ToolRegistry;
+}
+
+/// Serving the registry to MCP clients, over stdio or streamable HTTP, with the same checks and
+/// audit as any other call (`docs/mcp.md` has the details).
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub mod mcp {
+    pub use switchboard_mcp::{
+        HttpAuth, HttpConfig, HttpConfigError, HttpLimits, HttpServer, Identity, MCP_PATH,
+        McpError, McpServer, NavigationMode, TokenFileError, TokenTable, serve_http,
+        serve_http_with, serve_io, serve_stdio, serve_stdio_with, token_sha256_hex,
+    };
+}
+
+/// The SQLite stores: an audit log and approvals (proposals and idempotency keys) that survive
+/// a restart and are shared by the processes that open the same file.
+#[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
+pub mod sqlite {
+    /// The approval stores' options (`switchboard_approvals_sqlite`).
+    pub use switchboard_approvals_sqlite as approvals;
+    pub use switchboard_approvals_sqlite::{
+        ApprovalsDatabase, SqliteIdempotencyStore, SqliteProposalStore,
+    };
+    /// The audit store's options (`switchboard_audit_sqlite`).
+    pub use switchboard_audit_sqlite as audit;
+    pub use switchboard_audit_sqlite::SqliteAuditStore;
 }
 
 /// The "add a tool" guide (`docs/add-a-tool.md`), compiled and run as doctests so it stays true.
@@ -53,41 +100,8 @@ pub struct AddAToolGuide;
 #[doc = include_str!("../../../docs/add-a-page.md")]
 pub struct AddAPageGuide;
 
-/// Why the runtime did not start.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum StartError {
-    /// The registry refused to start.
-    #[error(transparent)]
-    Registry(#[from] switchboard_registry::RegistryError),
-    /// The orchestrator refused to start.
-    #[error(transparent)]
-    Orchestrator(#[from] switchboard_orchestrator::OrchestratorError),
-}
-
-/// A running runtime: the registry and the orchestrator on top of it.
-#[derive(Debug, Clone)]
-pub struct Switchboard {
-    /// Calls tools.
-    pub registry: ToolRegistry,
-    /// Routes utterances to tools.
-    pub orchestrator: Orchestrator,
-}
-
-impl Switchboard {
-    /// Starts a registry configured by `builder`, and an orchestrator on it.
-    pub async fn start(builder: RegistryBuilder) -> Result<Self, StartError> {
-        let registry = builder.start().await?;
-        let orchestrator = Orchestrator::start(registry.clone()).await?;
-        Ok(Self {
-            registry,
-            orchestrator,
-        })
-    }
-
-    /// Stops the orchestrator, the registry and every domain actor.
-    pub async fn shutdown(&self) {
-        self.orchestrator.shutdown().await;
-        self.registry.shutdown().await;
-    }
-}
+#[cfg(feature = "orchestrator")]
+mod runtime;
+#[cfg(feature = "orchestrator")]
+#[cfg_attr(docsrs, doc(cfg(feature = "orchestrator")))]
+pub use runtime::{StartError, Switchboard};
