@@ -130,7 +130,48 @@ impl FieldError {
             reason: reason.into(),
         }
     }
+
+    /// The error of a property the object at `object_path` (a JSON Pointer) does not take:
+    /// it points at the property itself (`/items/0/nmae`), names it, and names the field of
+    /// `known` that was probably meant when one is close ("unknown field `titel`; did you
+    /// mean `title`?"), else every field the object takes.
+    pub fn unknown_field<'k>(
+        object_path: &str,
+        field: &str,
+        known: impl IntoIterator<Item = &'k str>,
+    ) -> Self {
+        let mut known: Vec<&str> = known.into_iter().collect();
+        known.sort_unstable();
+        known.dedup();
+        let closest = known
+            .iter()
+            .map(|name| (strsim::jaro_winkler(field, name), *name))
+            .filter(|(score, _)| *score >= SIMILAR_FIELD)
+            .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)));
+        let reason = match (closest, known.as_slice()) {
+            (Some((_, meant)), _) => format!("unknown field `{field}`; did you mean `{meant}`?"),
+            (None, []) => format!("unknown field `{field}`; this object takes no fields"),
+            (None, names) => format!(
+                "unknown field `{field}`; the fields here are {}",
+                names
+                    .iter()
+                    .map(|name| format!("`{name}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        let mut path = String::with_capacity(object_path.len() + field.len() + 1);
+        path.push_str(object_path);
+        path.push('/');
+        // JSON Pointer escaping (RFC 6901): `~` first, then `/`.
+        path.push_str(&field.replace('~', "~0").replace('/', "~1"));
+        Self { path, reason }
+    }
 }
+
+/// How alike (Jaro-Winkler, 0 to 1) an unknown field and a known one must be for the known one
+/// to be suggested: close enough for a typo or a swapped pair of letters, not for another word.
+const SIMILAR_FIELD: f64 = 0.8;
 
 impl fmt::Display for FieldError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

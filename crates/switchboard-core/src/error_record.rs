@@ -239,7 +239,10 @@ mod tests {
                 tool: tool(),
                 errors: vec![
                     FieldError::new("/shift_id", "is required"),
-                    FieldError::new("", "unexpected field `x`"),
+                    FieldError::new(
+                        "/x",
+                        "unknown field `x`; the fields here are `shift_id`, `user_id`",
+                    ),
                 ],
             },
             InvokeError::ToolFailed {

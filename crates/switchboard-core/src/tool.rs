@@ -193,11 +193,52 @@ pub fn linked_tools() -> impl Iterator<Item = &'static ToolEntry> {
 }
 
 /// Deserializes params into `T::Input` and runs its `validator` rules, reporting every error.
+///
+/// A value serde refuses is reported at its JSON Pointer; a field the input's type does not
+/// take (`deny_unknown_fields`) is reported at the field itself, with the field probably meant.
 pub fn decode_typed<I: ToolInput>(params: &Value) -> Result<I, Vec<FieldError>> {
-    let input = <I as serde::Deserialize>::deserialize(params)
-        .map_err(|error| vec![FieldError::new("", error.to_string())])?;
+    let input: I = serde_path_to_error::deserialize(params)
+        .map_err(|error| vec![serde_field_error(&error)])?;
     validate_typed(&input)?;
     Ok(input)
+}
+
+/// The field error of a value serde refused, at its JSON Pointer.
+fn serde_field_error(error: &serde_path_to_error::Error<serde_json::Error>) -> FieldError {
+    use serde_path_to_error::Segment;
+    // Each step's start in `pointer`, to cut the pointer back to a step's parent.
+    let mut steps: Vec<(usize, String)> = Vec::new();
+    let mut pointer = String::new();
+    for segment in error.path() {
+        let step = match segment {
+            Segment::Seq { index } => index.to_string(),
+            Segment::Map { key } => key.clone(),
+            Segment::Enum { variant } => variant.clone(),
+            // serde could not follow the value further: the pointer stops at its parent.
+            Segment::Unknown => break,
+        };
+        steps.push((pointer.len(), step.clone()));
+        pointer.push('/');
+        pointer.push_str(&step.replace('~', "~0").replace('/', "~1"));
+    }
+    let message = error.inner().to_string();
+    let Some((field, expected)) = unknown_field(&message) else {
+        return FieldError::new(pointer, message);
+    };
+    // The path ends at the unknown key itself when serde got that far.
+    let object_path = match steps.last() {
+        Some((start, step)) if step == field => &pointer[..*start],
+        _ => &pointer[..],
+    };
+    FieldError::unknown_field(object_path, field, expected)
+}
+
+/// The field and the fields expected, from serde's "unknown field `x`, expected `a` or `b`"
+/// (none for "there are no fields"); `None` for any other message.
+fn unknown_field(message: &str) -> Option<(&str, Vec<&str>)> {
+    let rest = message.strip_prefix("unknown field `")?;
+    let (field, expected) = rest.split_once("`, ")?;
+    Some((field, expected.split('`').skip(1).step_by(2).collect()))
 }
 
 /// Runs `validator` rules on a typed input, reporting every error with its JSON Pointer.
@@ -248,3 +289,94 @@ impl Validate for NoInput {
 }
 
 impl ToolInput for NoInput {}
+
+#[cfg(test)]
+mod tests {
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+    use serde_json::json;
+
+    use super::*;
+
+    /// One line of an order.
+    #[derive(Debug, Serialize, Deserialize, JsonSchema, Validate)]
+    #[serde(deny_unknown_fields)]
+    struct Line {
+        name: String,
+        #[serde(default)]
+        count: u32,
+    }
+
+    /// An order.
+    #[derive(Debug, Serialize, Deserialize, JsonSchema, Validate)]
+    #[serde(deny_unknown_fields)]
+    struct Order {
+        title: String,
+        #[serde(default)]
+        items: Vec<Line>,
+    }
+
+    impl ToolInput for Order {}
+
+    fn errors_of(params: Value) -> Vec<(String, String)> {
+        decode_typed::<Order>(&params)
+            .expect_err("the params are refused")
+            .into_iter()
+            .map(|error| (error.path, error.reason))
+            .collect()
+    }
+
+    #[test]
+    fn an_unknown_field_is_reported_at_itself_with_the_field_probably_meant() {
+        assert_eq!(
+            errors_of(json!({"titel": "x"})),
+            [(
+                "/titel".to_owned(),
+                "unknown field `titel`; did you mean `title`?".to_owned()
+            )]
+        );
+        assert_eq!(
+            errors_of(json!({"title": "x", "items": [{"nmae": "bolts"}]})),
+            [(
+                "/items/0/nmae".to_owned(),
+                "unknown field `nmae`; did you mean `name`?".to_owned()
+            )]
+        );
+        assert_eq!(
+            errors_of(json!({"title": "x", "colour": "red"})),
+            [(
+                "/colour".to_owned(),
+                "unknown field `colour`; the fields here are `items`, `title`".to_owned()
+            )]
+        );
+    }
+
+    #[test]
+    fn a_refused_value_is_reported_at_its_pointer() {
+        let errors = errors_of(json!({"title": "x", "items": [{"name": "a", "count": "many"}]}));
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].0, "/items/0/count");
+        assert!(errors[0].1.contains("invalid type"), "{errors:?}");
+    }
+
+    #[test]
+    fn serdes_unknown_field_message_is_read_in_each_of_its_forms() {
+        assert_eq!(
+            unknown_field("unknown field `a`, expected `b`"),
+            Some(("a", vec!["b"]))
+        );
+        assert_eq!(
+            unknown_field("unknown field `a`, expected `b` or `c`"),
+            Some(("a", vec!["b", "c"]))
+        );
+        assert_eq!(
+            unknown_field("unknown field `a`, expected one of `b`, `c`, `d`"),
+            Some(("a", vec!["b", "c", "d"]))
+        );
+        assert_eq!(
+            unknown_field("unknown field `a`, there are no fields"),
+            Some(("a", vec![]))
+        );
+        assert_eq!(unknown_field("missing field `a`"), None);
+    }
+}

@@ -123,10 +123,11 @@ impl RegisteredTool {
         if self.validator.is_valid(params) {
             return Ok(());
         }
+        let schema = &*self.descriptor.input_schema;
         let mut errors: Vec<FieldError> = self
             .validator
             .iter_errors(params)
-            .flat_map(|error| field_errors(&error))
+            .flat_map(|error| field_errors(schema, params, &error))
             .collect();
         errors.sort_by(|a, b| a.path.cmp(&b.path).then_with(|| a.reason.cmp(&b.reason)));
         errors.dedup();
@@ -149,7 +150,35 @@ impl RegisteredTool {
 /// branch's errors say what is wrong with it ("is shorter than 1 character"), where the
 /// `anyOf` error would only say that no branch matched; a value of another type reads
 /// `5 is not of types "null", "string"`.
-fn field_errors(error: &ValidationError<'_>) -> Vec<FieldError> {
+///
+/// A property the schema does not allow (`additionalProperties: false`) is one error per
+/// property, at the property itself, naming the field probably meant (from the `properties`
+/// of the subschema that refused it, in `schema`). An object that takes no properties at all
+/// is refused by the validator as a whole (`false` schema, one of its values): each of its
+/// properties in `params` is an error of its own too.
+fn field_errors(schema: &Value, params: &Value, error: &ValidationError<'_>) -> Vec<FieldError> {
+    let unknown = |fields: &mut dyn Iterator<Item = &str>| -> Vec<FieldError> {
+        let object_path = error.instance_path().to_string();
+        let known = known_properties(schema, error.schema_path().as_str());
+        fields
+            .map(|field| FieldError::unknown_field(&object_path, field, known.iter().copied()))
+            .collect()
+    };
+    match error.kind() {
+        ValidationErrorKind::AdditionalProperties { unexpected }
+        | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+            return unknown(&mut unexpected.iter().map(String::as_str));
+        }
+        ValidationErrorKind::FalseSchema
+            if is_property_keyword(error.schema_path().as_str())
+                && let Some(object) = params
+                    .pointer(error.instance_path().as_str())
+                    .and_then(Value::as_object) =>
+        {
+            return unknown(&mut object.keys().map(String::as_str));
+        }
+        _ => {}
+    }
     if let ValidationErrorKind::AnyOf { context } = error.kind()
         && let [first, second] = context.as_slice()
         && let Some(typed) = match (is_null_branch(first), is_null_branch(second)) {
@@ -173,12 +202,36 @@ fn field_errors(error: &ValidationError<'_>) -> Vec<FieldError> {
             );
             return vec![FieldError::new(error.instance_path().to_string(), reason)];
         }
-        return typed.iter().flat_map(field_errors).collect();
+        return typed
+            .iter()
+            .flat_map(|error| field_errors(schema, params, error))
+            .collect();
     }
     vec![FieldError::new(
         error.instance_path().to_string(),
         error.to_string(),
     )]
+}
+
+/// The property names of the subschema whose keyword sits at `keyword_path` (a JSON Pointer
+/// into `schema`, `/$defs/Line/additionalProperties`, as the validator reports it without
+/// `$ref` hops); none if the pointer leads nowhere.
+fn known_properties<'s>(schema: &'s Value, keyword_path: &str) -> Vec<&'s str> {
+    let subschema_path = keyword_path
+        .rsplit_once('/')
+        .map_or("", |(parent, _keyword)| parent);
+    schema
+        .pointer(subschema_path)
+        .and_then(|subschema| subschema.get("properties"))
+        .and_then(Value::as_object)
+        .map(|properties| properties.keys().map(String::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// Whether a keyword's path ends at a keyword that refuses unknown properties.
+fn is_property_keyword(keyword_path: &str) -> bool {
+    keyword_path.ends_with("/additionalProperties")
+        || keyword_path.ends_with("/unevaluatedProperties")
 }
 
 /// Whether an `anyOf` branch failed only because the value is not `null`.
@@ -268,12 +321,68 @@ mod tests {
                 "either": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
             },
         });
-        let validator = jsonschema::validator_for(&schema).expect("a valid schema");
-        validator
-            .iter_errors(&params)
-            .flat_map(|error| field_errors(&error))
+        errors_under(&schema, &params)
+    }
+
+    /// The field errors of `params` under `schema`, sorted by path.
+    fn errors_under(schema: &Value, params: &Value) -> Vec<(String, String)> {
+        let validator = jsonschema::validator_for(schema).expect("a valid schema");
+        let mut errors: Vec<(String, String)> = validator
+            .iter_errors(params)
+            .flat_map(|error| field_errors(schema, params, &error))
             .map(|error| (error.path, error.reason))
-            .collect()
+            .collect();
+        errors.sort();
+        errors
+    }
+
+    #[test]
+    fn every_unknown_property_is_an_error_at_the_property_itself() {
+        // Inline subschemas, as a run-time tool's hand-written schema has them.
+        let schema = json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "title": {"type": "string"},
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "properties": {"name": {"type": "string"}},
+                    },
+                },
+                "empty": {"type": "object", "additionalProperties": false},
+            },
+        });
+        let params = json!({
+            "titel": "x",
+            "colour": "red",
+            "items": [{"name": "a"}, {"nmae": "b"}],
+            "empty": {"a/b~c": 1},
+        });
+        assert_eq!(
+            errors_under(&schema, &params),
+            [
+                (
+                    "/colour".to_owned(),
+                    "unknown field `colour`; the fields here are `empty`, `items`, `title`"
+                        .to_owned()
+                ),
+                (
+                    "/empty/a~1b~0c".to_owned(),
+                    "unknown field `a/b~c`; this object takes no fields".to_owned()
+                ),
+                (
+                    "/items/1/nmae".to_owned(),
+                    "unknown field `nmae`; did you mean `name`?".to_owned()
+                ),
+                (
+                    "/titel".to_owned(),
+                    "unknown field `titel`; did you mean `title`?".to_owned()
+                ),
+            ]
+        );
     }
 
     #[test]

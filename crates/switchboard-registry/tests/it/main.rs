@@ -14,4 +14,5 @@ mod invoke_props;
 mod mutation_context;
 mod proposals;
 mod supervision;
+mod unknown_fields;
 mod writes;
