@@ -35,6 +35,24 @@ pub enum OrchestratorError {
         /// The fields the input has.
         known: String,
     },
+    /// A fixed value (`=> field=value`) names a field the input does not have, or does not
+    /// fit the field's type.
+    #[error(
+        "`{tool}` declares the intent \"{intent}\" with the fixed value `{param}={value}`, which \
+         does not fit its input: {reason}"
+    )]
+    InvalidFixedValue {
+        /// The tool.
+        tool: String,
+        /// The intent.
+        intent: String,
+        /// The field the value is for.
+        param: String,
+        /// The value, as written.
+        value: String,
+        /// Why it does not fit.
+        reason: String,
+    },
     /// Two tools declare the same intent.
     #[error("{0}")]
     ConflictingIntents(String),

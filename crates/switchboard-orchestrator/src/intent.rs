@@ -48,9 +48,11 @@ use jiff::civil::Date;
 use serde::{Deserialize, Serialize};
 
 mod dates;
+mod fixed;
 mod matcher;
 mod pattern;
 mod people;
+mod reorder;
 mod suggest;
 #[cfg(test)]
 mod tests;
@@ -63,6 +65,7 @@ pub use words::normalize;
 
 use matcher::{Found, Matcher, params};
 use pattern::Expansion;
+use reorder::matches_reordered;
 use suggest::Ranker;
 use words::Utterance;
 
@@ -105,6 +108,23 @@ pub enum BuildError {
         /// The reading both accept, captures as `{}`.
         shape: String,
     },
+    /// One tool declared two intents that read the same way but set different fixed values,
+    /// so an utterance could not tell which values to send.
+    #[error(
+        "tool `{tool}` accepts {shape:?} through both {existing_pattern:?} and {pattern:?}, \
+         which set different fixed values: an utterance can send only one set, so reword \
+         one of them or give them the same values"
+    )]
+    ConflictingFixedValues {
+        /// The tool.
+        tool: Arc<str>,
+        /// The intent declared first, as declared.
+        existing_pattern: String,
+        /// The intent declared second, as declared.
+        pattern: String,
+        /// The reading both accept, captures as `{}`.
+        shape: String,
+    },
 }
 
 /// What routing needs to know about the world: today's date, and who the caller's
@@ -133,6 +153,14 @@ pub struct IntentTable {
 struct IntentEntry {
     tool: Arc<str>,
     pattern: IntentPattern,
+}
+
+impl IntentEntry {
+    /// Whether a match of `pattern` for `tool` calls what a match of this entry calls: the
+    /// same tool with the same fixed values.
+    fn same_call(&self, tool: &Arc<str>, pattern: &IntentPattern) -> bool {
+        self.tool == *tool && self.pattern.fixed == pattern.fixed
+    }
 }
 
 impl IntentTable {
@@ -219,22 +247,38 @@ impl IntentTable {
                     tool
                 }
             };
-            let is_repeat = entries
-                .iter()
-                .any(|entry| entry.tool == tool && entry.pattern.expansions == pattern.expansions);
+            let is_repeat = entries.iter().any(|entry| {
+                entry.same_call(&tool, &pattern) && entry.pattern.expansions == pattern.expansions
+            });
             if is_repeat {
                 continue;
             }
-            for existing in entries.iter().filter(|entry| entry.tool != tool) {
-                if let Some(shape) = existing.pattern.overlap(&pattern) {
-                    return Err(BuildError::ConflictingIntent {
-                        existing_tool: Arc::clone(&existing.tool),
-                        existing_pattern: existing.pattern.as_str().to_owned(),
+            // Readings may coincide only where they make the same call.
+            for existing in entries
+                .iter()
+                .filter(|entry| !entry.same_call(&tool, &pattern))
+            {
+                let Some(shape) = existing.pattern.overlap(&pattern) else {
+                    continue;
+                };
+                let existing_pattern = existing.pattern.as_str().to_owned();
+                let pattern = pattern.as_str().to_owned();
+                return Err(if existing.tool == tool {
+                    BuildError::ConflictingFixedValues {
                         tool,
-                        pattern: pattern.as_str().to_owned(),
+                        existing_pattern,
+                        pattern,
                         shape,
-                    });
-                }
+                    }
+                } else {
+                    BuildError::ConflictingIntent {
+                        existing_tool: Arc::clone(&existing.tool),
+                        existing_pattern,
+                        tool,
+                        pattern,
+                        shape,
+                    }
+                });
             }
             entries.push(IntentEntry { tool, pattern });
         }
@@ -283,6 +327,33 @@ impl IntentTable {
                     }
                 }
             }
+            // Last, the same words in another order: exact words, capture-free readings, and
+            // only when the best of them make one call.
+            for span in &spans {
+                match self.best_reordered(&words, span.clone()) {
+                    Reordered::One(entry, expansion) => {
+                        tracing::debug!(tool = %entry.tool, intent = entry.pattern.as_str(), "routed with the words reordered");
+                        return Ok(IntentMatch {
+                            tool: Arc::clone(&entry.tool),
+                            intent: entry.pattern.as_str().to_owned(),
+                            params: params(
+                                &entry.pattern,
+                                expansion,
+                                &Found::default(),
+                                &words,
+                                facts.today,
+                            ),
+                        });
+                    }
+                    Reordered::Ambiguous => {
+                        tracing::debug!(
+                            "the words reordered read as intents of different calls; not routed"
+                        );
+                        break;
+                    }
+                    Reordered::Nothing => {}
+                }
+            }
         }
         let (closest, clear_best) = self.closest(&words.normalized);
         Err(NoMatch {
@@ -316,6 +387,40 @@ impl IntentTable {
             }
         }
         best.map(|(_, entry, expansion, found)| (entry, expansion, found))
+    }
+
+    /// The capture-free reading whose words, in another order, are words `span`: the one with
+    /// the most literal words, the first declared among those that make the same call, and
+    /// [`Reordered::Ambiguous`] when the best of them make different calls.
+    fn best_reordered(&self, words: &Utterance<'_>, span: Range<usize>) -> Reordered<'_> {
+        let mut best: Option<(&IntentEntry, &Expansion)> = None;
+        let mut ambiguous = false;
+        for entry in &self.entries {
+            for expansion in &entry.pattern.expansions {
+                if !matches_reordered(&expansion.items, words, span.clone()) {
+                    continue;
+                }
+                match best {
+                    Some((best_entry, best_expansion))
+                        if best_expansion.literals >= expansion.literals =>
+                    {
+                        let tie = best_expansion.literals == expansion.literals;
+                        if tie && !best_entry.same_call(&entry.tool, &entry.pattern) {
+                            ambiguous = true;
+                        }
+                    }
+                    _ => {
+                        best = Some((entry, expansion));
+                        ambiguous = false;
+                    }
+                }
+            }
+        }
+        match best {
+            None => Reordered::Nothing,
+            Some(_) if ambiguous => Reordered::Ambiguous,
+            Some((entry, expansion)) => Reordered::One(entry, expansion),
+        }
     }
 
     /// The tools a normalised utterance is most likely about, each with its first intent, and
@@ -387,6 +492,16 @@ impl IntentTable {
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
+}
+
+/// What an utterance's words, reordered, match.
+enum Reordered<'t> {
+    /// No capture-free reading.
+    Nothing,
+    /// The best reading, which every reading as good makes the same call as.
+    One(&'t IntentEntry, &'t Expansion),
+    /// Readings as good as each other that make different calls.
+    Ambiguous,
 }
 
 /// Edit-distance suggestions below this similarity are noise, not hints.

@@ -19,7 +19,7 @@ use super::{
 };
 
 /// Words that may appear anywhere a pattern has none ("list all the shifts").
-const NOISE_WORDS: &[&str] = &["the", "a", "an", "all", "any", "please"];
+pub(crate) const NOISE_WORDS: &[&str] = &["the", "a", "an", "all", "any", "please"];
 
 /// A match in progress: what each capture took, and how many literal words were typos.
 #[derive(Debug, Default)]
@@ -181,7 +181,8 @@ fn literal_matches(alternatives: &[Box<str>], said: &str, allow_typos: bool) -> 
     is_typo.then_some(true)
 }
 
-/// The params a match fills: captured values, and the defaults of captures left out.
+/// The params a match fills: the pattern's fixed values, captured values, and the defaults of
+/// captures left out.
 pub(crate) fn params(
     pattern: &IntentPattern,
     expansion: &Expansion,
@@ -189,7 +190,11 @@ pub(crate) fn params(
     words: &Utterance<'_>,
     today: Date,
 ) -> BTreeMap<String, String> {
-    let mut params = BTreeMap::new();
+    let mut params: BTreeMap<String, String> = pattern
+        .fixed
+        .iter()
+        .map(|(name, value)| (name.to_string(), value.to_string()))
+        .collect();
     let mut put_dates = |capture: &Capture, span: DateSpan| {
         params.insert(capture.name.to_string(), span.first.to_string());
         if let Some(last_name) = &capture.last_name {

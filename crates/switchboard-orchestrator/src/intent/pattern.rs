@@ -5,11 +5,15 @@
 //! becomes `2^k` plain sequences (at most [`MAX_OPTIONAL_PARTS`] parts), so matching never has
 //! to reason about brackets, and two tools whose sequences coincide are caught at boot.
 
-use std::{collections::BTreeSet, fmt, str::FromStr};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    fmt,
+    str::FromStr,
+};
 
 use jiff::civil::date;
 
-use super::{dates::parse_date_phrase, words::push_normalized_word};
+use super::{dates::parse_date_phrase, fixed, words::push_normalized_word};
 
 #[cfg(test)]
 mod tests;
@@ -137,6 +141,37 @@ pub enum PatternError {
         /// The whitespace-delimited word it appears in.
         word: String,
     },
+    /// A `=>` with no fixed value after it.
+    #[error(
+        "`=>` is followed by no fixed value: write `field=value` after it, e.g. \
+         `what is low on stock => filter=low`, or remove the `=>`"
+    )]
+    NoFixedValues,
+    /// Something after `=>` that is not `field=value`.
+    #[error(
+        "{item:?} after `=>` is not a fixed value: write `field=value` (a field name of ASCII \
+         letters, digits or underscores), e.g. `filter=low`, `limit=5`, `all=true` or \
+         `status=\"on hold\"`, separated by commas or spaces"
+    )]
+    BadFixedValue {
+        /// The item as written.
+        item: String,
+    },
+    /// The same field is given two fixed values.
+    #[error("the field `{name}` is given two fixed values after `=>`: keep one")]
+    DuplicateFixedValue {
+        /// The field's name.
+        name: String,
+    },
+    /// A field both captured and given a fixed value.
+    #[error(
+        "the field `{name}` is both captured (`{{{name}}}`) and given a fixed value after `=>`: \
+         an intent either reads a field from the utterance or sets it, so keep one"
+    )]
+    FixedAndCaptured {
+        /// The field's name.
+        name: String,
+    },
 }
 
 /// What a capture accepts.
@@ -202,7 +237,10 @@ pub(crate) struct Expansion {
 ///   caller's organisation; `{first..last}` captures one date phrase into two params, its
 ///   first and last day (a day, or Monday and Sunday of a week phrase);
 /// - `[...]` is an optional part; a date capture inside one may name a default date phrase,
-///   `{from..to=this week}`, used when the part is left out.
+///   `{from..to=this week}`, used when the part is left out;
+/// - after `=>`, fixed values: params every match sets, `field=value` separated by commas or
+///   spaces (`"what is low on stock => filter=low, limit=5"`; quote a value that holds spaces
+///   or commas, `status="on hold"`). A field is either captured or fixed, not both.
 ///
 /// Two text captures must have a required word between them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -210,6 +248,8 @@ pub struct IntentPattern {
     /// The pattern as declared.
     text: String,
     pub(crate) captures: Vec<Capture>,
+    /// The fixed values after `=>`, by field, as written.
+    pub(crate) fixed: BTreeMap<Box<str>, Box<str>>,
     /// Every reading, the one keeping every optional part first.
     pub(crate) expansions: Vec<Expansion>,
     /// How a person would say it (see [`IntentPattern::example`]).
@@ -226,7 +266,8 @@ struct Piece {
 impl IntentPattern {
     /// Parses an intent pattern (see the type docs for the syntax).
     pub fn parse(pattern: &str) -> Result<Self, PatternError> {
-        let (pieces, captures, group_count) = scan(pattern)?;
+        let (words, fixed_text) = fixed::split(pattern);
+        let (pieces, captures, group_count) = scan(words)?;
         if pieces.is_empty() {
             return Err(PatternError::Empty);
         }
@@ -247,6 +288,15 @@ impl IntentPattern {
                 });
             }
         }
+        let fixed = fixed_text
+            .map(fixed::parse)
+            .transpose()?
+            .unwrap_or_default();
+        if let Some(name) = fixed.keys().find(|name| seen.contains(name)) {
+            return Err(PatternError::FixedAndCaptured {
+                name: name.to_string(),
+            });
+        }
 
         let expansions = (0..1usize << group_count)
             .map(|left_out| expand(&pieces, &captures, left_out))
@@ -255,6 +305,7 @@ impl IntentPattern {
         Ok(IntentPattern {
             text: pattern.to_owned(),
             captures,
+            fixed,
             expansions,
             example,
         })
@@ -270,6 +321,11 @@ impl IntentPattern {
         self.captures
             .iter()
             .flat_map(|capture| std::iter::once(&*capture.name).chain(capture.last_name.as_deref()))
+    }
+
+    /// The fixed values declared after `=>`, `(field, value as written)`, by field name.
+    pub fn fixed_values(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
+        self.fixed.iter().map(|(name, value)| (&**name, &**value))
     }
 
     /// How a person would say it, for suggestions: the required words, optional words before

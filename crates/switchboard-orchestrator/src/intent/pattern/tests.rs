@@ -151,3 +151,71 @@ fn typed_pattern_errors_say_how_to_fix_them() {
             .contains("`{day:date}`")
     );
 }
+
+#[test]
+fn fixed_values_follow_the_arrow() {
+    let pattern = match IntentPattern::parse("what is low on stock => filter=low, limit=5") {
+        Ok(pattern) => pattern,
+        Err(error) => panic!("should parse: {error}"),
+    };
+    assert_eq!(
+        pattern.fixed_values().collect::<Vec<_>>(),
+        [("filter", "low"), ("limit", "5")]
+    );
+    // The arrow and what follows are no words of the intent, and no placeholders.
+    assert_eq!(pattern.example(), "what is low on stock");
+    assert_eq!(pattern.placeholders().count(), 0);
+    assert_eq!(
+        pattern.as_str(),
+        "what is low on stock => filter=low, limit=5"
+    );
+    // A fixed value beside captures of other fields.
+    let pattern = IntentPattern::parse("stock of {item} => filter=all");
+    assert_eq!(
+        pattern.map(|pattern| pattern
+            .placeholders()
+            .map(str::to_owned)
+            .collect::<Vec<_>>()),
+        Ok(vec!["item".to_owned()])
+    );
+}
+
+#[test]
+fn fixed_value_errors_say_how_to_fix_them() {
+    assert_eq!(parse_error("low stock =>"), PatternError::NoFixedValues);
+    assert_eq!(parse_error("=> filter=low"), PatternError::Empty);
+    assert_eq!(
+        parse_error("low stock => filter"),
+        PatternError::BadFixedValue {
+            item: "filter".to_owned()
+        }
+    );
+    assert_eq!(
+        parse_error("low stock => filter=low filter=out"),
+        PatternError::DuplicateFixedValue {
+            name: "filter".to_owned()
+        }
+    );
+    assert_eq!(
+        parse_error("stock that is {filter} => filter=low"),
+        PatternError::FixedAndCaptured {
+            name: "filter".to_owned()
+        }
+    );
+    assert_eq!(
+        parse_error("shifts [{from..to=this week}] => to=2026-11-29"),
+        PatternError::FixedAndCaptured {
+            name: "to".to_owned()
+        }
+    );
+    assert!(
+        parse_error("low stock => filter")
+            .to_string()
+            .contains("`filter=low`")
+    );
+    assert!(
+        parse_error("{filter} stock => filter=low")
+            .to_string()
+            .contains("keep one")
+    );
+}
