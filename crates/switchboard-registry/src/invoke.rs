@@ -31,7 +31,7 @@ use crate::{
     config::AgentMutations,
     job::{Job, JsonRequest, Request, TypedRequest},
     mutation::{self, Claimed},
-    registry::{Shared, ToolRegistry},
+    registry::{Exposure, Shared, ToolRegistry},
     table::{RegisteredTool, ToolTable},
 };
 
@@ -295,7 +295,7 @@ fn admit<'t>(
         Mode::Propose { .. } => Admission::Propose,
         Mode::Direct if agent_proposes => Admission::Propose,
         Mode::Direct | Mode::Approval { .. } => {
-            check_category(tool, caller)?;
+            check_category(shared, table, tool, caller)?;
             Admission::Run
         }
     };
@@ -354,16 +354,14 @@ async fn gate<J: Job>(tool: &RegisteredTool, caller: &Caller, job: J) -> Result<
     }
 }
 
-/// Who may start a call of each category.
+/// Who may start a call of each category: why `caller` may not, or nothing.
 pub(crate) fn category_refusal(category: Category, caller: &Caller) -> Option<&'static str> {
     match (category, caller.initiator) {
         (Category::Read | Category::Propose, _) => None,
         (Category::Execute, Initiator::Human) => None,
-        (Category::Execute, Initiator::Agent) => Some(
-            "must be initiated by a human in a session; an agent acting alone may call a propose tool instead",
-        ),
+        (Category::Execute, Initiator::Agent) => Some("must be initiated by a human in a session"),
         (Category::Restricted, Initiator::Agent) => Some(
-            "never runs on an agent's initiative; a human must start it and confirm it in the session",
+            "never runs on an agent's initiative: a human must start it and confirm it in the session",
         ),
         (Category::Restricted, Initiator::Human) if !caller.confirmed => Some(
             "needs an explicit confirmation by the human in the session; ask them, then call again with the confirmation set",
@@ -372,15 +370,70 @@ pub(crate) fn category_refusal(category: Category, caller: &Caller) -> Option<&'
     }
 }
 
-pub(crate) fn check_category(tool: &RegisteredTool, caller: &Caller) -> Result<(), InvokeError> {
-    match category_refusal(tool.category(), caller) {
-        None => Ok(()),
-        Some(reason) => Err(InvokeError::CategoryDenied {
-            tool: tool.name.to_string(),
-            category: tool.category(),
-            initiator: caller.initiator,
-            reason: reason.to_owned(),
-        }),
+/// Refuses a call the category does not admit from `caller`, saying what would get it done.
+fn check_category(
+    shared: &Shared,
+    table: &ToolTable,
+    tool: &RegisteredTool,
+    caller: &Caller,
+) -> Result<(), InvokeError> {
+    let Some(reason) = category_refusal(tool.category(), caller) else {
+        return Ok(());
+    };
+    let mut reason = reason.to_owned();
+    if caller.initiator == Initiator::Agent {
+        reason.push_str(&agent_alternative(shared, table, tool, caller));
+    }
+    Err(InvokeError::CategoryDenied {
+        tool: tool.name.to_string(),
+        category: tool.category(),
+        initiator: caller.initiator,
+        reason,
+    })
+}
+
+/// What an agent refused a mutation can do instead: call its domain's propose tools that it
+/// may call (its roles grant them and its scope holds them), or, when there are none, ask a
+/// person to run the tool or to approve a proposal of the call.
+fn agent_alternative(
+    shared: &Shared,
+    table: &ToolTable,
+    tool: &RegisteredTool,
+    caller: &Caller,
+) -> String {
+    let propose_tools: Vec<String> = table
+        .iter()
+        .filter(|other| {
+            other.category() == Category::Propose
+                && other.domain.name == tool.domain.name
+                && other.exposure != Exposure::Withheld
+                && other.granted_to(&caller.roles)
+                && shared
+                    .scopes
+                    .allows(caller.agent_type.as_ref(), &other.name)
+        })
+        .map(|other| format!("`{}`", other.name))
+        .collect();
+    match propose_tools.as_slice() {
+        [] => {
+            let confirmation = if tool.category() == Category::Restricted {
+                " with their confirmation"
+            } else {
+                ""
+            };
+            format!(
+                "; the `{}` domain has no propose tool for an agent to call instead: ask a person \
+                 to run it{confirmation}, or to approve it as a proposal{confirmation} (stored by \
+                 `ToolRegistry::propose`, or by the registry under `AgentMutations::Propose`; \
+                 decided with `switchboard approve`)",
+                tool.domain.name
+            )
+        }
+        [only] => format!("; an agent acting alone may call the propose tool {only} instead"),
+        several => format!(
+            "; an agent acting alone may call one of the propose tools {} instead",
+            several.join(", ")
+        ),
     }
 }
 

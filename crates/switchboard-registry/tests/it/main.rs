@@ -8,6 +8,7 @@
 mod common;
 mod vault;
 
+mod category_advice;
 mod dispatch;
 mod idempotency;
 mod invoke_props;
