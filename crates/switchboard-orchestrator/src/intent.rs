@@ -28,6 +28,14 @@
 //!   exact words and only then allowing typos. The first of these readings that matches
 //!   decides; within it, the intent with more literal words wins, then the one with fewer
 //!   typos, then the one with fewer captures, then the one declared first.
+//! - Only when none of those matches, the same two spans are read with their words in any
+//!   order ("tell me who I am" for "who am i"): exact words, readings without captures (an
+//!   optional capture left out takes its default), every literal paired with a word of its
+//!   own and every other word a noise word. The reading with more literal words wins; when
+//!   the best ones would make different calls (another tool, other fixed values), nothing is
+//!   routed.
+//! - An intent's fixed values (`=> filter=low`) are params of every match of it, beside what
+//!   its captures took.
 //! - When none does, [`NoMatch`] ranks the tools the utterance is about (BM25 over intents,
 //!   titles and descriptions) and says when one is clearly the best.
 //!
@@ -556,8 +564,9 @@ pub struct IntentMatch {
     pub tool: Arc<str>,
     /// The intent pattern that matched, as declared.
     pub intent: String,
-    /// The params the captures filled (dates as `YYYY-MM-DD`, users as ids), and the defaults
-    /// of the optional parts left out; empty for an intent without captures.
+    /// The params the captures filled (dates as `YYYY-MM-DD`, users as ids), the defaults of
+    /// the optional parts left out, and the intent's fixed values, all as text; empty for an
+    /// intent without captures or fixed values.
     pub params: BTreeMap<String, String>,
 }
 
