@@ -64,14 +64,15 @@ pub mod prelude {
 }
 
 /// Serving the registry to MCP clients, over stdio or streamable HTTP, with the same checks and
-/// audit as any other call (`docs/mcp.md` has the details).
+/// audit as any other call (`docs/mcp.md` has the details). `ServerInfo`
+/// sets the name, version and instructions the server answers `initialize` with.
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp {
     pub use switchboard_mcp::{
         HttpAuth, HttpConfig, HttpConfigError, HttpLimits, HttpServer, Identity, MCP_PATH,
-        McpError, McpServer, NavigationMode, TokenFileError, TokenTable, serve_http,
-        serve_http_with, serve_io, serve_stdio, serve_stdio_with, token_sha256_hex,
+        McpError, McpServer, NavigationMode, ServerInfo, TokenFileError, TokenTable, serve_http,
+        serve_http_with, serve_io, serve_io_with, serve_stdio, serve_stdio_with, token_sha256_hex,
     };
 }
 

@@ -9,6 +9,7 @@ mod approvals;
 mod ask_utterances;
 mod audit_store;
 mod categories_and_permissions;
+mod embed_guide;
 mod navigation;
 mod orchestrator_chain;
 mod runtime_tools;
