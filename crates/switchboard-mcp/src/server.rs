@@ -38,7 +38,9 @@ use std::{
 };
 
 use serde_json::Value;
-use switchboard_core::{CallContext, CorrelationId, ProgressNotifier, SessionId, mint_id};
+use switchboard_core::{
+    CallContext, CorrelationId, FieldError, InvokeError, ProgressNotifier, SessionId, mint_id,
+};
 use switchboard_registry::ToolRegistry;
 
 use rmcp::{
@@ -342,7 +344,17 @@ impl McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let scope = RequestScope::from_meta(&context.meta)?;
+        let scope = match RequestScope::from_meta(&context.meta) {
+            Ok(scope) => scope,
+            Err(refused) => {
+                let refusal = InvokeError::InvalidInput {
+                    tool: request.name.to_string(),
+                    errors: vec![FieldError::new("", refused.message.clone())],
+                };
+                self.record_refusal(&request, &context, refusal).await;
+                return Err(refused);
+            }
+        };
         let mut call_context = self.call_context(&context, &scope);
         if let Some(navigation) = &self.navigation {
             if navigation.tool(&request.name).is_some() {
@@ -351,6 +363,14 @@ impl McpServer {
                     .await;
             }
             if navigation.hides_plain_tools() {
+                let refusal = InvokeError::ToolNotFound {
+                    name: request.name.to_string(),
+                    suggestions: vec![
+                        navigation::NAVIGATE.to_owned(),
+                        navigation::EXECUTE_ACTION.to_owned(),
+                    ],
+                };
+                self.record_refusal(&request, &context, refusal).await;
                 return Err(ErrorData::invalid_params(
                     format!(
                         "no tool `{}` here: this server offers `{}` and `{}`; start with \
@@ -397,6 +417,28 @@ impl McpServer {
                 .is_some_and(|descriptor| descriptor.returns_content())
         };
         result::call_result(outcome, returns_content).map(Into::into)
+    }
+
+    /// Audits `refusal` of `request`, a call refused here before the registry or the navigator
+    /// was asked (so that it leaves one record, as their refusals do), in the request's
+    /// session with its correlation id and without its thread or project (the `_meta` naming
+    /// them may be what was refused). The client is answered the protocol error either way: a
+    /// record that cannot be written is logged.
+    async fn record_refusal(
+        &self,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        refusal: InvokeError,
+    ) {
+        let call_context = self.call_context(context, &RequestScope::default());
+        let params = Value::Object(request.arguments.clone().unwrap_or_default());
+        let recorded = self
+            .registry
+            .record_refusal(&request.name, &params, &call_context, refusal)
+            .await;
+        if let InvokeError::AuditFailed { reason, .. } = recorded {
+            tracing::error!(tool = %request.name, %reason, "a refused MCP tools/call could not be audited");
+        }
     }
 
     /// The answer to a call of a navigation meta-tool, unless the client cancels it first.

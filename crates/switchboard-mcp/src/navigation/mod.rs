@@ -18,6 +18,13 @@
 //! `isError` and the error's JSON (`{"kind", "message", ...}`, the kind being
 //! [`NavError::kind`]) in `_meta`.
 //!
+//! Every refusal leaves one audit record, wherever it is made. The navigator and the registry
+//! audit theirs; the refusals made here, before the navigator is asked (arguments that do not
+//! fit a meta-tool's input schema, a `page_state` that does not open), are audited through
+//! [`ToolRegistry::record_refusal`](switchboard_registry::ToolRegistry::record_refusal): under
+//! the meta-tool's name with the arguments as sent, or, for a `page_state`, under the action's
+//! name with its params, as the navigator records the refusals it makes before an action runs.
+//!
 //! The same pages are resources ([`resources`]) at `switchboard:///<path>`.
 
 mod page_state;
@@ -28,7 +35,7 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResult, ContentBlock, Resource, Tool};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use switchboard_core::{CallContext, schema::schema_of};
+use switchboard_core::{CallContext, FieldError, InvokeError, ToolError, schema::schema_of};
 use switchboard_navigation::{ActionOutcome, NavError, Navigator, PageView};
 
 use crate::{approval::StateKey, identity::Identity, result};
@@ -148,7 +155,10 @@ impl Navigation {
                     self.navigate(&arguments.url, identity, state_key, context)
                         .await
                 }
-                Err(error) => invalid_arguments(name, &error),
+                Err(error) => {
+                    self.refuse_arguments(name, &arguments, &error, context)
+                        .await
+                }
             }
         } else {
             match ExecuteArguments::deserialize(&arguments) {
@@ -156,8 +166,56 @@ impl Navigation {
                     self.execute_action(arguments, identity, state_key, context)
                         .await
                 }
-                Err(error) => invalid_arguments(name, &error),
+                Err(error) => {
+                    self.refuse_arguments(name, &arguments, &error, context)
+                        .await
+                }
             }
+        }
+    }
+
+    /// Refuses a call of the meta-tool `tool` whose `arguments` do not fit its input schema,
+    /// and audits the refusal.
+    async fn refuse_arguments(
+        &self,
+        tool: &str,
+        arguments: &Value,
+        error: &serde_json::Error,
+        context: &CallContext,
+    ) -> CallToolResult {
+        let message =
+            format!("invalid arguments for `{tool}`: {error}; see its input schema in tools/list");
+        let refusal = InvokeError::InvalidInput {
+            tool: tool.to_owned(),
+            errors: vec![FieldError::new("", error.to_string())],
+        };
+        let answer = result::refusal(
+            message.clone(),
+            json!({"kind": "invalid_input", "tool": tool, "message": message}),
+        );
+        self.audited(tool, arguments, context, refusal, answer)
+            .await
+    }
+
+    /// `answer`, once `refusal` of a call of `tool` with `params` is audited; if the record
+    /// cannot be written, the refusal that says so (`audit_failed`) instead.
+    async fn audited(
+        &self,
+        tool: &str,
+        params: &Value,
+        context: &CallContext,
+        refusal: InvokeError,
+        answer: CallToolResult,
+    ) -> CallToolResult {
+        let registry = self.0.navigator.registry();
+        match registry
+            .record_refusal(tool, params, context, refusal)
+            .await
+        {
+            audit_failed @ InvokeError::AuditFailed { .. } => {
+                result::refusal(audit_failed.to_string(), result::error_json(&audit_failed))
+            }
+            _ => answer,
         }
     }
 
@@ -199,20 +257,27 @@ impl Navigation {
             params,
             page_state,
         } = arguments;
+        let params = Value::Object(params.unwrap_or_default());
         let seen_version = match page_state {
             Some(token) => match page_state::open(state_key, identity, &url, &token) {
                 Ok(version) => Some(version),
                 Err(refused) => {
                     let message = refused.to_string();
-                    return result::refusal(
+                    let refusal = InvokeError::GateRefused {
+                        tool: action.clone(),
+                        error: ToolError::new("invalid_page_state", message.clone()),
+                    };
+                    let answer = result::refusal(
                         message.clone(),
                         json!({"kind": "invalid_page_state", "message": message, "url": url}),
                     );
+                    return self
+                        .audited(&action, &params, context, refusal, answer)
+                        .await;
                 }
             },
             None => None,
         };
-        let params = Value::Object(params.unwrap_or_default());
         let outcome = match self
             .0
             .navigator
@@ -312,16 +377,6 @@ pub(crate) fn nav_error_json(error: &NavError) -> Value {
         }
         _ => json!({"kind": error.kind(), "message": message}),
     }
-}
-
-/// A meta-tool's arguments that do not fit its input schema.
-fn invalid_arguments(tool: &str, error: &serde_json::Error) -> CallToolResult {
-    let message =
-        format!("invalid arguments for `{tool}`: {error}; see its input schema in tools/list");
-    result::refusal(
-        message.clone(),
-        json!({"kind": "invalid_input", "tool": tool, "message": message}),
-    )
 }
 
 /// The output schema of `navigate`: a [`PageView`] with its `page_state`.

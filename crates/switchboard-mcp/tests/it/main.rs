@@ -10,6 +10,7 @@ use switchboard_domains as _;
 mod approval_support;
 mod common;
 mod http_support;
+mod stdio_support;
 
 mod mcp_approvals;
 mod mcp_cancel;
@@ -17,6 +18,7 @@ mod mcp_http;
 mod mcp_http_load;
 mod mcp_navigation;
 mod mcp_notifications;
+mod mcp_refusals_audited;
 mod mcp_resources;
 mod mcp_server;
 mod mcp_server_info;

@@ -1,16 +1,16 @@
 //! `initialize` answers with the configured [`ServerInfo`]: its name and version as
 //! `serverInfo`, its instructions as the opening paragraph of `instructions` (the paragraphs
-//! an application adds still follow), over stdio ([`serve_io_with`] over a pipe) and over
+//! an application adds still follow), over stdio (`serve_io_with` over a pipe) and over
 //! streamable HTTP ([`HttpConfig::with_server_info`]); without one, `switchboard`.
 
 use serde_json::{Value, json};
-use switchboard_mcp::{HttpAuth, HttpConfig, McpServer, ServerInfo, serve_io_with};
+use switchboard_mcp::{HttpAuth, HttpConfig, McpServer, ServerInfo};
 use switchboard_registry::ToolRegistry;
-use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 
 use crate::{
     common::{admin, bounded, registry},
     http_support::{http, initialize, loopback, message_of, post, start},
+    stdio_support::StdioClient,
 };
 
 /// The application's own name, version and instructions.
@@ -20,32 +20,9 @@ fn rota_service() -> ServerInfo {
 
 /// The `result` of `initialize`, asked over a pipe of [`serve_io_with`] serving `server`.
 async fn initialize_over_stdio(server: McpServer) -> Value {
-    let (client, server_end) = tokio::io::duplex(64 * 1024);
-    let (server_read, server_write) = tokio::io::split(server_end);
-    let serving = tokio::spawn(serve_io_with(server, server_read, server_write));
-    let (client_read, mut writer) = tokio::io::split(client);
-    let mut lines = BufReader::new(client_read).lines();
-    let line = format!("{}\n", initialize());
-    bounded("writing initialize", writer.write_all(line.as_bytes()))
-        .await
-        .expect("the server reads");
-    let answer = bounded("reading the answer", lines.next_line())
-        .await
-        .expect("the pipe is readable")
-        .expect("an answer");
-    bounded("closing the input", writer.shutdown())
-        .await
-        .expect("closes");
-    while bounded("draining", lines.next_line())
-        .await
-        .expect("the pipe is readable")
-        .is_some()
-    {}
-    bounded("the server ending", serving)
-        .await
-        .expect("the server task ends")
-        .expect("the server ends cleanly");
-    let answer: Value = serde_json::from_str(&answer).expect("the answer is JSON");
+    let mut client = StdioClient::serve(server);
+    let answer = client.request(&initialize()).await;
+    client.finish().await;
     answer["result"].clone()
 }
 
