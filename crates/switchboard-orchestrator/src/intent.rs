@@ -73,7 +73,7 @@ pub use words::normalize;
 
 use matcher::{Found, Matcher, params};
 use pattern::Expansion;
-use reorder::matches_reordered;
+use reorder::{SpanWords, matches_reordered};
 use suggest::Ranker;
 use words::Utterance;
 
@@ -401,11 +401,12 @@ impl IntentTable {
     /// the most literal words, the first declared among those that make the same call, and
     /// [`Reordered::Ambiguous`] when the best of them make different calls.
     fn best_reordered(&self, words: &Utterance<'_>, span: Range<usize>) -> Reordered<'_> {
+        let span = SpanWords::new(words, span);
         let mut best: Option<(&IntentEntry, &Expansion)> = None;
         let mut ambiguous = false;
         for entry in &self.entries {
             for expansion in &entry.pattern.expansions {
-                if !matches_reordered(&expansion.items, words, span.clone()) {
+                if !matches_reordered(&expansion.items, &span) {
                     continue;
                 }
                 match best {

@@ -15,22 +15,43 @@ use std::ops::Range;
 
 use super::{matcher::NOISE_WORDS, pattern::Item, words::Utterance};
 
-/// Whether words `span` of `words` are exactly the literals of `items` in some order, plus
-/// noise words. `false` when `items` holds a capture.
-pub(crate) fn matches_reordered(items: &[Item], words: &Utterance<'_>, span: Range<usize>) -> bool {
-    let mut literals: Vec<&[Box<str>]> = Vec::with_capacity(items.len());
-    for item in items {
-        match item {
-            Item::Literal(alternatives) => literals.push(alternatives),
-            Item::Capture(_) => return false,
-        }
+/// An utterance's words in a span, normalised, ready to be compared with readings in any order.
+pub(crate) struct SpanWords<'u> {
+    said: Vec<&'u str>,
+    /// How many of them are not noise words.
+    required: usize,
+}
+
+impl<'u> SpanWords<'u> {
+    pub(crate) fn new(words: &'u Utterance<'u>, span: Range<usize>) -> Self {
+        let said: Vec<&str> = span.map(|at| words.normalized_word(at)).collect();
+        let required = said.iter().filter(|word| !is_noise(word)).count();
+        Self { said, required }
     }
-    let said: Vec<&str> = span.map(|at| words.normalized_word(at)).collect();
-    let is_noise = |word: &str| NOISE_WORDS.contains(&word);
-    let required_words = said.iter().filter(|word| !is_noise(word)).count();
-    if said.len() < literals.len() || required_words > literals.len() {
+}
+
+/// Whether `word` (normalised) may appear where a reading has no word.
+fn is_noise(word: &str) -> bool {
+    NOISE_WORDS.contains(&word)
+}
+
+/// Whether the words of `span` are exactly the literals of `items` in some order, plus noise
+/// words. `false` when `items` holds a capture.
+pub(crate) fn matches_reordered(items: &[Item], span: &SpanWords<'_>) -> bool {
+    let said = &span.said;
+    let fits = items.iter().all(|item| matches!(item, Item::Literal(_)))
+        && said.len() >= items.len()
+        && span.required <= items.len();
+    if !fits {
         return false;
     }
+    let literals: Vec<&[Box<str>]> = items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Literal(alternatives) => Some(&**alternatives),
+            Item::Capture(_) => None,
+        })
+        .collect();
     let mut pairing = Pairing {
         accepts: &|literal: usize, word: usize| {
             literals[literal]
@@ -119,7 +140,8 @@ mod tests {
             Err(error) => panic!("{pattern:?} should parse: {error}"),
         };
         let words = Utterance::tokenize(utterance);
-        matches_reordered(&pattern.expansions[0].items, &words, 0..words.len())
+        let span = SpanWords::new(&words, 0..words.len());
+        matches_reordered(&pattern.expansions[0].items, &span)
     }
 
     #[test]
