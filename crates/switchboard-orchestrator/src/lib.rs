@@ -21,6 +21,7 @@
 //!     ("core_get_current_user", "me"),
 //!     ("roster_list_shifts", "[list] shifts [{from..to=this week}]"),
 //!     ("roster_list_shifts", "[list] shifts from {from:date} to {to:date}"),
+//!     ("roster_list_shifts", "[list] open shifts [{from..to=this week}] => open_only=true"),
 //! ])?;
 //! // Routing is deterministic: today's date comes in, with who the caller's colleagues are.
 //! let facts = Facts { today: date(2026, 11, 26), people: People::NoDirectory };
@@ -35,6 +36,14 @@
 //! // An optional part left out takes its default: this week, Monday to Sunday.
 //! let matched = table.route("list shifts", &facts)?;
 //! assert_eq!(matched.params["to"], "2026-11-29");
+//!
+//! // An intent's fixed values (after `=>`) are params of every match of it.
+//! let matched = table.route("list open shifts next week", &facts)?;
+//! assert_eq!(matched.params["open_only"], "true");
+//! assert_eq!(matched.params["from"], "2026-11-30");
+//!
+//! // The words of an intent without captures may come in another order.
+//! assert_eq!(&*table.route("tell me who I am", &facts)?.tool, "core_get_current_user");
 //!
 //! // Only whole utterances match: "me" is an intent, "assign me a shift" is not.
 //! assert!(table.route("assign me a shift", &facts).is_err());
