@@ -7,7 +7,7 @@
 //!   bytes of one real `core_get_current_user` answer captured from Switchboard at start-up, on
 //!   a listener with `TCP_NODELAY`. No MCP server on the same HTTP stack can answer faster.
 //! - **switchboard**: the binary, started as users start it (`serve --http 127.0.0.1:0 --org
-//!   acme --user alice --role admin`, every check on, the default audit store), on both
+//!   acme --user alice --role admin`, every check on, the memory audit store), on both
 //!   protocol revisions: 2025-11-25 (a session: `initialize`, `notifications/initialized`, then
 //!   calls with `Mcp-Session-Id`) and 2026-07-28 (stateless: every call carries its protocol
 //!   version in a header and in `_meta`).

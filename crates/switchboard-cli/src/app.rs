@@ -117,6 +117,9 @@ fn try_run(cli: Cli) -> anyhow::Result<Exit> {
     if flags.approvals.approvals.is_none() && !file.approvals.names_store() {
         flags.approvals.approvals = cli.command.default_approvals()?;
     }
+    if flags.audit.audit.is_none() && !file.audit.names_store() {
+        flags.audit.audit = cli.command.default_audit()?;
+    }
     let audit = AuditSetup::resolve(&flags.audit, &flags.audit_writer, &file.audit)?;
     let approvals = ApprovalsSetup::resolve(&flags.approvals, &file.approvals)?;
     let mounts = MountsSetup::resolve(&cli.command.mount_args())?;

@@ -1,8 +1,10 @@
 //! Where the binary keeps proposals and idempotency keys, and what an agent's mutation does:
 //! from the config file, then the flags.
 //!
-//! Chosen once, at startup, before the runtime boots: `--approvals memory` (the default: each
-//! process starts with no proposals and no keys) or `--approvals sqlite:PATH`, one database file
+//! Chosen once, at startup, before the runtime boots: `--approvals memory` (each process starts
+//! with no proposals and no keys; the default of the one-shot commands) or
+//! `--approvals sqlite:PATH` (the default of `serve` and of the `workflow` commands is
+//! `sqlite:STATE_DIR/approvals.db`, see [`crate::workflows_setup`]), one database file
 //! for both stores, so that `switchboard approve` in one process decides a proposal another
 //! process stored, and a mutation retried with the same `--idempotency-key` in a new process
 //! replays its first result instead of running again. `--agent-mutations propose` stores an
@@ -51,8 +53,9 @@ pub(crate) enum SynchronousChoice {
 #[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "Approvals")]
 pub(crate) struct ApprovalsArgs {
-    /// Where proposals and idempotency keys are kept: `memory` (default; gone at exit) or
-    /// `sqlite:PATH` (created if missing; shared by every process that names it).
+    /// Where proposals and idempotency keys are kept: `memory` (gone at exit) or `sqlite:PATH`
+    /// (created if missing; shared by every process that names it). Default:
+    /// `sqlite:STATE_DIR/approvals.db` for `serve` and `workflow`, `memory` for the others.
     #[arg(long, value_name = "STORE", env = "SWITCHBOARD_APPROVALS")]
     pub(crate) approvals: Option<StoreChoice>,
 

@@ -18,6 +18,7 @@ use crate::{
     approvals_setup::ApprovalsArgs,
     audit_setup::{AuditStoreArgs, AuditWriterArgs},
     commands::audit::AuditArgs,
+    commands::navigate::{ActArgs, NavigateArgs},
     commands::proposals::{ApproveArgs, ProposalsArgs, RejectArgs},
     config_file::StoreChoice,
     identity::{IdentityArgs, ServeIdentityArgs},
@@ -27,7 +28,7 @@ use switchboard_workflows::GraphFormat;
 
 /// Text shown after `--help`: where identity comes from, and the exit codes.
 const AFTER_HELP: &str = "\
-Identity (for `call`, `ask` and `serve`) comes from --org, --user, --role, --initiator or
+Identity (for `call`, `ask`, `navigate`, `act` and `serve`) comes from --org, --user, --role, --initiator or
 from the environment: SWITCHBOARD_ORG, SWITCHBOARD_USER, SWITCHBOARD_ROLE (comma-separated)
 and SWITCHBOARD_INITIATOR. The organisation and the user are never guessed: leave them out and
 the call is refused with `missing_context` (and `serve` refuses to start). Session and
@@ -67,6 +68,11 @@ pub(crate) enum Command {
     /// Route an utterance through the orchestrator, call the tool it reaches, and print the
     /// route, the result and the audit record.
     Ask(AskArgs),
+    /// Open a page at a URL (`/` lists them) and print it with the actions offered to you
+    /// there, as markdown (or JSON with its version and audit records).
+    Navigate(NavigateArgs),
+    /// Run an action a page offers, and print its result and the page it leads to.
+    Act(ActArgs),
     /// Serve every tool the identity may call to an MCP client, over stdio or streamable HTTP.
     Serve(ServeArgs),
     /// List the records of a persistent audit store (`--audit sqlite:PATH`), or export them.
@@ -95,6 +101,8 @@ impl Command {
             Command::Tools(args) => args.json,
             Command::Call(args) => args.json,
             Command::Ask(args) => args.json,
+            Command::Navigate(args) => args.json,
+            Command::Act(args) => args.json,
             Command::Audit(args) => args.json,
             Command::Proposals(args) => args.json,
             Command::Approve(args) => args.json,
@@ -112,6 +120,8 @@ impl Command {
         match self {
             Command::Call(args) => args.registry.clone(),
             Command::Ask(args) => args.registry.clone(),
+            Command::Navigate(args) => args.registry.clone(),
+            Command::Act(args) => args.registry.clone(),
             Command::Serve(args) => args.registry.clone(),
             Command::Proposals(args) => args.registry.clone(),
             Command::Approve(args) => args.registry.clone(),
@@ -126,15 +136,26 @@ impl Command {
     }
 
     /// The approvals store this command uses when neither `--approvals` nor the config file
-    /// names one: the `workflow` commands that run steps keep theirs in the state directory
-    /// (see [`crate::workflows_setup`]); the others keep the in-memory default.
+    /// names one: `serve` and the `workflow` commands that run steps keep theirs in the state
+    /// directory (see [`crate::workflows_setup`]); the others keep the in-memory default.
     pub(crate) fn default_approvals(&self) -> Result<Option<StoreChoice>, UsageError> {
         match self {
+            Command::Serve(args) => args.workflow_store.default_approvals().map(Some),
             Command::Workflow(args) => args
                 .action
                 .store_args()
                 .map(WorkflowStoreArgs::default_approvals)
                 .transpose(),
+            _ => Ok(None),
+        }
+    }
+
+    /// The audit store this command uses when neither `--audit` nor the config file names
+    /// one: `serve`, whose records must outlive a restart, keeps them in the state directory;
+    /// the others keep the in-memory default.
+    pub(crate) fn default_audit(&self) -> Result<Option<StoreChoice>, UsageError> {
+        match self {
+            Command::Serve(args) => args.workflow_store.default_audit().map(Some),
             _ => Ok(None),
         }
     }
@@ -159,7 +180,10 @@ impl Command {
                 WorkflowAction::Cancel(args) => args.mounts.clone(),
                 _ => MountArgs::default(),
             },
+            // Pages are the linked domains'; a mounted server has none.
             Command::Schema(_)
+            | Command::Navigate(_)
+            | Command::Act(_)
             | Command::Audit(_)
             | Command::Proposals(_)
             | Command::Approve(_)

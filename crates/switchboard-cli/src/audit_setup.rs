@@ -1,8 +1,10 @@
 //! Which audit store the binary writes to, and how: from the config file, then the flags.
 //!
-//! The store is chosen once, at startup, before the runtime boots: `--audit memory` (the
-//! default) or `--audit sqlite:PATH`, with the durability, the full-queue policy, the queue size
-//! and the retention age beside it. The same keys live under `[audit]` in the config file
+//! The store is chosen once, at startup, before the runtime boots: `--audit memory` or
+//! `--audit sqlite:PATH`, with the durability, the full-queue policy, the queue size and the
+//! retention age beside it. A one-shot command defaults to memory; `serve`, whose records
+//! must outlive a restart, to `sqlite:STATE_DIR/audit.db` (see [`crate::workflows_setup`] for
+//! the state directory). The same keys live under `[audit]` in the config file
 //! (`--config FILE` or `SWITCHBOARD_CONFIG`); a flag wins over the file. A store that cannot be
 //! opened — a corrupt file, a directory that cannot be written — stops the binary with a usage
 //! error naming the path: it never falls back to memory, which would lose the records silently.
@@ -53,8 +55,8 @@ pub(crate) struct AuditStoreArgs {
     #[arg(long, global = true, value_name = "FILE", env = "SWITCHBOARD_CONFIG")]
     pub(crate) config: Option<PathBuf>,
 
-    /// Where audit records go: `memory` (default; gone at exit) or `sqlite:PATH` (created if
-    /// missing).
+    /// Where audit records go: `memory` (gone at exit) or `sqlite:PATH` (created if missing).
+    /// Default: `sqlite:STATE_DIR/audit.db` for `serve`, `memory` for the other commands.
     #[arg(long, global = true, value_name = "STORE", env = "SWITCHBOARD_AUDIT")]
     pub(crate) audit: Option<StoreChoice>,
 }
@@ -87,6 +89,13 @@ pub(crate) struct AuditFile {
     when_full: Option<WhenFullChoice>,
     queue_capacity: Option<usize>,
     retention: Option<String>,
+}
+
+impl AuditFile {
+    /// Whether the file names a store (`[audit] store`).
+    pub(crate) fn names_store(&self) -> bool {
+        self.store.is_some()
+    }
 }
 
 /// The resolved choice, before anything is opened.

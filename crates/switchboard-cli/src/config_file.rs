@@ -30,6 +30,16 @@ impl StoreChoice {
     }
 }
 
+/// As a flag names it: `memory` or `sqlite:PATH`.
+impl std::fmt::Display for StoreChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreChoice::Memory => f.write_str("memory"),
+            StoreChoice::Sqlite(path) => write!(f, "sqlite:{}", path.display()),
+        }
+    }
+}
+
 impl FromStr for StoreChoice {
     type Err = String;
 
@@ -133,6 +143,14 @@ mod tests {
     #[test]
     fn store_names_are_checked() {
         assert_eq!("memory".parse(), Ok(StoreChoice::Memory));
+        for name in [
+            "memory",
+            "sqlite:a.db",
+            "sqlite:/var/lib/switchboard/audit.db",
+        ] {
+            let choice: StoreChoice = name.parse().expect("a store name");
+            assert_eq!(choice.to_string(), name, "printed as a flag names it");
+        }
         assert_eq!(
             "sqlite:a.db".parse(),
             Ok(StoreChoice::Sqlite(PathBuf::from("a.db")))

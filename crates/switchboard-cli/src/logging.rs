@@ -1,4 +1,5 @@
-//! Logs: `tracing` events go to standard error, filtered by `RUST_LOG` (default: warnings).
+//! Logs: `tracing` events go to standard error, filtered by `RUST_LOG` (default: warnings, and
+//! `serve`'s start-up lines saying where it keeps each store).
 //!
 //! Standard output belongs to results (and to exactly one JSON object under `--json`), so no
 //! log line may ever land there. Under `serve`, a second layer forwards each MCP call's events
@@ -17,7 +18,8 @@ use tracing_subscriber::{EnvFilter, prelude::*};
 /// The filter used when `RUST_LOG` is unset or invalid. rmcp logs every JSON-RPC error it
 /// answers (a client's mistake, such as an unknown tool) as a warning with a Rust debug dump;
 /// our server logs those itself, at info, in its own words, so rmcp's are left to errors.
-const DEFAULT_FILTER: &str = "warn,rmcp::service=error";
+/// `serve`'s start-up lines saying where each store is kept are shown at info.
+const DEFAULT_FILTER: &str = "warn,rmcp::service=error,switchboard::stores=info";
 
 /// Installs the subscriber, with the MCP log layer when `serving_mcp`. Safe to call once per
 /// process.

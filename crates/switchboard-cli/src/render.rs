@@ -16,6 +16,8 @@ use switchboard::{
     AskError, AuditRecord, Category, InvokeError, Route, ToolDescriptor, audit::ActionEvent,
 };
 
+use switchboard_navigation::{ActionOutcome, NavError};
+
 use crate::{
     escape::escape_controls,
     output::{Tone, paint},
@@ -209,6 +211,67 @@ pub(crate) fn ask_refusal(
     refusal(
         error.kind().as_str(),
         error.route(),
+        &reason,
+        &details,
+        hints,
+        audit,
+        correlation_id,
+    )
+}
+
+/// A successful `act`: the action and its tool, the result (or the proposal it became), the
+/// page it leads to (`page`, its markdown, escaped already), then the audit records.
+pub(crate) fn action_success(
+    outcome: &ActionOutcome,
+    page: &str,
+    audit: &[AuditRecord],
+    correlation_id: &str,
+) -> String {
+    let stream = Stream::Stdout;
+    let done = if outcome.proposal.is_some() {
+        paint("proposed", Tone::Notice, stream)
+    } else {
+        paint("ok", Tone::Good, stream)
+    };
+    let mut text = format!(
+        "{} {done} ({})\n",
+        paint(&escape_controls(outcome.action), Tone::Name, stream),
+        escape_controls(&outcome.tool)
+    );
+    if let Some(proposal) = &outcome.proposal {
+        let id = escape_controls(proposal.id.as_str());
+        text.push_str(&format!(
+            "proposal {id} waits for a person with the tool's permission: switchboard approve \
+             {id} (with the same --approvals store)\n"
+        ));
+    }
+    text.push_str(&replay_line(audit));
+    text.push_str(&pretty(&outcome.result));
+    text.push_str(&format!(
+        "\n{} {}\n\n",
+        paint("next:", Tone::Heading, stream),
+        escape_controls(&outcome.next_url)
+    ));
+    text.push_str(page);
+    text.push('\n');
+    text.push_str(&audit_section(audit, correlation_id, stream));
+    text
+}
+
+/// A refused `navigate` or `act`: kind, reason, what to do, audit.
+pub(crate) fn nav_refusal(
+    error: &NavError,
+    hints: &[String],
+    audit: &[AuditRecord],
+    correlation_id: &str,
+) -> String {
+    let (reason, details) = match error {
+        NavError::Invoke(invoke) => explain_invoke(invoke),
+        other => (other.to_string(), Vec::new()),
+    };
+    refusal(
+        error.kind(),
+        None,
         &reason,
         &details,
         hints,

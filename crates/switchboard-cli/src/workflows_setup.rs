@@ -13,6 +13,12 @@
 //! "this already ran" instead of running it twice. It also holds the proposals an agent's run
 //! waits for, so that `switchboard approve` in another process can decide them.
 //!
+//! `serve` keeps all three there by default: its runs, its proposals and keys (`approvals.db`:
+//! a mutation retried after a restart replays its first result, and a pending proposal can
+//! still be approved), and its audit records (`audit.db`). Every store is a SQLite file in WAL
+//! mode, built to be shared: two processes on one state directory both work, each commit
+//! waiting for the other's write lock rather than failing.
+//!
 //! The engine rebuilds a stored run's definition by validating the document the run keeps
 //! against the tools linked into this binary, so a resumed run is checked as strictly as a
 //! started one.
@@ -34,6 +40,8 @@ use crate::{app::UsageError, config_file::StoreChoice};
 pub(crate) const WORKFLOWS_FILE: &str = "workflows.db";
 /// The file of the approvals and idempotency store in the state directory.
 pub(crate) const APPROVALS_FILE: &str = "approvals.db";
+/// The file of `serve`'s audit store in the state directory.
+pub(crate) const AUDIT_FILE: &str = "audit.db";
 
 /// The workflow store flags.
 #[derive(Debug, Clone, Default, Args)]
@@ -46,8 +54,8 @@ pub(crate) struct WorkflowStoreArgs {
 
     /// The state directory (created if missing): `workflows.db` and, unless `--approvals` is
     /// given, `approvals.db`, whose idempotency keys make a step that was in flight at a crash
-    /// run at most once when the run is resumed. Default: `$XDG_STATE_HOME/switchboard`, else
-    /// `~/.local/state/switchboard`.
+    /// run at most once when the run is resumed; for `serve`, also `audit.db` unless `--audit`
+    /// is given. Default: `$XDG_STATE_HOME/switchboard`, else `~/.local/state/switchboard`.
     #[arg(long, value_name = "DIR", env = "SWITCHBOARD_STATE_DIR")]
     pub(crate) state_dir: Option<PathBuf>,
 }
@@ -83,10 +91,16 @@ impl WorkflowStoreArgs {
         }
     }
 
-    /// The approvals store the `workflow` commands use when `--approvals` (and the config
-    /// file) name none: `sqlite:STATE_DIR/approvals.db`.
+    /// The approvals store `serve` and the `workflow` commands use when `--approvals` (and
+    /// the config file) name none: `sqlite:STATE_DIR/approvals.db`.
     pub(crate) fn default_approvals(&self) -> Result<StoreChoice, UsageError> {
         Ok(StoreChoice::Sqlite(self.state_dir()?.join(APPROVALS_FILE)))
+    }
+
+    /// The audit store `serve` uses when `--audit` (and the config file) name none:
+    /// `sqlite:STATE_DIR/audit.db`.
+    pub(crate) fn default_audit(&self) -> Result<StoreChoice, UsageError> {
+        Ok(StoreChoice::Sqlite(self.state_dir()?.join(AUDIT_FILE)))
     }
 }
 
@@ -209,6 +223,10 @@ mod tests {
         assert_eq!(
             args.default_approvals().expect("resolves"),
             StoreChoice::Sqlite(dir.join(APPROVALS_FILE))
+        );
+        assert_eq!(
+            args.default_audit().expect("resolves"),
+            StoreChoice::Sqlite(dir.join(AUDIT_FILE))
         );
         assert!(dir.is_dir());
         let flagged = WorkflowStoreArgs {

@@ -1,6 +1,9 @@
 //! `switchboard serve --http` in a child process, started as a user starts it: the release
 //! binary cargo built for the benchmarks, on a free loopback port, signed in as one identity
-//! (`--org`, `--user`, `--role`), every check on and the default audit store.
+//! (`--org`, `--user`, `--role`), every check on, with its audit records, proposals and keys in
+//! memory (`--audit memory --approvals memory`: the bench measures the transport and the call
+//! path, and `audit_stores` measures the SQLite store) and a temporary state directory, never
+//! the user's.
 
 use std::{
     net::SocketAddr,
@@ -41,12 +44,18 @@ impl Switchboard {
             .args(["--org", identity.org])
             .args(["--user", identity.user])
             .args(["--role", identity.role])
+            .args(["--audit", "memory", "--approvals", "memory"])
+            .arg("--state-dir")
+            .arg(
+                std::env::temp_dir()
+                    .join(format!("switchboard-bench-state-{}", std::process::id())),
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        // The defaults a user gets: no config file, audit store or log filter from the
-        // environment this bench happens to run in.
+        // No config file, store or log filter from the environment this bench happens to
+        // run in.
         for (name, _) in std::env::vars_os() {
             if name.to_string_lossy().starts_with("SWITCHBOARD_") {
                 command.env_remove(&name);

@@ -8,6 +8,7 @@ mod ask;
 pub(crate) mod audit;
 mod call;
 pub(crate) mod mounts;
+pub(crate) mod navigate;
 mod pages;
 pub(crate) mod proposals;
 mod schema;
@@ -47,6 +48,10 @@ pub(crate) enum Ready {
     Call(CallArgs, Value),
     /// `ask`.
     Ask(AskArgs),
+    /// `navigate`.
+    Navigate(navigate::NavigateArgs),
+    /// `act`, with its params parsed.
+    Act(navigate::ActArgs, Value),
     /// `serve`, with its transport configured (identity or token file, HTTP options), and
     /// whether `--conformance` was given.
     Serve(Serving, bool),
@@ -91,9 +96,22 @@ impl Ready {
                 args.identity.check_ids()?;
                 Ready::Ask(args)
             }
+            Command::Navigate(args) => {
+                args.identity.check_ids()?;
+                Ready::Navigate(args)
+            }
+            Command::Act(args) => {
+                args.identity.check_ids()?;
+                let params = navigate::action_params(&args)?;
+                Ready::Act(args, params)
+            }
             Command::Serve(args) => {
                 let conformance = args.conformance;
-                Ready::Serve(Serving::prepare(args, serve_file, persistent)?, conformance)
+                let stores = serve::KeptStores {
+                    audit: setup.store.clone(),
+                    approvals: approvals.store.clone(),
+                };
+                Ready::Serve(Serving::prepare(args, serve_file, stores)?, conformance)
             }
             Command::Proposals(args) => {
                 args.identity.check_ids()?;
@@ -132,6 +150,8 @@ impl Ready {
             Ready::Schema(args) => schema::run(&switchboard.registry, &args),
             Ready::Call(args, params) => call::run(&switchboard.registry, args, params).await,
             Ready::Ask(args) => ask::run(switchboard, args).await,
+            Ready::Navigate(args) => navigate::navigate(&switchboard.registry, args).await,
+            Ready::Act(args, params) => navigate::act(&switchboard.registry, args, params).await,
             // Boxed: serving holds the server (and its navigator) for the whole run, a large
             // future that the other commands should not carry (clippy::large_futures).
             Ready::Serve(serving, _) => {

@@ -45,6 +45,46 @@ pub(crate) struct Serving {
     navigation: NavigationMode,
     /// Where workflow runs are kept, and when a running one counts as stuck.
     workflows: WorkflowsServing,
+    /// Where audit records, proposals and idempotency keys are kept.
+    stores: KeptStores,
+}
+
+/// Where `serve` keeps its audit records, proposals and idempotency keys (by default in the
+/// state directory, beside its workflow runs), said once at start.
+#[derive(Debug, Clone)]
+pub(crate) struct KeptStores {
+    /// The audit store.
+    pub(crate) audit: StoreChoice,
+    /// The proposals and idempotency store.
+    pub(crate) approvals: StoreChoice,
+}
+
+/// The `tracing` target of the start-up lines that say where each store is kept: logged at
+/// `info` and shown by default (see [`crate::logging`]).
+pub(crate) const STORES_TARGET: &str = "switchboard::stores";
+
+/// Logs, for each store, where what it holds is kept.
+fn announce_stores(stores: &KeptStores, workflows: &StoreChoice) {
+    for (what, flag, choice) in [
+        ("audit records", "--audit", &stores.audit),
+        (
+            "proposals and idempotency keys",
+            "--approvals",
+            &stores.approvals,
+        ),
+        ("workflow runs", "--workflows", workflows),
+    ] {
+        match choice {
+            StoreChoice::Sqlite(path) => {
+                tracing::info!(target: STORES_TARGET, "{what} are kept in {}", path.display());
+            }
+            StoreChoice::Memory => tracing::info!(
+                target: STORES_TARGET,
+                "{what} are kept in memory, gone when the server stops ({flag} memory; \
+                 {flag} sqlite:PATH keeps them)"
+            ),
+        }
+    }
 }
 
 /// The workflow flags of `serve`.
@@ -68,7 +108,7 @@ impl Serving {
     pub(crate) fn prepare(
         args: ServeArgs,
         file: &ServeFile,
-        approvals_persistent: bool,
+        stores: KeptStores,
     ) -> Result<Self, UsageError> {
         let state_key_flag = args.state_key_file.clone();
         let navigation = args.navigation.into();
@@ -81,7 +121,7 @@ impl Serving {
             store: args.workflow_store.store_choice()?,
             store_chosen: args.workflow_store.workflows.is_some(),
             stuck_after: args.stuck_after,
-            approvals_persistent,
+            approvals_persistent: stores.approvals.is_persistent(),
         };
         let transport = Transport::prepare(args)?;
         let (state_key, state_key_generated) = match configured_state_key(
@@ -98,6 +138,7 @@ impl Serving {
             state_key_generated,
             navigation,
             workflows,
+            stores,
         })
     }
 }
@@ -223,6 +264,7 @@ pub(crate) async fn run(
         state_key_generated,
         navigation,
         workflows,
+        stores,
     } = serving;
     // The one engine of this process (built on `--workflows`' store before the command
     // runs): every workflow surface of the server uses it.
@@ -244,10 +286,14 @@ pub(crate) async fn run(
     let served = Box::pin(serve_transport(
         registry,
         transport,
-        state_key,
-        state_key_generated,
-        navigation,
-        instructions,
+        StartUp {
+            state_key,
+            state_key_generated,
+            navigation,
+            instructions,
+            stores,
+            workflow_store: workflows.store,
+        },
         engine,
     ))
     .await;
@@ -320,16 +366,31 @@ impl StuckWarnings {
 /// The shortest time between two looks for stuck runs.
 const STUCK_CHECK_FLOOR: Duration = Duration::from_secs(10);
 
-/// Serves MCP over the chosen transport until it ends (stdio) or Ctrl-C (HTTP).
-async fn serve_transport(
-    registry: &ToolRegistry,
-    transport: Transport,
+/// What the server is started with besides its transport.
+struct StartUp {
     state_key: StateKey,
     state_key_generated: bool,
     navigation: NavigationMode,
     instructions: Option<String>,
+    stores: KeptStores,
+    workflow_store: StoreChoice,
+}
+
+/// Serves MCP over the chosen transport until it ends (stdio) or Ctrl-C (HTTP).
+async fn serve_transport(
+    registry: &ToolRegistry,
+    transport: Transport,
+    start_up: StartUp,
     engine: &Engine,
 ) -> anyhow::Result<Exit> {
+    let StartUp {
+        state_key,
+        state_key_generated,
+        navigation,
+        instructions,
+        stores,
+        workflow_store,
+    } = start_up;
     // Built before serving, so that a page declaration that cannot work stops the start.
     let navigator = match navigation {
         NavigationMode::Off => None,
@@ -337,6 +398,7 @@ async fn serve_transport(
     };
     match transport {
         Transport::Stdio(identity) => {
+            announce_stores(&stores, &workflow_store);
             if state_key_generated {
                 warn_generated_state_key();
             }
@@ -380,6 +442,7 @@ async fn serve_transport(
                 "switchboard: the pages, for people in a browser, at http://{}/\n",
                 server.local_addr()
             ));
+            announce_stores(&stores, &workflow_store);
             if state_key_generated {
                 warn_generated_state_key();
             }

@@ -1,6 +1,7 @@
 //! Output a person can trust when it is not a terminal: log lines written to a pipe carry no
 //! ANSI colour codes, `serve --stdio` started by a client (stdin piped) prints nothing but its
-//! logs, and a client's mistake (an unknown tool) is an info line in our words, not a warning
+//! logs (by default, where it keeps each store), and a client's mistake (an unknown tool) is an
+//! info line in our words, not a warning
 //! with a Rust debug dump. Colour and the "waiting for an MCP client" line are for terminals only; their
 //! decision is unit-tested in the binary (`logging.rs`), and `docs/cli.md` shows the terminal
 //! case.
@@ -81,7 +82,16 @@ async fn an_unknown_tool_is_the_clients_mistake_not_our_warning() {
     const UNKNOWN: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}"#;
     let calls = [INITIALIZE, INITIALIZED, UNKNOWN];
     let quiet = serve_stdio_stderr(&[("SWITCHBOARD_STATE_KEY", STATE_KEY)], &calls).await;
-    assert_eq!(quiet, "", "nothing at the default level: {quiet}");
+    // At the default level: the start-up lines saying where each store is kept, and nothing
+    // about the client's mistake.
+    let lines: Vec<&str> = quiet.lines().collect();
+    assert_eq!(lines.len(), 3, "{quiet}");
+    assert!(
+        lines
+            .iter()
+            .all(|line| line.contains(" INFO switchboard::stores: ")),
+        "nothing else at the default level: {quiet}"
+    );
 
     let told = serve_stdio_stderr(
         &[

@@ -190,6 +190,8 @@ async fn a_run_that_makes_no_progress_is_reported_once() {
         "alice",
         "--workflows",
         &store_flag,
+        "--approvals",
+        "memory",
         "--stuck-after",
         "1s",
     ])
