@@ -4,12 +4,19 @@
 //! The seeded week (Monday 2026-11-23) has open shifts: Tuesday's evening shift
 //! `acme-2026-11-24-pm` is one. `sam` is staff in acme, `mark` its manager, `gina` globex's
 //! admin.
+//!
+//! The property test also sends `execute_action` over MCP (`switchboard-mcp` over a pipe, one
+//! JSON-RPC message per line), where the server refuses some calls itself before the navigator
+//! is asked: those must leave their one record too.
 
 use proptest::prelude::*;
-use serde_json::json;
+use serde_json::{Value, json};
 use switchboard::{ErrorKind, Initiator, InvokeError, audit::Outcome};
 use switchboard_integration_tests::{audit_records, boot, ctx, recorrelated};
 use switchboard_navigation::{ActionMode, NavError, Navigator, PageView};
+use tokio::io::{
+    AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
+};
 
 const OPEN_SHIFT: &str = "/roster/shifts/acme-2026-11-24-pm";
 
@@ -416,6 +423,83 @@ fn segment() -> impl Strategy<Value = String> {
     ]
 }
 
+/// An MCP client of a server offering navigation beside the plain tools, over a pipe.
+struct McpPipe {
+    lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
+    writer: WriteHalf<DuplexStream>,
+    next_id: u64,
+}
+
+impl McpPipe {
+    /// Serves `navigator` to globex's admin gina and starts the session.
+    async fn start(navigator: &Navigator) -> Self {
+        let identity = switchboard_mcp::Identity::agent("globex", "gina")
+            .with_role("admin")
+            .with_initiator(Initiator::Human);
+        let server = switchboard_mcp::McpServer::new(navigator.registry().clone(), identity)
+            .with_navigation(navigator.clone(), switchboard_mcp::NavigationMode::Beside);
+        let (client, server_end) = tokio::io::duplex(64 * 1024);
+        let (read, write) = tokio::io::split(server_end);
+        tokio::spawn(switchboard_mcp::serve_io_with(server, read, write));
+        let (client_read, writer) = tokio::io::split(client);
+        let mut pipe = Self {
+            lines: BufReader::new(client_read).lines(),
+            writer,
+            next_id: 0,
+        };
+        let initialize = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "navigation-proptest", "version": "1"}});
+        pipe.request("initialize", initialize, json!({})).await;
+        pipe.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        pipe
+    }
+
+    async fn send(&mut self, message: &Value) {
+        let line = format!("{message}\n");
+        self.writer
+            .write_all(line.as_bytes())
+            .await
+            .expect("the MCP server reads");
+    }
+
+    /// Sends `method` with `params` and `meta`, and returns its answer.
+    async fn request(&mut self, method: &str, mut params: Value, meta: Value) -> Value {
+        self.next_id += 1;
+        params["_meta"] = meta;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        loop {
+            let line = self
+                .lines
+                .next_line()
+                .await
+                .expect("the pipe is readable")
+                .expect("the MCP server answers");
+            let message: Value = serde_json::from_str(&line).expect("the MCP server writes JSON");
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    /// Calls `execute_action` with `arguments` as the call of `traceparent` (its correlation
+    /// id), and returns the result.
+    async fn execute_action(&mut self, arguments: Value, traceparent: &str) -> Value {
+        let params = json!({"name": "execute_action", "arguments": arguments});
+        let answer = self
+            .request("tools/call", params, json!({"traceparent": traceparent}))
+            .await;
+        answer["result"].clone()
+    }
+}
+
+/// A W3C `traceparent` no other call of this test uses: the correlation id of one MCP call.
+fn traceparent(n: u64) -> String {
+    format!("00-{:032x}-{:016x}-01", 0xbeef_0000_u64 + n, n + 1)
+}
+
 #[test]
 fn random_urls_never_panic_never_leak_and_every_action_leaves_one_record() {
     let tokio_runtime = tokio::runtime::Builder::new_multi_thread()
@@ -424,6 +508,9 @@ fn random_urls_never_panic_never_leak_and_every_action_leaves_one_record() {
         .build()
         .expect("a tokio runtime starts");
     let (runtime, navigator) = tokio_runtime.block_on(navigator());
+    // The proptest body is a `Fn`: the pipe and the count of its calls live in cells.
+    let mcp = std::cell::RefCell::new(tokio_runtime.block_on(McpPipe::start(&navigator)));
+    let mcp_calls = std::cell::Cell::new(0_u64);
     let strategy = (
         prop::collection::vec(segment(), 0..5),
         prop_oneof![
@@ -436,6 +523,22 @@ fn random_urls_never_panic_never_leak_and_every_action_leaves_one_record() {
 
     proptest!(ProptestConfig::with_cases(96), |((segments, action) in strategy)| {
         let url = format!("/{}", segments.join("/"));
+        // Over MCP, a page_state that does not open and params that are not an object are
+        // refused before the navigator is asked, on any URL: one record each, all the same.
+        for arguments in [
+            json!({"url": url, "action": action, "params": {"user_id": "sue"}, "page_state": "x"}),
+            json!({"url": url, "action": action, "params": 1}),
+        ] {
+            mcp_calls.set(mcp_calls.get() + 1);
+            let traceparent = traceparent(mcp_calls.get());
+            let result = tokio_runtime
+                .block_on(mcp.borrow_mut().execute_action(arguments.clone(), &traceparent));
+            prop_assert_eq!(&result["isError"], &json!(true), "{}: {}", arguments, result);
+            let mut called = ctx("globex", "gina", &["admin"], Initiator::Human);
+            called.correlation_id = Some(traceparent.into());
+            let records = tokio_runtime.block_on(audit_records(&runtime.registry, &called));
+            prop_assert_eq!(records.len(), 1, "{}: {:?}", arguments, records);
+        }
         // Globex's admin, who must never see anything of acme's.
         let gina = ctx("globex", "gina", &["admin"], Initiator::Human);
         match tokio_runtime.block_on(navigator.navigate(&url, &gina)) {
