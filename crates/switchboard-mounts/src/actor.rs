@@ -310,7 +310,7 @@ impl ServerState {
             Ok(connection) => {
                 self.restarts += 1;
                 self.attempt = 0;
-                tracing::info!(server = %self.server.id, pid = ?connection.pid, restarts = self.restarts, "a mounted server is serving again");
+                tracing::info!(server = %self.server.id, pid = ?connection.pid(), restarts = self.restarts, "a mounted server is serving again");
                 self.serve(myself, connection);
                 // A new process may have other tools than the one it replaces.
                 self.refresh_tools().await;

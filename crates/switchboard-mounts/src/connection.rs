@@ -11,13 +11,18 @@
 //! another level, so the server logs at the configured level and each session's own level is
 //! applied on our side.
 //!
-//! rmcp's `TokioChildProcess` owns the child; closing the connection closes the child's stdin,
-//! then sends SIGTERM, then kills it after a grace period, which is the MCP stdio shutdown.
+//! A stdio connection owns its server's processes ([`ServerProcesses`]) beside the client
+//! service that speaks MCP over their pipes. [`Live`] watches both: the connection ends when its
+//! stream closes *or* when the process started here exits, even if a process it started lives
+//! on with the pipes open. However it ends (by itself, or on purpose: a restart, `close`), the
+//! same steps end it: the client service stops, which closes the pipes (the server's stdin ends,
+//! the MCP stdio shutdown's first step), and [`ServerProcesses::end`] ends the whole process
+//! group.
 
 use std::{
     collections::VecDeque,
-    process::Stdio,
     sync::{Arc, Mutex, PoisonError},
+    time::Duration,
 };
 
 use rmcp::{
@@ -25,17 +30,17 @@ use rmcp::{
     model::{ServerJsonRpcMessage, ServerNotification},
     service::{Peer, RunningService, RxJsonRpcMessage, TxJsonRpcMessage},
     transport::{
-        StreamableHttpClientTransport, TokioChildProcess,
+        StreamableHttpClientTransport, async_rw::AsyncRwTransport,
         streamable_http_client::StreamableHttpClientTransportConfig,
     },
 };
 use tokio::{
     io::{AsyncBufReadExt as _, BufReader},
-    sync::mpsc,
+    sync::{mpsc, oneshot},
 };
 
 use crate::{
-    child,
+    child::{self, ServerProcesses, Spawned},
     config::{ServerConfig, Transport},
     error::StartError,
     progress::CallRoutes,
@@ -43,6 +48,10 @@ use crate::{
 
 /// How many of the child's last stderr lines a failed start reports.
 const STDERR_TAIL_LINES: usize = 20;
+
+/// How long an ending connection's client service has to stop once its server's processes
+/// have ended.
+const SERVICE_STOP_WAIT: Duration = Duration::from_secs(5);
 
 /// The last lines a child wrote on stderr.
 #[derive(Debug, Clone, Default)]
@@ -70,10 +79,12 @@ impl StderrTail {
 
 /// A started, initialised connection.
 pub(crate) struct Connection {
-    /// The rmcp client service; closing it ends the child.
+    /// The server's id.
+    pub(crate) server: String,
+    /// The rmcp client service.
     pub(crate) service: RunningService<RoleClient, Listener>,
-    /// The child's process id.
-    pub(crate) pid: Option<u32>,
+    /// The server's processes (stdio servers).
+    pub(crate) processes: Option<ServerProcesses>,
     /// What the child wrote on stderr lately.
     pub(crate) stderr: StderrTail,
     /// A message each time the server says its tools changed.
@@ -108,26 +119,31 @@ impl Connection {
         self.service.peer().clone()
     }
 
-    /// Ends the connection: closes the child's stdin, then SIGTERM, then SIGKILL (rmcp's stdio
-    /// shutdown), or ends the HTTP session.
-    pub(crate) async fn close(mut self, id: &str) {
-        if let Err(error) = self.service.close().await {
-            tracing::warn!(server = %id, %error, "the mounted server's connection did not close cleanly");
-        }
+    /// The process id of the server's started process (stdio servers).
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.processes.as_ref().map(ServerProcesses::pid)
+    }
+
+    /// Ends the connection as [`Live::end`] does: the pipes closed and the server's whole
+    /// process group ended, or the HTTP session ended.
+    pub(crate) async fn close(self) {
+        Live::watch(self, |_| {}).end().await;
     }
 }
 
 /// What is told when a watched connection ends by itself.
 type OnEnd = Box<dyn FnOnce(String) + Send>;
 
-/// A connection being watched: when it ends by itself (the child exits or is killed, the
-/// stream closes), the callback it was watched with is told why. Ending it on purpose
-/// ([`Live::end`]) tells nobody.
+/// A connection being watched: when it ends by itself (the stream closes, or the process
+/// started for a stdio server exits or is killed), what is left of it is ended and the callback
+/// it was watched with is told why. Ending it on purpose ([`Live::end`]) tells nobody.
+/// Dropped, it ends as if on purpose.
 pub(crate) struct Live {
     peer: Peer<RoleClient>,
     pid: Option<u32>,
     stderr: StderrTail,
-    cancel: Option<rmcp::service::RunningServiceCancellationToken>,
+    /// Asks the watching task to end the connection.
+    stop: Option<oneshot::Sender<()>>,
     on_end: Arc<Mutex<Option<OnEnd>>>,
     ended: tokio::task::JoinHandle<()>,
 }
@@ -139,22 +155,20 @@ impl Live {
         on_end: impl FnOnce(String) + Send + 'static,
     ) -> Self {
         let Connection {
+            server,
             service,
-            pid,
+            processes,
             stderr,
             tools_changed: _,
         } = connection;
         let peer = service.peer().clone();
-        let cancel = service.cancellation_token();
+        let pid = processes.as_ref().map(ServerProcesses::pid);
+        let (stop, stopped) = oneshot::channel();
         let on_end: Arc<Mutex<Option<OnEnd>>> = Arc::new(Mutex::new(Some(Box::new(on_end))));
         let notify = Arc::clone(&on_end);
         let ended = tokio::spawn(async move {
-            let reason = match service.waiting().await {
-                Ok(rmcp::service::QuitReason::Closed) => {
-                    "the connection closed (the server exited, or was killed)".to_owned()
-                }
-                Ok(reason) => format!("the connection ended ({reason:?})"),
-                Err(error) => format!("the connection's task failed: {error}"),
+            let Some(reason) = run_until_ended(&server, service, processes, stopped).await else {
+                return;
             };
             let told = notify.lock().unwrap_or_else(PoisonError::into_inner).take();
             if let Some(tell) = told {
@@ -165,7 +179,7 @@ impl Live {
             peer,
             pid,
             stderr,
-            cancel: Some(cancel),
+            stop: Some(stop),
             on_end,
             ended,
         }
@@ -176,7 +190,7 @@ impl Live {
         self.peer.clone()
     }
 
-    /// The child's process id (stdio servers).
+    /// The process id of the server's started process (stdio servers).
     pub(crate) fn pid(&self) -> Option<u32> {
         self.pid
     }
@@ -186,18 +200,74 @@ impl Live {
         self.stderr.text()
     }
 
-    /// Ends the connection on purpose (nobody is told), and waits until it has: the child's
-    /// stdin closed, then SIGTERM, then SIGKILL, or the HTTP session ended.
+    /// Ends the connection on purpose (nobody is told), and waits until it has: the pipes
+    /// closed and the server's whole process group ended ([`ServerProcesses::end`]), or the
+    /// HTTP session ended.
     pub(crate) async fn end(mut self) {
         self.on_end
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take();
-        if let Some(cancel) = self.cancel.take() {
-            cancel.cancel();
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
         }
         let _ = (&mut self.ended).await;
     }
+}
+
+/// Waits until the connection ends by itself, the server's started process exits, or `stopped`
+/// asks (or its sender is dropped); then ends what is left: the client service is stopped
+/// (which closes the pipes), the server's process group is ended, and the service is waited
+/// for. Answers why the connection ended by itself, or `None` when it was asked to.
+async fn run_until_ended(
+    server: &str,
+    service: RunningService<RoleClient, Listener>,
+    mut processes: Option<ServerProcesses>,
+    stopped: oneshot::Receiver<()>,
+) -> Option<String> {
+    let cancel = service.cancellation_token();
+    let waiting = service.waiting();
+    tokio::pin!(waiting);
+    let (reason, service_ended) = tokio::select! {
+        quit = &mut waiting => {
+            let reason = match quit {
+                Ok(rmcp::service::QuitReason::Closed) => {
+                    "the connection closed (the server exited, or was killed)".to_owned()
+                }
+                Ok(reason) => format!("the connection ended ({reason:?})"),
+                Err(error) => format!("the connection's task failed: {error}"),
+            };
+            (Some(reason), true)
+        }
+        (pid, exited) = async {
+            match processes.as_mut() {
+                Some(processes) => (processes.pid(), processes.exited().await),
+                // An HTTP server has no process of ours.
+                None => std::future::pending().await,
+            }
+        } => {
+            let reason = match exited {
+                Ok(status) => format!("the server's process {pid} exited ({status})"),
+                Err(error) => format!("the server's process {pid} could not be waited for: {error}"),
+            };
+            (Some(reason), false)
+        }
+        _ = stopped => (None, false),
+    };
+    if !service_ended {
+        cancel.cancel();
+    }
+    if let Some(processes) = processes {
+        processes.end().await;
+    }
+    if !service_ended
+        && tokio::time::timeout(SERVICE_STOP_WAIT, waiting)
+            .await
+            .is_err()
+    {
+        tracing::warn!(server = %server, "the mounted server's client service did not stop within {SERVICE_STOP_WAIT:?} of its end");
+    }
+    reason
 }
 
 /// Starts (or reaches) `server` and completes the MCP handshake within its start timeout.
@@ -208,7 +278,7 @@ pub(crate) async fn connect(
     let tail = StderrTail::default();
     let (tools_changed, changes) = mpsc::unbounded_channel();
     let listener = Listener { tools_changed };
-    let (handshake, pid) = match &server.transport {
+    let (handshake, processes) = match &server.transport {
         Transport::Stdio {
             command,
             args,
@@ -222,21 +292,23 @@ pub(crate) async fn connect(
             };
             let program = child::resolve(command, cwd.as_deref(), env).map_err(spawn_error)?;
             let wrapped = child::command(&program, args, env, cwd.as_deref());
-            let (child, stderr) = TokioChildProcess::builder(wrapped)
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(spawn_error)?;
-            let pid = child.id();
+            let Spawned {
+                processes,
+                stdin,
+                stdout,
+                stderr,
+            } = child::spawn(&server.id, wrapped).map_err(spawn_error)?;
             if let Some(stderr) = stderr {
                 keep_tail(&server.id, stderr, tail.clone());
             }
+            let transport = AsyncRwTransport::new_client(stdout, stdin);
             (
                 tokio::time::timeout(
                     server.start_timeout,
-                    listener.serve(Routing::new(child, &server.id, progress)),
+                    listener.serve(Routing::new(transport, &server.id, progress)),
                 )
                 .await,
-                pid,
+                Some(processes),
             )
         }
         Transport::Http {
@@ -262,27 +334,33 @@ pub(crate) async fn connect(
             )
         }
     };
-    match handshake {
+    let reason = match handshake {
         Ok(Ok(service)) => {
             ask_log_level(server, &service).await;
-            Ok(Connection {
+            return Ok(Connection {
+                server: server.id.clone(),
                 service,
-                pid,
+                processes,
                 stderr: tail,
                 tools_changed: changes,
-            })
+            });
         }
-        Ok(Err(error)) => Err(StartError::Handshake {
-            id: server.id.clone(),
-            reason: error.to_string(),
-            stderr: tail.text(),
-        }),
-        Err(_) => Err(StartError::Timeout {
-            id: server.id.clone(),
-            after: server.start_timeout,
-            stderr: tail.text(),
-        }),
+        Ok(Err(error)) => Some(error.to_string()),
+        Err(_) => None,
+    };
+    // The handshake's transport, and with it the pipes, went with its future.
+    if let Some(processes) = processes {
+        processes.end().await;
     }
+    let (id, stderr) = (server.id.clone(), tail.text());
+    Err(match reason {
+        Some(reason) => StartError::Handshake { id, reason, stderr },
+        None => StartError::Timeout {
+            id,
+            after: server.start_timeout,
+            stderr,
+        },
+    })
 }
 
 /// A client transport that routes the server's progress and log messages to the calls they are

@@ -320,7 +320,7 @@ impl Mounts {
         let admitted = match self.gate.admit(server, &listing) {
             Ok(admitted) => admitted,
             Err(Refused { reason }) => {
-                connection.close(&server.id).await;
+                connection.close().await;
                 return Err(StartError::Refused {
                     id: server.id.clone(),
                     reason,
@@ -341,11 +341,11 @@ impl Mounts {
             admitted.iter().map(|(tool, _)| tool),
             &names,
         ) {
-            connection.close(&server.id).await;
+            connection.close().await;
             return Err(error);
         }
         if let Err(source) = registry.register(specs).await {
-            connection.close(&server.id).await;
+            connection.close().await;
             return Err(StartError::Register {
                 id: server.id.clone(),
                 source,
@@ -476,7 +476,7 @@ async fn connect_and_list(
     match Listing::of(&connection.peer()).await {
         Ok(listing) => Ok((connection, listing)),
         Err(error) => {
-            connection.close(&server.id).await;
+            connection.close().await;
             Err(StartError::ListTools {
                 id: server.id.clone(),
                 reason: error.to_string(),

@@ -53,7 +53,7 @@ pub async fn review(config: &MountsConfig, id: &str) -> Result<PinReview, Accept
     let pinned = LockFile::load(&lock)?.servers.remove(id);
     let connection = connect(server, CallRoutes::default()).await?;
     let listing = Listing::of(&connection.peer()).await;
-    connection.close(&server.id).await;
+    connection.close().await;
     let listing = listing.map_err(|error| AcceptError::ListTools {
         id: id.to_owned(),
         reason: error.to_string(),

@@ -7,6 +7,7 @@
 mod fixture_server;
 mod http;
 mod lazy;
+mod process_group;
 mod public;
 mod random_tools;
 mod restart;
