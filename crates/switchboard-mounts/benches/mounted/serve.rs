@@ -156,7 +156,10 @@ fn report(transport: &str, id: &str, plan: Plan, figure: &Series, baseline: &Ser
 }
 
 /// `switchboard serve` with `mode` (`--stdio`, or `--http ADDR`), mounting `mounts_file`
-/// strictly, as alice, an acme admin; the environment's own Switchboard settings removed.
+/// strictly, as alice, an acme admin; the environment's own Switchboard settings removed. Its
+/// audit records, proposals and keys are kept in memory (`--audit memory --approvals memory`:
+/// the bench measures the call path, not a store), and its workflow runs in a temporary state
+/// directory, never the user's.
 fn serve(switchboard: &Path, mounts_file: &Path, mode: &[&str]) -> Command {
     let mut command = Command::new(switchboard);
     command
@@ -165,7 +168,13 @@ fn serve(switchboard: &Path, mounts_file: &Path, mode: &[&str]) -> Command {
         .arg("--mounts")
         .arg(mounts_file)
         .args(["--mounts-strict", "--org", "acme", "--user", "alice"])
-        .args(["--role", "admin"]);
+        .args(["--role", "admin"])
+        .args(["--audit", "memory", "--approvals", "memory"])
+        .arg("--state-dir")
+        .arg(std::env::temp_dir().join(format!(
+            "switchboard-mounts-bench-state-{}",
+            std::process::id()
+        )));
     for (name, _) in std::env::vars_os() {
         if name.to_string_lossy().starts_with("SWITCHBOARD_") {
             command.env_remove(&name);
