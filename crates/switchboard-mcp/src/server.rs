@@ -69,6 +69,7 @@ use crate::{
     scope::RequestScope,
     server_info::ServerInfo,
     session::{ListenBaseline, SessionState, transport_session},
+    stdio::known_methods,
     subscriptions, tasks, tools, traceparent,
 };
 
@@ -701,31 +702,24 @@ impl ServerHandler for McpServer {
     }
 
     /// rmcp parses a method it knows but whose params do not fit (a `tools/call` without a
-    /// `name`, `arguments` that are not an object) as a custom request, whose default answer is
-    /// -32601 "method not found". The method exists: the params are wrong, which is -32602.
+    /// `name`, a `tasks/get` whose `taskId` is a number) as a custom request, whose default
+    /// answer is -32601 "method not found". The stdio and HTTP edges answer those -32602
+    /// before rmcp sees them ([`crate::stdio::known_methods`]); this answers the same for a
+    /// transport without that edge (an in-memory one), and -32601 for a method the server does
+    /// not know.
     async fn on_custom_request(
         &self,
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        let expected = match request.method.as_str() {
-            "tools/call" => "`name` (a string) and optionally `arguments` (an object) and `_meta`",
-            "tools/list" => "optionally `cursor` (a string from a previous page)",
-            _ => {
-                return Err(ErrorData::new(
-                    ErrorCode::METHOD_NOT_FOUND,
-                    format!("no method `{}` on this server", request.method),
-                    None,
-                ));
-            }
-        };
-        Err(ErrorData::invalid_params(
-            format!(
-                "invalid params for `{}`: expected {expected}",
-                request.method
-            ),
-            None,
-        ))
+        match known_methods::invalid_params(&request.method, request.params.as_ref()) {
+            Some(message) => Err(ErrorData::invalid_params(message, None)),
+            None => Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("no method `{}` on this server", request.method),
+                None,
+            )),
+        }
     }
 
     /// `tasks/get`: a task this identity started, working or with its result.

@@ -15,10 +15,14 @@
 //! id the client never sent. Such ids (and fractions, which JSON-RPC advises against) are
 //! answered with `id: null`, as JSON-RPC 2.0 prescribes when the id cannot be read.
 //!
+//! A request of a method the server knows whose params do not fit that method is answered
+//! `-32602` here, naming the method and what was wrong ([`super::known_methods`]): rmcp would
+//! take it for an unknown method.
+//!
 //! [`classify`] and [`error_reply`] know nothing of stdio beyond "one message": the HTTP edge
 //! sorts a request body with them too.
 
-use rmcp::model::ClientJsonRpcMessage;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
 use serde_json::{Value, json};
 
 /// JSON-RPC 2.0: invalid JSON was received.
@@ -47,9 +51,27 @@ pub(crate) fn classify(text: &[u8]) -> Classified {
     if *first == b'{'
         && let Ok(message) = serde_json::from_slice::<ClientJsonRpcMessage>(text)
     {
-        return Classified::Message(Box::new(message));
+        return checked(message);
     }
     classify_as_value(text)
+}
+
+/// `message`, or the `-32602` reply it deserves: a request of a known method that rmcp took
+/// for a custom one because its params do not fit.
+fn checked(message: ClientJsonRpcMessage) -> Classified {
+    if let ClientJsonRpcMessage::Request(request) = &message
+        && let ClientRequest::CustomRequest(custom) = &request.request
+        && let Some(refusal) =
+            super::known_methods::invalid_params(&custom.method, custom.params.as_ref())
+    {
+        let id = serde_json::to_value(&request.id).unwrap_or(Value::Null);
+        return Classified::Reply(error_reply(
+            id,
+            super::known_methods::INVALID_PARAMS,
+            &refusal,
+        ));
+    }
+    Classified::Message(Box::new(message))
 }
 
 /// The slow path: the line as a `serde_json::Value`, to tell which error it deserves (or, if
@@ -73,8 +95,22 @@ fn classify_as_value(text: &[u8]) -> Classified {
         ));
     }
     let id = value.get("id").map_or(Value::Null, echoable_id);
+    // A request of a known method whose params are no object at all: rmcp reads it as no
+    // message, but the method is right and its params are wrong.
+    if let (Some(Value::String(method)), Some(params), Some(_)) =
+        (value.get("method"), value.get("params"), value.get("id"))
+        && value.get("jsonrpc") == Some(&Value::from("2.0"))
+        && !params.is_object()
+        && let Some(refusal) = super::known_methods::invalid_params(method, Some(params))
+    {
+        return Classified::Reply(error_reply(
+            id,
+            super::known_methods::INVALID_PARAMS,
+            &refusal,
+        ));
+    }
     match serde_json::from_value::<ClientJsonRpcMessage>(value) {
-        Ok(message) => Classified::Message(Box::new(message)),
+        Ok(message) => checked(message),
         Err(error) => Classified::Reply(error_reply(
             id,
             INVALID_REQUEST,

@@ -16,6 +16,7 @@
 pub(crate) mod classify;
 mod guarded;
 mod in_flight;
+pub(crate) mod known_methods;
 mod output;
 
 use rmcp::{ServiceExt as _, service::ServerInitializeError};

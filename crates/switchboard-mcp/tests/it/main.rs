@@ -16,6 +16,7 @@ mod mcp_approvals;
 mod mcp_cancel;
 mod mcp_http;
 mod mcp_http_load;
+mod mcp_invalid_params;
 mod mcp_navigation;
 mod mcp_notifications;
 mod mcp_refusals_audited;
