@@ -704,7 +704,7 @@ impl ServerHandler for McpServer {
     /// rmcp parses a method it knows but whose params do not fit (a `tools/call` without a
     /// `name`, a `tasks/get` whose `taskId` is a number) as a custom request, whose default
     /// answer is -32601 "method not found". The stdio and HTTP edges answer those -32602
-    /// before rmcp sees them ([`crate::stdio::known_methods`]); this answers the same for a
+    /// before rmcp sees them (`stdio::known_methods`); this answers the same for a
     /// transport without that edge (an in-memory one), and -32601 for a method the server does
     /// not know.
     async fn on_custom_request(
