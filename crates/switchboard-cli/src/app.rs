@@ -15,8 +15,8 @@ use crate::{
     approvals_setup::ApprovalsSetup,
     args::Cli,
     audit_setup::AuditSetup,
-    commands::{self, Prepared, Ready},
-    config_file::ConfigFile,
+    commands::{self, Prepared, Ready, proposals::Kept},
+    config_file::{ConfigFile, StoreChoice},
     mounts_setup::MountsSetup,
     output,
     workflows_setup::Workflows,
@@ -117,17 +117,29 @@ fn try_run(cli: Cli) -> anyhow::Result<Exit> {
     if flags.approvals.approvals.is_none() && !file.approvals.names_store() {
         flags.approvals.approvals = cli.command.default_approvals()?;
     }
+    let mut approvals = ApprovalsSetup::resolve(&flags.approvals, &file.approvals)?;
+    let kept = Kept::of(&approvals.store);
+    // `proposals`, `approve` and `reject` on a proposals file that does not exist yet create
+    // nothing: they read an empty store in memory in its place (and say so), and write their
+    // audit records to memory too unless a store is named.
+    let nothing_kept = cli.command.acts_on_kept_proposals() && matches!(kept, Kept::NotYet(_));
+    if nothing_kept {
+        approvals.store = StoreChoice::Memory;
+    }
     if flags.audit.audit.is_none() && !file.audit.names_store() {
-        flags.audit.audit = cli.command.default_audit()?;
+        flags.audit.audit = if nothing_kept {
+            Some(StoreChoice::Memory)
+        } else {
+            cli.command.default_audit()?
+        };
     }
     let audit = AuditSetup::resolve(&flags.audit, &flags.audit_writer, &file.audit)?;
-    let approvals = ApprovalsSetup::resolve(&flags.approvals, &file.approvals)?;
     let mounts = MountsSetup::resolve(&cli.command.mount_args())?;
     // Params are read before the runtime boots: a typo should cost nothing.
-    let command = match Ready::prepare(cli.command, &audit, &approvals, &file.serve)? {
+    let command = match Ready::prepare(cli.command, &audit, &approvals, kept, &file.serve)? {
         Prepared::Runtime(command) => command,
-        Prepared::Audit(args, store) => {
-            return async_runtime()?.block_on(commands::audit::run(args, store));
+        Prepared::Audit(args, source) => {
+            return async_runtime()?.block_on(commands::audit::run(args, source));
         }
         Prepared::MountsAccept(args) => {
             return async_runtime()?.block_on(commands::mounts::accept(args));

@@ -14,15 +14,13 @@ use std::{net::SocketAddr, path::PathBuf};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::{
-    app::UsageError,
     approvals_setup::ApprovalsArgs,
     audit_setup::{AuditStoreArgs, AuditWriterArgs},
     commands::audit::AuditArgs,
     commands::navigate::{ActArgs, NavigateArgs},
     commands::proposals::{ApproveArgs, ProposalsArgs, RejectArgs},
-    config_file::StoreChoice,
     identity::{IdentityArgs, ServeIdentityArgs},
-    workflows_setup::WorkflowStoreArgs,
+    workflows_setup::{StateDirArgs, WorkflowStoreArgs},
 };
 use switchboard_workflows::GraphFormat;
 
@@ -75,10 +73,11 @@ pub(crate) enum Command {
     Act(ActArgs),
     /// Serve every tool the identity may call to an MCP client, over stdio or streamable HTTP.
     Serve(ServeArgs),
-    /// List the records of a persistent audit store (`--audit sqlite:PATH`), or export them.
+    /// List the audit records `serve` keeps in the state directory (or another store's), or
+    /// export them.
     Audit(AuditArgs),
-    /// List the proposals of your organisation (kept across processes with
-    /// `--approvals sqlite:PATH`; the in-memory store starts empty in each process).
+    /// List the proposals of your organisation that `serve` keeps in the state directory (or
+    /// another store's).
     Proposals(ProposalsArgs),
     /// Approve a pending proposal: its tool runs once, as you.
     Approve(ApproveArgs),
@@ -132,31 +131,6 @@ impl Command {
             },
             Command::Workflow(args) => args.action.registry_args(),
             Command::Tools(_) | Command::Schema(_) | Command::Mounts(_) => RegistryArgs::default(),
-        }
-    }
-
-    /// The approvals store this command uses when neither `--approvals` nor the config file
-    /// names one: `serve` and the `workflow` commands that run steps keep theirs in the state
-    /// directory (see [`crate::workflows_setup`]); the others keep the in-memory default.
-    pub(crate) fn default_approvals(&self) -> Result<Option<StoreChoice>, UsageError> {
-        match self {
-            Command::Serve(args) => args.workflow_store.default_approvals().map(Some),
-            Command::Workflow(args) => args
-                .action
-                .store_args()
-                .map(WorkflowStoreArgs::default_approvals)
-                .transpose(),
-            _ => Ok(None),
-        }
-    }
-
-    /// The audit store this command uses when neither `--audit` nor the config file names
-    /// one: `serve`, whose records must outlive a restart, keeps them in the state directory;
-    /// the others keep the in-memory default.
-    pub(crate) fn default_audit(&self) -> Result<Option<StoreChoice>, UsageError> {
-        match self {
-            Command::Serve(args) => args.workflow_store.default_audit().map(Some),
-            _ => Ok(None),
         }
     }
 
@@ -554,6 +528,10 @@ pub(crate) struct CallArgs {
     #[command(flatten)]
     pub(crate) registry: RegistryArgs,
 
+    /// Where an agent's proposals are kept.
+    #[command(flatten)]
+    pub(crate) state: StateDirArgs,
+
     /// Mounted MCP servers, whose tools can be called too.
     #[command(flatten)]
     pub(crate) mounts: MountArgs,
@@ -577,6 +555,10 @@ pub(crate) struct AskArgs {
     /// The permission matrix and the stores.
     #[command(flatten)]
     pub(crate) registry: RegistryArgs,
+
+    /// Where an agent's proposals are kept.
+    #[command(flatten)]
+    pub(crate) state: StateDirArgs,
 
     /// Mounted MCP servers, whose tools can be reached too.
     #[command(flatten)]

@@ -83,7 +83,7 @@ pub(crate) fn for_invoke(error: &InvokeError, permissions: &PermissionMatrix) ->
         ],
         InvokeError::ProposalNotFound { .. } => vec![
             "list the pending proposals of your organisation: switchboard proposals (with the \
-             same --approvals store)"
+             same --state-dir or --approvals store)"
                 .to_owned(),
         ],
         InvokeError::ProposalClosed { .. } => vec![

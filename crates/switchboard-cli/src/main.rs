@@ -19,6 +19,7 @@ mod mounts_setup;
 mod output;
 mod params;
 mod render;
+mod store_defaults;
 mod table;
 mod watch;
 mod workflows_setup;

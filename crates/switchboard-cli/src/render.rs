@@ -242,7 +242,7 @@ pub(crate) fn action_success(
         let id = escape_controls(proposal.id.as_str());
         text.push_str(&format!(
             "proposal {id} waits for a person with the tool's permission: switchboard approve \
-             {id} (with the same --approvals store)\n"
+             {id} (with the same --state-dir or --approvals store)\n"
         ));
     }
     text.push_str(&replay_line(audit));

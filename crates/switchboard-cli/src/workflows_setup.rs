@@ -64,23 +64,7 @@ impl WorkflowStoreArgs {
     /// The state directory, created if missing. A usage error names the directory when it
     /// cannot be created, and says which variables to set when no default can be found.
     pub(crate) fn state_dir(&self) -> Result<PathBuf, UsageError> {
-        let dir = match &self.state_dir {
-            Some(dir) => dir.clone(),
-            None => default_state_dir().ok_or_else(|| {
-                UsageError::new(
-                    "no state directory for workflow runs: pass --state-dir DIR, or set \
-                     SWITCHBOARD_STATE_DIR, XDG_STATE_HOME or HOME",
-                )
-            })?,
-        };
-        std::fs::create_dir_all(&dir).map_err(|error| {
-            UsageError::new(format!(
-                "the state directory {} cannot be created: {error} (choose another with \
-                 --state-dir or SWITCHBOARD_STATE_DIR)",
-                dir.display()
-            ))
-        })?;
-        Ok(dir)
+        created(resolve_state_dir(self.state_dir.as_deref())?)
     }
 
     /// The run store: the flag's, else `sqlite:STATE_DIR/workflows.db`.
@@ -102,6 +86,60 @@ impl WorkflowStoreArgs {
     pub(crate) fn default_audit(&self) -> Result<StoreChoice, UsageError> {
         Ok(StoreChoice::Sqlite(self.state_dir()?.join(AUDIT_FILE)))
     }
+}
+
+/// The state directory alone: the flag of the commands that act on what `serve` keeps there
+/// without keeping workflow runs themselves (`proposals`, `approve`, `reject`, `audit`), and of
+/// `call`, `ask` and `act`, which keep an agent's proposals there under
+/// `--agent-mutations propose`.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "State directory")]
+pub(crate) struct StateDirArgs {
+    /// The state directory `serve` keeps its stores in: `approvals.db` (proposals and
+    /// idempotency keys) unless --approvals is given, and `audit.db` unless --audit is given.
+    /// `call`, `ask` and `act` use it only under --agent-mutations propose. Default:
+    /// `$XDG_STATE_HOME/switchboard`, else `~/.local/state/switchboard`.
+    #[arg(long, global = true, value_name = "DIR", env = "SWITCHBOARD_STATE_DIR")]
+    pub(crate) state_dir: Option<PathBuf>,
+}
+
+impl StateDirArgs {
+    /// The state directory, as it is: never created, so that a command that only reads finds
+    /// it missing rather than making it.
+    pub(crate) fn dir(&self) -> Result<PathBuf, UsageError> {
+        resolve_state_dir(self.state_dir.as_deref())
+    }
+
+    /// The state directory, created if missing: for a command that writes a store there.
+    pub(crate) fn created(&self) -> Result<PathBuf, UsageError> {
+        created(self.dir()?)
+    }
+}
+
+/// The state directory a flag (or `SWITCHBOARD_STATE_DIR`) names, else the default one; a
+/// usage error says which variables to set when there is no default.
+fn resolve_state_dir(flag: Option<&Path>) -> Result<PathBuf, UsageError> {
+    match flag {
+        Some(dir) => Ok(dir.to_path_buf()),
+        None => default_state_dir().ok_or_else(|| {
+            UsageError::new(
+                "no state directory: pass --state-dir DIR, or set SWITCHBOARD_STATE_DIR, \
+                 XDG_STATE_HOME or HOME",
+            )
+        }),
+    }
+}
+
+/// `dir`, created if missing; a usage error names it when it cannot be.
+fn created(dir: PathBuf) -> Result<PathBuf, UsageError> {
+    std::fs::create_dir_all(&dir).map_err(|error| {
+        UsageError::new(format!(
+            "the state directory {} cannot be created: {error} (choose another with \
+             --state-dir or SWITCHBOARD_STATE_DIR)",
+            dir.display()
+        ))
+    })?;
+    Ok(dir)
 }
 
 fn default_state_dir() -> Option<PathBuf> {

@@ -1,10 +1,12 @@
 //! `switchboard audit` and `switchboard audit export`: read the records a persistent audit
-//! store holds.
+//! store holds: by default the one `serve` keeps in the state directory (`--state-dir`,
+//! `audit.db`), else the file `--audit sqlite:PATH` names.
 //!
 //! These commands read the store directly, without booting the runtime: they run beside a
-//! `serve` that is writing to the same SQLite file (its readers never block the writer). The
-//! in-memory store is refused with a usage error, since a new process would only ever find it
-//! empty.
+//! `serve` that is writing to the same SQLite file (its readers never block the writer). A file
+//! that does not exist yet is never created: nothing was ever recorded there, and the command
+//! says so ([`Source::NotYet`]). The in-memory store is refused with a usage error, since a new
+//! process would only ever find it empty.
 
 use std::{fs::File, io::BufWriter, path::PathBuf, str::FromStr, sync::Arc};
 
@@ -17,7 +19,9 @@ use switchboard::{AuditQuery, AuditStore};
 use crate::{
     app::{Exit, UsageError},
     audit_setup::{AuditSetup, AuditStoreArgs, StoreChoice},
+    escape::escape_controls,
     output, render,
+    workflows_setup::StateDirArgs,
 };
 
 /// `switchboard audit [FILTERS] [--limit N] [--json]`, or `switchboard audit export`.
@@ -43,6 +47,10 @@ pub(crate) struct AuditArgs {
     /// Which store to read, and the config file.
     #[command(flatten)]
     pub(crate) store: AuditStoreArgs,
+
+    /// Where `serve` keeps its records.
+    #[command(flatten)]
+    pub(crate) state: StateDirArgs,
 }
 
 /// What `audit` can do besides listing.
@@ -146,30 +154,52 @@ fn parse_time(flag: &str, text: &str) -> Result<Timestamp, UsageError> {
         .map_err(|error| UsageError::new(format!("{flag} `{text}`: {error}")))
 }
 
+/// What `audit` reads.
+pub(crate) enum Source {
+    /// An open store.
+    Store(Arc<dyn AuditStore>),
+    /// A store file that does not exist yet: no record was ever kept there.
+    NotYet(PathBuf),
+}
+
 /// Checks the arguments and opens the store, before anything is read.
 pub(crate) fn prepare(
     args: AuditArgs,
     setup: &AuditSetup,
-) -> Result<(AuditArgs, Arc<dyn AuditStore>), UsageError> {
-    if setup.store == StoreChoice::Memory {
-        return Err(UsageError::new(
-            "`switchboard audit` reads a persistent store, and the in-memory one starts empty in \
-             every process: pass --audit sqlite:PATH (or set `store` under [audit] in the config \
-             file) naming the database `serve` writes to",
-        ));
-    }
-    // Check the filters now, so a typo is a usage error before the store is touched.
+) -> Result<(AuditArgs, Source), UsageError> {
+    // Check the filters first, so a typo is a usage error before the store is looked for.
     let filters = match &args.action {
         None => &args.filters,
         Some(AuditAction::Export(export)) => &export.filters,
     };
     let _checked = filters.query()?;
-    let store = setup.open()?;
-    Ok((args, store))
+    match &setup.store {
+        StoreChoice::Memory => Err(UsageError::new(
+            "`switchboard audit` reads a persistent store, and the in-memory one starts empty in \
+             every process: leave out `--audit memory` (SWITCHBOARD_AUDIT, the config file's \
+             [audit] store) to read the state directory's audit.db, where `serve` keeps its \
+             records, or pass --audit sqlite:PATH",
+        )),
+        StoreChoice::Sqlite(path) if !path.exists() => Ok((args, Source::NotYet(path.clone()))),
+        StoreChoice::Sqlite(_) => Ok((args, Source::Store(setup.open()?))),
+    }
 }
 
-/// Runs `audit` or `audit export` against an open store.
-pub(crate) async fn run(args: AuditArgs, store: Arc<dyn AuditStore>) -> anyhow::Result<Exit> {
+/// The sentence saying that no record is kept in `path` yet, and where to look instead.
+fn nothing_kept_yet(path: &std::path::Path) -> String {
+    format!(
+        "no audit records: nothing is kept in {} yet (`serve` keeps its records in its state \
+         directory's audit.db: name the same --state-dir DIR, or --audit sqlite:PATH)\n",
+        escape_controls(&path.display().to_string())
+    )
+}
+
+/// Runs `audit` or `audit export` against what `prepare` found.
+pub(crate) async fn run(args: AuditArgs, source: Source) -> anyhow::Result<Exit> {
+    let store = match source {
+        Source::Store(store) => store,
+        Source::NotYet(path) => return run_on_nothing(args, &path),
+    };
     match args.action {
         None => {
             let query = args.filters.query()?.limit(args.limit);
@@ -191,6 +221,23 @@ pub(crate) async fn run(args: AuditArgs, store: Arc<dyn AuditStore>) -> anyhow::
                 }
             };
             tracing::info!(records = written, "audit export finished");
+        }
+    }
+    Ok(Exit::Success)
+}
+
+/// `audit` or `audit export` where no record was ever kept: an empty list (`[]` under
+/// `--json`) or an empty export, and the reason on standard error when standard output is not
+/// the place for it.
+fn run_on_nothing(args: AuditArgs, path: &std::path::Path) -> anyhow::Result<Exit> {
+    match args.action {
+        None if args.json => output::write_stdout(&output::to_json(&serde_json::json!([]))?),
+        None => output::write_stdout(&nothing_kept_yet(path)),
+        Some(AuditAction::Export(export)) => {
+            if let Some(out) = &export.out {
+                File::create(out).with_context(|| format!("cannot create {}", out.display()))?;
+            }
+            output::write_stderr(&nothing_kept_yet(path));
         }
     }
     Ok(Exit::Success)

@@ -18,9 +18,8 @@ mod workflow;
 
 use anyhow::Context as _;
 use serde_json::Value;
-use std::sync::Arc;
 
-use switchboard::{AuditQuery, AuditRecord, AuditStore, Switchboard, ToolRegistry};
+use switchboard::{AuditQuery, AuditRecord, Switchboard, ToolRegistry};
 
 use crate::{
     app::{Exit, UsageError},
@@ -55,8 +54,8 @@ pub(crate) enum Ready {
     /// `serve`, with its transport configured (identity or token file, HTTP options), and
     /// whether `--conformance` was given.
     Serve(Serving, bool),
-    /// `proposals`, `approve` or `reject`, and whether proposals outlive the process.
-    Decide(proposals::Decision, bool),
+    /// `proposals`, `approve` or `reject`, and where the proposals are kept.
+    Decide(proposals::Decision, proposals::Kept),
     /// `mounts`.
     Mounts(MountsArgs),
     /// `workflow`, with the approvals store in use (named in the commands a paused run prints).
@@ -67,8 +66,8 @@ pub(crate) enum Ready {
 pub(crate) enum Prepared {
     /// A command that needs the runtime.
     Runtime(Ready),
-    /// `audit`: reads a store, no runtime.
-    Audit(audit::AuditArgs, Arc<dyn AuditStore>),
+    /// `audit`: reads a store (or finds none), no runtime.
+    Audit(audit::AuditArgs, audit::Source),
     /// `mounts accept`: starts one mounted server itself, no runtime.
     MountsAccept(MountsAcceptArgs),
 }
@@ -76,14 +75,15 @@ pub(crate) enum Prepared {
 impl Ready {
     /// Checks what can be checked without the runtime: that `PARAMS_JSON` is JSON, that the
     /// ids given with flags are ids, and that `serve` knows who its clients act as (identity
-    /// flags or a valid token file) and may listen where it was asked to.
+    /// flags or a valid token file) and may listen where it was asked to. `kept` is where the
+    /// proposals `proposals`, `approve` and `reject` act on are kept.
     pub(crate) fn prepare(
         command: Command,
         setup: &AuditSetup,
         approvals: &ApprovalsSetup,
+        kept: proposals::Kept,
         serve_file: &ServeFile,
     ) -> Result<Prepared, UsageError> {
-        let persistent = approvals.store.is_persistent();
         Ok(Prepared::Runtime(match command {
             Command::Tools(args) => Ready::Tools(args),
             Command::Schema(args) => Ready::Schema(args),
@@ -115,15 +115,15 @@ impl Ready {
             }
             Command::Proposals(args) => {
                 args.identity.check_ids()?;
-                Ready::Decide(proposals::Decision::List(args), persistent)
+                Ready::Decide(proposals::Decision::List(args), kept)
             }
             Command::Approve(args) => {
                 args.identity.check_ids()?;
-                Ready::Decide(proposals::Decision::Approve(args), persistent)
+                Ready::Decide(proposals::Decision::Approve(args), kept)
             }
             Command::Reject(args) => {
                 args.identity.check_ids()?;
-                Ready::Decide(proposals::Decision::Reject(args), persistent)
+                Ready::Decide(proposals::Decision::Reject(args), kept)
             }
             Command::Mounts(MountsArgs {
                 action: Some(MountsAction::Accept(args)),
@@ -167,8 +167,8 @@ impl Ready {
                 ))
                 .await
             }
-            Ready::Decide(decision, persistent) => {
-                proposals::run(&switchboard.registry, decision, persistent).await
+            Ready::Decide(decision, kept) => {
+                proposals::run(&switchboard.registry, decision, &kept).await
             }
             Ready::Mounts(args) => mounts::run(mounts, &args).await,
             Ready::Workflow(args, approvals) => {

@@ -6,6 +6,8 @@
 //! permission and store flags, so what a page offers and what an action may do are decided
 //! exactly as for any other caller, and every page read and every action leaves its audit
 //! records under the command's correlation id (printed with `--json`, as `call --json` does).
+//! An agent's change becomes a proposal; `act` run as an agent keeps it in the state
+//! directory's `approvals.db` (as `call` does), where `switchboard approve` finds it.
 //! A refusal is the navigator's typed error: exit code 1, with its kind, its reason, what to do
 //! and the audit records on standard error, or `{"error", "audit"}` under `--json`.
 
@@ -22,6 +24,7 @@ use crate::{
     hints,
     identity::IdentityArgs,
     output, params, render,
+    workflows_setup::StateDirArgs,
 };
 
 /// `switchboard navigate URL [IDENTITY] [--json]`.
@@ -82,6 +85,10 @@ pub(crate) struct ActArgs {
     /// The permission matrix and the stores.
     #[command(flatten)]
     pub(crate) registry: RegistryArgs,
+
+    /// Where an agent's proposals are kept.
+    #[command(flatten)]
+    pub(crate) state: StateDirArgs,
 }
 
 /// The params of `act`: PARAMS_JSON with each `--param` added. Checked before the runtime

@@ -4,22 +4,59 @@
 //! Each runs as the identity given (a human, by default), through the registry's
 //! `proposals` / `approve` / `reject`, so the same rules hold as in process: only a human of
 //! the proposal's organisation holding the target tool's permission decides, an agent never,
-//! and a decision is final. With `--approvals sqlite:PATH` the proposals live in that file, so
-//! these commands decide what another process (a `serve`, an agent's `call`) proposed; with the
-//! default in-memory store a new process starts with none (docs/cli.md).
+//! and a decision is final. They act on the proposals `serve` keeps: by default those of the
+//! state directory (`--state-dir`, `approvals.db`), else the file `--approvals sqlite:PATH` names,
+//! so they decide what another process (a `serve`, an agent's `call`) proposed; with
+//! `--approvals memory` a new process starts with none (docs/cli.md). A store file that does
+//! not exist yet is never created: the command reads an empty store in its place and says that
+//! nothing is kept there yet ([`Kept::NotYet`]).
 //!
 //! The text forms print what the store holds (ids, tool names, users, summaries, messages):
 //! every such field goes through [`escape_controls`], so none can add a line or repaint the
 //! terminal.
+
+use std::path::PathBuf;
 
 use clap::Args;
 use serde_json::json;
 use switchboard::{InvokeError, Proposal, ProposalId, ToolRegistry};
 
 use crate::{
-    app::Exit, args::RegistryArgs, escape::escape_controls, hints, identity::IdentityArgs, output,
-    render,
+    app::Exit, args::RegistryArgs, config_file::StoreChoice, escape::escape_controls, hints,
+    identity::IdentityArgs, output, render, workflows_setup::StateDirArgs,
 };
+
+/// Where the proposals a `proposals`, `approve` or `reject` acts on are kept, as the command
+/// tells its user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Kept {
+    /// In memory: none at start, gone at exit.
+    Memory,
+    /// In this SQLite file.
+    File(PathBuf),
+    /// In this SQLite file, which does not exist yet: nothing was ever kept there. The command
+    /// reads an empty store in memory in its place rather than create the file.
+    NotYet(PathBuf),
+}
+
+impl Kept {
+    /// Where `store` keeps proposals, looking for its file.
+    pub(crate) fn of(store: &StoreChoice) -> Self {
+        match store {
+            StoreChoice::Memory => Kept::Memory,
+            StoreChoice::Sqlite(path) if path.exists() => Kept::File(path.clone()),
+            StoreChoice::Sqlite(path) => Kept::NotYet(path.clone()),
+        }
+    }
+
+    /// "nothing is kept in PATH yet", with the path escaped.
+    fn nothing_kept_yet(path: &std::path::Path) -> String {
+        format!(
+            "nothing is kept in {} yet",
+            escape_controls(&path.display().to_string())
+        )
+    }
+}
 
 /// `proposals`.
 #[derive(Debug, Args)]
@@ -34,6 +71,10 @@ pub(crate) struct ProposalsArgs {
     /// The permission matrix and the stores.
     #[command(flatten)]
     pub(crate) registry: RegistryArgs,
+
+    /// Where `serve` keeps the proposals.
+    #[command(flatten)]
+    pub(crate) state: StateDirArgs,
 }
 
 /// `approve`.
@@ -53,6 +94,10 @@ pub(crate) struct ApproveArgs {
     /// The permission matrix and the stores.
     #[command(flatten)]
     pub(crate) registry: RegistryArgs,
+
+    /// Where `serve` keeps the proposals.
+    #[command(flatten)]
+    pub(crate) state: StateDirArgs,
 }
 
 /// `reject`.
@@ -76,6 +121,10 @@ pub(crate) struct RejectArgs {
     /// The permission matrix and the stores.
     #[command(flatten)]
     pub(crate) registry: RegistryArgs,
+
+    /// Where `serve` keeps the proposals.
+    #[command(flatten)]
+    pub(crate) state: StateDirArgs,
 }
 
 /// Which of the three commands.
@@ -89,21 +138,21 @@ pub(crate) enum Decision {
     Reject(RejectArgs),
 }
 
-/// Runs the command and prints its result; `persistent` says whether proposals outlive the
-/// process (it changes only what an empty list says).
+/// Runs the command and prints its result; `kept` says where the proposals are kept (it
+/// changes what an empty list and a refusal say).
 pub(crate) async fn run(
     registry: &ToolRegistry,
     decision: Decision,
-    persistent: bool,
+    kept: &Kept,
 ) -> anyhow::Result<Exit> {
     match decision {
         Decision::List(args) => {
             let context = args.identity.into_identity().context;
             let listed = registry.proposals(&context).await;
-            report(registry, args.json, listed, |proposals| {
+            report(registry, args.json, kept, listed, |proposals| {
                 (
                     json!({ "proposals": proposals }),
-                    list_text(proposals, persistent),
+                    list_text(proposals, kept),
                 )
             })
         }
@@ -112,7 +161,7 @@ pub(crate) async fn run(
             let approved = registry
                 .approve(&ProposalId::from(args.id.trim()), &context)
                 .await;
-            report(registry, args.json, approved, |approved| {
+            report(registry, args.json, kept, approved, |approved| {
                 (
                     json!({ "approved": approved }),
                     format!(
@@ -130,7 +179,7 @@ pub(crate) async fn run(
             let rejected = registry
                 .reject(&ProposalId::from(args.id.trim()), &args.feedback, &context)
                 .await;
-            report(registry, args.json, rejected, |proposal| {
+            report(registry, args.json, kept, rejected, |proposal| {
                 (
                     json!({ "rejected": proposal }),
                     format!(
@@ -146,6 +195,7 @@ pub(crate) async fn run(
 fn report<T>(
     registry: &ToolRegistry,
     json: bool,
+    kept: &Kept,
     result: Result<T, InvokeError>,
     render: impl FnOnce(&T) -> (serde_json::Value, String),
 ) -> anyhow::Result<Exit> {
@@ -163,7 +213,14 @@ fn report<T>(
             if json {
                 output::write_stdout(&output::to_json(&json!({ "error": error }))?);
             } else {
-                let hints = hints::for_invoke(&error, registry.permissions());
+                let hints = match (&error, kept) {
+                    (InvokeError::ProposalNotFound { .. }, Kept::NotYet(path)) => vec![format!(
+                        "{}: name the --state-dir DIR of the `serve` that keeps the proposal \
+                         (or --approvals sqlite:PATH)",
+                        Kept::nothing_kept_yet(path)
+                    )],
+                    _ => hints::for_invoke(&error, registry.permissions()),
+                };
                 output::write_stderr(&render::decision_refusal(&error, &hints));
             }
             Ok(Exit::Refused)
@@ -171,14 +228,20 @@ fn report<T>(
     }
 }
 
-fn list_text(proposals: &[Proposal], persistent: bool) -> String {
-    if proposals.is_empty() && persistent {
-        return "no proposals\n".to_owned();
-    }
+fn list_text(proposals: &[Proposal], kept: &Kept) -> String {
     if proposals.is_empty() {
-        return "no proposals (the proposal store is in memory: a new process starts empty; \
-                keep them with --approvals sqlite:PATH)\n"
-            .to_owned();
+        return match kept {
+            Kept::File(_) => "no proposals\n".to_owned(),
+            Kept::NotYet(path) => format!(
+                "no proposals: {} (`serve` keeps an agent's proposals in its state directory's \
+                 approvals.db: name the same --state-dir DIR, or --approvals sqlite:PATH)\n",
+                Kept::nothing_kept_yet(path)
+            ),
+            Kept::Memory => "no proposals (the proposal store is in memory, empty in every new \
+                             process: leave out `--approvals memory` to read the state \
+                             directory's approvals.db, where `serve` keeps them)\n"
+                .to_owned(),
+        };
     }
     let mut text = String::new();
     for proposal in proposals {

@@ -273,10 +273,14 @@ async fn a_corrupt_database_is_a_clear_startup_error_not_a_fallback() {
 
 #[tokio::test]
 async fn audit_refuses_the_in_memory_store_with_a_hint() {
-    let output = bounded("audit on memory", switchboard(&["audit"]).output())
-        .await
-        .expect("the binary runs");
+    let output = bounded(
+        "audit on memory",
+        switchboard(&["audit", "--audit", "memory"]).output(),
+    )
+    .await
+    .expect("the binary runs");
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("state directory's audit.db"), "{stderr}");
     assert!(stderr.contains("--audit sqlite:PATH"), "{stderr}");
 }

@@ -10,7 +10,7 @@ use std::process::Output;
 use assert_cmd::{Command, cargo::cargo_bin_cmd};
 use serde_json::{Value, json};
 
-use crate::common::catalog_tool_names;
+use crate::common::{catalog_tool_names, test_state_dir};
 
 // The refusals live in their own file (`cli/refusals.rs`) to keep each under the line budget.
 mod refusals;
@@ -18,7 +18,9 @@ mod refusals;
 /// The domains whose tool definitions the `tools --json` snapshot pins.
 const SNAPSHOT_DOMAINS: [&str; 2] = ["core", "roster"];
 
-/// The binary, with no identity or colour settings inherited from the environment.
+/// The binary, with no identity or colour settings inherited from the environment, its
+/// proposals and keys in memory (an agent's `call` would keep them in the state directory) and
+/// the test binary's state directory, never the user's.
 fn switchboard() -> Command {
     let mut command = cargo_bin_cmd!("switchboard");
     for variable in [
@@ -32,6 +34,8 @@ fn switchboard() -> Command {
     ] {
         command.env_remove(variable);
     }
+    command.env("SWITCHBOARD_APPROVALS", "memory");
+    command.env("SWITCHBOARD_STATE_DIR", test_state_dir());
     command
 }
 

@@ -54,8 +54,34 @@ pub(crate) fn switchboard_under(prefix: &[&str], args: &[&str]) -> tokio::proces
 }
 
 /// The state directory of this test binary's commands, in the temp directory.
-fn test_state_dir() -> std::path::PathBuf {
+pub(crate) fn test_state_dir() -> std::path::PathBuf {
     std::env::temp_dir().join(format!("switchboard-test-state-{}", std::process::id()))
+}
+
+/// A fresh state directory for one test (not created: the commands make it when they write),
+/// removed on drop.
+pub(crate) struct StateDir(pub(crate) std::path::PathBuf);
+
+impl StateDir {
+    pub(crate) fn new() -> Self {
+        Self(std::env::temp_dir().join(format!("switchboard-state-{}", uuid::Uuid::new_v4())))
+    }
+
+    /// The directory, for `--state-dir`.
+    pub(crate) fn path(&self) -> &str {
+        self.0.to_str().expect("a UTF-8 temp path")
+    }
+
+    /// `sqlite:DIR/FILE`, as a store flag names it.
+    pub(crate) fn store(&self, file: &str) -> String {
+        format!("sqlite:{}", self.0.join(file).display())
+    }
+}
+
+impl Drop for StateDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// A file in the temp directory holding `text`, removed on drop.

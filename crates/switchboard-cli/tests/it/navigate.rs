@@ -7,6 +7,8 @@ use std::process::Output;
 use assert_cmd::{Command, cargo::cargo_bin_cmd};
 use serde_json::{Value, json};
 
+use crate::common::test_state_dir;
+
 /// An open shift: `claim` and `assign` are offered there.
 const OPEN_SHIFT: &str = "/roster/shifts/acme-2026-11-24-pm";
 /// A shift sam works: `propose_swap` is offered there.
@@ -17,7 +19,9 @@ const STAFF: [&str; 6] = ["--org", "acme", "--user", "sam", "--role", "staff"];
 /// Fixed ids, so that JSON snapshots hold no minted ones.
 const IDS: [&str; 4] = ["--session", "s-nav", "--correlation", "c-nav"];
 
-/// The binary with nothing inherited that could change what it does.
+/// The binary with nothing inherited that could change what it does. Its proposals and keys
+/// are kept in memory (an agent's `act` would keep them in the state directory, and the ids
+/// fixed here would meet those of another run there), in the test binary's state directory.
 fn switchboard() -> Command {
     let mut command = cargo_bin_cmd!("switchboard");
     for variable in [
@@ -26,7 +30,6 @@ fn switchboard() -> Command {
         "SWITCHBOARD_ROLE",
         "SWITCHBOARD_INITIATOR",
         "SWITCHBOARD_AUDIT",
-        "SWITCHBOARD_APPROVALS",
         "SWITCHBOARD_AGENT_MUTATIONS",
         "SWITCHBOARD_CONFIG",
         "FORCE_COLOR",
@@ -35,6 +38,8 @@ fn switchboard() -> Command {
     ] {
         command.env_remove(variable);
     }
+    command.env("SWITCHBOARD_APPROVALS", "memory");
+    command.env("SWITCHBOARD_STATE_DIR", test_state_dir());
     command
 }
 

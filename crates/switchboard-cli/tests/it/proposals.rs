@@ -1,12 +1,18 @@
 //! The approval commands of the `switchboard` binary (`proposals`, `approve`, `reject`) and the
 //! execution-context flags (`--agent-type`, `--thread`, `--project`, `--idempotency-key`), run
-//! as a script would. The proposal store is in memory by default, so a fresh process has no
-//! proposals (`approvals_durability.rs` covers `--approvals sqlite:PATH`).
+//! as a script would. The approval commands read the state directory's `approvals.db` by
+//! default; each test here has a fresh state directory, where nothing is kept, or names the
+//! in-memory store (`serve_stores.rs` covers deciding what a `serve` keeps,
+//! `approvals_durability.rs` covers `--approvals sqlite:PATH`).
 
 use assert_cmd::{Command, cargo::cargo_bin_cmd};
 use serde_json::Value;
 
-fn switchboard() -> Command {
+use crate::common::StateDir;
+
+/// The binary with nothing inherited from the environment that could change what it does, on
+/// `state`.
+fn switchboard_in(state: &StateDir) -> Command {
     let mut command = cargo_bin_cmd!("switchboard");
     for variable in [
         "SWITCHBOARD_ORG",
@@ -14,6 +20,7 @@ fn switchboard() -> Command {
         "SWITCHBOARD_ROLE",
         "SWITCHBOARD_INITIATOR",
         "SWITCHBOARD_AGENT_TYPE",
+        "SWITCHBOARD_AUDIT",
         "SWITCHBOARD_APPROVALS",
         "SWITCHBOARD_AGENT_MUTATIONS",
         "SWITCHBOARD_CONFIG",
@@ -21,6 +28,7 @@ fn switchboard() -> Command {
     ] {
         command.env_remove(variable);
     }
+    command.env("SWITCHBOARD_STATE_DIR", &state.0);
     command
 }
 
@@ -31,17 +39,22 @@ fn json_of(output: &std::process::Output) -> Value {
 }
 
 #[test]
-fn a_new_process_has_no_proposals() {
-    let output = switchboard()
-        .arg("proposals")
+fn the_in_memory_store_of_a_new_process_has_no_proposals() {
+    let state = StateDir::new();
+    let output = switchboard_in(&state)
+        .args(["proposals", "--approvals", "memory"])
         .args(MARK)
         .output()
         .expect("runs");
     assert_eq!(output.status.code(), Some(0));
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("no proposals"), "{stdout}");
-    let output = switchboard()
-        .args(["proposals", "--json"])
+    assert!(
+        stdout.starts_with("no proposals (the proposal store is in memory"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("approvals.db"), "{stdout}");
+    let output = switchboard_in(&state)
+        .args(["proposals", "--json", "--approvals", "memory"])
         .args(MARK)
         .output()
         .expect("runs");
@@ -50,15 +63,23 @@ fn a_new_process_has_no_proposals() {
 
 #[test]
 fn approving_or_rejecting_an_unknown_proposal_is_proposal_not_found() {
-    let output = switchboard()
-        .args(["approve", "prop-unknown", "--json"])
+    let state = StateDir::new();
+    let output = switchboard_in(&state)
+        .args(["approve", "prop-unknown", "--json", "--approvals", "memory"])
         .args(MARK)
         .output()
         .expect("runs");
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(json_of(&output)["error"]["kind"], "proposal_not_found");
-    let output = switchboard()
-        .args(["reject", "prop-unknown", "--feedback", "no"])
+    let output = switchboard_in(&state)
+        .args([
+            "reject",
+            "prop-unknown",
+            "--feedback",
+            "no",
+            "--approvals",
+            "memory",
+        ])
         .args(MARK)
         .output()
         .expect("runs");
@@ -77,7 +98,7 @@ fn approving_or_rejecting_an_unknown_proposal_is_proposal_not_found() {
 
 #[test]
 fn reject_needs_feedback() {
-    let output = switchboard()
+    let output = switchboard_in(&StateDir::new())
         .args(["reject", "prop-1"])
         .args(MARK)
         .output()
@@ -87,7 +108,7 @@ fn reject_needs_feedback() {
 
 #[test]
 fn a_locked_week_is_refused_by_the_roster_gate() {
-    let output = switchboard()
+    let output = switchboard_in(&StateDir::new())
         .args([
             "call",
             "roster_assign_shift",
@@ -105,9 +126,10 @@ fn a_locked_week_is_refused_by_the_roster_gate() {
 
 #[test]
 fn context_flags_reach_the_runtime() {
+    let state = StateDir::new();
     // The thread is opened for the caller in this process, so the ownership check (which
     // refuses a thread nobody opened with `thread_not_owned`) lets the call through.
-    let output = switchboard()
+    let output = switchboard_in(&state)
         .args(["call", "core_get_current_user", "--json", "--thread", "t1"])
         .args(MARK)
         .output()
@@ -115,7 +137,7 @@ fn context_flags_reach_the_runtime() {
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     assert_eq!(json_of(&output)["result"]["user_id"], "mark");
     // An idempotency key is recorded as the action of the mutation it names.
-    let output = switchboard()
+    let output = switchboard_in(&state)
         .args([
             "call",
             "roster_assign_shift",

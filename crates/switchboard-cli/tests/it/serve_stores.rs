@@ -4,45 +4,21 @@
 //! starts it again, and finds what the first process left: the audit records (read back with
 //! `switchboard audit`), a pending proposal (approved after the restart) and a mutation's key
 //! (the same call after the restart replays the first result instead of running again).
+//!
+//! The commands a person uses to act on what a server keeps (`proposals`, `approve`, `reject`,
+//! `audit`) default to the same files: given only an identity and the same `--state-dir`, they
+//! list and decide the proposals an agent made through `serve`, and read its audit records. On
+//! a state directory nothing was kept in, they say so and create nothing.
 
-use std::{
-    path::{Path, PathBuf},
-    process::Stdio,
-};
+use std::{path::Path, process::Stdio};
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 
 use crate::{
-    common::{bounded, switchboard},
+    common::{StateDir, bounded, switchboard},
     stdio_client::StdioServer,
 };
-
-/// A fresh state directory for one test, removed on drop.
-struct StateDir(PathBuf);
-
-impl StateDir {
-    fn new() -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("switchboard-serve-stores-{}", uuid::Uuid::new_v4()));
-        Self(dir)
-    }
-
-    fn path(&self) -> &str {
-        self.0.to_str().expect("a UTF-8 temp path")
-    }
-
-    /// `sqlite:DIR/FILE`, as a store flag names it.
-    fn store(&self, file: &str) -> String {
-        format!("sqlite:{}", self.0.join(file).display())
-    }
-}
-
-impl Drop for StateDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// `switchboard ARGS` run to its end: its exit code and standard output as JSON.
 async fn run_json(args: &[&str]) -> (Option<i32>, Value) {
@@ -281,4 +257,204 @@ async fn serve_says_at_start_where_each_store_is_kept() {
             "{what}: {lines:#?}"
         );
     }
+}
+
+/// Mark, an acme manager: a human who may decide a shift assignment.
+const MARK: [&str; 6] = ["--org", "acme", "--user", "mark", "--role", "manager"];
+
+/// `switchboard COMMAND… --state-dir DIR IDENTITY`, run to its end.
+async fn run_in(dir: &StateDir, command: &[&str], identity: &[&str]) -> std::process::Output {
+    let mut args = command.to_vec();
+    args.extend(["--state-dir", dir.path()]);
+    args.extend_from_slice(identity);
+    bounded("the command", switchboard(&args).output())
+        .await
+        .expect("the binary runs")
+}
+
+/// Standard output as JSON, or the test fails showing both streams.
+fn json_of(output: &std::process::Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|error| {
+        panic!(
+            "no JSON ({error}): {}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proposal_an_agent_made_through_serve_is_listed_and_approved_with_identity_flags_only() {
+    let dir = StateDir::new();
+    let mut server = started(
+        &dir,
+        &["--initiator", "agent", "--agent-mutations", "propose"],
+    )
+    .await;
+    let shift = json!({"shift_id": "acme-2026-11-24-pm", "user_id": "sam"});
+    let result = call(&mut server, "assign", "roster_assign_shift", &shift, None).await;
+    let error = &result["_meta"]["switchboard/error"];
+    assert_eq!(error["kind"], json!("approval_required"), "{result:#}");
+    let proposal = error["proposal_id"].as_str().expect("the proposal's id");
+
+    // While the server runs: the proposal is listed, as text and as JSON.
+    let listed = run_in(&dir, &["proposals"], &MARK).await;
+    assert_eq!(listed.status.code(), Some(0), "{listed:?}");
+    let text = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        text.contains(proposal) && text.contains("roster_assign_shift"),
+        "{text}"
+    );
+    let listed = json_of(&run_in(&dir, &["proposals", "--json"], &MARK).await);
+    let ids: Vec<&Value> = listed["proposals"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|proposal| &proposal["id"])
+        .collect();
+    assert_eq!(ids, [&json!(proposal)], "{listed:#}");
+
+    let approved = run_in(&dir, &["approve", proposal, "--json"], &MARK).await;
+    assert_eq!(approved.status.code(), Some(0), "{approved:?}");
+    let approved = json_of(&approved);
+    assert_eq!(
+        approved["approved"]["output"]["assignee"],
+        json!("sam"),
+        "{approved:#}"
+    );
+    let again = run_in(&dir, &["approve", proposal, "--json"], &MARK).await;
+    assert_eq!(again.status.code(), Some(1), "{again:?}");
+    assert_eq!(json_of(&again)["error"]["kind"], json!("proposal_closed"));
+    server.finish().await;
+
+    // The approved call ran once, as mark, and `audit` finds its record beside the server's.
+    let audit = run_in(
+        &dir,
+        &["audit", "--tool", "roster_assign_shift", "--json"],
+        &[],
+    )
+    .await;
+    assert_eq!(audit.status.code(), Some(0), "{audit:?}");
+    let records = json_of(&audit);
+    let ran: Vec<(&Value, &Value)> = records
+        .as_array()
+        .expect("an array of records")
+        .iter()
+        .filter(|record| record["outcome"] == json!("ok"))
+        .map(|record| (&record["user_id"], &record["action"]["event"]))
+        .collect();
+    assert_eq!(
+        ran,
+        [(&json!("mark"), &json!("approved"))],
+        "one run, the approval's: {records:#}"
+    );
+    assert!(
+        records
+            .as_array()
+            .expect("records")
+            .iter()
+            .any(|record| record["user_id"] == json!("alice")),
+        "the server's own record of the proposal is there too: {records:#}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_one_shot_call_keeps_its_proposal_where_approve_finds_it() {
+    let dir = StateDir::new();
+    let sam_agent = [
+        "--org",
+        "acme",
+        "--user",
+        "sam",
+        "--role",
+        "staff",
+        "--initiator",
+        "agent",
+        "--agent-mutations",
+        "propose",
+    ];
+    let shift = r#"{"shift_id": "acme-2026-11-24-pm", "user_id": "sam"}"#;
+    let proposed = run_in(
+        &dir,
+        &["call", "roster_assign_shift", shift, "--json"],
+        &sam_agent,
+    )
+    .await;
+    assert_eq!(proposed.status.code(), Some(1), "{proposed:?}");
+    let proposed = json_of(&proposed);
+    assert_eq!(proposed["error"]["kind"], json!("approval_required"));
+    let proposal = proposed["error"]["proposal_id"]
+        .as_str()
+        .expect("the proposal's id");
+
+    let approved = run_in(&dir, &["approve", proposal, "--json"], &MARK).await;
+    assert_eq!(approved.status.code(), Some(0), "{approved:?}");
+    assert_eq!(
+        json_of(&approved)["approved"]["output"]["assignee"],
+        json!("sam")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_state_directory_nothing_was_kept_in_the_commands_say_so_and_create_nothing() {
+    let dir = StateDir::new();
+    let approvals = dir.0.join("approvals.db").display().to_string();
+    let audit_db = dir.0.join("audit.db").display().to_string();
+
+    let listed = run_in(&dir, &["proposals"], &MARK).await;
+    assert_eq!(listed.status.code(), Some(0), "{listed:?}");
+    let text = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        text.starts_with(&format!("no proposals: nothing is kept in {approvals} yet")),
+        "{text}"
+    );
+    let listed = json_of(&run_in(&dir, &["proposals", "--json"], &MARK).await);
+    assert_eq!(listed, json!({"proposals": []}));
+
+    let approved = run_in(&dir, &["approve", "prop-1"], &MARK).await;
+    assert_eq!(approved.status.code(), Some(1), "{approved:?}");
+    let stderr = String::from_utf8_lossy(&approved.stderr);
+    assert!(stderr.starts_with("error[proposal_not_found]"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("nothing is kept in {approvals} yet")),
+        "{stderr}"
+    );
+    let rejected = run_in(
+        &dir,
+        &["reject", "prop-1", "--feedback", "no", "--json"],
+        &MARK,
+    )
+    .await;
+    assert_eq!(rejected.status.code(), Some(1), "{rejected:?}");
+    assert_eq!(
+        json_of(&rejected)["error"]["kind"],
+        json!("proposal_not_found")
+    );
+
+    let audit = run_in(&dir, &["audit"], &[]).await;
+    assert_eq!(audit.status.code(), Some(0), "{audit:?}");
+    let text = String::from_utf8_lossy(&audit.stdout);
+    assert!(
+        text.starts_with(&format!(
+            "no audit records: nothing is kept in {audit_db} yet"
+        )),
+        "{text}"
+    );
+    assert_eq!(
+        json_of(&run_in(&dir, &["audit", "--json"], &[]).await),
+        json!([])
+    );
+    let export = run_in(&dir, &["audit", "export"], &[]).await;
+    assert_eq!(export.status.code(), Some(0), "{export:?}");
+    assert!(export.stdout.is_empty(), "{export:?}");
+    let stderr = String::from_utf8_lossy(&export.stderr);
+    assert!(
+        stderr.contains(&format!("nothing is kept in {audit_db} yet")),
+        "{stderr}"
+    );
+
+    assert!(
+        !dir.0.exists(),
+        "no command created the state directory or a store in it"
+    );
 }
