@@ -2,9 +2,10 @@
 //! from the config file, then the flags.
 //!
 //! Chosen once, at startup, before the runtime boots: `--approvals memory` (each process starts
-//! with no proposals and no keys; the default of the one-shot commands) or
-//! `--approvals sqlite:PATH` (the default of `serve` and of the `workflow` commands is
-//! `sqlite:STATE_DIR/approvals.db`, see [`crate::workflows_setup`]), one database file
+//! with no proposals and no keys; the default of a human's one-shot commands) or
+//! `--approvals sqlite:PATH` (the default of `serve`, of the `workflow` commands, of
+//! `proposals`, `approve` and `reject`, and of `call`, `ask` and `act` run as an agent is
+//! `sqlite:STATE_DIR/approvals.db`, see [`crate::store_defaults`]), one database file
 //! for both stores, so that `switchboard approve` in one process decides a proposal another
 //! process stored, and a mutation retried with the same `--idempotency-key` in a new process
 //! replays its first result instead of running again. `--agent-mutations propose` stores an
@@ -54,8 +55,10 @@ pub(crate) enum SynchronousChoice {
 #[command(next_help_heading = "Approvals")]
 pub(crate) struct ApprovalsArgs {
     /// Where proposals and idempotency keys are kept: `memory` (gone at exit) or `sqlite:PATH`
-    /// (created if missing; shared by every process that names it). Default:
-    /// `sqlite:STATE_DIR/approvals.db` for `serve` and `workflow`, `memory` for the others.
+    /// (created if missing, except by `proposals`, `approve` and `reject`; shared by every
+    /// process that names it). Default: `sqlite:STATE_DIR/approvals.db` for `serve`,
+    /// `workflow`, `proposals`, `approve`, `reject`, and `call`, `ask`, `act` run as an agent;
+    /// `memory` for the others.
     #[arg(long, value_name = "STORE", env = "SWITCHBOARD_APPROVALS")]
     pub(crate) approvals: Option<StoreChoice>,
 

@@ -7,7 +7,7 @@
 //! Each command takes the flags it uses and no others, so its `--help` lists only what
 //! changes what it does: the permission matrix and the stores ([`RegistryArgs`]) belong to the
 //! commands that call tools, the audit store alone to `audit`, and none of them to `tools` or
-//! `schema`. They follow the command's name (`switchboard call --audit sqlite:PATH ...`).
+//! `schema`. Which store each command uses when none is named is [`crate::store_defaults`]'s. They follow the command's name (`switchboard call --audit sqlite:PATH ...`).
 
 use std::{net::SocketAddr, path::PathBuf};
 

@@ -3,8 +3,8 @@
 //! The store is chosen once, at startup, before the runtime boots: `--audit memory` or
 //! `--audit sqlite:PATH`, with the durability, the full-queue policy, the queue size and the
 //! retention age beside it. A one-shot command defaults to memory; `serve`, whose records
-//! must outlive a restart, to `sqlite:STATE_DIR/audit.db` (see [`crate::workflows_setup`] for
-//! the state directory). The same keys live under `[audit]` in the config file
+//! must outlive a restart, to `sqlite:STATE_DIR/audit.db`, as do the commands that read or act
+//! on what it keeps (`audit`, `proposals`, `approve`, `reject`; see [`crate::store_defaults`]). The same keys live under `[audit]` in the config file
 //! (`--config FILE` or `SWITCHBOARD_CONFIG`); a flag wins over the file. A store that cannot be
 //! opened — a corrupt file, a directory that cannot be written — stops the binary with a usage
 //! error naming the path: it never falls back to memory, which would lose the records silently.
@@ -55,8 +55,9 @@ pub(crate) struct AuditStoreArgs {
     #[arg(long, global = true, value_name = "FILE", env = "SWITCHBOARD_CONFIG")]
     pub(crate) config: Option<PathBuf>,
 
-    /// Where audit records go: `memory` (gone at exit) or `sqlite:PATH` (created if missing).
-    /// Default: `sqlite:STATE_DIR/audit.db` for `serve`, `memory` for the other commands.
+    /// Where audit records go: `memory` (gone at exit) or `sqlite:PATH` (created if missing,
+    /// except by `audit`). Default: `sqlite:STATE_DIR/audit.db` for `serve`, `audit`,
+    /// `proposals`, `approve` and `reject`; `memory` for the other commands.
     #[arg(long, global = true, value_name = "STORE", env = "SWITCHBOARD_AUDIT")]
     pub(crate) audit: Option<StoreChoice>,
 }

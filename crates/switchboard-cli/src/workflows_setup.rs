@@ -15,7 +15,9 @@
 //!
 //! `serve` keeps all three there by default: its runs, its proposals and keys (`approvals.db`:
 //! a mutation retried after a restart replays its first result, and a pending proposal can
-//! still be approved), and its audit records (`audit.db`). Every store is a SQLite file in WAL
+//! still be approved), and its audit records (`audit.db`). The commands that act on what it
+//! keeps (`proposals`, `approve`, `reject`, `audit`) take the same `--state-dir` and look there
+//! ([`StateDirArgs`], [`crate::store_defaults`]). Every store is a SQLite file in WAL
 //! mode, built to be shared: two processes on one state directory both work, each commit
 //! waiting for the other's write lock rather than failing.
 //!
@@ -90,14 +92,14 @@ impl WorkflowStoreArgs {
 
 /// The state directory alone: the flag of the commands that act on what `serve` keeps there
 /// without keeping workflow runs themselves (`proposals`, `approve`, `reject`, `audit`), and of
-/// `call`, `ask` and `act`, which keep an agent's proposals there under
-/// `--agent-mutations propose`.
+/// `call`, `ask` and `act`, which run as an agent keep their proposals and keys there.
 #[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "State directory")]
 pub(crate) struct StateDirArgs {
     /// The state directory `serve` keeps its stores in: `approvals.db` (proposals and
     /// idempotency keys) unless --approvals is given, and `audit.db` unless --audit is given.
-    /// `call`, `ask` and `act` use it only under --agent-mutations propose. Default:
+    /// `call`, `ask` and `act` use it only run as an agent (--initiator agent), for their
+    /// proposals and keys. Default:
     /// `$XDG_STATE_HOME/switchboard`, else `~/.local/state/switchboard`.
     #[arg(long, global = true, value_name = "DIR", env = "SWITCHBOARD_STATE_DIR")]
     pub(crate) state_dir: Option<PathBuf>,
