@@ -1,0 +1,213 @@
+//! Answering one `tools/call`: the MCP layer's own refusals (a malformed `_meta`, a plain tool
+//! hidden by `--navigation only`), each audited, then the hand-off to navigation, an approval,
+//! a task, or the registry, raced against the client's cancellation.
+//!
+//! Kept apart from the rest of [`McpServer`]'s handler because it is the one path a tool call
+//! takes, with the audit promise that goes with it: every refusal made here leaves one record
+//! through [`ToolRegistry::record_refusal`](switchboard_registry::ToolRegistry::record_refusal),
+//! as the registry's and the navigator's refusals do.
+
+use std::sync::Arc;
+
+use rmcp::{
+    ErrorData, RoleServer,
+    model::{CallToolRequestParams, CallToolResponse},
+    service::RequestContext,
+};
+use serde_json::Value;
+use switchboard_core::{CallContext, CorrelationId, FieldError, InvokeError, ProgressNotifier};
+use tracing::Instrument as _;
+
+use super::McpServer;
+use crate::{
+    approval,
+    logging::{self, CallLog, SessionLogLevel},
+    navigation::{self, Navigation},
+    notices, result,
+    scope::RequestScope,
+    tasks,
+};
+
+impl McpServer {
+    /// The log level that applies to a request: its own `_meta` level (2026-07-28), else the
+    /// session's. `None` when it admits nothing.
+    fn log_level(&self, context: &RequestContext<RoleServer>) -> Option<Arc<SessionLogLevel>> {
+        match context.meta.log_level() {
+            Some(level) => {
+                let level = SessionLogLevel::fixed(level);
+                level.admits_anything().then(|| Arc::new(level))
+            }
+            None => {
+                let level = &self.session.log_level;
+                level.admits_anything().then(|| Arc::clone(level))
+            }
+        }
+    }
+
+    /// The answer to one `tools/call`: an approval's, or the registry's.
+    pub(super) async fn answer_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let scope = match RequestScope::from_meta(&context.meta) {
+            Ok(scope) => scope,
+            Err(refused) => {
+                let refusal = InvokeError::InvalidInput {
+                    tool: request.name.to_string(),
+                    errors: vec![FieldError::new("", refused.message.clone())],
+                };
+                self.record_refusal(&request, &context, refusal).await;
+                return Err(refused);
+            }
+        };
+        let mut call_context = self.call_context(&context, &scope);
+        if let Some(navigation) = &self.navigation {
+            if navigation.tool(&request.name).is_some() {
+                return self
+                    .answer_navigation(navigation, request, &call_context, &context)
+                    .await;
+            }
+            if navigation.hides_plain_tools() {
+                let refusal = InvokeError::ToolNotFound {
+                    name: request.name.to_string(),
+                    suggestions: vec![
+                        navigation::NAVIGATE.to_owned(),
+                        navigation::EXECUTE_ACTION.to_owned(),
+                    ],
+                };
+                self.record_refusal(&request, &context, refusal).await;
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "no tool `{}` here: this server offers `{}` and `{}`; start with \
+                         navigate('/')",
+                        request.name,
+                        navigation::NAVIGATE,
+                        navigation::EXECUTE_ACTION
+                    ),
+                    None,
+                ));
+            }
+        }
+        if approval::concerns(&self.identity, &request) {
+            let state_key = self.state_key();
+            let answer = approval::handle(
+                &self.registry,
+                &self.identity,
+                &state_key,
+                &request,
+                &call_context,
+                &context,
+            )
+            .await;
+            if let Some(answer) = answer {
+                return answer;
+            }
+        }
+        if tasks::answers_with_task(&self.registry, &request.name, &context) {
+            return Ok(tasks::start(
+                &self.catalog.tasks,
+                &self.identity,
+                self.registry.clone(),
+                request,
+                call_context,
+            ));
+        }
+        let params = Value::Object(request.arguments.unwrap_or_default());
+        let outcome = self
+            .invoke(&request.name, params, &mut call_context, &context)
+            .await?;
+        let returns_content = || {
+            self.registry
+                .find(&request.name)
+                .is_some_and(|descriptor| descriptor.returns_content())
+        };
+        result::call_result(outcome, returns_content).map(Into::into)
+    }
+
+    /// Audits `refusal` of `request`, a call refused here before the registry or the navigator
+    /// was asked (so that it leaves one record, as their refusals do), in the request's
+    /// session with its correlation id and without its thread or project (the `_meta` naming
+    /// them may be what was refused). The client is answered the protocol error either way: a
+    /// record that cannot be written is logged.
+    async fn record_refusal(
+        &self,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        refusal: InvokeError,
+    ) {
+        let call_context = self.call_context(context, &RequestScope::default());
+        let params = Value::Object(request.arguments.clone().unwrap_or_default());
+        let recorded = self
+            .registry
+            .record_refusal(&request.name, &params, &call_context, refusal)
+            .await;
+        if let InvokeError::AuditFailed { reason, .. } = recorded {
+            tracing::error!(tool = %request.name, %reason, "a refused MCP tools/call could not be audited");
+        }
+    }
+
+    /// The answer to a call of a navigation meta-tool, unless the client cancels it first.
+    async fn answer_navigation(
+        &self,
+        navigation: &Navigation,
+        request: CallToolRequestParams,
+        call_context: &CallContext,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let state_key = self.state_key();
+        let call = navigation.call(
+            &request.name,
+            request.arguments.unwrap_or_default(),
+            &self.identity,
+            &state_key,
+            call_context,
+        );
+        tokio::select! {
+            answer = call => Ok(answer.into()),
+            () = context.ct.cancelled() => {
+                tracing::info!(tool = %request.name, "MCP navigation call cancelled by the client");
+                Err(ErrorData::internal_error("the request was cancelled", None))
+            }
+        }
+    }
+
+    /// Runs one call through the registry, with its notifications if the request asked for
+    /// any. `Err` if the client cancelled it (the `invoke` future is then dropped).
+    async fn invoke(
+        &self,
+        name: &str,
+        params: Value,
+        call_context: &mut CallContext,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Result<Value, switchboard_core::InvokeError>, ErrorData> {
+        let progress_token = context.meta.get_progress_token();
+        let log_level = self.log_level(context);
+        let mut span = tracing::Span::none();
+        let mut pump = None;
+        if progress_token.is_some() || log_level.is_some() {
+            let wants_progress = progress_token.is_some();
+            let (sender, receiver) = notices::queue(context.peer.clone(), progress_token);
+            if wants_progress {
+                call_context.progress = ProgressNotifier::new(sender.clone());
+            }
+            if let Some(level) = log_level {
+                span = logging::call_span(CallLog::new(level, sender));
+            }
+            pump = Some(receiver);
+        }
+        let call = self
+            .registry
+            .invoke(name, params, call_context)
+            .instrument(span);
+        let call = notices::forward_while(call, pump.as_mut());
+        tokio::select! {
+            outcome = call => Ok(outcome),
+            () = context.ct.cancelled() => {
+                let correlation_id = call_context.correlation_id.as_ref().map(CorrelationId::as_str);
+                tracing::info!(tool = %name, correlation_id = correlation_id.unwrap_or("-"), "MCP call cancelled by the client");
+                Err(ErrorData::internal_error("the request was cancelled", None))
+            }
+        }
+    }
+}
