@@ -13,6 +13,7 @@ use xtask::{
     bench,
     catalog::{self, CatalogReport},
     ensure_file::{FileStatus, Mode},
+    weight,
 };
 
 /// Project automation for Switchboard.
@@ -52,6 +53,15 @@ enum Command {
         /// mounted, workflow).
         names: Vec<String>,
     },
+    /// Build the crate of docs/embed.md (as written, on default features, without default
+    /// features) and a one-tool rmcp server, each cold, and print crates compiled, cold build
+    /// time and binary size (docs/benchmarks.md, "Build weight"). Takes several minutes.
+    Weight {
+        /// Measure this Switchboard checkout instead (for instance a `git worktree` of another
+        /// commit).
+        #[arg(long)]
+        checkout: Option<std::path::PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -77,6 +87,16 @@ fn main() -> ExitCode {
             }
         }
         Command::Bench { quick, names } => report_bench(&bench::Options { quick, only: names }),
+        Command::Weight { checkout } => match weight::run(checkout.as_deref()) {
+            Ok(weights) => {
+                println!("\n{}", weight::render(&weights));
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("error: {error:#}");
+                ExitCode::FAILURE
+            }
+        },
     }
 }
 
