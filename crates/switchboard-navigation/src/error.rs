@@ -1,4 +1,5 @@
-//! Why a page could not be shown or an action could not run.
+//! Why a page could not be shown or an action could not run, and whether the refusal has its
+//! audit record yet.
 
 use switchboard_core::{InvokeError, PageError};
 
@@ -51,7 +52,8 @@ pub enum NavError {
         /// The top-level fields of the page's data that changed.
         changed: Vec<String>,
     },
-    /// A call the page or the action made was refused or failed; audited by the registry.
+    /// A call the page or the action made was refused or failed; audited by the registry (or,
+    /// for a context that does not verify or a proposal that cannot be read, by the navigator).
     #[error(transparent)]
     Invoke(#[from] InvokeError),
 }
@@ -85,9 +87,11 @@ impl NavError {
         }
     }
 
-    /// Whether the error stopped an action before the registry was asked to run anything
-    /// (and so before it audited anything of the action's own).
-    pub(crate) fn is_before_the_call(&self) -> bool {
+    /// Whether no audit record covers the error where it is made: the navigator's own checks
+    /// (the URL, the page, its parameters, its version) and a context that does not verify,
+    /// made before the registry is asked anything. Every other [`NavError::Invoke`] comes from
+    /// a call through the registry, which audited it.
+    fn has_no_record(&self) -> bool {
         matches!(
             self,
             NavError::BadUrl { .. }
@@ -115,5 +119,50 @@ impl NavError {
                 reason: other.to_string(),
             },
         }
+    }
+}
+
+/// A refusal on its way out of the navigator, and whether an audit record covers it yet.
+///
+/// [`Navigator::navigate`](crate::Navigator::navigate) and
+/// [`Navigator::execute_action`](crate::Navigator::execute_action) write the record of one that
+/// has none, so that every refusal of theirs leaves exactly one.
+#[derive(Debug)]
+pub(crate) struct Refused {
+    pub(crate) error: NavError,
+    /// Whether a record covers the refusal: the registry's (a call it refused or ran), or the
+    /// navigator's (an action it refused through `ToolRegistry::record_refusal`).
+    pub(crate) audited: bool,
+}
+
+impl Refused {
+    /// `error`, which no record covers yet (a read of the proposal store, which the registry
+    /// answers without auditing).
+    pub(crate) fn unaudited(error: impl Into<NavError>) -> Self {
+        Self {
+            error: error.into(),
+            audited: false,
+        }
+    }
+
+    /// `error`, covered by a record already (the action that ran before it).
+    pub(crate) fn audited(error: NavError) -> Self {
+        Self {
+            error,
+            audited: true,
+        }
+    }
+}
+
+impl From<NavError> for Refused {
+    fn from(error: NavError) -> Self {
+        let audited = !error.has_no_record();
+        Self { error, audited }
+    }
+}
+
+impl From<InvokeError> for Refused {
+    fn from(error: InvokeError) -> Self {
+        NavError::from(error).into()
     }
 }

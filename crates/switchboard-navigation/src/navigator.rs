@@ -8,12 +8,21 @@
 //! audit record are the registry's, and a refusal before the call (an action not offered here,
 //! a bound parameter the caller tried to set) is audited through
 //! [`ToolRegistry::record_refusal`].
+//!
+//! Every refusal of either leaves exactly one audit record. A call the registry refused or ran
+//! has the registry's; a refusal the navigator makes itself (a bad URL, no such page, a page
+//! that is not found or whose parameters are invalid, a stale version, a context that does not
+//! verify, a proposal that cannot be read) is recorded here, once, as it leaves the public
+//! method: a `navigate` under the tool name [`NAVIGATE`] with the params `{"url": ...}`, an
+//! `execute_action` under the action's name with its params. The code of the recorded
+//! `gate_refused` is the error's [`NavError::kind`]; a refused context or proposal read is
+//! recorded as the registry's own error.
 
 use std::{collections::BTreeMap, fmt::Write as _, sync::Arc};
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use switchboard_core::{
     CallContext, Caller, Category, FieldError, Initiator, InvokeError, LoadedPage, PageAction,
     PageEntry, ToolError, linked_pages,
@@ -22,12 +31,16 @@ use switchboard_registry::{Proposal, ToolRegistry};
 use tracing::Instrument;
 
 use crate::{
-    error::NavError,
+    error::{NavError, Refused},
     proposals::{self, BuiltIn, PROPOSAL_ROUTE, PROPOSALS_ROUTE},
     url::{Route, RouteError, segments, truncated},
     version::{changed_fields, version_of},
     view::{ActionMode, ActionView, PageView, ParamView, first_sentence, unbound_params},
 };
+
+/// The tool name a refused `navigate` is audited under: the name of the MCP meta-tool, so that
+/// a refusal reads the same whether the MCP layer or the navigator made it.
+pub const NAVIGATE: &str = "navigate";
 
 /// How many of the nearest routes an unknown URL's error names.
 const MAX_NEAREST: usize = 3;
@@ -169,26 +182,67 @@ impl Navigator {
     }
 
     /// The page at `url` for the caller of `context`, with the actions offered to them.
+    ///
+    /// A refusal leaves one audit record: the registry's when a read of the page was refused,
+    /// else one written here under [`NAVIGATE`].
     pub async fn navigate(&self, url: &str, context: &CallContext) -> Result<PageView, NavError> {
         let span = tracing::info_span!("navigate", url = %truncated(url));
-        async {
-            let caller = verify(context)?;
-            let segments = segments(url)?;
-            if self.is_home(&segments) {
-                return Ok(self.home(url));
-            }
-            match BuiltIn::matching(&segments) {
-                Some(BuiltIn::List) => return proposals::list(&self.registry, url, context).await,
-                Some(BuiltIn::One(id)) => {
-                    return proposals::one(&self.registry, url, &id, context, &caller).await;
-                }
-                None => {}
-            }
-            let (page, loaded) = self.load(url, &segments, context, &caller).await?;
-            Ok(self.view(url, page, loaded, &caller).0)
+        match self.page(url, context).instrument(span).await {
+            Ok(view) => Ok(view),
+            Err(refused) => Err(self
+                .recorded(NAVIGATE, &json!({ "url": url }), context, refused)
+                .await),
         }
-        .instrument(span)
-        .await
+    }
+
+    /// The page at `url` for the caller of `context`; a refusal says whether it has its
+    /// record yet.
+    async fn page(&self, url: &str, context: &CallContext) -> Result<PageView, Refused> {
+        let caller = verify(context)?;
+        let segments = segments(url)?;
+        if self.is_home(&segments) {
+            return Ok(self.home(url));
+        }
+        match BuiltIn::matching(&segments) {
+            Some(BuiltIn::List) => return proposals::list(&self.registry, url, context).await,
+            Some(BuiltIn::One(id)) => {
+                return proposals::one(&self.registry, url, &id, context, &caller).await;
+            }
+            None => {}
+        }
+        let (page, loaded) = self.load(url, &segments, context, &caller).await?;
+        Ok(self.view(url, page, loaded, &caller).0)
+    }
+
+    /// `refused`'s error, once one audit record covers it: when none does yet, the refusal of
+    /// a call of `tool` with `params` is recorded here (as the registry's error it is, or as
+    /// `gate_refused` with the error's kind as its code). `audit_failed` when that record
+    /// cannot be written.
+    async fn recorded(
+        &self,
+        tool: &str,
+        params: &Value,
+        context: &CallContext,
+        refused: Refused,
+    ) -> NavError {
+        if refused.audited {
+            return refused.error;
+        }
+        let refusal = match &refused.error {
+            NavError::Invoke(error) => error.clone(),
+            error => InvokeError::GateRefused {
+                tool: tool.to_owned(),
+                error: ToolError::new(error.kind(), error.to_string()),
+            },
+        };
+        match self
+            .registry
+            .record_refusal(tool, params, context, refusal)
+            .await
+        {
+            audit_failed @ InvokeError::AuditFailed { .. } => audit_failed.into(),
+            _ => refused.error,
+        }
     }
 
     /// Runs `action` of the page at `url` with `params` (the page binds the rest), for the
@@ -213,7 +267,7 @@ impl Navigator {
                 let (chosen, tool, result, proposal) =
                     proposals::decide(&self.registry, url, &id, action, &params, context, &caller)
                         .await?;
-                let next = self.navigate(url, context).await?;
+                let next = self.page_after_the_action(url, context).await?;
                 return Ok(ActionOutcome {
                     action: chosen,
                     tool,
@@ -231,7 +285,8 @@ impl Navigator {
                     return Err(NavError::Stale {
                         url: truncated(url),
                         changed,
-                    });
+                    }
+                    .into());
                 }
             }
             let offered = view.actions;
@@ -283,8 +338,8 @@ impl Navigator {
                 Some(proposal) => format!("/proposals/{}", proposal.id),
                 None => declared.next_url(&result).unwrap_or_else(|| url.to_owned()),
             };
-            let next = self.navigate(&next_url, context).await?;
-            Ok(ActionOutcome {
+            let next = self.page_after_the_action(&next_url, context).await?;
+            Ok::<_, Refused>(ActionOutcome {
                 action: declared.name,
                 tool: declared.tool.to_owned(),
                 result,
@@ -294,24 +349,23 @@ impl Navigator {
             })
         };
         match attempt.instrument(span).await {
-            // Refused before any call was made: audited here, so that every attempt leaves
-            // exactly one record of its own, as a call refused by the registry does.
-            Err(error) if error.is_before_the_call() => {
-                let refusal = InvokeError::GateRefused {
-                    tool: action.to_owned(),
-                    error: ToolError::new(error.kind(), error.to_string()),
-                };
-                match self
-                    .registry
-                    .record_refusal(action, &params_for_audit, context, refusal)
-                    .await
-                {
-                    audit_failed @ InvokeError::AuditFailed { .. } => Err(audit_failed.into()),
-                    _ => Err(error),
-                }
-            }
-            other => other,
+            Ok(outcome) => Ok(outcome),
+            Err(refused) => Err(self
+                .recorded(action, &params_for_audit, context, refused)
+                .await),
         }
+    }
+
+    /// The page to look at after an action ran. The action has its record already (its run),
+    /// so a refusal here is not recorded again.
+    async fn page_after_the_action(
+        &self,
+        url: &str,
+        context: &CallContext,
+    ) -> Result<PageView, Refused> {
+        self.page(url, context)
+            .await
+            .map_err(|refused| Refused::audited(refused.error))
     }
 
     /// The parameters `action` of the page at `url` takes from its caller (those its URL does

@@ -6,7 +6,9 @@
 //! pages are the navigator's own: they read through [`ToolRegistry::proposals`] and
 //! [`ToolRegistry::proposal`], and their two actions are [`ToolRegistry::approve`] and
 //! [`ToolRegistry::reject`], which check the decider (a person of the proposal's organisation
-//! holding the tool's permission) and audit the decision and the run.
+//! holding the tool's permission) and audit the decision and the run. The registry answers the
+//! two reads without an audit record, so a refusal they cause is returned as one no record
+//! covers yet ([`Refused::unaudited`]), which the navigator then records.
 
 use std::fmt::Write as _;
 
@@ -17,7 +19,7 @@ use switchboard_core::{
 use switchboard_registry::{Proposal, ProposalStatus, ToolRegistry};
 
 use crate::{
-    error::NavError,
+    error::{NavError, Refused},
     navigator::unavailable,
     url::truncated,
     version::version_of,
@@ -52,8 +54,11 @@ pub(crate) async fn list(
     registry: &ToolRegistry,
     url: &str,
     context: &CallContext,
-) -> Result<PageView, NavError> {
-    let proposals = registry.proposals(context).await?;
+) -> Result<PageView, Refused> {
+    let proposals = registry
+        .proposals(context)
+        .await
+        .map_err(Refused::unaudited)?;
     let pending: Vec<&Proposal> = proposals
         .iter()
         .filter(|proposal| proposal.status == ProposalStatus::Pending)
@@ -92,11 +97,11 @@ pub(crate) async fn one(
     id: &ProposalId,
     context: &CallContext,
     caller: &Caller,
-) -> Result<PageView, NavError> {
+) -> Result<PageView, Refused> {
     let proposal = registry
         .proposal(id, context)
         .await
-        .map_err(|error| not_found(url, error))?;
+        .map_err(|error| Refused::unaudited(not_found(url, error)))?;
     let data = serde_json::to_value(&proposal).unwrap_or(Value::Null);
     Ok(PageView {
         url: url.to_owned(),
@@ -119,11 +124,11 @@ pub(crate) async fn decide(
     params: &Value,
     context: &CallContext,
     caller: &Caller,
-) -> Result<(&'static str, String, Value, Proposal), NavError> {
+) -> Result<(&'static str, String, Value, Proposal), Refused> {
     let proposal = registry
         .proposal(id, context)
         .await
-        .map_err(|error| not_found(url, error))?;
+        .map_err(|error| Refused::unaudited(not_found(url, error)))?;
     let offered = offered(registry, &proposal, caller);
     let Some(chosen) = offered
         .iter()

@@ -5,9 +5,10 @@
 //! `acme-2026-11-24-pm` is one. `sam` is staff in acme, `mark` its manager, `gina` globex's
 //! admin.
 //!
-//! The property test also sends `execute_action` over MCP (`switchboard-mcp` over a pipe, one
-//! JSON-RPC message per line), where the server refuses some calls itself before the navigator
-//! is asked: those must leave their one record too.
+//! The property test also sends `navigate` and `execute_action` over MCP (`switchboard-mcp`
+//! over a pipe, one JSON-RPC message per line), where the server refuses some calls itself
+//! before the navigator is asked: those must leave their one record too, and a refusal the
+//! navigator made and recorded must not be recorded again.
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -484,6 +485,16 @@ impl McpPipe {
         }
     }
 
+    /// Calls `navigate` with `url` as the call of `traceparent` (its correlation id), and
+    /// returns the result.
+    async fn navigate(&mut self, url: &str, traceparent: &str) -> Value {
+        let params = json!({"name": "navigate", "arguments": {"url": url}});
+        let answer = self
+            .request("tools/call", params, json!({"traceparent": traceparent}))
+            .await;
+        answer["result"].clone()
+    }
+
     /// Calls `execute_action` with `arguments` as the call of `traceparent` (its correlation
     /// id), and returns the result.
     async fn execute_action(&mut self, arguments: Value, traceparent: &str) -> Value {
@@ -493,6 +504,54 @@ impl McpPipe {
             .await;
         answer["result"].clone()
     }
+}
+
+/// The kinds of the refusals the navigator makes itself, each recorded once under the tool
+/// name of the call it refuses (`navigate`, or the action's name); any other refusal is a
+/// call's the registry refused, recorded once by the registry.
+const NAVIGATOR_REFUSALS: [&str; 6] = [
+    "bad_url",
+    "no_such_page",
+    "not_found",
+    "invalid_params",
+    "page_changed",
+    "missing_context",
+];
+
+/// Checks that `records` (those of one call of `tool`, refused with `kind`, or not refused
+/// when `kind` is `None`) hold exactly one record of the refusal and none of a refusal that
+/// did not happen: under `tool` for the navigator's own refusals; else none under `tool`,
+/// the registry's record of the refused call being the one.
+fn one_record_per_refusal(
+    records: &[switchboard::audit::AuditRecord],
+    tool: &str,
+    kind: Option<&str>,
+) -> Result<(), TestCaseError> {
+    let under_tool = records
+        .iter()
+        .filter(|record| &*record.tool == tool)
+        .count();
+    match kind {
+        Some(kind) if NAVIGATOR_REFUSALS.contains(&kind) => {
+            prop_assert_eq!(under_tool, 1, "{} refused {}: {:?}", tool, kind, records);
+        }
+        Some(kind) => {
+            prop_assert_eq!(under_tool, 0, "{} refused {}: {:?}", tool, kind, records);
+            prop_assert_eq!(
+                records
+                    .iter()
+                    .filter(|record| record.outcome.as_str() == kind)
+                    .count(),
+                1,
+                "{} refused {} by the registry: {:?}",
+                tool,
+                kind,
+                records
+            );
+        }
+        None => prop_assert_eq!(under_tool, 0, "{} answered: {:?}", tool, records),
+    }
+    Ok(())
 }
 
 /// A W3C `traceparent` no other call of this test uses: the correlation id of one MCP call.
@@ -541,7 +600,8 @@ fn random_urls_never_panic_never_leak_and_every_action_leaves_one_record() {
         }
         // Globex's admin, who must never see anything of acme's.
         let gina = ctx("globex", "gina", &["admin"], Initiator::Human);
-        match tokio_runtime.block_on(navigator.navigate(&url, &gina)) {
+        let navigated = tokio_runtime.block_on(navigator.navigate(&url, &gina));
+        match &navigated {
             Ok(page) => {
                 prop_assert!(!page.content.contains("acme"), "{} leaked: {}", url, page.content);
                 prop_assert!(!page.data.to_string().contains("acme"), "{} leaked data", url);
@@ -553,6 +613,26 @@ fn random_urls_never_panic_never_leak_and_every_action_leaves_one_record() {
                 error
             ),
         }
+        // A refused navigate leaves one record of its refusal (a bad URL, an unknown page and
+        // a page not found under `navigate`), directly and over MCP alike: the MCP layer
+        // records nothing more.
+        let records = tokio_runtime.block_on(audit_records(&runtime.registry, &gina));
+        let kind = navigated.as_ref().err().map(NavError::kind);
+        one_record_per_refusal(&records, "navigate", kind)?;
+        mcp_calls.set(mcp_calls.get() + 1);
+        let traceparent = traceparent(mcp_calls.get());
+        let result = tokio_runtime.block_on(mcp.borrow_mut().navigate(&url, &traceparent));
+        let mut called = ctx("globex", "gina", &["admin"], Initiator::Human);
+        called.correlation_id = Some(traceparent.into());
+        let records = tokio_runtime.block_on(audit_records(&runtime.registry, &called));
+        let kind = (result["isError"] == json!(true)).then(|| {
+            result["_meta"][switchboard_mcp::ERROR_META_KEY]["kind"]
+                .as_str()
+                .unwrap_or("unknown")
+                .to_owned()
+        });
+        prop_assert_eq!(kind.as_deref(), navigated.as_ref().err().map(NavError::kind), "{}", result);
+        one_record_per_refusal(&records, "navigate", kind.as_deref())?;
         // An action on a page that loads leaves exactly one record beyond the page's reads.
         let looked = ctx("globex", "gina", &["admin"], Initiator::Human);
         if tokio_runtime.block_on(navigator.navigate(&url, &looked)).is_ok() {
@@ -578,6 +658,16 @@ fn random_urls_never_panic_never_leak_and_every_action_leaves_one_record() {
                     "{} {}: {} records after the action, {} reads", url, action, records.len(), reads
                 ),
             }
+        } else {
+            // An action on a bad URL, an unknown page or one not found: its one record.
+            let acted = ctx("globex", "gina", &["admin"], Initiator::Human);
+            let outcome = tokio_runtime.block_on(
+                navigator.execute_action(&url, action, json!({"user_id": "sue"}), None, &acted),
+            );
+            let records = tokio_runtime.block_on(audit_records(&runtime.registry, &acted));
+            let kind = outcome.as_ref().err().map(NavError::kind);
+            prop_assert!(kind.is_some(), "{} {}: ran on a page that does not open", url, action);
+            one_record_per_refusal(&records, action, kind)?;
         }
     });
     tokio_runtime.block_on(runtime.shutdown());

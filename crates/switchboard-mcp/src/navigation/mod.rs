@@ -18,12 +18,16 @@
 //! `isError` and the error's JSON (`{"kind", "message", ...}`, the kind being
 //! [`NavError::kind`]) in `_meta`.
 //!
-//! Every refusal leaves one audit record, wherever it is made. The navigator and the registry
-//! audit theirs; the refusals made here, before the navigator is asked (arguments that do not
-//! fit a meta-tool's input schema, a `page_state` that does not open), are audited through
+//! Every refusal leaves one audit record, wherever it is made, and only one: each refusal is
+//! recorded by the layer that makes it. The navigator records the refusals of its `navigate`
+//! and `execute_action` (under [`NAVIGATE`], or under the action's name), and the registry
+//! those of the calls it is asked to make. The refusals made here, before the navigator is
+//! asked (arguments that do not fit a meta-tool's input schema, a `page_state` that does not
+//! open), are audited through
 //! [`ToolRegistry::record_refusal`](switchboard_registry::ToolRegistry::record_refusal): under
 //! the meta-tool's name with the arguments as sent, or, for a `page_state`, under the action's
 //! name with its params, as the navigator records the refusals it makes before an action runs.
+//! A refusal the navigator returns is answered as it is, never recorded again here.
 //!
 //! The same pages are resources ([`resources`]) at `switchboard:///<path>`.
 
@@ -40,8 +44,9 @@ use switchboard_navigation::{ActionOutcome, NavError, Navigator, PageView};
 
 use crate::{approval::StateKey, identity::Identity, result};
 
-/// The name of the tool that opens a page.
-pub(crate) const NAVIGATE: &str = "navigate";
+/// The name of the tool that opens a page: the name the navigator audits its refusals of a
+/// `navigate` under, so that the refusals made here read the same.
+pub(crate) const NAVIGATE: &str = switchboard_navigation::NAVIGATE;
 
 /// The name of the tool that runs one of a page's actions.
 pub(crate) const EXECUTE_ACTION: &str = "execute_action";
