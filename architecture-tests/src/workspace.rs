@@ -27,6 +27,15 @@ pub const OPT_IN_DOMAINS: [&str; 1] = ["conformance"];
 /// The crates of [`OPT_IN_DOMAINS`]: not linked by [`DOMAINS_CRATE`], but by the CLI itself.
 pub const OPT_IN_DOMAIN_CRATES: [&str; 1] = ["switchboard-domain-conformance"];
 
+/// The workspace-hack: a crate with no code that asks for every feature the test build turns on,
+/// so that every documented cargo command builds each crate once (its `src/lib.rs` says how).
+pub const WORKSPACE_HACK: &str = "switchboard-workspace-hack";
+
+/// The crates that do not take [`WORKSPACE_HACK`]: `switchboard-core`'s compile-fail test
+/// (trybuild) builds the crate's dev-dependencies in a project of its own, where the hack would
+/// compile every dependency of the workspace a second time.
+pub const WITHOUT_WORKSPACE_HACK: [&str; 1] = ["switchboard-core"];
+
 /// The folders that hold the workspace's own code: the top-level ones, and the runnable
 /// examples kept with the docs.
 pub const SOURCE_ROOTS: [&str; 5] = [

@@ -12,14 +12,17 @@
 //! `ractor` nor `tokio` is among its transitive (normal) dependencies.
 //!
 //! Architecture Invariant: only the two MCP crates know MCP: `switchboard-mcp` (the server) and
-//! `switchboard-mounts` (the client of mounted servers); no other crate depends on `rmcp`.
+//! `switchboard-mounts` (the client of mounted servers); no other crate depends on `rmcp` (but
+//! the workspace-hack, which has no code and only asks for rmcp's features).
 //!
 //! Only normal dependencies count: dev-dependencies never reach a user's binary, and build
 //! dependencies never reach its code.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use architecture_tests::workspace::{is_dev_only, is_domain_crate, workspace_metadata};
+use architecture_tests::workspace::{
+    WORKSPACE_HACK, is_dev_only, is_domain_crate, workspace_metadata,
+};
 use cargo_metadata::{DependencyKind, Metadata, Package, PackageId};
 
 /// Which workspace crates a crate may depend on (normal dependencies).
@@ -127,6 +130,9 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
         // Links the sample domains into binaries; it holds no code of its own.
         "switchboard-domains" => Allowed::DomainCrates,
         "switchboard-cli" => Allowed::Anything,
+        // No code: it asks for every crate the test build builds, with the test build's features
+        // (`workspace_hack.rs` checks that no library reaches it).
+        WORKSPACE_HACK => Allowed::Anything,
         _ if is_dev_only(package) => Allowed::Anything,
         _ => return None,
     };
@@ -336,7 +342,11 @@ fn only_the_mcp_crates_depend_on_rmcp() {
     let mut offenders = Vec::new();
     for (&dependent, dependencies) in &graph {
         let dependent_name = metadata[dependent].name.as_str();
-        if matches!(dependent_name, "switchboard-mcp" | "switchboard-mounts") {
+        // The workspace-hack names rmcp only to ask for the features the tests turn on.
+        if matches!(
+            dependent_name,
+            "switchboard-mcp" | "switchboard-mounts" | WORKSPACE_HACK
+        ) {
             continue;
         }
         for &dependency in dependencies {

@@ -17,3 +17,4 @@ mod pages;
 mod resources;
 mod tidy;
 mod workflows;
+mod workspace_hack;
