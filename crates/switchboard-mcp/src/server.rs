@@ -520,10 +520,12 @@ impl ServerHandler for McpServer {
 
     /// rmcp parses a method it knows but whose params do not fit (a `tools/call` without a
     /// `name`, a `tasks/get` whose `taskId` is a number) as a custom request, whose default
-    /// answer is -32601 "method not found". The stdio and HTTP edges answer those -32602
-    /// before rmcp sees them (`stdio::known_methods`); this answers the same for a
-    /// transport without that edge (an in-memory one), and -32601 for a method the server does
-    /// not know.
+    /// answer is -32601 "method not found". This answers -32602 naming the method and what
+    /// was wrong (`stdio::known_methods`), and -32601 for a method the server does not know.
+    /// The streamable-HTTP edge hands such requests on to rmcp, so that they are answered here
+    /// in the session, after its checks; the stdio edge answers them itself, as does the HTTP
+    /// edge for those rmcp cannot read (params that are no object) or would not hand over
+    /// (`initialize`).
     async fn on_custom_request(
         &self,
         request: CustomRequest,

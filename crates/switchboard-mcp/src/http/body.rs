@@ -12,9 +12,14 @@
 //!   arrive within the body timeout, `413` for one over the size limit; each also closes the
 //!   connection, since the rest of the body was not read.
 //!
+//! A request of a known method whose params do not fit it is a well-formed request, not a bad
+//! body: it gets its `-32602` as an ordinary JSON-RPC response, after the checks every request
+//! gets ([`super::invalid_params`]).
+//!
 //! The message is sorted by the same function as a stdio line (`crate::stdio::classify`). The
 //! bytes then go on to rmcp unchanged; what this module keeps of the message is what the
-//! session layer needs: its id and whether it is an `initialize`.
+//! session layer needs: its id, whether it is an `initialize`, and the `-32602` the edge gives
+//! itself when rmcp cannot be handed the request.
 
 use std::time::Duration;
 
@@ -28,7 +33,7 @@ use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId};
 use serde_json::Value;
 
 use super::{limit, reject::Refusal};
-use crate::stdio::classify::{Classified, classify};
+use crate::stdio::classify::{Classified, InvalidParams, classify};
 
 /// What the session layer needs of a posted message.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,6 +44,19 @@ pub(crate) struct PostedMessage {
     pub(crate) id: Value,
     /// Whether the message is an `initialize` request.
     pub(crate) is_initialize: bool,
+    /// A request with params that do not fit its method, which the edge answers itself once
+    /// it is admitted, since rmcp cannot be handed it.
+    pub(crate) invalid_params: Option<EdgeAnswer>,
+}
+
+/// The `-32602` answer to a request the edge answers itself.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct EdgeAnswer {
+    /// The JSON-RPC error response.
+    pub(crate) reply: Value,
+    /// Whether the request's method needs a session (every one but `initialize` and
+    /// `server/discover`), as the valid request would.
+    pub(crate) needs_session: bool,
 }
 
 /// A refused body: the answer, and whether the rest of the body is still unread.
@@ -125,6 +143,7 @@ async fn read_bounded(
 fn check(bytes: &[u8]) -> Result<PostedMessage, Refusal> {
     match classify(bytes) {
         Classified::Message(message) => Ok(posted(&message)),
+        Classified::InvalidParams(invalid) => Ok(invalid_params(*invalid)),
         Classified::Skip => Err(Refusal::new(
             StatusCode::BAD_REQUEST,
             "Parse error: the request body is empty; send one JSON-RPC message",
@@ -151,12 +170,41 @@ fn posted(message: &ClientJsonRpcMessage) -> PostedMessage {
             id: serde_json::to_value(&request.id).unwrap_or_default(),
             request_id: Some(request.id.clone()),
             is_initialize: matches!(request.request, ClientRequest::InitializeRequest(_)),
+            invalid_params: None,
         },
         _ => PostedMessage {
             request_id: None,
             id: Value::Null,
             is_initialize: false,
+            invalid_params: None,
         },
+    }
+}
+
+/// A request with params that do not fit its method. rmcp reads most as a custom request,
+/// which goes on to it like any request (the session's handler answers it `-32602`:
+/// `McpServer::on_custom_request`), so that it meets every check a valid request meets. The
+/// edge answers the others itself once the request is admitted: params that are no object
+/// (rmcp cannot read the body), and `initialize` (rmcp's own handshake reads it, and would
+/// answer a custom one as a request without a session).
+fn invalid_params(invalid: InvalidParams) -> PostedMessage {
+    match invalid.message {
+        Some(message) if invalid.method != "initialize" => posted(&message),
+        _ => {
+            let id = invalid.reply["id"].clone();
+            PostedMessage {
+                request_id: serde_json::from_value(id.clone()).ok(),
+                id,
+                is_initialize: false,
+                invalid_params: Some(EdgeAnswer {
+                    needs_session: !matches!(
+                        invalid.method.as_str(),
+                        "initialize" | "server/discover"
+                    ),
+                    reply: invalid.reply,
+                }),
+            }
+        }
     }
 }
 
@@ -190,5 +238,33 @@ mod tests {
         }
         let refusal = check(br#"{"jsonrpc":"1.0","id":"x","method":"ping"}"#).expect_err("refused");
         assert_eq!(refusal.id, json!("x"));
+    }
+
+    #[test]
+    fn params_that_do_not_fit_are_a_message_rmcp_or_the_edge_answers() {
+        // rmcp reads it (a custom request), and its handler answers it.
+        let message =
+            check(br#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":1}}"#)
+                .expect("a message");
+        assert_eq!(message.invalid_params, None);
+        assert_eq!(message.request_id, Some(RequestId::Number(1)));
+        // rmcp cannot read it, or its handshake would take it: the edge answers.
+        for (body, needs_session) in [
+            (
+                &br#"{"jsonrpc":"2.0","id":2,"method":"ping","params":1}"#[..],
+                true,
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{}}"#,
+                false,
+            ),
+        ] {
+            let message = check(body).expect("a message");
+            let answer = message.invalid_params.expect("answered by the edge");
+            assert_eq!(answer.reply["error"]["code"], json!(-32602));
+            assert_eq!(answer.needs_session, needs_session);
+            assert_eq!(message.request_id, Some(RequestId::Number(2)));
+            assert!(!message.is_initialize);
+        }
     }
 }

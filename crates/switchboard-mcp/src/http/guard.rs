@@ -11,7 +11,9 @@
 //! 5. The session named by `mcp-session-id`: `404` unless it is alive and the principal's;
 //!    the session caps for an `initialize` (`429`, `503`); a request id already in flight in
 //!    the session (`400`).
-//! 6. rmcp, run with the request's principal in [`REQUEST_PRINCIPAL`], so that a handler the
+//! 6. A request whose params do not fit its method and that rmcp cannot be handed: its `-32602`,
+//!    as an ordinary response (`invalid_params`).
+//! 7. rmcp, run with the request's principal in [`REQUEST_PRINCIPAL`], so that a handler the
 //!    service builds for this request (the one serving a new session, or a stateless request)
 //!    acts as that principal. An error answer of rmcp's is rewritten into a JSON-RPC error with
 //!    an `id` (`reject::normalize`), and an event stream whose first message is the answer
@@ -34,7 +36,7 @@ use serde_json::Value;
 use super::{
     Connection, HttpLimits,
     auth::{Authenticator, Principal},
-    body, json_answer, limit,
+    body, invalid_params, json_answer, limit,
     origin::RebindingGuard,
     reject,
     session::SessionTracker,
@@ -140,6 +142,14 @@ pub(crate) async fn check(
         Ok(admission) => admission,
         Err(refusal) => return refusal.with_id(id).into_response(),
     };
+
+    if let Some(answer) = message
+        .as_ref()
+        .and_then(|message| message.invalid_params.as_ref())
+    {
+        let response = invalid_params::respond(&admission, answer).await;
+        return guard.sessions.complete(admission, &principal, response);
+    }
 
     let response = REQUEST_PRINCIPAL
         .scope(Arc::clone(&principal), next.run(request))

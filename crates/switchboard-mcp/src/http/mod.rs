@@ -25,6 +25,7 @@ mod auth;
 mod body;
 mod config;
 mod guard;
+mod invalid_params;
 mod json_answer;
 mod limit;
 mod listen;

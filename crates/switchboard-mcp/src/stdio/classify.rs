@@ -15,9 +15,11 @@
 //! id the client never sent. Such ids (and fractions, which JSON-RPC advises against) are
 //! answered with `id: null`, as JSON-RPC 2.0 prescribes when the id cannot be read.
 //!
-//! A request of a method the server knows whose params do not fit that method is answered
-//! `-32602` here, naming the method and what was wrong ([`super::known_methods`]): rmcp would
-//! take it for an unknown method.
+//! A request of a method the server knows whose params do not fit that method is sorted apart
+//! ([`Classified::InvalidParams`]), with the `-32602` reply naming the method and what was
+//! wrong ([`super::known_methods`]): rmcp would take it for an unknown method. stdio sends
+//! that reply at once; the HTTP edge answers it only once the request has passed the checks a
+//! valid request passes (its session among them), as an ordinary JSON-RPC response.
 //!
 //! [`classify`] and [`error_reply`] know nothing of stdio beyond "one message": the HTTP edge
 //! sorts a request body with them too.
@@ -39,6 +41,19 @@ pub(crate) enum Classified {
     Skip,
     /// Bad input: send this error reply.
     Reply(Value),
+    /// A request of a method the server knows whose params do not fit it.
+    InvalidParams(Box<InvalidParams>),
+}
+
+/// A well-formed request of a known method with params that do not fit that method.
+pub(crate) struct InvalidParams {
+    /// The `-32602` reply, with the request's id.
+    pub(crate) reply: Value,
+    /// The request's method.
+    pub(crate) method: String,
+    /// The request as rmcp reads it (a custom request, which [`crate::McpServer`] answers
+    /// with the same reply), when rmcp can read it at all: not when its params are no object.
+    pub(crate) message: Option<Box<ClientJsonRpcMessage>>,
 }
 
 /// Sorts one line (without its line ending) into a message, nothing, or an error reply.
@@ -56,8 +71,8 @@ pub(crate) fn classify(text: &[u8]) -> Classified {
     classify_as_value(text)
 }
 
-/// `message`, or the `-32602` reply it deserves: a request of a known method that rmcp took
-/// for a custom one because its params do not fit.
+/// `message`, or what it is if it is a request of a known method that rmcp took for a custom
+/// one because its params do not fit.
 fn checked(message: ClientJsonRpcMessage) -> Classified {
     if let ClientJsonRpcMessage::Request(request) = &message
         && let ClientRequest::CustomRequest(custom) = &request.request
@@ -65,11 +80,12 @@ fn checked(message: ClientJsonRpcMessage) -> Classified {
             super::known_methods::invalid_params(&custom.method, custom.params.as_ref())
     {
         let id = serde_json::to_value(&request.id).unwrap_or(Value::Null);
-        return Classified::Reply(error_reply(
-            id,
-            super::known_methods::INVALID_PARAMS,
-            &refusal,
-        ));
+        let method = custom.method.clone();
+        return Classified::InvalidParams(Box::new(InvalidParams {
+            reply: error_reply(id, super::known_methods::INVALID_PARAMS, &refusal),
+            method,
+            message: Some(Box::new(message)),
+        }));
     }
     Classified::Message(Box::new(message))
 }
@@ -103,11 +119,11 @@ fn classify_as_value(text: &[u8]) -> Classified {
         && !params.is_object()
         && let Some(refusal) = super::known_methods::invalid_params(method, Some(params))
     {
-        return Classified::Reply(error_reply(
-            id,
-            super::known_methods::INVALID_PARAMS,
-            &refusal,
-        ));
+        return Classified::InvalidParams(Box::new(InvalidParams {
+            reply: error_reply(id, super::known_methods::INVALID_PARAMS, &refusal),
+            method: method.clone(),
+            message: None,
+        }));
     }
     match serde_json::from_value::<ClientJsonRpcMessage>(value) {
         Ok(message) => checked(message),
@@ -142,6 +158,7 @@ mod tests {
     fn reply_of(line: &[u8]) -> Value {
         match classify(line) {
             Classified::Reply(reply) => reply,
+            Classified::InvalidParams(invalid) => invalid.reply,
             Classified::Message(message) => panic!("expected an error reply, got {message:?}"),
             Classified::Skip => panic!("expected an error reply, got nothing"),
         }
@@ -243,6 +260,33 @@ mod tests {
                 "{}",
                 String::from_utf8_lossy(message)
             );
+        }
+    }
+
+    #[test]
+    fn known_methods_with_params_that_do_not_fit_are_sorted_apart() {
+        for (line, readable) in [
+            (
+                &br#"{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":1}}"#[..],
+                true,
+            ),
+            (br#"{"jsonrpc":"2.0","id":3,"method":"tools/call"}"#, true),
+            (
+                br#"{"jsonrpc":"2.0","id":3,"method":"ping","params":1}"#,
+                false,
+            ),
+        ] {
+            let Classified::InvalidParams(invalid) = classify(line) else {
+                panic!("invalid params: {}", String::from_utf8_lossy(line));
+            };
+            assert_eq!(
+                invalid.reply["error"]["code"],
+                json!(-32602),
+                "{}",
+                invalid.reply
+            );
+            assert_eq!(invalid.reply["id"], json!(3));
+            assert_eq!(invalid.message.is_some(), readable, "{}", invalid.method);
         }
     }
 

@@ -267,6 +267,7 @@ where
             match classified {
                 Classified::Skip => {}
                 Classified::Reply(reply) => self.reply(&reply),
+                Classified::InvalidParams(invalid) => self.reply(&invalid.reply),
                 Classified::Message(message) => {
                     if let Some(message) = self.admit(*message) {
                         return Some(message);

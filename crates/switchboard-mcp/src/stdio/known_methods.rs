@@ -7,8 +7,9 @@
 //! method. `initialize` never reaches the handler that way: rmcp's handshake reads it and
 //! answers a custom one itself. So the transport edge ([`super::classify`], which sorts both
 //! stdio lines and HTTP bodies) asks [`invalid_params`] about every custom request, decodes the
-//! params of a known method into rmcp's own type for it, and answers with what serde found
-//! wrong and where. Methods rmcp would answer `-32601` even with good params (prompts/get,
+//! params of a known method into rmcp's own type for it, and sorts it apart with what serde
+//! found wrong and where (stdio answers it at once; HTTP after the request's session checks);
+//! the server's handler asks the same for a custom request that reaches it. Methods rmcp would answer `-32601` even with good params (prompts/get,
 //! tasks/update, the skills) are not listed: for them `-32601` stays right.
 
 #![allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).

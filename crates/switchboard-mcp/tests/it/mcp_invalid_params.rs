@@ -2,15 +2,19 @@
 //! `-32602` (invalid params) naming the method and what was wrong, over stdio and streamable
 //! HTTP; a method it does not know stays `-32601` (method not found). rmcp decodes a request
 //! whose params do not fit its method as a custom request, which would otherwise be answered
-//! as an unknown method.
+//! as an unknown method. Over HTTP the error is an ordinary answer (`200`), given after the
+//! checks a valid request gets (its token, its session), which answer it as they answer the
+//! valid one.
 
 use serde_json::{Value, json};
 use switchboard_mcp::McpServer;
 use switchboard_registry::ToolRegistry;
 
 use crate::{
-    common::{admin, registry, serve_http_as_admin},
-    http_support::{PROTOCOL, http, initialize, open_session, post},
+    common::{admin, bounded, registry},
+    http_support::{
+        ALICE_TOKEN, PROTOCOL, SAM_TOKEN, http, initialize, open_session, post, start, token_config,
+    },
     stdio_support::StdioClient,
 };
 
@@ -104,60 +108,144 @@ async fn over_stdio_known_methods_with_bad_params_are_invalid_params() {
     registry.shutdown().await;
 }
 
-/// The JSON-RPC answer to `body` posted in `session_id` (none: outside a session).
+/// One POST's answer over HTTP: its status, whether it named a session, and its JSON-RPC
+/// message.
+#[derive(Debug)]
+struct Answered {
+    status: u16,
+    session_header: bool,
+    answer: Value,
+}
+
+/// The answer to `body` posted as `token` (none: no `Authorization`), in `session_id` (none:
+/// outside a session).
 async fn posted(
     client: &reqwest::Client,
     url: &str,
+    token: Option<&str>,
     session_id: Option<&str>,
     body: &Value,
-) -> (u16, Value) {
+) -> Answered {
+    let bearer = token.map(|token| format!("Bearer {token}"));
     let mut headers = vec![("mcp-protocol-version", PROTOCOL)];
+    if let Some(bearer) = &bearer {
+        headers.push(("authorization", bearer));
+    }
     if let Some(session_id) = session_id {
         headers.push(("mcp-session-id", session_id));
     }
     let response = post(client, url, &headers, body).await;
     let status = response.status().as_u16();
+    let session_header = response.headers().contains_key("mcp-session-id");
     let text = crate::common::bounded("the answer", response.text())
         .await
         .expect("a body");
     let answer = crate::http_support::message_of(&text)
         .unwrap_or_else(|| panic!("no JSON-RPC answer ({status}): {text}"));
-    (status, answer)
+    Answered {
+        status,
+        session_header,
+        answer,
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn over_http_known_methods_with_bad_params_are_invalid_params() {
+async fn over_http_bad_params_are_an_ordinary_answer_after_the_session_checks() {
     let registry: ToolRegistry = registry().await;
-    let server = serve_http_as_admin(&registry).await;
+    let server = start(&registry, token_config()).await;
     let client = http();
     let url = server.url();
 
+    // `initialize` needs no session: answered 200, and it opens none.
     for (id, params) in [(1, None), (2, Some(json!({"protocolVersion": 1})))] {
-        let (_, answer) = posted(
+        let posted = posted(
             &client,
             &url,
+            Some(ALICE_TOKEN),
             None,
             &request(id, "initialize", params.as_ref()),
         )
         .await;
-        assert_invalid_params(&answer, "initialize", params.as_ref(), "protocolVersion");
+        assert_eq!(posted.status, 200, "initialize {params:?}: {posted:?}");
+        assert!(!posted.session_header, "no session is opened: {posted:?}");
+        assert_invalid_params(
+            &posted.answer,
+            "initialize",
+            params.as_ref(),
+            "protocolVersion",
+        );
     }
 
-    // The operator endpoint takes no token: any bearer is ignored.
-    let session_id = open_session(&client, &url, "unused").await;
+    // In the session, every known method with bad params: 200 and -32602.
+    let session_id = open_session(&client, &url, ALICE_TOKEN).await;
     for (index, (method, params, what)) in cases().into_iter().enumerate() {
         let id = 10 + index as u64;
-        let (_, answer) = posted(
+        let posted = posted(
             &client,
             &url,
+            Some(ALICE_TOKEN),
             Some(&session_id),
             &request(id, method, params.as_ref()),
         )
         .await;
-        assert_invalid_params(&answer, method, params.as_ref(), what);
+        assert_eq!(posted.status, 200, "{method} {params:?}: {posted:?}");
+        assert_invalid_params(&posted.answer, method, params.as_ref(), what);
     }
-    let (_, answer) = posted(&client, &url, Some(&session_id), &unknown_method()).await;
-    assert_eq!(answer["error"]["code"], json!(-32601), "{answer}");
+    let posted_unknown = posted(
+        &client,
+        &url,
+        Some(ALICE_TOKEN),
+        Some(&session_id),
+        &unknown_method(),
+    )
+    .await;
+    assert_eq!(
+        posted_unknown.answer["error"]["code"],
+        json!(-32601),
+        "{posted_unknown:?}"
+    );
 
-    crate::common::close_http(Vec::<crate::common::Client>::new(), server, registry).await;
+    // Before the params are looked at, the request is checked as the valid one is: no token,
+    // no session, an unknown session and another token's session get the valid request's
+    // answer (rmcp reads some of these bad requests, and the edge answers the others).
+    let valid = request(
+        50,
+        "tools/call",
+        Some(&json!({"name": "core_get_current_user"})),
+    );
+    let bad = [
+        request(50, "tasks/get", Some(&json!({"taskId": 1}))),
+        request(50, "tools/call", Some(&json!("not an object"))),
+        request(50, "ping", Some(&json!(1))),
+    ];
+    for (token, session, what) in [
+        (None, Some(session_id.as_str()), "no token"),
+        (Some(ALICE_TOKEN), None, "no session"),
+        (
+            Some(ALICE_TOKEN),
+            Some("mcp-no-such-session"),
+            "an unknown session",
+        ),
+        (
+            Some(SAM_TOKEN),
+            Some(session_id.as_str()),
+            "another token's session",
+        ),
+    ] {
+        let expected = posted(&client, &url, token, session, &valid).await;
+        assert!(expected.status >= 400, "{what}: {expected:?}");
+        for body in &bad {
+            let got = posted(&client, &url, token, session, body).await;
+            assert_eq!(
+                (got.status, &got.answer),
+                (expected.status, &expected.answer),
+                "{what}: {body}"
+            );
+        }
+    }
+
+    bounded("stopping the server", server.shutdown())
+        .await
+        .expect("stops");
+    registry.shutdown().await;
 }
