@@ -216,7 +216,7 @@ fn feature_closure(package: &Package, requested: &[String], defaults: bool) -> B
 
 /// The features each request of `package` by a workspace crate turns on, with who asks: every
 /// dependency edge to it, and `package` itself built alone with its defaults.
-fn requests_of<'m>(members: &[&'m Package], package: &Package) -> Vec<(String, BTreeSet<String>)> {
+fn requests_of(members: &[&Package], package: &Package) -> Vec<(String, BTreeSet<String>)> {
     let mut requests = vec![(
         format!("`{}` built alone", package.name),
         feature_closure(package, &[], true),
