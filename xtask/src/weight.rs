@@ -10,9 +10,9 @@
 //! - a one-tool MCP server with plain rmcp (`xtask/weight/rmcp-one-tool`).
 //!
 //! and prints, for each, the crates compiled (cargo's `Compiling` lines), the cold build's wall
-//! time and the binary's size, whole and stripped (`strip`), with ratios against rmcp. It is a
-//! report, not a test: its figures depend on the machine and its load (`docs/benchmarks.md`,
-//! "Build weight").
+//! time and the binary's size, whole and stripped (`strip`), with ratios against rmcp, and
+//! removes each target directory once measured. It is a report, not a test: its figures depend
+//! on the machine and its load (`docs/benchmarks.md`, "Build weight").
 
 use std::{
     fmt::Write as _,
@@ -160,13 +160,17 @@ fn measure(root: &Path, scratch: &Path, subject: &Subject) -> anyhow::Result<Wei
         .status()
         .context("cannot start `strip`")?;
     ensure!(status.success(), "`strip {}` failed", binary.display());
-    Ok(Weight {
+    let weight = Weight {
         label: subject.label,
         crates,
         build,
         binary_bytes: size(&binary)?,
         stripped_bytes: size(&stripped)?,
-    })
+    };
+    // A cold target directory is over a gigabyte; the next run builds a fresh one anyway.
+    std::fs::remove_dir_all(&target)
+        .with_context(|| format!("cannot remove {}", target.display()))?;
+    Ok(weight)
 }
 
 /// The figures as a Markdown table, with ratios against the last row (rmcp).
