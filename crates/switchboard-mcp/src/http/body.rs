@@ -185,8 +185,9 @@ fn posted(message: &ClientJsonRpcMessage) -> PostedMessage {
 /// which goes on to it like any request (the session's handler answers it `-32602`:
 /// `McpServer::on_custom_request`), so that it meets every check a valid request meets. The
 /// edge answers the others itself once the request is admitted: params that are no object
-/// (rmcp cannot read the body), and `initialize` (rmcp's own handshake reads it, and would
-/// answer a custom one as a request without a session).
+/// (rmcp cannot read the body), a paginated list request (rmcp reads it as the list request
+/// without params, and would answer the first page), and `initialize` (rmcp's own handshake
+/// reads it, and would answer a custom one as a request without a session).
 fn invalid_params(invalid: InvalidParams) -> PostedMessage {
     match invalid.message {
         Some(message) if invalid.method != "initialize" => posted(&message),
@@ -257,6 +258,10 @@ mod tests {
             (
                 br#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{}}"#,
                 false,
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":2}}"#,
+                true,
             ),
         ] {
             let message = check(body).expect("a message");

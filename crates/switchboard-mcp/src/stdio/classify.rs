@@ -17,14 +17,19 @@
 //!
 //! A request of a method the server knows whose params do not fit that method is sorted apart
 //! ([`Classified::InvalidParams`]), with the `-32602` reply naming the method and what was
-//! wrong ([`super::known_methods`]): rmcp would take it for an unknown method. stdio sends
-//! that reply at once; the HTTP edge answers it only once the request has passed the checks a
-//! valid request passes (its session among them), as an ordinary JSON-RPC response.
+//! wrong ([`super::known_methods`]): rmcp would take it for an unknown method. A paginated list
+//! request (`tools/list`, `resources/list`, `resources/templates/list`, `prompts/list`) whose
+//! params do not decode is read by rmcp as the list request without params, so for those four
+//! alone the params are read a second time, raw, and checked: a small request, and every other
+//! message (`tools/call` among them) is still parsed once. stdio sends the reply at once; the
+//! HTTP edge answers it only once the request has passed the checks a valid request passes (its
+//! session among them), as an ordinary JSON-RPC response.
 //!
 //! [`classify`] and [`error_reply`] know nothing of stdio beyond "one message": the HTTP edge
 //! sorts a request body with them too.
 
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
+use serde::Deserialize as _;
 use serde_json::{Value, json};
 
 /// JSON-RPC 2.0: invalid JSON was received.
@@ -52,7 +57,9 @@ pub(crate) struct InvalidParams {
     /// The request's method.
     pub(crate) method: String,
     /// The request as rmcp reads it (a custom request, which [`crate::McpServer`] answers
-    /// with the same reply), when rmcp can read it at all: not when its params are no object.
+    /// with the same reply), when rmcp reads it as one: not when its params are no object,
+    /// nor for a list request (rmcp reads that as the list request without params, which
+    /// would be answered with the first page).
     pub(crate) message: Option<Box<ClientJsonRpcMessage>>,
 }
 
@@ -66,28 +73,57 @@ pub(crate) fn classify(text: &[u8]) -> Classified {
     if *first == b'{'
         && let Ok(message) = serde_json::from_slice::<ClientJsonRpcMessage>(text)
     {
-        return checked(message);
+        return checked(message, || raw_params(text));
     }
     classify_as_value(text)
 }
 
-/// `message`, or what it is if it is a request of a known method that rmcp took for a custom
-/// one because its params do not fit.
-fn checked(message: ClientJsonRpcMessage) -> Classified {
-    if let ClientJsonRpcMessage::Request(request) = &message
-        && let ClientRequest::CustomRequest(custom) = &request.request
-        && let Some(refusal) =
-            super::known_methods::invalid_params(&custom.method, custom.params.as_ref())
-    {
-        let id = serde_json::to_value(&request.id).unwrap_or(Value::Null);
-        let method = custom.method.clone();
-        return Classified::InvalidParams(Box::new(InvalidParams {
-            reply: error_reply(id, super::known_methods::INVALID_PARAMS, &refusal),
-            method,
-            message: Some(Box::new(message)),
-        }));
+/// `message`, or what it is if it is a request of a known method whose params do not fit:
+/// one rmcp took for a custom request, or a list request whose params (`raw_params`, read
+/// only for a list request) rmcp dropped.
+fn checked(
+    message: ClientJsonRpcMessage,
+    raw_params: impl FnOnce() -> Option<Value>,
+) -> Classified {
+    let ClientJsonRpcMessage::Request(request) = &message else {
+        return Classified::Message(Box::new(message));
+    };
+    let (refusal, readable) = match &request.request {
+        ClientRequest::CustomRequest(custom) => (
+            super::known_methods::invalid_params(&custom.method, custom.params.as_ref()),
+            true,
+        ),
+        ClientRequest::ListToolsRequest(_)
+        | ClientRequest::ListResourcesRequest(_)
+        | ClientRequest::ListResourceTemplatesRequest(_)
+        | ClientRequest::ListPromptsRequest(_) => (
+            super::known_methods::unfit_params(request.request.method(), raw_params().as_ref()),
+            false,
+        ),
+        _ => (None, true),
+    };
+    let Some(refusal) = refusal else {
+        return Classified::Message(Box::new(message));
+    };
+    let id = serde_json::to_value(&request.id).unwrap_or(Value::Null);
+    let method = request.request.method().to_owned();
+    Classified::InvalidParams(Box::new(InvalidParams {
+        reply: error_reply(id, super::known_methods::INVALID_PARAMS, &refusal),
+        method,
+        message: readable.then(|| Box::new(message)),
+    }))
+}
+
+/// The `params` member of the message `text` (which rmcp has read as a message), as JSON.
+fn raw_params(text: &[u8]) -> Option<Value> {
+    /// Only `params`: serde skips the other members without building them.
+    #[derive(serde::Deserialize)]
+    struct Params {
+        params: Option<Value>,
     }
-    Classified::Message(Box::new(message))
+    serde_json::from_slice::<Params>(text)
+        .ok()
+        .and_then(|message| message.params)
 }
 
 /// The slow path: the line as a `serde_json::Value`, to tell which error it deserves (or, if
@@ -125,8 +161,8 @@ fn classify_as_value(text: &[u8]) -> Classified {
             message: None,
         }));
     }
-    match serde_json::from_value::<ClientJsonRpcMessage>(value) {
-        Ok(message) => checked(message),
+    match ClientJsonRpcMessage::deserialize(&value) {
+        Ok(message) => checked(message, || value.get("params").cloned()),
         Err(error) => Classified::Reply(error_reply(
             id,
             INVALID_REQUEST,
@@ -254,6 +290,10 @@ mod tests {
             br#"  {"jsonrpc": "2.0", "method": "notifications/initialized"}"#,
             br#"{"jsonrpc": "2.0", "id": "x", "result": {}}"#,
             br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":{}}}"#,
+            br#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#,
+            br#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"offset:1"}}"#,
+            br#"{"jsonrpc":"2.0","id":3,"method":"prompts/list","params":{"_meta":{"progressToken":1}}}"#,
+            br#"{"jsonrpc":"2.0","id":3,"method":"resources/list","params":null}"#,
         ] {
             assert!(
                 matches!(classify(message), Classified::Message(_)),
@@ -287,6 +327,39 @@ mod tests {
             );
             assert_eq!(invalid.reply["id"], json!(3));
             assert_eq!(invalid.message.is_some(), readable, "{}", invalid.method);
+        }
+    }
+
+    #[test]
+    fn list_requests_with_a_cursor_that_is_no_string_are_sorted_apart() {
+        for (method, params) in [
+            ("tools/list", r#"{"cursor":1}"#),
+            ("resources/list", r#"{"cursor":true,"_meta":{}}"#),
+            ("resources/templates/list", r#"{"cursor":{}}"#),
+            ("prompts/list", r#"{"cursor":["a"]}"#),
+        ] {
+            let line =
+                format!(r#"{{"jsonrpc":"2.0","id":"l","method":"{method}","params":{params}}}"#);
+            for classified in [
+                classify(line.as_bytes()),
+                classify_as_value(line.as_bytes()),
+            ] {
+                let Classified::InvalidParams(invalid) = classified else {
+                    panic!("invalid params: {line}");
+                };
+                assert_eq!(invalid.reply["error"]["code"], json!(-32602));
+                assert_eq!(invalid.reply["id"], json!("l"));
+                let message = invalid.reply["error"]["message"]
+                    .as_str()
+                    .unwrap_or_default();
+                assert!(
+                    message.contains(&format!("`{method}`")) && message.contains("`cursor`"),
+                    "{message}"
+                );
+                assert_eq!(invalid.method, method);
+                // rmcp reads it as the first page's request: the edge must answer it.
+                assert!(invalid.message.is_none(), "{line}");
+            }
         }
     }
 

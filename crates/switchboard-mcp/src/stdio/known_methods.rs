@@ -9,8 +9,12 @@
 //! stdio lines and HTTP bodies) asks [`invalid_params`] about every custom request, decodes the
 //! params of a known method into rmcp's own type for it, and sorts it apart with what serde
 //! found wrong and where (stdio answers it at once; HTTP after the request's session checks);
-//! the server's handler asks the same for a custom request that reaches it. Methods rmcp would answer `-32601` even with good params (prompts/get,
-//! tasks/update, the skills) are not listed: for them `-32601` stays right.
+//! the server's handler asks the same for a custom request that reaches it. The paginated list
+//! methods are the exception to that path: rmcp reads one whose params do not decode as the
+//! list request without params (the first page), so the edge checks their raw params with
+//! [`unfit_params`]. Methods rmcp would answer `-32601` even with good params (prompts/get,
+//! tasks/update, the skills; `tasks/list`, which rmcp does not know) are not listed: for them
+//! `-32601` stays right.
 
 #![allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).
 
@@ -24,6 +28,10 @@ use serde_json::Value;
 
 /// JSON-RPC 2.0: invalid method parameters.
 pub(crate) const INVALID_PARAMS: i64 = -32602;
+
+/// What the params of a paginated list method must be.
+const PAGINATED: &str = "no params, or an object with an optional `cursor` (a string from a previous \
+                         page) and optionally `_meta`";
 
 /// How one known method's params are checked.
 struct Known {
@@ -54,8 +62,7 @@ const KNOWN: &[Known] = &[
     },
     Known {
         method: "tools/list",
-        expected: "no params, or an object with an optional `cursor` (a string from a previous \
-                   page)",
+        expected: PAGINATED,
         decode: decode_optional::<PaginatedRequestParams>,
     },
     Known {
@@ -66,12 +73,12 @@ const KNOWN: &[Known] = &[
     },
     Known {
         method: "resources/list",
-        expected: "no params, or an object with an optional `cursor` (a string)",
+        expected: PAGINATED,
         decode: decode_optional::<PaginatedRequestParams>,
     },
     Known {
         method: "resources/templates/list",
-        expected: "no params, or an object with an optional `cursor` (a string)",
+        expected: PAGINATED,
         decode: decode_optional::<PaginatedRequestParams>,
     },
     Known {
@@ -91,7 +98,7 @@ const KNOWN: &[Known] = &[
     },
     Known {
         method: "prompts/list",
-        expected: "no params, or an object with an optional `cursor` (a string)",
+        expected: PAGINATED,
         decode: decode_optional::<PaginatedRequestParams>,
     },
     Known {
@@ -121,20 +128,43 @@ const KNOWN: &[Known] = &[
 /// The message of the `-32602` a request of `method` with `params` deserves, when `method` is
 /// one the server answers (rmcp could not decode its params); `None` for any other method.
 pub(crate) fn invalid_params(method: &str, params: Option<&Value>) -> Option<String> {
-    let known = KNOWN.iter().find(|known| known.method == method)?;
-    let problem = match params {
-        None | Some(Value::Null) => match (known.decode)(Value::Null) {
-            Ok(()) => None,
-            Err(_) => Some("params are missing".to_owned()),
-        },
-        Some(params) => (known.decode)(params.clone()).err(),
-    };
+    let known = find(method)?;
     let expected = known.expected;
-    Some(match problem {
+    Some(match problem(known, params) {
         Some(problem) => format!("invalid params for `{method}`: {problem}; expected {expected}"),
         // rmcp refused what the type alone accepts (a member outside the params, say).
         None => format!("invalid params for `{method}`: expected {expected}"),
     })
+}
+
+/// The message of the `-32602` a request of `method` with `params` deserves, when `method` is
+/// one the server answers and `params` do not decode into its params; `None` when they do, or
+/// for any other method.
+///
+/// For a request rmcp read as its method's own request, not as a custom one: a paginated list
+/// request whose params do not decode is read as one without params (rmcp flattens them into
+/// an optional field, which swallows the error), so only its raw params tell.
+pub(crate) fn unfit_params(method: &str, params: Option<&Value>) -> Option<String> {
+    let known = find(method)?;
+    let problem = problem(known, params)?;
+    let expected = known.expected;
+    Some(format!(
+        "invalid params for `{method}`: {problem}; expected {expected}"
+    ))
+}
+
+fn find(method: &str) -> Option<&'static Known> {
+    KNOWN.iter().find(|known| known.method == method)
+}
+
+/// What is wrong with `params` for `known`, if anything.
+fn problem(known: &Known, params: Option<&Value>) -> Option<String> {
+    match params {
+        None | Some(Value::Null) => (known.decode)(Value::Null)
+            .err()
+            .map(|_| "params are missing".to_owned()),
+        Some(params) => (known.decode)(params.clone()).err(),
+    }
 }
 
 /// Decodes `params` into `T`, or says what is wrong and where (`at /uri: invalid type ...`).
@@ -185,5 +215,41 @@ mod tests {
         assert!(message.contains("missing"), "{message}");
         assert_eq!(invalid_params("prompts/get", None), None);
         assert_eq!(invalid_params("no/such", Some(&json!({}))), None);
+    }
+
+    #[test]
+    fn list_params_are_unfit_only_with_a_cursor_that_is_no_string() {
+        for method in [
+            "tools/list",
+            "resources/list",
+            "resources/templates/list",
+            "prompts/list",
+        ] {
+            let message = unfit_params(method, Some(&json!({"cursor": 1}))).expect("unfit");
+            assert!(
+                message.contains(&format!("`{method}`"))
+                    && message.contains("at `cursor`")
+                    && message.contains("a string from a previous page"),
+                "{message}"
+            );
+            assert!(
+                unfit_params(method, Some(&json!(["a"]))).is_some(),
+                "{method}"
+            );
+            for params in [
+                None,
+                Some(json!(null)),
+                Some(json!({})),
+                Some(json!({"cursor": "offset:1"})),
+                Some(json!({"cursor": "offset:1", "_meta": {"progressToken": 1}})),
+                Some(json!({"_meta": {"progressToken": "p"}})),
+            ] {
+                assert_eq!(unfit_params(method, params.as_ref()), None, "{params:?}");
+            }
+        }
+        assert_eq!(
+            unfit_params("tasks/list", Some(&json!({"cursor": 1}))),
+            None
+        );
     }
 }

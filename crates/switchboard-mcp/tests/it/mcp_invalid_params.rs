@@ -20,10 +20,19 @@ use crate::{
 
 /// Every method the server answers that takes params, with params that are missing (`None`)
 /// or mistyped, and a word the answer's message must contain (what was wrong). The list
-/// methods are not here: their params are optional, and rmcp reads a mistyped `cursor` as no
-/// params at all (the first page), so they never reach the check.
+/// methods' params are optional, and rmcp reads a mistyped `cursor` as no params at all (the
+/// first page), so theirs are checked raw.
 fn cases() -> Vec<(&'static str, Option<Value>, &'static str)> {
     vec![
+        ("tools/list", Some(json!({"cursor": 1})), "cursor"),
+        ("tools/list", Some(json!("offset:1")), "tools/list"),
+        ("resources/list", Some(json!({"cursor": true})), "cursor"),
+        (
+            "resources/templates/list",
+            Some(json!({"cursor": {}, "_meta": {"progressToken": 1}})),
+            "cursor",
+        ),
+        ("prompts/list", Some(json!({"cursor": ["a"]})), "cursor"),
         ("ping", Some(json!(1)), "ping"),
         ("tools/call", None, "missing"),
         ("tools/call", Some(json!({"name": 1})), "string"),
@@ -73,9 +82,48 @@ fn assert_invalid_params(answer: &Value, method: &str, params: Option<&Value>, w
     );
 }
 
-/// An unknown method, and the answer it must keep.
-fn unknown_method() -> Value {
-    request(900, "no/such_method", Some(&json!({"x": 1})))
+/// List requests whose params fit, which must be answered with a page: no params, a cursor
+/// (for `tools/list`, the server's cursor for the page from the second tool on, as a previous
+/// page of one tool would have given it), and `_meta`.
+fn fitting_list_requests() -> Vec<Value> {
+    let cursor = json!({"cursor": "offset:1", "_meta": {"progressToken": "p"}});
+    vec![
+        request(800, "tools/list", None),
+        request(801, "tools/list", Some(&cursor)),
+        request(
+            802,
+            "tools/list",
+            Some(&json!({"_meta": {"progressToken": 2}})),
+        ),
+        request(803, "resources/list", Some(&cursor)),
+        request(804, "resources/templates/list", None),
+        request(805, "prompts/list", Some(&json!({}))),
+    ]
+}
+
+/// Checks that `answer` to `request` is a page of its list.
+fn assert_page(answer: &Value, request: &Value) {
+    let list = match request["method"].as_str() {
+        Some("tools/list") => "tools",
+        Some("resources/list") => "resources",
+        Some("resources/templates/list") => "resourceTemplates",
+        _ => "prompts",
+    };
+    assert!(answer["result"][list].is_array(), "{request}: {answer}");
+    if request["method"] == "tools/list" {
+        // The page from the second tool on is not empty: the caller sees several tools.
+        let tools = answer["result"]["tools"].as_array().map_or(0, Vec::len);
+        assert!(tools > 0, "{request}: {answer}");
+    }
+}
+
+/// Unknown methods, and the answer they must keep: `tasks/list` among them, which rmcp does
+/// not answer.
+fn unknown_methods() -> Vec<Value> {
+    vec![
+        request(900, "no/such_method", Some(&json!({"x": 1}))),
+        request(901, "tasks/list", Some(&json!({"cursor": 1}))),
+    ]
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -101,8 +149,14 @@ async fn over_stdio_known_methods_with_bad_params_are_invalid_params() {
         let answer = client.request(&request(id, method, params.as_ref())).await;
         assert_invalid_params(&answer, method, params.as_ref(), what);
     }
-    let answer = client.request(&unknown_method()).await;
-    assert_eq!(answer["error"]["code"], json!(-32601), "{answer}");
+    for valid in fitting_list_requests() {
+        let answer = client.request(&valid).await;
+        assert_page(&answer, &valid);
+    }
+    for unknown in unknown_methods() {
+        let answer = client.request(&unknown).await;
+        assert_eq!(answer["error"]["code"], json!(-32601), "{answer}");
+    }
 
     client.finish().await;
     registry.shutdown().await;
@@ -191,19 +245,22 @@ async fn over_http_bad_params_are_an_ordinary_answer_after_the_session_checks() 
         assert_eq!(posted.status, 200, "{method} {params:?}: {posted:?}");
         assert_invalid_params(&posted.answer, method, params.as_ref(), what);
     }
-    let posted_unknown = posted(
-        &client,
-        &url,
-        Some(ALICE_TOKEN),
-        Some(&session_id),
-        &unknown_method(),
-    )
-    .await;
-    assert_eq!(
-        posted_unknown.answer["error"]["code"],
-        json!(-32601),
-        "{posted_unknown:?}"
-    );
+    for valid in fitting_list_requests() {
+        let posted = posted(&client, &url, Some(ALICE_TOKEN), Some(&session_id), &valid).await;
+        assert_eq!(posted.status, 200, "{valid}: {posted:?}");
+        assert_page(&posted.answer, &valid);
+    }
+    for unknown in unknown_methods() {
+        let posted = posted(
+            &client,
+            &url,
+            Some(ALICE_TOKEN),
+            Some(&session_id),
+            &unknown,
+        )
+        .await;
+        assert_eq!(posted.answer["error"]["code"], json!(-32601), "{posted:?}");
+    }
 
     // Before the params are looked at, the request is checked as the valid one is: no token,
     // no session, an unknown session and another token's session get the valid request's
@@ -217,6 +274,7 @@ async fn over_http_bad_params_are_an_ordinary_answer_after_the_session_checks() 
         request(50, "tasks/get", Some(&json!({"taskId": 1}))),
         request(50, "tools/call", Some(&json!("not an object"))),
         request(50, "ping", Some(&json!(1))),
+        request(50, "tools/list", Some(&json!({"cursor": 1}))),
     ];
     for (token, session, what) in [
         (None, Some(session_id.as_str()), "no token"),
