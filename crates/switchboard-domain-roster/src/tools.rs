@@ -33,7 +33,9 @@ use crate::{
     permission = "roster.shifts.read",
     intents = [
         "[list|show] shifts [on|for|in|during] [{from..to=this week}] [for {assignee:user}]",
-        "[list|show] shifts from|between {from:date} to|and|until {to:date} [for {assignee:user}]"
+        "[list|show] shifts from|between {from:date} to|and|until {to:date} [for {assignee:user}]",
+        "[list|show] open|unassigned shifts [on|for|in|during] [{from..to=this week}] => open_only=true",
+        "[list|show] open|unassigned shifts from|between {from:date} to|and|until {to:date} => open_only=true"
     ]
 )]
 pub async fn list_shifts(

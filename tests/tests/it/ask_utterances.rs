@@ -32,6 +32,10 @@ fn range_for(from: &str, to: &str, assignee: &str) -> Value {
     json!({"from": from, "to": to, "assignee": assignee})
 }
 
+fn open_range(from: &str, to: &str) -> Value {
+    json!({"from": from, "to": to, "open_only": true})
+}
+
 /// This week, Monday to Sunday, around Thursday 2026-11-26.
 const MON: &str = "2026-11-23";
 const SUN: &str = "2026-11-29";
@@ -163,10 +167,27 @@ fn table() -> Vec<(&'static str, Expect)> {
                 json!({"shift_id": "acme-2026-11-24-pm", "user_id": "alice"}),
             ),
         ),
+        // Open shifts: the intent fixes `open_only`, whatever the dates.
+        ("list open shifts", Route(LIST, open_range(MON, SUN))),
+        (
+            "show me the unassigned shifts",
+            Route(LIST, open_range(MON, SUN)),
+        ),
+        (
+            "open shifts next week",
+            Route(LIST, open_range("2026-11-30", "2026-12-06")),
+        ),
+        (
+            "list open shifts from monday to wednesday",
+            Route(LIST, open_range(MON, "2026-11-25")),
+        ),
+        ("shifts open, list", Route(LIST, open_range(MON, SUN))),
         ("list users", Route(USERS, json!({}))),
         ("show me the people", Route(USERS, json!({}))),
         // Nowhere: other organisations' people, non-dates, unrelated requests.
         ("list shifts for gina", NoRoute),
+        // An open shift has no assignee, so no open-shifts intent takes one.
+        ("list open shifts for sam", NoRoute),
         ("swap shift acme-2026-11-24-am with nobody", NoRoute),
         ("shifts from soon to later", NoRoute),
         ("shifts from 31/02/2026 to 2026-03-04", NoRoute),

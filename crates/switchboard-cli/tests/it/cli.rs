@@ -418,6 +418,27 @@ fn ask_for_shifts_returns_only_the_callers_organisation() {
 }
 
 #[test]
+fn ask_for_open_shifts_sets_open_only_and_lists_only_unassigned_shifts() {
+    let report = ok_json(&with(
+        &["ask", "list open shifts from 2026-11-23 to 2026-11-25"],
+        &ACME_ADMIN,
+        &["--json"],
+    ));
+    assert_eq!(report["route"]["tool"], "roster_list_shifts");
+    assert_eq!(
+        report["route"]["params"],
+        json!({"from": "2026-11-23", "to": "2026-11-25", "open_only": true})
+    );
+    let ids: Vec<&str> = report["result"]["shifts"]
+        .as_array()
+        .expect("shifts")
+        .iter()
+        .filter_map(|shift| shift["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["acme-2026-11-24-pm"], "{report:#}");
+}
+
+#[test]
 fn ask_with_no_route_lists_the_closest_intents() {
     let output = run(
         &with(&["ask", "what shifts are there"], &ACME_ADMIN, &["--json"]),

@@ -334,6 +334,6 @@ fn tools_are_linked_with_their_declared_specs() {
         let input_schema = (entry.input_schema)().to_value();
         assert_eq!(find_org_id_property(&input_schema), None, "{name}");
     }
-    assert_eq!(ListShifts::SPEC.intents.len(), 2);
+    assert_eq!(ListShifts::SPEC.intents.len(), 4);
     assert!(linked_domains().any(|domain| domain.name == "roster"));
 }
