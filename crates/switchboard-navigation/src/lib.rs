@@ -24,4 +24,4 @@ pub use error::NavError;
 pub use navigator::{ActionOutcome, NAVIGATE, Navigator, NavigatorError};
 pub use proposals::{PROPOSAL_ROUTE, PROPOSALS_ROUTE};
 pub use url::{MAX_SEGMENT_LEN, MAX_URL_LEN, Route, RouteError, truncated};
-pub use view::{ActionMode, ActionView, PageView, ParamView};
+pub use view::{ActionMode, ActionView, EXECUTE_ACTION_HINT, PageView, ParamView};

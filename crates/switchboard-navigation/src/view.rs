@@ -75,21 +75,32 @@ pub struct ParamView {
 }
 
 impl PageView {
-    /// The whole page as markdown: title, content, then an "Available actions" section.
+    /// The whole page as markdown: title, content, then an "Available actions" section that
+    /// ends by saying how an agent runs one ([`EXECUTE_ACTION_HINT`]).
     pub fn markdown(&self) -> String {
+        self.markdown_with_hint(EXECUTE_ACTION_HINT)
+    }
+
+    /// [`PageView::markdown`] for a surface that runs actions some other way: `hint` ends the
+    /// actions section (the command line says `switchboard act`, not the MCP tool).
+    pub fn markdown_with_hint(&self, hint: &str) -> String {
         let mut text = format!("# {}\n\n", self.title);
         let content = self.content.trim();
         if !content.is_empty() {
             text.push_str(content);
             text.push_str("\n\n");
         }
-        text.push_str(&actions_markdown(&self.actions));
+        text.push_str(&actions_markdown(&self.actions, hint));
         text
     }
 }
 
-/// The "Available actions" section.
-pub(crate) fn actions_markdown(actions: &[ActionView]) -> String {
+/// The last line of a page's actions in [`PageView::markdown`]: how an agent runs one, with the
+/// MCP tool `execute_action`.
+pub const EXECUTE_ACTION_HINT: &str = "Run one with `execute_action` and this page's URL.";
+
+/// The "Available actions" section, ending with `hint` when there is an action to run.
+fn actions_markdown(actions: &[ActionView], hint: &str) -> String {
     let mut text = String::from("## Available actions\n\n");
     if actions.is_empty() {
         text.push_str("None for you here.\n");
@@ -119,7 +130,7 @@ pub(crate) fn actions_markdown(actions: &[ActionView]) -> String {
             );
         }
     }
-    text.push_str("\nRun one with `execute_action` and this page's URL.\n");
+    let _ = writeln!(text, "\n{hint}");
     text
 }
 

@@ -247,9 +247,13 @@ fn navigator(registry: &ToolRegistry) -> anyhow::Result<Navigator> {
 }
 
 /// The page as markdown, each line's control characters escaped (its line breaks are the
-/// page's own).
+/// page's own), its actions ending with the `switchboard act` command that runs one.
 fn markdown(page: &PageView) -> String {
-    let text = page.markdown();
+    let hint = format!(
+        "Run one with `switchboard act {} ACTION [--param NAME=VALUE]...`.",
+        page.url
+    );
+    let text = page.markdown_with_hint(&hint);
     let mut escaped = String::with_capacity(text.len());
     for line in text.split_inclusive('\n') {
         let (body, end) = match line.strip_suffix('\n') {
