@@ -1,8 +1,8 @@
 //! Tier-1 routing, measured: what `ask` spends choosing a tool before it calls one.
 //!
-//! Each utterance is routed through a table with the sample tools' intents (an exact match, a
-//! match with dates and a colleague, a typo, filler, and a miss that ranks suggestions), beside
-//! the baseline of only tokenising it ([`normalize`]), measured in the same run. The summary
+//! Each utterance (an exact match, a match with dates and a colleague, a typo, filler, and a
+//! miss that ranks suggestions) is routed through a table with the intents of every sample tool,
+//! linked as the binary links them (`switchboard-domains`), beside the baseline of only tokenising it ([`normalize`]), measured in the same run. The summary
 //! prints each median and its ratio to the baseline, and one `BENCH` line per utterance for
 //! `cargo xtask bench`.
 //!
@@ -15,36 +15,10 @@ use std::{hint::black_box, time::Duration};
 
 use criterion::Criterion;
 use jiff::civil::date;
+use switchboard_core::linked_tools;
 use switchboard_orchestrator::{Facts, IntentTable, People, Person, normalize};
-
-/// The sample tools' intents, as `switchboard tools --json` lists them.
-const INTENTS: &[(&str, &str)] = &[
-    ("core_get_current_user", "who am i"),
-    ("core_get_current_user", "current user"),
-    ("core_get_current_user", "me"),
-    ("core_get_current_user", "whoami"),
-    (
-        "core_list_users",
-        "[list|show] users|people|members|colleagues",
-    ),
-    ("core_list_users", "who works here"),
-    (
-        "roster_list_shifts",
-        "[list|show] shifts [on|for|in|during] [{from..to=this week}] [for {assignee:user}]",
-    ),
-    (
-        "roster_list_shifts",
-        "[list|show] shifts from|between {from:date} to|and|until {to:date} [for {assignee:user}]",
-    ),
-    (
-        "roster_propose_shift_swap",
-        "swap shift {shift_id} with {with_user:user} [because {reason}]",
-    ),
-    (
-        "roster_assign_shift",
-        "assign|give shift {shift_id} to {user_id:user}",
-    ),
-];
+// Links the sample domains, whose tools `linked_tools` lists (rust-lang/rust#64731).
+use switchboard_domains as _;
 
 const UTTERANCES: &[(&str, &str)] = &[
     ("exact", "who am i"),
@@ -58,7 +32,13 @@ const UTTERANCES: &[(&str, &str)] = &[
 ];
 
 fn main() {
-    let table = IntentTable::build(INTENTS.iter().copied()).expect("the sample intents build");
+    let intents = linked_tools().flat_map(|tool| {
+        tool.spec
+            .intents
+            .iter()
+            .map(|intent| (tool.spec.name, *intent))
+    });
+    let table = IntentTable::build(intents).expect("the sample intents build");
     let people: Vec<Person> = [
         ("alice", "Alice Archer"),
         ("mark", "Mark Mendez"),
