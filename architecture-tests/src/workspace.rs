@@ -4,13 +4,13 @@
 //! files as soon as they exist, without anyone registering them here.
 
 use std::{
-    collections::BTreeSet,
+    collections::{BTreeMap, BTreeSet},
     path::{Path, PathBuf},
     sync::OnceLock,
 };
 
 use anyhow::Context as _;
-use cargo_metadata::{Metadata, MetadataCommand, Package};
+use cargo_metadata::{DependencyKind, Metadata, MetadataCommand, Package, PackageId};
 
 /// Every domain crate's package name starts with this; tests discover domains by it.
 pub const DOMAIN_CRATE_PREFIX: &str = "switchboard-domain-";
@@ -179,6 +179,34 @@ fn collect_rust_files(dir: &Path, files: &mut Vec<PathBuf>) -> anyhow::Result<()
 pub fn is_trybuild_fixture(relative_path: &str) -> bool {
     let parts: Vec<&str> = relative_path.split('/').collect();
     parts.len() > 4 && parts[0] == "crates" && parts[2] == "tests" && parts[3] == "ui"
+}
+
+/// The resolved graph of normal dependencies: package id → the ids it depends on.
+///
+/// # Panics
+/// When `metadata` was read without dependency resolution (`workspace_metadata` resolves).
+pub fn resolved_normal_graph(metadata: &Metadata) -> BTreeMap<&PackageId, Vec<&PackageId>> {
+    let resolve = metadata
+        .resolve
+        .as_ref()
+        .expect("`cargo metadata` was run with dependency resolution");
+    resolve
+        .nodes
+        .iter()
+        .map(|node| {
+            let normal = node
+                .deps
+                .iter()
+                .filter(|dep| {
+                    dep.dep_kinds
+                        .iter()
+                        .any(|info| info.kind == DependencyKind::Normal)
+                })
+                .map(|dep| &dep.pkg)
+                .collect();
+            (&node.id, normal)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use architecture_tests::workspace::{
-    WORKSPACE_HACK, is_dev_only, is_domain_crate, workspace_metadata,
+    WORKSPACE_HACK, is_dev_only, is_domain_crate, resolved_normal_graph, workspace_metadata,
 };
 use cargo_metadata::{DependencyKind, Metadata, Package, PackageId};
 
@@ -253,31 +253,6 @@ fn every_domain_crate_depends_on_core_only() {
         }
     }
     fail_with(&offenders, "domain crates with forbidden dependencies");
-}
-
-/// The resolved graph of normal dependencies: package id → the ids it depends on.
-fn resolved_normal_graph(metadata: &Metadata) -> BTreeMap<&PackageId, Vec<&PackageId>> {
-    let resolve = metadata
-        .resolve
-        .as_ref()
-        .expect("`cargo metadata` was run with dependency resolution");
-    resolve
-        .nodes
-        .iter()
-        .map(|node| {
-            let normal = node
-                .deps
-                .iter()
-                .filter(|dep| {
-                    dep.dep_kinds
-                        .iter()
-                        .any(|info| info.kind == DependencyKind::Normal)
-                })
-                .map(|dep| &dep.pkg)
-                .collect();
-            (&node.id, normal)
-        })
-        .collect()
 }
 
 fn package_named<'m>(metadata: &'m Metadata, name: &str) -> &'m Package {

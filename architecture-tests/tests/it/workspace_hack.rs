@@ -17,7 +17,8 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use architecture_tests::workspace::{
-    WITHOUT_WORKSPACE_HACK, WORKSPACE_HACK, is_dev_only, workspace_members, workspace_metadata,
+    WITHOUT_WORKSPACE_HACK, WORKSPACE_HACK, is_dev_only, resolved_normal_graph, workspace_members,
+    workspace_metadata,
 };
 use cargo_metadata::{Dependency, DependencyKind, Metadata, Package, PackageId, TargetKind};
 
@@ -125,35 +126,10 @@ fn every_crate_takes_the_workspace_hack_where_it_should() {
     );
 }
 
-/// The normal dependencies in the resolved graph: package id → the ids it depends on.
-fn normal_graph(metadata: &Metadata) -> BTreeMap<&PackageId, Vec<&PackageId>> {
-    let resolve = metadata
-        .resolve
-        .as_ref()
-        .expect("`cargo metadata` was run with dependency resolution");
-    resolve
-        .nodes
-        .iter()
-        .map(|node| {
-            let normal = node
-                .deps
-                .iter()
-                .filter(|dep| {
-                    dep.dep_kinds
-                        .iter()
-                        .any(|info| info.kind == DependencyKind::Normal)
-                })
-                .map(|dep| &dep.pkg)
-                .collect();
-            (&node.id, normal)
-        })
-        .collect()
-}
-
 #[test]
 fn no_library_builds_the_workspace_hack_for_its_users() {
     let metadata = metadata();
-    let graph = normal_graph(metadata);
+    let graph = resolved_normal_graph(metadata);
     let mut offenders = Vec::new();
     for package in workspace_members(metadata) {
         if wanted(package) == Wanted::Normal || package.name.as_str() == WORKSPACE_HACK {
