@@ -197,8 +197,19 @@ pub fn linked_tools() -> impl Iterator<Item = &'static ToolEntry> {
 /// A value serde refuses is reported at its JSON Pointer; a field the input's type does not
 /// take (`deny_unknown_fields`) is reported at the field itself, with the field probably meant.
 pub fn decode_typed<I: ToolInput>(params: &Value) -> Result<I, Vec<FieldError>> {
-    let input: I = serde_path_to_error::deserialize(params)
-        .map_err(|error| vec![serde_field_error(&error)])?;
+    // Every call decodes its params; tracking the path costs an allocation per key, so it is
+    // paid only to report a refusal, by decoding the refused value again.
+    let input = match I::deserialize(params) {
+        Ok(input) => input,
+        Err(error) => {
+            return Err(vec![
+                match serde_path_to_error::deserialize::<_, I>(params) {
+                    Err(tracked) => serde_field_error(&tracked),
+                    Ok(_) => FieldError::new("", error.to_string()),
+                },
+            ]);
+        }
+    };
     validate_typed(&input)?;
     Ok(input)
 }
