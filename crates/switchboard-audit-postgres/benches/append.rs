@@ -1,0 +1,283 @@
+//! The PostgreSQL audit store's sustained append rate, in batches of 1,024 records, beside the
+//! SQLite store's (`synchronous = FULL`, its default) in the same run.
+//!
+//! This is what the audit log's writer thread does with each batch, minus the digests
+//! (computed before the store is called) and the queue. Records are distinct, like real calls':
+//! each batch takes the next slice of a pool of prebuilt records (a correlation id per 4
+//! records, growing with time like the UUIDv7s the CLI mints, 50 orgs, 10 tools, 200 users, one
+//! failure in 20); when the pool is used up it starts over with new correlation ids, minted
+//! outside the timed part. Each store writes to its own new database, which grows by hundreds of
+//! thousands of records while measured, so the rates are sustained ones.
+//!
+//! Criterion measures each store on its own (`append_batch_1024/…`); then a summary runs them
+//! in interleaved rounds, so that machine noise hits both alike, and prints the median records
+//! per second of each, their ratio, the server's durability settings (`fsync`,
+//! `synchronous_commit`: a test server runs with `fsync = off`, which a production one does
+//! not) and one `BENCH` line for `cargo xtask bench`.
+//!
+//! The server is the one `SWITCHBOARD_TEST_POSTGRES_URL` names (its user must be able to create
+//! a database; the benchmark drops it at the end), as for the tests. Run:
+//! `SWITCHBOARD_TEST_POSTGRES_URL=postgres://… cargo bench -p switchboard-audit-postgres --bench
+//! append` (`-- nomatch` for the summary alone). Target: at least 50,000 records/s.
+
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a benchmark reports to its terminal"
+)]
+#![allow(missing_docs, reason = "a benchmark binary has no public API")]
+
+use std::{
+    hint::black_box,
+    time::{Duration, Instant},
+};
+
+use criterion::{Criterion, Throughput};
+use jiff::Timestamp;
+use switchboard_audit::{AuditRecord, AuditStore, Outcome, digest_json};
+use switchboard_audit_postgres::PostgresAuditStore;
+use switchboard_audit_sqlite::SqliteAuditStore;
+use switchboard_core::{Category, CorrelationId, ErrorKind, Initiator};
+use switchboard_test_postgres::{TestDatabase, URL_VARIABLE};
+use tempfile::TempDir;
+
+const BATCH: usize = 1_024;
+const POOL: usize = 64 * BATCH;
+const ROUNDS: usize = 9;
+const TIME_PER_ROUND: Duration = Duration::from_millis(500);
+/// The goal, in records per second, for the PostgreSQL store.
+const TARGET: f64 = 50_000.0;
+
+/// A scrambled but deterministic number, for values that scatter.
+fn scatter(n: u64) -> u64 {
+    let mut x = n.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// The correlation id of the `n`th record ever made: four records share one, growing with `n`.
+fn correlation_id(n: u64) -> CorrelationId {
+    let id = n / 4;
+    format!("bench-{id:016x}{:016x}", scatter(id)).into()
+}
+
+fn pool() -> Vec<AuditRecord> {
+    let input_hash = digest_json(&serde_json::json!({ "from": "2026-11-23", "to": "2026-11-29" }))
+        .expect("JSON has a digest");
+    let output_hash = digest_json(&serde_json::json!({ "shifts": [] })).expect("JSON has a digest");
+    let now = Timestamp::now();
+    (0..POOL as u64)
+        .map(|n| {
+            let failed = n.is_multiple_of(20);
+            AuditRecord {
+                id: 0,
+                timestamp: now,
+                tool: format!("roster_tool_{}", n % 10).into(),
+                domain: Some("roster".into()),
+                category: Some(Category::Read),
+                org_id: Some(format!("org-{}", scatter(n) % 50).into()),
+                user_id: Some(format!("user-{}", scatter(n + 1) % 200).into()),
+                session_id: Some(format!("session-{:x}", scatter(n / 16)).into()),
+                correlation_id: Some(correlation_id(n)),
+                initiator: Initiator::Human,
+                input_hash: Some(input_hash),
+                output_hash: (!failed).then_some(output_hash),
+                digest_error: None,
+                duration_us: 40 + n % 100,
+                outcome: if failed {
+                    Outcome::Error(ErrorKind::PermissionDenied)
+                } else {
+                    Outcome::Ok
+                },
+                action: None,
+            }
+        })
+        .collect()
+}
+
+/// One store under measurement, what keeps its database alive, and its records.
+struct Case {
+    name: &'static str,
+    store: Box<dyn AuditStore>,
+    pool: Vec<AuditRecord>,
+    next: usize,
+    passes: u64,
+    rates: Vec<f64>,
+}
+
+impl Case {
+    fn new(name: &'static str, store: Box<dyn AuditStore>) -> Self {
+        Self {
+            name,
+            store,
+            pool: pool(),
+            next: 0,
+            passes: 0,
+            rates: Vec::new(),
+        }
+    }
+
+    /// Gives every record of the pool a new correlation id once it is used up.
+    fn make_room(&mut self) {
+        if self.next + BATCH <= self.pool.len() {
+            return;
+        }
+        self.passes += 1;
+        let first = self.passes * POOL as u64;
+        for (n, record) in (first..).zip(&mut self.pool) {
+            record.correlation_id = Some(correlation_id(n));
+        }
+        self.next = 0;
+    }
+
+    /// Appends the next batch and returns how long the store took.
+    fn append_one(&mut self) -> Duration {
+        self.make_room();
+        let batch = &mut self.pool[self.next..self.next + BATCH];
+        let started = Instant::now();
+        self.store
+            .append_batch(batch)
+            .expect("the batch is appended");
+        let took = started.elapsed();
+        black_box(batch.last().map(|record| record.id));
+        self.next += BATCH;
+        took
+    }
+
+    /// Appends batches for about `time` and records the rate.
+    fn round(&mut self, time: Duration) {
+        let mut timed = Duration::ZERO;
+        let mut records = 0_u64;
+        while timed < time {
+            timed += self.append_one();
+            records += BATCH as u64;
+        }
+        self.rates.push(records as f64 / timed.as_secs_f64());
+    }
+
+    fn median(&mut self) -> f64 {
+        self.rates.sort_by(f64::total_cmp);
+        self.rates[self.rates.len() / 2]
+    }
+}
+
+/// The databases the cases write to, deleted when dropped.
+struct Databases {
+    postgres: TestDatabase,
+    sqlite: TempDir,
+}
+
+impl Databases {
+    fn create(runtime: &tokio::runtime::Runtime, server_url: &str) -> Self {
+        let postgres = runtime
+            .block_on(TestDatabase::create(server_url))
+            .expect("the benchmark database is created on the server");
+        Self {
+            postgres,
+            sqlite: tempfile::tempdir().expect("a temporary directory"),
+        }
+    }
+
+    fn cases(&self) -> [Case; 2] {
+        let postgres =
+            PostgresAuditStore::open(self.postgres.url()).expect("the PostgreSQL store opens");
+        let sqlite = SqliteAuditStore::open(self.sqlite.path().join("audit.db"))
+            .expect("the SQLite store opens");
+        [
+            Case::new("postgres store", Box::new(postgres)),
+            Case::new("sqlite store (FULL)", Box::new(sqlite)),
+        ]
+    }
+}
+
+/// The server's settings that decide what a commit costs.
+fn durability(runtime: &tokio::runtime::Runtime, database: &TestDatabase) -> String {
+    runtime.block_on(async {
+        let client = database.connect().await.expect("a plain client connects");
+        let mut shown = Vec::new();
+        for setting in ["server_version", "fsync", "synchronous_commit", "wal_level"] {
+            let value: String = client
+                .query_one(&format!("SHOW {setting}"), &[])
+                .await
+                .expect("SHOW")
+                .get(0);
+            shown.push(format!("{setting} = {value}"));
+        }
+        shown.join(", ")
+    })
+}
+
+fn criterion_benches(criterion: &mut Criterion, databases: &Databases) {
+    let mut group = criterion.benchmark_group("append_batch_1024");
+    group.throughput(Throughput::Elements(BATCH as u64));
+    for mut case in databases.cases() {
+        group.bench_function(case.name, |bencher| {
+            bencher.iter_custom(|iterations| (0..iterations).map(|_| case.append_one()).sum());
+        });
+    }
+    group.finish();
+}
+
+fn summary(databases: &Databases) -> (f64, f64) {
+    let mut cases = databases.cases();
+    for round in 1..=ROUNDS {
+        for case in &mut cases {
+            case.round(TIME_PER_ROUND);
+        }
+        println!("round {round}/{ROUNDS} done");
+    }
+    let [postgres, sqlite] = cases.each_mut().map(Case::median);
+    println!();
+    println!(
+        "append_batch in batches of {BATCH}: median of {ROUNDS} interleaved rounds of {} ms, \
+         records per second",
+        TIME_PER_ROUND.as_millis()
+    );
+    println!("{:<28} {:>12} {:>14}", "store", "records/s", "/ sqlite");
+    for (case, rate) in cases.iter().zip([postgres, sqlite]) {
+        println!("{:<28} {rate:>12.0} {:>13.2}x", case.name, rate / sqlite);
+    }
+    (postgres, sqlite)
+}
+
+fn main() {
+    let server_url = std::env::var(URL_VARIABLE)
+        .ok()
+        .filter(|url| !url.is_empty());
+    let Some(server_url) = server_url else {
+        eprintln!(
+            "{URL_VARIABLE} is not set: this benchmark needs a PostgreSQL server whose user may \
+             create databases; set it to that server's URL (postgres://USER:PASSWORD@HOST:PORT/\
+             postgres), for example the one `cargo xtask postgres` starts"
+        );
+        std::process::exit(2);
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let databases = Databases::create(&runtime, &server_url);
+    let settings = durability(&runtime, &databases.postgres);
+    let mut criterion = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5))
+        .sample_size(20)
+        .configure_from_args();
+    criterion_benches(&mut criterion, &databases);
+    criterion.final_summary();
+    let (postgres, sqlite) = summary(&databases);
+    println!();
+    println!("server: {settings}");
+    println!(
+        "goal: the PostgreSQL store sustains {postgres:.0} records/s in batches of {BATCH} \
+         (goal >= {TARGET:.0}): {}; {:.2}x the SQLite store's {sqlite:.0}",
+        if postgres >= TARGET { "met" } else { "NOT met" },
+        postgres / sqlite
+    );
+    // The line `cargo xtask bench` collects.
+    println!(
+        "BENCH {}",
+        serde_json::json!({"id": "audit_postgres.batch_1024", "median": postgres, "baseline": sqlite, "unit": "records/s"})
+    );
+}

@@ -1,0 +1,304 @@
+//! How an [`AuditRecord`] becomes a row of `audit_records` and back, column by column, and how a
+//! batch becomes the arrays of one `INSERT … SELECT FROM unnest(…)`.
+//!
+//! The encodings are the SQLite store's, so that a record reads back exactly as it was appended
+//! and a row means the same in `psql` as in `sqlite3`:
+//!
+//! - `timestamp_ns`: `BIGINT` nanoseconds since the Unix epoch (UTC). Exact for every instant
+//!   from 1677 to 2262; an instant outside that range (never produced by a clock) is clamped to
+//!   it rather than failing the whole batch it arrived in.
+//! - `input_hash`, `output_hash`: the 32 raw bytes of the BLAKE3 digest (`encode(input_hash,
+//!   'hex')` in SQL gives the hex form the CLI prints), `NULL` when the record has none;
+//!   `digest_error` says why one is missing.
+//! - `outcome`: `ok` or the error kind's stable snake_case name; `category`, `initiator` and
+//!   `action_event`: their stable names too. All of them parse back through `FromStr`, and an
+//!   unknown name reads as a corrupt record, never as a default.
+//! - `duration_us`: the microseconds as a signed `BIGINT`, bit for bit (durations past 2^63 µs,
+//!   some 292,000 years, read back unchanged but show as negative in SQL).
+//! - Every other field is its text as is, `NULL` when absent, except for one character:
+//!   PostgreSQL's `TEXT` cannot hold U+0000, so a NUL in a caller-supplied value (a tool name,
+//!   a correlation id) is stored as U+FFFD, the replacement character, rather than failing the
+//!   whole batch. Queries make the same replacement in their filters, so they still match.
+
+use std::{str::FromStr, sync::Arc};
+
+use jiff::Timestamp;
+use switchboard_audit::{ActionEvent, AuditAction, AuditRecord, Digest, Outcome};
+use switchboard_core::{ActionId, Category, CorrelationId, Initiator, OrgId, SessionId, UserId};
+use switchboard_postgres::{QueryError, tokio_postgres::Row};
+
+/// The columns [`read`] reads, in its order.
+pub(crate) const COLUMNS: &str = "id, timestamp_ns, tool, domain, category, org_id, user_id, \
+     session_id, correlation_id, initiator, input_hash, output_hash, digest_error, duration_us, \
+     outcome, action_id, action_event";
+
+/// Inserts a whole batch in one statement, from one array per column ([`Columns`]), and returns
+/// the ids the identity gave the rows. The rows are inserted in the arrays' order (`ORDER BY`
+/// the position `WITH ORDINALITY` numbers them by), and the identity's sequence only grows, so
+/// the returned ids sorted ascending are the records' ids in batch order.
+pub(crate) const INSERT_BATCH: &str = "INSERT INTO audit_records (timestamp_ns, tool, domain, \
+     category, org_id, user_id, session_id, correlation_id, initiator, input_hash, output_hash, \
+     digest_error, duration_us, outcome, action_id, action_event) \
+     SELECT batch.timestamp_ns, batch.tool, batch.domain, batch.category, batch.org_id, \
+     batch.user_id, batch.session_id, batch.correlation_id, batch.initiator, batch.input_hash, \
+     batch.output_hash, batch.digest_error, batch.duration_us, batch.outcome, batch.action_id, \
+     batch.action_event \
+     FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
+     $7::text[], $8::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], \
+     $13::bigint[], $14::text[], $15::text[], $16::text[]) WITH ORDINALITY AS batch (\
+     timestamp_ns, tool, domain, category, org_id, user_id, session_id, correlation_id, \
+     initiator, input_hash, output_hash, digest_error, duration_us, outcome, action_id, \
+     action_event, position) \
+     ORDER BY batch.position \
+     RETURNING id";
+
+/// A timestamp as integer nanoseconds since the Unix epoch, clamped to what a `BIGINT` holds.
+pub(crate) fn timestamp_to_sql(timestamp: Timestamp) -> i64 {
+    let nanoseconds = timestamp.as_nanosecond();
+    i64::try_from(nanoseconds).unwrap_or(if nanoseconds < 0 { i64::MIN } else { i64::MAX })
+}
+
+/// Integer nanoseconds back as a timestamp.
+fn timestamp_from_sql(nanoseconds: i64) -> Result<Timestamp, QueryError> {
+    Timestamp::from_nanosecond(i128::from(nanoseconds))
+        .map_err(|error| QueryError::Decode(format!("timestamp_ns {nanoseconds}: {error}")))
+}
+
+/// `value` as `TEXT` can hold it: every U+0000 replaced by U+FFFD (see the module docs).
+pub(crate) fn text(value: &str) -> String {
+    if value.contains('\0') {
+        value.replace('\0', "\u{FFFD}")
+    } else {
+        value.to_owned()
+    }
+}
+
+/// An id as a signed `BIGINT` (ids never exceed `i64::MAX`).
+pub(crate) fn id_to_sql(id: u64) -> i64 {
+    i64::try_from(id).unwrap_or(i64::MAX)
+}
+
+/// A batch as one array per column of [`INSERT_BATCH`], owned so that the statement can run on
+/// the store's runtime while the caller waits.
+#[derive(Debug, Default)]
+pub(crate) struct Columns {
+    timestamp_ns: Vec<i64>,
+    tool: Vec<String>,
+    domain: Vec<Option<String>>,
+    category: Vec<Option<&'static str>>,
+    org_id: Vec<Option<String>>,
+    user_id: Vec<Option<String>>,
+    session_id: Vec<Option<String>>,
+    correlation_id: Vec<Option<String>>,
+    initiator: Vec<&'static str>,
+    input_hash: Vec<Option<Vec<u8>>>,
+    output_hash: Vec<Option<Vec<u8>>>,
+    digest_error: Vec<Option<String>>,
+    duration_us: Vec<i64>,
+    outcome: Vec<&'static str>,
+    action_id: Vec<Option<String>>,
+    action_event: Vec<Option<&'static str>>,
+}
+
+impl Columns {
+    /// The columns of `records`, in order.
+    pub(crate) fn of(records: &[AuditRecord]) -> Self {
+        let mut columns = Self::default();
+        for record in records {
+            columns.push(record);
+        }
+        columns
+    }
+
+    fn push(&mut self, record: &AuditRecord) {
+        let text = |value: Option<&str>| value.map(text);
+        self.timestamp_ns.push(timestamp_to_sql(record.timestamp));
+        self.tool
+            .push(text(Some(&*record.tool)).unwrap_or_default());
+        self.domain.push(text(record.domain.as_deref()));
+        self.category.push(record.category.map(Category::as_str));
+        self.org_id
+            .push(text(record.org_id.as_ref().map(OrgId::as_str)));
+        self.user_id
+            .push(text(record.user_id.as_ref().map(UserId::as_str)));
+        self.session_id
+            .push(text(record.session_id.as_ref().map(SessionId::as_str)));
+        self.correlation_id.push(text(
+            record.correlation_id.as_ref().map(CorrelationId::as_str),
+        ));
+        self.initiator.push(record.initiator.as_str());
+        self.input_hash
+            .push(record.input_hash.map(|digest| digest.0.to_vec()));
+        self.output_hash
+            .push(record.output_hash.map(|digest| digest.0.to_vec()));
+        self.digest_error.push(text(record.digest_error.as_deref()));
+        // A bit-for-bit cast: see the module docs.
+        self.duration_us.push(record.duration_us as i64);
+        self.outcome.push(record.outcome.as_str());
+        self.action_id.push(text(
+            record.action.as_ref().map(|action| action.id.as_str()),
+        ));
+        self.action_event
+            .push(record.action.as_ref().map(|action| action.event.as_str()));
+    }
+
+    /// The parameters of [`INSERT_BATCH`], `$1` to `$16`.
+    pub(crate) fn parameters(
+        &self,
+    ) -> [&(dyn switchboard_postgres::tokio_postgres::types::ToSql + Sync); 16] {
+        [
+            &self.timestamp_ns,
+            &self.tool,
+            &self.domain,
+            &self.category,
+            &self.org_id,
+            &self.user_id,
+            &self.session_id,
+            &self.correlation_id,
+            &self.initiator,
+            &self.input_hash,
+            &self.output_hash,
+            &self.digest_error,
+            &self.duration_us,
+            &self.outcome,
+            &self.action_id,
+            &self.action_event,
+        ]
+    }
+}
+
+/// Reads a row of `SELECT {COLUMNS}` back into a record.
+pub(crate) fn read(row: &Row) -> Result<AuditRecord, QueryError> {
+    let id: i64 = get(row, 0)?;
+    let duration: i64 = get(row, 13)?;
+    Ok(AuditRecord {
+        id: id.unsigned_abs(),
+        timestamp: timestamp_from_sql(get(row, 1)?)?,
+        tool: Arc::from(get::<&str>(row, 2)?),
+        domain: get::<Option<&str>>(row, 3)?.map(Arc::from),
+        category: parsed::<Category>(row, 4)?,
+        org_id: get::<Option<&str>>(row, 5)?.map(OrgId::from),
+        user_id: get::<Option<&str>>(row, 6)?.map(UserId::from),
+        session_id: get::<Option<&str>>(row, 7)?.map(SessionId::from),
+        correlation_id: get::<Option<&str>>(row, 8)?.map(CorrelationId::from),
+        initiator: required(parsed::<Initiator>(row, 9)?, row, 9)?,
+        input_hash: digest(row, 10)?,
+        output_hash: digest(row, 11)?,
+        digest_error: get(row, 12)?,
+        duration_us: duration as u64,
+        outcome: required(parsed::<Outcome>(row, 14)?, row, 14)?,
+        action: match (
+            get::<Option<&str>>(row, 15)?,
+            parsed::<ActionEvent>(row, 16)?,
+        ) {
+            (Some(id), Some(event)) => Some(AuditAction::new(ActionId::from(id), event)),
+            (None, None) => None,
+            _ => {
+                return Err(QueryError::Decode(
+                    "an audit record's action needs both its id and its event".to_owned(),
+                ));
+            }
+        },
+    })
+}
+
+/// Column `index` of `row` as a `T`; a type mismatch names the column.
+fn get<'row, T>(row: &'row Row, index: usize) -> Result<T, QueryError>
+where
+    T: switchboard_postgres::tokio_postgres::types::FromSql<'row>,
+{
+    row.try_get(index)
+        .map_err(|error| QueryError::Decode(format!("column {}: {error}", column_name(row, index))))
+}
+
+fn column_name(row: &Row, index: usize) -> &str {
+    row.columns().get(index).map_or("?", |column| column.name())
+}
+
+/// A column that must not be `NULL`.
+fn required<T>(value: Option<T>, row: &Row, index: usize) -> Result<T, QueryError> {
+    value
+        .ok_or_else(|| QueryError::Decode(format!("column {} is missing", column_name(row, index))))
+}
+
+/// A nullable digest column: 32 bytes or `NULL`.
+fn digest(row: &Row, index: usize) -> Result<Option<Digest>, QueryError> {
+    get::<Option<&[u8]>>(row, index)?
+        .map(|bytes| {
+            <[u8; 32]>::try_from(bytes).map(Digest).map_err(|_| {
+                QueryError::Decode(format!(
+                    "column {} holds {} bytes, not a 32-byte digest",
+                    column_name(row, index),
+                    bytes.len()
+                ))
+            })
+        })
+        .transpose()
+}
+
+/// A nullable text column parsed with `FromStr`; an unknown name is an error, never a default.
+fn parsed<T>(row: &Row, index: usize) -> Result<Option<T>, QueryError>
+where
+    T: FromStr,
+    T::Err: std::fmt::Display,
+{
+    get::<Option<&str>>(row, index)?
+        .map(|text| {
+            text.parse::<T>().map_err(|error| {
+                QueryError::Decode(format!("column {}: {error}", column_name(row, index)))
+            })
+        })
+        .transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_exact_nanoseconds_and_clamped_outside_a_bigint() {
+        let exact = Timestamp::constant(1_795_000_000, 123_456_789);
+        assert_eq!(timestamp_to_sql(exact), 1_795_000_000_123_456_789);
+        assert_eq!(
+            timestamp_from_sql(timestamp_to_sql(exact)).ok(),
+            Some(exact)
+        );
+        assert_eq!(timestamp_to_sql(Timestamp::MAX), i64::MAX);
+        assert_eq!(timestamp_to_sql(Timestamp::MIN), i64::MIN);
+    }
+
+    #[test]
+    fn a_batch_is_one_array_per_column_in_record_order() {
+        let record = |tool: &str, org: Option<&str>| AuditRecord {
+            id: 0,
+            timestamp: Timestamp::constant(1_795_000_000, 0),
+            tool: tool.into(),
+            domain: None,
+            category: Some(Category::Read),
+            org_id: org.map(OrgId::from),
+            user_id: None,
+            session_id: None,
+            correlation_id: None,
+            initiator: Initiator::Agent,
+            input_hash: Some(Digest([7; 32])),
+            output_hash: None,
+            digest_error: Some("output: not JSON".to_owned()),
+            duration_us: u64::MAX,
+            outcome: Outcome::Ok,
+            action: None,
+        };
+        let columns = Columns::of(&[record("first", Some("acme")), record("second", None)]);
+        assert_eq!(columns.tool, ["first", "second"]);
+        assert_eq!(columns.org_id, [Some("acme".to_owned()), None]);
+        assert_eq!(columns.duration_us, [-1, -1]);
+        assert_eq!(columns.initiator, ["agent", "agent"]);
+        assert_eq!(columns.input_hash[0].as_deref(), Some(&[7_u8; 32][..]));
+        assert_eq!(columns.parameters().len(), 16);
+    }
+
+    #[test]
+    fn a_nul_becomes_the_replacement_character_and_nothing_else_changes() {
+        assert_eq!(text("tool\0name\0"), "tool\u{FFFD}name\u{FFFD}");
+        assert_eq!(text("quote ' \" é \u{1F600}"), "quote ' \" é \u{1F600}");
+    }
+}

@@ -1,0 +1,199 @@
+//! [`PostgresAuditStore`]: the [`AuditStore`] trait on a PostgreSQL database that every node of
+//! a fleet shares.
+//!
+//! Each operation is one call on the store's [`Database`]: a pooled connection driven by the
+//! store's own runtime thread, the caller blocked for the answer at most the call timeout. The
+//! audit log calls `append_batch` and `delete_before` from its writer thread and `query` from
+//! blocking tasks, so the blocking is where the trait allows it.
+//!
+//! - `append_batch` is one `INSERT … SELECT FROM unnest(…)` statement: the batch travels as one
+//!   array per column, commits as one transaction (every record or none), and the identity
+//!   gives the ids in batch order. It returns after the commit.
+//! - `query` is one `SELECT`, prepared once per connection for each combination of filters.
+//! - `delete_before` is one `DELETE` of at most `limit` expired records, lowest ids first,
+//!   skipping rows another node's sweep has locked (two nodes sweeping at once delete
+//!   different records instead of waiting for each other).
+//!
+//! Counters: `appended` and `expired` count this store's own work since it was opened; `held`
+//! starts from `count(*)` at open and follows this store's appends and deletions. Other nodes
+//! writing the same table make `held` drift from the table's size; the records themselves stay
+//! right, and every node's queries see every node's records.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use jiff::Timestamp;
+use switchboard_audit::{AuditError, AuditQuery, AuditRecord, AuditStats, AuditStore};
+use switchboard_postgres::{Database, OpenError, PostgresOptions, QueryError};
+
+use crate::{
+    codec::{self, Columns},
+    query::Select,
+    schema::{SCHEMA, SCHEMA_VERSION},
+};
+
+/// The expired records (`timestamp_ns < $1`), lowest ids first, at most `$2` of them, except
+/// those another transaction holds.
+const DELETE_EXPIRED: &str = "DELETE FROM audit_records WHERE id IN (SELECT id FROM \
+     audit_records WHERE timestamp_ns < $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)";
+
+/// Audit records in a PostgreSQL database: persistent, queryable, shared by every node that
+/// opens the same database, and safe to share between the audit log's writer thread and any
+/// number of querying threads.
+pub struct PostgresAuditStore {
+    database: Database,
+    appended: AtomicU64,
+    held: AtomicU64,
+    expired: AtomicU64,
+}
+
+impl std::fmt::Debug for PostgresAuditStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresAuditStore")
+            .field("database", &self.database)
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+impl PostgresAuditStore {
+    /// Opens the audit store in the database at `url` (`postgres://USER[:PASSWORD]@HOST[:PORT]/
+    /// DATABASE`) with the default [`PostgresOptions`], creating its tables if needed and
+    /// migrating them to [`SCHEMA_VERSION`].
+    ///
+    /// Fails with one clear line, never showing the password, when the URL is not one, the
+    /// server cannot be reached, refuses the login, or holds tables of a newer build.
+    pub fn open(url: impl Into<String>) -> Result<Self, OpenError> {
+        Self::open_with(&PostgresOptions::new(url))
+    }
+
+    /// [`open`](Self::open) with these options (pool size, timeouts, password file).
+    pub fn open_with(options: &PostgresOptions) -> Result<Self, OpenError> {
+        let database = Database::open(options, &SCHEMA)?;
+        let held = database
+            .call(|client| async move {
+                let row = client
+                    .query_one("SELECT count(*) FROM audit_records", &[])
+                    .await?;
+                Ok(row.try_get::<_, i64>(0)?)
+            })
+            .map_err(|error| OpenError::Other {
+                store: SCHEMA.store,
+                target: database.target().clone(),
+                reason: format!("counting its records failed: {error}"),
+            })?;
+        tracing::debug!(target_database = %database.target(), held, "audit database open");
+        Ok(Self {
+            database,
+            appended: AtomicU64::new(0),
+            held: AtomicU64::new(held.unsigned_abs()),
+            expired: AtomicU64::new(0),
+        })
+    }
+
+    /// The database's connections (its target names it without the password).
+    pub fn database(&self) -> &Database {
+        &self.database
+    }
+
+    /// The schema version of the tables (always [`SCHEMA_VERSION`] once open).
+    pub fn schema_version(&self) -> i64 {
+        SCHEMA_VERSION
+    }
+
+    fn unavailable(&self, action: &str, error: &QueryError) -> AuditError {
+        AuditError::Unavailable(format!(
+            "the audit database {} failed while {action}: {error}",
+            self.database.target()
+        ))
+    }
+}
+
+impl AuditStore for PostgresAuditStore {
+    #[tracing::instrument(level = "debug", name = "audit_postgres_append", skip_all, fields(records = records.len()))]
+    fn append_batch(&self, records: &mut [AuditRecord]) -> Result<(), AuditError> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let columns = Columns::of(records);
+        let mut ids = self
+            .database
+            .call(move |client| async move {
+                let insert = client.prepare_cached(codec::INSERT_BATCH).await?;
+                let rows = client.query(&insert, &columns.parameters()).await?;
+                rows.iter()
+                    .map(|row| row.try_get::<_, i64>(0).map_err(QueryError::from))
+                    .collect::<Result<Vec<i64>, QueryError>>()
+            })
+            .map_err(|error| self.unavailable("appending a batch", &error))?;
+        if ids.len() != records.len() {
+            return Err(AuditError::Unavailable(format!(
+                "the audit database {} returned {} ids for a batch of {} records",
+                self.database.target(),
+                ids.len(),
+                records.len()
+            )));
+        }
+        // Only once committed: on error the records keep their ids untouched. The rows went in
+        // in batch order and the identity only grows, so ascending ids are the batch's order.
+        ids.sort_unstable();
+        for (record, id) in records.iter_mut().zip(ids) {
+            record.id = id.unsigned_abs();
+        }
+        let count = records.len() as u64;
+        self.appended.fetch_add(count, Ordering::Relaxed);
+        self.held.fetch_add(count, Ordering::Relaxed);
+        Ok(())
+    }
+
+    #[tracing::instrument(level = "debug", name = "audit_postgres_query", skip(self))]
+    fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, AuditError> {
+        if query.limit == Some(0) {
+            return Ok(Vec::new());
+        }
+        let select = Select::of(query);
+        self.database
+            .call(move |client| async move {
+                let statement = client.prepare_cached(&select.sql).await?;
+                let rows = client.query(&statement, &select.parameters()).await?;
+                rows.iter().map(codec::read).collect()
+            })
+            .map_err(|error| self.unavailable("querying", &error))
+    }
+
+    #[tracing::instrument(level = "debug", name = "audit_postgres_expire", skip(self))]
+    fn delete_before(&self, cutoff: Timestamp, limit: usize) -> Result<u64, AuditError> {
+        if limit == 0 {
+            return Ok(0);
+        }
+        let cutoff_ns = codec::timestamp_to_sql(cutoff);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        // Not a cached statement: planned with this cutoff each time, the server walks the time
+        // index when few records are expired and the id index when many are.
+        let deleted = self
+            .database
+            .call(move |client| async move {
+                Ok(client
+                    .execute(DELETE_EXPIRED, &[&cutoff_ns, &limit])
+                    .await?)
+            })
+            .map_err(|error| self.unavailable("deleting expired records", &error))?;
+        self.expired.fetch_add(deleted, Ordering::Relaxed);
+        // `fetch_update` cannot fail with a closure that always returns `Some`.
+        let _ = self
+            .held
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+                Some(held.saturating_sub(deleted))
+            });
+        Ok(deleted)
+    }
+
+    fn stats(&self) -> AuditStats {
+        AuditStats {
+            appended: self.appended.load(Ordering::Relaxed),
+            held: self.held.load(Ordering::Relaxed),
+            evicted: 0,
+            expired: self.expired.load(Ordering::Relaxed),
+            capacity: None,
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! The store conformance suite (`switchboard_audit::conformance`) against the PostgreSQL store,
+//! on a fresh database per check: the same checks the in-memory table and the SQLite store pass,
+//! unchanged.
+
+use crate::common::TestStore;
+
+switchboard_audit::audit_store_conformance!(TestStore::fresh);
