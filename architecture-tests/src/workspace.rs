@@ -47,8 +47,14 @@ pub const SOURCE_ROOTS: [&str; 5] = [
 ];
 
 /// The folders of the crates that only build, check and test the others (`xtask`, the
-/// end-to-end `tests`, and this crate): they may depend on anything, and nothing ships with them.
-pub const DEV_ONLY_DIRS: [&str; 3] = ["xtask", "tests", "architecture-tests"];
+/// end-to-end `tests`, this crate, and the PostgreSQL servers tests run on): they may depend on
+/// anything, and nothing ships with them.
+pub const DEV_ONLY_DIRS: [&str; 4] = [
+    "xtask",
+    "tests",
+    "architecture-tests",
+    "crates/switchboard-test-postgres",
+];
 
 /// The directory of the root `Cargo.toml`.
 pub fn workspace_root() -> PathBuf {

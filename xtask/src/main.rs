@@ -33,17 +33,28 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
-    /// Run every test (nextest, then the doctests), installing Chromium and chromedriver, and
-    /// the MCP servers the mounting tests mount, first when they are missing: the README's test
-    /// command.
+    /// Run every test (nextest, then the doctests), installing Chromium and chromedriver,
+    /// PostgreSQL, and the MCP servers the mounting tests mount, first when they are missing:
+    /// the README's test command. It starts one throw-away PostgreSQL cluster for the run, gives
+    /// the tests its URL in SWITCHBOARD_TEST_POSTGRES_URL, and stops it at the end.
     Test {
         /// What CI wants: `--locked` for cargo and `--no-fail-fast` for nextest.
         #[arg(long)]
         ci: bool,
-        /// Install what the tests need, and run none (for `cargo nextest run` by hand after).
+        /// Install what the tests need, and run none (for `cargo nextest run` by hand after;
+        /// the PostgreSQL tests then need `cargo xtask postgres` running).
         #[arg(long, conflicts_with = "ci")]
         prepare: bool,
+        /// Only the PostgreSQL tests: every test of a crate whose name ends in `-postgres`, and
+        /// every test whose name contains `postgres` (the nextest filter
+        /// `package(*-postgres) | test(postgres)`). Name a new PostgreSQL crate or test so.
+        #[arg(long)]
+        postgres: bool,
     },
+    /// Start a throw-away PostgreSQL cluster (installing PostgreSQL first when it is missing)
+    /// and print the `export SWITCHBOARD_TEST_POSTGRES_URL=...` line that lets `cargo nextest
+    /// run` reach it; stop it and delete it on Ctrl-C.
+    Postgres,
     /// Run the headline benchmarks and print today's figures against today's targets.
     Bench {
         /// Shorter runs where a benchmark offers them.
@@ -77,15 +88,16 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Test { ci, prepare } => {
-            match xtask::test::run(&xtask::test::Options { ci, prepare }) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(error) => {
-                    eprintln!("error: {error:#}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
+        Command::Test {
+            ci,
+            prepare,
+            postgres,
+        } => report_error(xtask::test::run(&xtask::test::Options {
+            ci,
+            prepare,
+            postgres,
+        })),
+        Command::Postgres => report_error(xtask::postgres::serve()),
         Command::Bench { quick, names } => report_bench(&bench::Options { quick, only: names }),
         Command::Weight { checkout } => match weight::run(checkout.as_deref()) {
             Ok(weights) => {
@@ -97,6 +109,16 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+    }
+}
+
+fn report_error(result: anyhow::Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
     }
 }
 

@@ -12,12 +12,21 @@
 //! `xtask/mcp-servers/` (`package.json` with its lock file, `requirements.txt`); this command
 //! installs them under `target/mcp-servers` (`npm ci`, and a Python venv) whenever what is
 //! installed is not what is pinned.
+//!
+//! The PostgreSQL tests need a real server. This command installs Debian's `postgresql` when
+//! its server programs are missing, starts one throw-away cluster for the run (see
+//! [`crate::postgres`]), passes its URL to nextest and the doctests in
+//! `SWITCHBOARD_TEST_POSTGRES_URL`, and stops and deletes it afterwards, whether the tests
+//! passed or not. `--postgres` runs the PostgreSQL tests alone ([`POSTGRES_TESTS`]).
 
 use std::{path::Path, process::Command};
 
 use anyhow::{Context as _, bail};
 
+use switchboard_test_postgres::URL_VARIABLE;
+
 use crate::{
+    postgres::{self, OutliveCtrlC, POSTGRES_TESTS},
     project_root,
     system_packages::{Needed, run_step, runs},
 };
@@ -29,27 +38,46 @@ pub struct Options {
     pub ci: bool,
     /// Install what the tests need, and stop there.
     pub prepare: bool,
+    /// Only the PostgreSQL tests ([`POSTGRES_TESTS`]), and no doctests.
+    pub postgres: bool,
 }
 
 /// Installs what the tests need, then runs them; fails on the first failing step.
 pub fn run(options: &Options) -> anyhow::Result<()> {
-    ensure_chromium()?;
     let root = project_root();
-    ensure_mcp_servers(&root)?;
+    if !options.postgres {
+        ensure_chromium()?;
+    }
+    postgres::ensure_installed()?;
+    if !options.postgres {
+        ensure_mcp_servers(&root)?;
+    }
     if options.prepare {
         return Ok(());
     }
+    // Held until the tests are over: dropping it stops the server and deletes its directory.
+    let cluster = postgres::start_cluster()?;
+    let _ctrl_c = OutliveCtrlC::new()?;
     let mut nextest = Command::new("cargo");
     nextest
         .current_dir(&root)
+        .env(URL_VARIABLE, cluster.url())
         .args(["nextest", "run", "--workspace"]);
     let mut doctests = Command::new("cargo");
     doctests
         .current_dir(&root)
+        .env(URL_VARIABLE, cluster.url())
         .args(["test", "--workspace", "--doc"]);
     if options.ci {
         nextest.args(["--locked", "--no-fail-fast"]);
         doctests.arg("--locked");
+    }
+    if options.postgres {
+        nextest.args(["-E", POSTGRES_TESTS]);
+        return run_step(
+            &format!("cargo nextest run --workspace -E '{POSTGRES_TESTS}'"),
+            &mut nextest,
+        );
     }
     note(
         "the compile-fail test (switchboard-core::it ui::ui) builds its own copy of the dependencies: about two minutes on a fresh clone",

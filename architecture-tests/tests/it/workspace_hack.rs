@@ -297,6 +297,7 @@ fn the_checks_see_the_workspace_hack_and_the_features() {
     assert_eq!(wanted(named("switchboard-registry")), Wanted::DevDependency);
     assert_eq!(wanted(named("switchboard-cli")), Wanted::Normal);
     assert_eq!(wanted(named("xtask")), Wanted::Normal);
+    assert_eq!(wanted(named("switchboard-test-postgres")), Wanted::Normal);
     assert_eq!(wanted(named("switchboard-core")), Wanted::None);
     let audit = named("switchboard-audit");
     assert_eq!(

@@ -17,7 +17,7 @@ fn help_lists_the_documented_commands() {
         "`cargo xtask --help` failed: {output:?}"
     );
     let help = String::from_utf8_lossy(&output.stdout);
-    for command in ["catalog", "test", "bench"] {
+    for command in ["catalog", "test", "bench", "postgres"] {
         assert!(
             help.lines()
                 .any(|line| line.trim_start().starts_with(command)),
