@@ -1,0 +1,11 @@
+//! The PostgreSQL approval stores' integration tests, in one test binary, each on a fresh
+//! database of the test server (`SWITCHBOARD_TEST_POSTGRES_URL`, started by `cargo xtask
+//! test`): the conformance suites, opening and migrating, several nodes on one database, and a
+//! server stopped mid-use.
+
+mod common;
+
+mod conformance;
+mod nodes;
+mod open;
+mod outage;
