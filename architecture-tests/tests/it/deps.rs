@@ -55,6 +55,9 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
         "switchboard-audit" => Allowed::Only(&["switchboard-core"]),
         // Opening and migrating SQLite files for the persistent stores: knows no Switchboard type.
         "switchboard-sqlite" => Allowed::Only(&[]),
+        // Connecting to PostgreSQL, migrating and LISTEN/NOTIFY for the PostgreSQL stores: knows
+        // no Switchboard type either.
+        "switchboard-postgres" => Allowed::Only(&[]),
         // A persistent store: it implements the audit crate's trait and nothing more (never the
         // registry, the orchestrator or MCP); the binary picks it at startup.
         "switchboard-audit-sqlite" => Allowed::Only(&[
@@ -69,6 +72,13 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
             "switchboard-core",
             "switchboard-approvals",
             "switchboard-sqlite",
+        ]),
+        // The same traits on PostgreSQL, shared by every node: the approvals crate's traits, nothing
+        // more (never the registry); the binary picks it at startup.
+        "switchboard-approvals-postgres" => Allowed::Only(&[
+            "switchboard-core",
+            "switchboard-approvals",
+            "switchboard-postgres",
         ]),
         "switchboard-registry" => Allowed::Only(&[
             "switchboard-core",

@@ -9,6 +9,7 @@ use switchboard_domains as _;
 
 mod actors;
 mod audit;
+mod databases;
 mod deps;
 mod discovery;
 mod mutations;

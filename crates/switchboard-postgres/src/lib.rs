@@ -1,0 +1,15 @@
+#![doc = include_str!("../README.md")]
+
+mod database;
+mod error;
+mod listen;
+mod options;
+mod schema;
+
+pub use database::Database;
+pub use deadpool_postgres::Object as Client;
+pub use error::{OpenError, QueryError};
+pub use listen::{Listener, Notification};
+pub use options::{PostgresOptions, Target};
+pub use schema::{Migration, Schema, schema_version};
+pub use tokio_postgres;
