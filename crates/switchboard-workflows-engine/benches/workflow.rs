@@ -211,6 +211,7 @@ fn checkpoint_step(fixture: &Fixture, store: &Arc<dyn RunStore>, run: RunId, num
             retry_at: None,
         },
         step: Some(step.clone()),
+        fence: None,
     };
     step.state = NodeState::Completed;
     step.output = Some(fixture.output.clone());
@@ -227,6 +228,7 @@ fn checkpoint_step(fixture: &Fixture, store: &Arc<dyn RunStore>, run: RunId, num
             retry_at: None,
         },
         step: Some(step),
+        fence: None,
     };
     black_box(
         store

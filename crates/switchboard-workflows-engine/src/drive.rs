@@ -18,9 +18,9 @@ use switchboard_core::{CallContext, IdempotencyKey, Initiator, InvokeError, Prop
 use switchboard_registry::ProposalStatus;
 use switchboard_workflows::{
     Block, Checkpoint, CompensationCause, CompensationFailure, Definition, EvaluationError,
-    EventRecord, Mapping, Node, NodeEvent, NodeId, NodeKind, NodePath, NodeState, OnFailure,
-    ParentStep, RunChange, RunEvent, RunId, RunRecord, RunState, Scope, StepKey, StepRecord,
-    WaitFor, WorkflowEvent,
+    EventRecord, Fence, Mapping, Node, NodeEvent, NodeId, NodeKind, NodePath, NodeState, OnFailure,
+    ParentStep, RunChange, RunEvent, RunId, RunRecord, RunState, RunStoreError, Scope, StepKey,
+    StepRecord, WaitFor, WorkflowEvent,
 };
 use tracing::Instrument;
 
@@ -36,16 +36,26 @@ mod withdraw;
 /// The field of a `workflow` step's params naming its child run.
 pub(crate) const CHILD_RUN: &str = "child_run";
 
-/// Drives `run` until it ends or waits; a fault is logged and leaves the run at its last
-/// checkpoint.
-pub(crate) async fn drive(shared: &Arc<Shared>, run: RunId) {
+/// Drives `run` until it ends or waits, under the lease `fence` names (every checkpoint
+/// carries it, so the store refuses them once another engine took the run over); a fault is
+/// logged and leaves the run at its last checkpoint.
+pub(crate) async fn drive(shared: &Arc<Shared>, run: RunId, fence: &Fence) {
     let span = tracing::info_span!("workflow.run", run = %run, workflow = tracing::field::Empty);
-    if let Err(fault) = drive_run(shared, run).instrument(span).await {
-        tracing::error!(%fault, %run, "the workflow run stopped at its last checkpoint");
+    match drive_run(shared, run, fence).instrument(span).await {
+        Ok(()) => {}
+        Err(Fault::Store(RunStoreError::LeaseLost { .. })) => {
+            tracing::warn!(
+                %run,
+                "another engine took the workflow run over: this engine stopped driving it"
+            );
+        }
+        Err(fault) => {
+            tracing::error!(%fault, %run, "the workflow run stopped at its last checkpoint");
+        }
     }
 }
 
-async fn drive_run(shared: &Arc<Shared>, id: RunId) -> Result<(), Fault> {
+async fn drive_run(shared: &Arc<Shared>, id: RunId, fence: &Fence) -> Result<(), Fault> {
     let Some(record) = shared.store.run(id)? else {
         return Ok(());
     };
@@ -58,7 +68,7 @@ async fn drive_run(shared: &Arc<Shared>, id: RunId) -> Result<(), Fault> {
         .definition(&record)
         .map_err(|reason| Fault::Definition { run: id, reason })?;
     let steps = shared.store.steps(id)?;
-    let run = Run::new(shared, &record, definition, steps);
+    let run = Run::new(shared, &record, definition, steps, fence.clone());
     let cancel = shared.cancel_requested(id);
     match &record.state {
         RunState::Compensating { .. } => run.compensate(None).await?,
@@ -210,6 +220,8 @@ struct Run<'s> {
     caller: CallContext,
     definition: Arc<Definition>,
     max_steps: u32,
+    /// The lease this drive holds: every checkpoint carries it.
+    fence: Fence,
     memory: Mutex<Memory>,
 }
 
@@ -219,6 +231,7 @@ impl<'s> Run<'s> {
         record: &RunRecord,
         definition: Arc<Definition>,
         steps: Vec<StepRecord>,
+        fence: Fence,
     ) -> Self {
         let next_completed_seq = steps
             .iter()
@@ -242,6 +255,7 @@ impl<'s> Run<'s> {
             caller: record.caller.clone(),
             max_steps: shared.options.max_steps.unwrap_or(definition.max_steps),
             definition,
+            fence,
             memory: Mutex::new(Memory {
                 state: record.state.clone(),
                 steps_taken: record.steps_taken,
@@ -334,6 +348,7 @@ impl<'s> Run<'s> {
                 event,
                 state: next.clone(),
             },
+            fence: Some(self.fence.clone()),
         };
         self.write(&mut memory, checkpoint)?;
         memory.state = next.clone();
@@ -400,6 +415,7 @@ impl<'s> Run<'s> {
                 retry_at,
             },
             step: Some(step.clone()),
+            fence: Some(self.fence.clone()),
         };
         if state == NodeState::Completed && checkpoint.run_change.is_none() && running == 0 {
             memory.deferred.push(checkpoint);

@@ -1,8 +1,17 @@
 //! The engine's handle: starting, waiting for, cancelling and resuming runs, reading them,
-//! and their live events; plus the two background tasks every engine runs (the scheduler of
-//! durable timers, and the watcher of proposal decisions).
+//! and their live events; plus the background tasks every engine runs (the scheduler of
+//! durable timers, the watcher of proposal decisions, and, once it recovered, the sweep that
+//! takes over runs whose engine died).
+//!
+//! Several engines may share one store (the nodes of a fleet). An engine drives a run only
+//! while it holds the run's lease ([`LeaseOptions`]): it takes it before a drive, renews it
+//! while driving, and releases it when the drive ends (the run finished or waits). A drive
+//! whose lease cannot be taken (another engine holds a live one) does not happen; a drive
+//! whose lease is lost (a renewal finds it taken over) stops, and its checkpoints would be
+//! refused anyway, since each carries the lease's fence.
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
@@ -12,8 +21,8 @@ use serde_json::Value;
 use switchboard_core::{CallContext, OrgId};
 use switchboard_registry::ToolRegistry;
 use switchboard_workflows::{
-    Definition, EventRecord, NodeState, RunId, RunRecord, RunState, RunStore, StepRecord,
-    WorkflowEvent,
+    Definition, EventRecord, Lease, NodeState, RunId, RunRecord, RunState, RunStore, RunStoreError,
+    StepRecord, WorkflowEvent,
 };
 use tokio::sync::{broadcast, mpsc};
 use tokio::task::AbortHandle;
@@ -33,6 +42,8 @@ pub struct EngineOptions {
     pub max_steps: Option<u32>,
     /// How runs this engine did not start get their definition back.
     pub loader: Option<DefinitionLoader>,
+    /// The leases by which engines sharing a store drive each run one at a time.
+    pub lease: LeaseOptions,
 }
 
 impl std::fmt::Debug for EngineOptions {
@@ -40,9 +51,70 @@ impl std::fmt::Debug for EngineOptions {
         f.debug_struct("EngineOptions")
             .field("max_steps", &self.max_steps)
             .field("loader", &self.loader.is_some())
+            .field("lease", &self.lease)
             .finish()
     }
 }
+
+/// How an engine holds the leases of the runs it drives, and how soon it takes over the runs
+/// of an engine that died. The defaults suit a fleet: a run whose node died is taken over
+/// between 10 and 13 seconds after that node's last renewal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseOptions {
+    /// This engine's name as a lease holder; it must differ between the engines sharing a
+    /// store (two engines with one name would both drive a run). Default:
+    /// `engine-PID-RANDOM`, new for each `LeaseOptions::default()`.
+    pub owner: String,
+    /// How long a lease lasts unless renewed (default 10 s): how long a run whose engine
+    /// died (or stopped answering) waits before another engine may take it over.
+    pub duration: Duration,
+    /// How often a held lease is renewed while its run is driven (default 3 s). Well under
+    /// [`duration`](Self::duration), so that a renewal or two may fail (a slow database) before
+    /// the lease expires.
+    pub renew_every: Duration,
+    /// How often the engine looks, once it has [recovered](Engine::recover), for unfinished
+    /// runs whose lease expired or is free, and takes them over (default 3 s). The same
+    /// sweep notices timers and decisions that other engines' runs wait for.
+    pub sweep_every: Duration,
+}
+
+impl Default for LeaseOptions {
+    fn default() -> Self {
+        Self {
+            owner: format!("engine-{}-{:08x}", std::process::id(), fastrand::u32(..)),
+            duration: Duration::from_secs(10),
+            renew_every: Duration::from_secs(3),
+            sweep_every: Duration::from_secs(3),
+        }
+    }
+}
+
+impl LeaseOptions {
+    /// These options with `duration`, and a renewal every third of it.
+    #[must_use]
+    pub fn with_duration(mut self, duration: Duration) -> Self {
+        self.duration = duration;
+        self.renew_every = duration / 3;
+        self
+    }
+
+    /// These options with the holder's name `owner`.
+    #[must_use]
+    pub fn with_owner(mut self, owner: impl Into<String>) -> Self {
+        self.owner = owner.into();
+        self
+    }
+
+    /// These options with a sweep every `sweep_every`.
+    #[must_use]
+    pub fn with_sweep_every(mut self, sweep_every: Duration) -> Self {
+        self.sweep_every = sweep_every;
+        self
+    }
+}
+
+/// The most runs one sweep looks at.
+const SWEEP_BATCH: usize = 256;
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -123,6 +195,8 @@ pub(crate) struct Shared {
     awaiting_decision: Mutex<HashSet<RunId>>,
     timers: mpsc::UnboundedSender<(Timestamp, RunId)>,
     background: Mutex<Vec<AbortHandle>>,
+    /// Whether the takeover sweep was started (by the first `recover`).
+    sweeping: AtomicBool,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -159,6 +233,7 @@ impl Engine {
             awaiting_decision: Mutex::new(HashSet::new()),
             timers,
             background: Mutex::new(Vec::new()),
+            sweeping: AtomicBool::new(false),
         });
         let scheduler = tokio::spawn(schedule(Arc::downgrade(&shared), timer_requests));
         let watcher = tokio::spawn(watch_decisions(
@@ -255,35 +330,20 @@ impl Engine {
 
     /// Continues every unfinished run in the store, as a process does when it starts: a
     /// running one goes on from its last checkpoint, a waiting one is scheduled (a timer) or
-    /// watched (a proposal), and one escalated to a person stays paused. Returns how many
-    /// runs it looked at.
+    /// watched (a proposal), and one escalated to a person stays paused. A run another engine
+    /// drives (it holds a live lease) is left to it. Returns how many runs it looked at.
+    ///
+    /// It also starts the takeover sweep, once per engine: every
+    /// [`LeaseOptions::sweep_every`], the unfinished runs whose lease expired (their engine
+    /// died) or is free are continued the same way.
     pub async fn recover(&self) -> Result<usize, EngineError> {
         let runs = self.shared.store.unfinished_runs()?;
         for run in &runs {
-            match &run.state {
-                RunState::Paused { .. } => {
-                    let steps = self.shared.store.steps(run.id)?;
-                    if steps
-                        .iter()
-                        .any(|step| matches!(step.state, NodeState::WaitingApproval { .. }))
-                    {
-                        self.shared.await_decision(run.id);
-                    }
-                    if steps.iter().any(|step| {
-                        matches!(step.state, NodeState::Running { .. })
-                            && step
-                                .params
-                                .as_ref()
-                                .is_some_and(|params| params.get(crate::drive::CHILD_RUN).is_some())
-                    }) {
-                        self.shared.kick(run.id);
-                    }
-                    if let Some(at) = run.wake_at {
-                        self.shared.schedule(at, run.id);
-                    }
-                }
-                _ => self.shared.kick(run.id),
-            }
+            self.shared.continue_run(run, true)?;
+        }
+        if !self.shared.sweeping.swap(true, Ordering::SeqCst) {
+            let sweep = tokio::spawn(sweep(Arc::downgrade(&self.shared)));
+            lock(&self.shared.background).push(sweep.abort_handle());
         }
         Ok(runs.len())
     }
@@ -373,8 +433,9 @@ impl Engine {
             .collect())
     }
 
-    /// Stops this engine's tasks (runs, scheduler, watcher) where they are, as a crash would:
-    /// the store keeps every run at its last checkpoint for another engine to recover.
+    /// Stops this engine's tasks (runs, scheduler, watcher, sweep) where they are, as a crash
+    /// would: the store keeps every run at its last checkpoint, and the leases this engine
+    /// held, for another engine to take over once they expire.
     pub fn shutdown(&self) {
         for handle in lock(&self.shared.background).drain(..) {
             handle.abort();
@@ -489,9 +550,23 @@ impl Shared {
             .is_some_and(|entry| entry.cancel)
     }
 
+    /// Drives `run` under its lease, again as long as it is kicked meanwhile, then releases
+    /// the lease. Nothing happens when another engine holds a live lease on the run.
     async fn drive_until_settled(self: Arc<Self>, run: RunId) {
         loop {
-            crate::drive::drive(&self, run).await;
+            let Some(lease) = self.take_lease(run) else {
+                lock(&self.active).remove(&run);
+                return;
+            };
+            if !self.drive_while_held(run, &lease).await {
+                lock(&self.active).remove(&run);
+                return;
+            }
+            if let Err(error) = self.store.release_lease(&lease) {
+                // It expires by itself; until then no other engine takes the run over.
+                tracing::warn!(%error, %run, "the lease of a workflow run was not released");
+            }
+            // A kick while the lease was released drives the run once more, under a new lease.
             let mut active = lock(&self.active);
             match active.get_mut(&run) {
                 Some(entry) if entry.again => entry.again = false,
@@ -499,6 +574,142 @@ impl Shared {
                     active.remove(&run);
                     return;
                 }
+            }
+        }
+    }
+
+    /// The lease of `run` for this engine, if no other engine holds a live one.
+    fn take_lease(&self, run: RunId) -> Option<Lease> {
+        let now = self.clock.now();
+        let until = self.lease_deadline(now);
+        match self
+            .store
+            .acquire_lease(run, &self.options.lease.owner, now, until)
+        {
+            Ok(Some(lease)) => {
+                tracing::debug!(%run, token = lease.token, "took the lease of a workflow run");
+                Some(lease)
+            }
+            Ok(None) => {
+                tracing::debug!(%run, "another engine drives the workflow run");
+                None
+            }
+            Err(RunStoreError::RunNotFound(_)) => None,
+            Err(error) => {
+                tracing::error!(%error, %run, "the lease of a workflow run could not be taken");
+                None
+            }
+        }
+    }
+
+    fn lease_deadline(&self, now: Timestamp) -> Timestamp {
+        SignedDuration::try_from(self.options.lease.duration)
+            .ok()
+            .and_then(|duration| now.checked_add(duration).ok())
+            .unwrap_or(Timestamp::MAX)
+    }
+
+    /// Drives `run` (once more for each kick meanwhile) while renewing `lease`. Returns false
+    /// if the lease was lost, which stops the drive where it is.
+    async fn drive_while_held(self: &Arc<Self>, run: RunId, lease: &Lease) -> bool {
+        let fence = lease.fence();
+        let driving = async {
+            loop {
+                crate::drive::drive(self, run, &fence).await;
+                let mut active = lock(&self.active);
+                match active.get_mut(&run) {
+                    Some(entry) if entry.again => entry.again = false,
+                    _ => return,
+                }
+            }
+        };
+        tokio::select! {
+            () = driving => true,
+            () = self.renew_until_lost(lease.clone()) => false,
+        }
+    }
+
+    /// Renews `lease` every [`LeaseOptions::renew_every`]; returns once it was lost. A renewal
+    /// that fails otherwise (the database is slow or away) is tried again at the next tick:
+    /// the drive goes on, its checkpoints fenced.
+    async fn renew_until_lost(&self, mut lease: Lease) {
+        loop {
+            tokio::time::sleep(self.options.lease.renew_every).await;
+            let until = self.lease_deadline(self.clock.now());
+            match self.store.renew_lease(&lease, until) {
+                Ok(renewed) => lease = renewed,
+                Err(RunStoreError::LeaseLost { .. } | RunStoreError::RunNotFound(_)) => {
+                    tracing::warn!(
+                        run = %lease.run,
+                        "the lease of a workflow run was taken over: this engine stops driving it"
+                    );
+                    return;
+                }
+                Err(error) => {
+                    tracing::warn!(%error, run = %lease.run, "the lease of a workflow run was not renewed");
+                }
+            }
+        }
+    }
+
+    /// Continues `run` as [`Engine::recover`] does: drives it unless it waits, and watches
+    /// what it waits for. `starting`: at recovery (a paused parent of a child run that was
+    /// in flight is driven, to look at its child); else from the sweep, which also leaves a
+    /// run that has never started and is younger than a lease to the engine that created it.
+    fn continue_run(
+        self: &Arc<Self>,
+        run: &RunRecord,
+        starting: bool,
+    ) -> Result<(), RunStoreError> {
+        match &run.state {
+            RunState::Paused { .. } => {
+                let steps = self.store.steps(run.id)?;
+                if steps
+                    .iter()
+                    .any(|step| matches!(step.state, NodeState::WaitingApproval { .. }))
+                {
+                    self.await_decision(run.id);
+                }
+                if starting
+                    && steps.iter().any(|step| {
+                        matches!(step.state, NodeState::Running { .. })
+                            && step
+                                .params
+                                .as_ref()
+                                .is_some_and(|params| params.get(crate::drive::CHILD_RUN).is_some())
+                    })
+                {
+                    self.kick(run.id);
+                }
+                if let Some(at) = run.wake_at {
+                    self.schedule(at, run.id);
+                }
+            }
+            RunState::Pending if !starting => {
+                let age = self.clock.now().duration_since(run.created_at);
+                let lease = SignedDuration::try_from(self.options.lease.duration)
+                    .unwrap_or(SignedDuration::MAX);
+                if age >= lease {
+                    self.kick(run.id);
+                }
+            }
+            _ => self.kick(run.id),
+        }
+        Ok(())
+    }
+
+    /// One takeover sweep: continues the unfinished runs whose lease expired or is free.
+    fn take_over(self: &Arc<Self>) {
+        let runs = match self.store.unleased_runs(self.clock.now(), SWEEP_BATCH) {
+            Ok(runs) => runs,
+            Err(error) => {
+                tracing::warn!(%error, "could not look for workflow runs to take over");
+                return;
+            }
+        };
+        for run in &runs {
+            if let Err(error) = self.continue_run(run, false) {
+                tracing::warn!(%error, run = %run.id, "could not take a workflow run over");
             }
         }
     }
@@ -542,11 +753,15 @@ impl Shared {
     }
 }
 
-/// Whether a proposal `run` waits for has been decided (or cannot be read any more).
+/// Whether a proposal `run` waits for has been decided (or cannot be read any more), or the
+/// run is over (another engine finished it).
 async fn decided(shared: &Shared, run: RunId) -> bool {
     let (Ok(Some(record)), Ok(steps)) = (shared.store.run(run), shared.store.steps(run)) else {
         return false;
     };
+    if record.state.is_terminal() {
+        return true;
+    }
     for step in steps {
         let NodeState::WaitingApproval { proposal_id } = &step.state else {
             continue;
@@ -567,6 +782,24 @@ async fn decided(shared: &Shared, run: RunId) -> bool {
         }
     }
     false
+}
+
+/// Takes over runs whose engine died, every `sweep_every`: one task per engine, started by
+/// [`Engine::recover`].
+async fn sweep(shared: Weak<Shared>) {
+    loop {
+        let Some(every) = shared
+            .upgrade()
+            .map(|shared| shared.options.lease.sweep_every)
+        else {
+            return;
+        };
+        tokio::time::sleep(every).await;
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        shared.take_over();
+    }
 }
 
 /// Wakes runs whose durable timer is due: one task per engine, whatever the number of runs.

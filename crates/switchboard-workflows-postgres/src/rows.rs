@@ -225,6 +225,8 @@ pub(crate) struct CheckpointRow {
     pub(crate) step_started_at_ns: Option<i64>,
     pub(crate) step_updated_at_ns: Option<i64>,
     pub(crate) event: String,
+    pub(crate) fence_owner: Option<String>,
+    pub(crate) fence_token: Option<i64>,
 }
 
 impl CheckpointRow {
@@ -268,6 +270,12 @@ impl CheckpointRow {
             step_started_at_ns: step.map(|step| timestamp_to_sql(step.started_at)),
             step_updated_at_ns: step.map(|step| timestamp_to_sql(step.updated_at)),
             event: to_json(&checkpoint.event)?,
+            fence_owner: checkpoint.fence.as_ref().map(|fence| fence.owner.clone()),
+            fence_token: checkpoint
+                .fence
+                .as_ref()
+                .map(|fence| to_integer(fence.token, "the fencing token"))
+                .transpose()?,
         })
     }
 }

@@ -10,18 +10,20 @@
 //! timestamps are `BIGINT` nanoseconds since the epoch, exact to the nanosecond. A run keeps the
 //! number of its last event (`last_seq`): a checkpoint increments it in the statement that
 //! updates the run, under the run's row lock, so events are numbered once each without reading
-//! the events table.
+//! the events table. Version 2 adds each run's lease: its holder, its expiry and its fencing
+//! token.
 
 use switchboard_postgres::{Migration, Schema};
 
 /// Every migration, oldest first. Version `n` means the first `n` have run. Released entries
 /// never change; a change of schema is a new entry.
-const MIGRATIONS: &[Migration] = &[Migration {
-    description: "the runs, steps and events tables",
-    // `workflows_runs_by_org` serves `list_runs` (an organisation's runs, newest first); the
-    // partial index holds the unfinished runs only, oldest first, which is what a starting
-    // engine and the stuck-run monitor read. Its condition is written exactly as the queries'.
-    sql: r#"
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        description: "the runs, steps and events tables",
+        // `workflows_runs_by_org` serves `list_runs` (an organisation's runs, newest first); the
+        // partial index holds the unfinished runs only, oldest first, which is what a starting
+        // engine and the stuck-run monitor read. Its condition is written exactly as the queries'.
+        sql: r#"
         CREATE TABLE workflows_runs (
             id            TEXT COLLATE "C" PRIMARY KEY,
             org_id        TEXT   NOT NULL,
@@ -65,7 +67,20 @@ const MIGRATIONS: &[Migration] = &[Migration {
             PRIMARY KEY (run, seq)
         );
     "#,
-}];
+    },
+    Migration {
+        description: "runs' leases: holder, expiry and fencing token",
+        // Which engine drives a run (`lease_owner`, NULL when free), until when
+        // (`lease_expires_ns`, the engine's clock), and the fencing token of the run's last grant
+        // to a new holder, which the engine's checkpoints must carry.
+        sql: "
+        ALTER TABLE workflows_runs
+            ADD COLUMN lease_owner      TEXT,
+            ADD COLUMN lease_expires_ns BIGINT,
+            ADD COLUMN lease_token      BIGINT NOT NULL DEFAULT 0;
+    ",
+    },
+];
 
 /// The schema version this build writes and reads.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

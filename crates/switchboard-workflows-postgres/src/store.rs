@@ -16,19 +16,30 @@
 //! first answer is read), and commits once if every one matched; the first refusal rolls the
 //! whole batch back.
 //!
+//! A run's lease is three columns of its row (`lease_owner`, `lease_expires_ns`,
+//! `lease_token`). Taking it is one conditional `UPDATE … RETURNING` (free, expired, or already
+//! the caller's), which the row lock makes atomic among nodes; renewing and releasing are
+//! `UPDATE`s conditional on the holder and token. The fencing is in the checkpoint's own
+//! `WHERE`: a checkpoint that carries a fence matches only while the run's lease is still that
+//! holder's with that token, so the check and the write are one atomic step.
+//!
 //! A failing database is an error, never an answer: every failure is logged and returned as
 //! [`RunStoreError::Backend`] naming the operation and the database (without its password).
 
+use jiff::Timestamp;
 use switchboard_postgres::{
     Database, OpenError, PostgresOptions, QueryError, Target, tokio_postgres::types::ToSql,
 };
 use switchboard_workflows::{
-    Checkpoint, EventRecord, RunFilter, RunId, RunRecord, RunState, RunStore, RunStoreError,
+    Checkpoint, EventRecord, Lease, RunFilter, RunId, RunRecord, RunState, RunStore, RunStoreError,
     StepRecord,
 };
 
 use crate::{
-    rows::{self, CheckpointRow, EVENT_COLUMNS, RUN_COLUMNS, RunRow, STEP_COLUMNS},
+    rows::{
+        self, CheckpointRow, EVENT_COLUMNS, RUN_COLUMNS, RunRow, STEP_COLUMNS, timestamp_to_sql,
+        to_integer,
+    },
     schema::{SCHEMA, SCHEMA_VERSION},
 };
 
@@ -38,8 +49,9 @@ const UNFINISHED: &str = "state_name NOT IN ('completed', 'failed', 'cancelled')
 
 /// A whole checkpoint in one statement; `$1` the run, `$2` whether it has a run change, `$3`
 /// the state it expects, `$4..$8` the change, `$9` its time, `$10..$18` the step (`$10` is
-/// `NULL` without one), `$19` the event. Returns the event's number, or no row when the run is
-/// missing or its state is not the expected one (and then nothing was written).
+/// `NULL` without one), `$19` the event, `$20` and `$21` the fence (`NULL` without one).
+/// Returns the event's number, or no row when the run is missing, its lease is not the
+/// fence's, or its state is not the expected one (and then nothing was written).
 const CHECKPOINT: &str = "
     WITH changed AS (
         UPDATE workflows_runs SET
@@ -51,6 +63,7 @@ const CHECKPOINT: &str = "
             updated_at_ns = $9::bigint,
             last_seq      = last_seq + 1
         WHERE id = $1::text AND (NOT $2::bool OR state::jsonb = $3::text::jsonb)
+          AND ($20::text IS NULL OR (lease_owner = $20::text AND lease_token = $21::bigint))
         RETURNING last_seq
     ),
     step AS (
@@ -125,26 +138,37 @@ impl PostgresRunStore {
         }
     }
 
-    /// Why the checkpoint of `run` that matched nothing was refused: the run is missing, or
-    /// its state is not `expected`.
-    fn refusal(
-        &self,
-        run: RunId,
-        expected: Option<&RunState>,
-    ) -> Result<RunStoreError, QueryError> {
+    /// Why `checkpoint`, which matched nothing, was refused: the run is missing, its lease is
+    /// not the checkpoint's fence, or its state is not the expected one.
+    fn refusal(&self, checkpoint: &Checkpoint) -> Result<RunStoreError, QueryError> {
+        let run = checkpoint.run;
+        let expected = checkpoint.run_change.as_ref().map(|change| &change.from);
         let id = run.to_string();
-        let stored: Option<String> = self.database.call(move |client| async move {
-            let statement = client
-                .prepare_cached("SELECT state FROM workflows_runs WHERE id = $1::text")
-                .await?;
-            Ok(client
-                .query_opt(&statement, &[&id])
-                .await?
-                .map(|row| row.get(0)))
-        })?;
-        let Some(stored) = stored else {
+        let stored: Option<(String, Option<String>, i64)> =
+            self.database.call(move |client| async move {
+                let statement = client
+                    .prepare_cached(
+                        "SELECT state, lease_owner, lease_token FROM workflows_runs \
+                         WHERE id = $1::text",
+                    )
+                    .await?;
+                Ok(client
+                    .query_opt(&statement, &[&id])
+                    .await?
+                    .map(|row| (row.get(0), row.get(1), row.get(2))))
+            })?;
+        let Some((stored, lease_owner, lease_token)) = stored else {
             return Ok(RunStoreError::RunNotFound(run));
         };
+        if let Some(fence) = &checkpoint.fence
+            && (lease_owner.as_deref() != Some(fence.owner.as_str())
+                || u64::try_from(lease_token).ok() != Some(fence.token))
+        {
+            return Ok(RunStoreError::LeaseLost {
+                run,
+                owner: fence.owner.clone(),
+            });
+        }
         let actual: RunState = serde_json::from_str(&stored)
             .map_err(|error| QueryError::Decode(format!("column state: {error}")))?;
         Ok(match expected {
@@ -209,15 +233,102 @@ impl PostgresRunStore {
         let action = || format!("writing a checkpoint of run {}", first.run);
         match self.write(checkpoints) {
             Ok(Ok(seqs)) => Ok(seqs),
-            Ok(Err(index)) => {
-                let refused = &checkpoints[index];
-                let expected = refused.run_change.as_ref().map(|change| &change.from);
-                self.refusal(refused.run, expected)
-                    .map_err(|error| self.failure(action(), &error))
-                    .and_then(Err)
-            }
+            Ok(Err(index)) => self
+                .refusal(&checkpoints[index])
+                .map_err(|error| self.failure(action(), &error))
+                .and_then(Err),
             Err(error) => Err(self.failure(action(), &error)),
         }
+    }
+}
+
+/// Takes a run's lease: free, expired at `$3`, or already `$2`'s. A new holder gets the next
+/// fencing token (the `SET` reads the row as it was). Under concurrent takers the row lock
+/// orders them and each re-checks the condition against the committed row, so one wins.
+const ACQUIRE: &str = "
+    UPDATE workflows_runs SET
+        lease_token = CASE WHEN lease_owner = $2::text THEN lease_token ELSE lease_token + 1 END,
+        lease_owner = $2::text,
+        lease_expires_ns = $4::bigint
+    WHERE id = $1::text
+      AND (lease_owner IS NULL OR lease_owner = $2::text OR lease_expires_ns <= $3::bigint)
+    RETURNING lease_token";
+
+/// Extends a lease still held (holder and token), expired or not.
+const RENEW: &str = "
+    UPDATE workflows_runs SET lease_expires_ns = $4::bigint
+    WHERE id = $1::text AND lease_owner = $2::text AND lease_token = $3::bigint";
+
+/// Frees a lease still held; `$4` is NULL, so that both lease statements take the same
+/// parameters.
+const RELEASE: &str = "
+    UPDATE workflows_runs SET lease_owner = NULL, lease_expires_ns = $4::bigint
+    WHERE id = $1::text AND lease_owner = $2::text AND lease_token = $3::bigint";
+
+impl PostgresRunStore {
+    fn run_exists(&self, run: RunId) -> Result<bool, QueryError> {
+        let id = run.to_string();
+        self.database.call(move |client| async move {
+            let statement = client
+                .prepare_cached("SELECT 1 FROM workflows_runs WHERE id = $1::text")
+                .await?;
+            Ok(client.query_opt(&statement, &[&id]).await?.is_some())
+        })
+    }
+
+    fn take_lease(
+        &self,
+        run: RunId,
+        owner: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<Result<Option<Lease>, RunStoreError>, QueryError> {
+        let id = run.to_string();
+        let holder = owner.to_owned();
+        let (now_ns, until_ns) = (timestamp_to_sql(now), timestamp_to_sql(until));
+        let token: Option<i64> = self.database.call(move |client| async move {
+            let statement = client.prepare_cached(ACQUIRE).await?;
+            Ok(client
+                .query_opt(&statement, &[&id, &holder, &now_ns, &until_ns])
+                .await?
+                .map(|row| row.get(0)))
+        })?;
+        Ok(match token {
+            Some(token) => Ok(Some(Lease {
+                run,
+                owner: owner.to_owned(),
+                token: sequence(token),
+                expires_at: until,
+            })),
+            None if self.run_exists(run)? => Ok(None),
+            None => Err(RunStoreError::RunNotFound(run)),
+        })
+    }
+
+    /// Runs a lease statement (`RENEW` or `RELEASE`) on `lease`; whether it matched, or
+    /// `Err` when the run does not exist.
+    fn update_held(
+        &self,
+        sql: &'static str,
+        lease: &Lease,
+        until: Option<i64>,
+    ) -> Result<Result<bool, RunStoreError>, QueryError> {
+        let id = lease.run.to_string();
+        let owner = lease.owner.clone();
+        let token = to_integer(lease.token, "the fencing token")?;
+        let changed = self.database.call(move |client| async move {
+            let statement = client.prepare_cached(sql).await?;
+            Ok(client
+                .execute(&statement, &[&id, &owner, &token, &until])
+                .await?)
+        })?;
+        Ok(if changed == 1 {
+            Ok(true)
+        } else if self.run_exists(lease.run)? {
+            Ok(false)
+        } else {
+            Err(RunStoreError::RunNotFound(lease.run))
+        })
     }
 }
 
@@ -227,7 +338,7 @@ fn sequence(value: i64) -> u64 {
 }
 
 /// The checkpoint statement's parameters for `row`.
-fn params(row: &CheckpointRow) -> [&(dyn ToSql + Sync); 19] {
+fn params(row: &CheckpointRow) -> [&(dyn ToSql + Sync); 21] {
     [
         &row.id,
         &row.has_change,
@@ -248,6 +359,8 @@ fn params(row: &CheckpointRow) -> [&(dyn ToSql + Sync); 19] {
         &row.step_started_at_ns,
         &row.step_updated_at_ns,
         &row.event,
+        &row.fence_owner,
+        &row.fence_token,
     ]
 }
 
@@ -432,5 +545,70 @@ impl RunStore for PostgresRunStore {
                     .collect()
             })
             .map_err(|error| self.failure("listing the unfinished runs".to_owned(), &error))
+    }
+
+    fn acquire_lease(
+        &self,
+        run: RunId,
+        owner: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<Option<Lease>, RunStoreError> {
+        let _span = tracing::trace_span!("workflows.acquire_lease", run = %run, owner).entered();
+        self.take_lease(run, owner, now, until)
+            .map_err(|error| self.failure(format!("taking the lease of run {run}"), &error))?
+    }
+
+    fn renew_lease(&self, lease: &Lease, until: Timestamp) -> Result<Lease, RunStoreError> {
+        let _span = tracing::trace_span!("workflows.renew_lease", run = %lease.run).entered();
+        let held = self
+            .update_held(RENEW, lease, Some(timestamp_to_sql(until)))
+            .map_err(|error| {
+                self.failure(format!("renewing the lease of run {}", lease.run), &error)
+            })??;
+        if !held {
+            return Err(RunStoreError::LeaseLost {
+                run: lease.run,
+                owner: lease.owner.clone(),
+            });
+        }
+        Ok(Lease {
+            expires_at: until,
+            ..lease.clone()
+        })
+    }
+
+    fn release_lease(&self, lease: &Lease) -> Result<(), RunStoreError> {
+        let _span = tracing::trace_span!("workflows.release_lease", run = %lease.run).entered();
+        self.update_held(RELEASE, lease, None)
+            .map_err(|error| {
+                self.failure(format!("releasing the lease of run {}", lease.run), &error)
+            })?
+            .map(drop)
+    }
+
+    fn unleased_runs(&self, now: Timestamp, limit: usize) -> Result<Vec<RunRecord>, RunStoreError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let _span = tracing::trace_span!("workflows.unleased_runs").entered();
+        let (now_ns, limit) = (timestamp_to_sql(now), bound(limit));
+        self.database
+            .call(move |client| async move {
+                let statement = client
+                    .prepare_cached(&format!(
+                        "SELECT {RUN_COLUMNS} FROM workflows_runs WHERE {UNFINISHED} \
+                         AND (lease_owner IS NULL OR lease_expires_ns <= $1::bigint) \
+                         ORDER BY id LIMIT $2::bigint"
+                    ))
+                    .await?;
+                client
+                    .query(&statement, &[&now_ns, &limit])
+                    .await?
+                    .iter()
+                    .map(rows::run)
+                    .collect()
+            })
+            .map_err(|error| self.failure("listing the unleased runs".to_owned(), &error))
     }
 }

@@ -15,6 +15,9 @@
 //! - `events`: one row per (run, seq), numbered per run from 1 by the checkpoint that writes
 //!   it, under the write lock.
 //!
+//! Version 2 adds each run's lease (`lease_owner`, `lease_expires_ns`, `lease_token`): which
+//! engine drives it, until when, and the fencing token its checkpoints must carry.
+//!
 //! Migrations only ever append to [`MIGRATIONS`]: an entry, once released, never changes.
 
 use switchboard_sqlite::{Migration, Schema};
@@ -23,13 +26,14 @@ use switchboard_sqlite::{Migration, Schema};
 pub const APPLICATION_ID: i32 = 0x5342_5746;
 
 /// Every migration, oldest first. Version `n` means the first `n` have run.
-pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
-    description: "the runs, steps and events tables",
-    // `runs_by_org` serves `list_runs` (an organisation's runs, newest first) without a sort;
-    // the partial index holds the unfinished runs only, oldest first, which is what a starting
-    // engine and the stuck-run monitor read. Its condition is written exactly as the query's,
-    // so the planner uses it.
-    sql: "
+pub(crate) const MIGRATIONS: &[Migration] = &[
+    Migration {
+        description: "the runs, steps and events tables",
+        // `runs_by_org` serves `list_runs` (an organisation's runs, newest first) without a sort;
+        // the partial index holds the unfinished runs only, oldest first, which is what a starting
+        // engine and the stuck-run monitor read. Its condition is written exactly as the query's,
+        // so the planner uses it.
+        sql: "
         CREATE TABLE runs (
             id            TEXT    PRIMARY KEY,
             org_id        TEXT    NOT NULL,
@@ -72,7 +76,18 @@ pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
             PRIMARY KEY (run, seq)
         ) STRICT, WITHOUT ROWID;
     ",
-}];
+    },
+    Migration {
+        description: "runs' leases: holder, expiry and fencing token",
+        // A run's lease: who drives it (`lease_owner`, NULL when free) until when
+        // (`lease_expires_ns`), and the fencing token of its last grant to a new holder.
+        sql: "
+        ALTER TABLE runs ADD COLUMN lease_owner TEXT;
+        ALTER TABLE runs ADD COLUMN lease_expires_ns INTEGER;
+        ALTER TABLE runs ADD COLUMN lease_token INTEGER NOT NULL DEFAULT 0;
+    ",
+    },
+];
 
 /// The schema version this build writes and reads.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

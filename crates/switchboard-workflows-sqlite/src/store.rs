@@ -11,13 +11,19 @@
 //! commit is most of a checkpoint's cost. Each statement is prepared once and kept in the
 //! connection's cache; nothing reads the schema per checkpoint.
 //!
+//! A run's lease is three columns of its row (`lease_owner`, `lease_expires_ns`,
+//! `lease_token`); acquiring, renewing and releasing are each one conditional `UPDATE`, atomic
+//! under SQLite's write lock, and a checkpoint that carries a fence compares it with the row in
+//! the same transaction as the state.
+//!
 //! A failing database is an error, never an answer: every failure is logged and returned as
 //! [`RunStoreError::Backend`] naming the operation and the file.
 
+use jiff::Timestamp;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use switchboard_sqlite::timestamp_to_sql;
 use switchboard_workflows::{
-    Checkpoint, EventRecord, RunFilter, RunId, RunRecord, RunState, RunStore, RunStoreError,
+    Checkpoint, EventRecord, Lease, RunFilter, RunId, RunRecord, RunState, RunStore, RunStoreError,
     StepRecord,
 };
 
@@ -88,6 +94,74 @@ impl SqliteRunStore {
         Ok(Written::Seq(seqs))
     }
 
+    fn run_exists(&self, id: &str) -> rusqlite::Result<bool> {
+        self.connection()
+            .prepare_cached("SELECT 1 FROM runs WHERE id = ?1")?
+            .exists([id])
+    }
+
+    /// Takes the lease, or `None` when another owner holds a live one; `Err(None)` when the
+    /// run does not exist.
+    fn take_lease(
+        &self,
+        run: RunId,
+        owner: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> rusqlite::Result<Result<Option<Lease>, RunStoreError>> {
+        let id = run.to_string();
+        let token: Option<i64> = self
+            .connection()
+            .prepare_cached(
+                "UPDATE runs SET \
+                 lease_token = CASE WHEN lease_owner = ?2 THEN lease_token ELSE lease_token + 1 END, \
+                 lease_owner = ?2, lease_expires_ns = ?4 \
+                 WHERE id = ?1 \
+                 AND (lease_owner IS NULL OR lease_owner = ?2 OR lease_expires_ns <= ?3) \
+                 RETURNING lease_token",
+            )?
+            .query_row(
+                params![id, owner, timestamp_to_sql(now), timestamp_to_sql(until)],
+                |row| row.get(0),
+            )
+            .optional()?;
+        Ok(match token {
+            Some(token) => Ok(Some(Lease {
+                run,
+                owner: owner.to_owned(),
+                token: u64::try_from(token).unwrap_or_default(),
+                expires_at: until,
+            })),
+            None if self.run_exists(&id)? => Ok(None),
+            None => Err(RunStoreError::RunNotFound(run)),
+        })
+    }
+
+    /// Runs `sql` (an `UPDATE` of run `?1` where the lease is `?2`'s with token `?3`, setting
+    /// `?4`); whether it matched, or `Err` when the run does not exist.
+    fn update_held(
+        &self,
+        sql: &str,
+        lease: &Lease,
+        until: Option<i64>,
+    ) -> rusqlite::Result<Result<bool, RunStoreError>> {
+        let id = lease.run.to_string();
+        let token = i64::try_from(lease.token).unwrap_or(i64::MAX);
+        let changed = self.connection().prepare_cached(sql)?.execute(params![
+            id,
+            lease.owner,
+            token,
+            until
+        ])?;
+        Ok(if changed == 1 {
+            Ok(true)
+        } else if self.run_exists(&id)? {
+            Ok(false)
+        } else {
+            Err(RunStoreError::RunNotFound(lease.run))
+        })
+    }
+
     fn written<T>(
         &self,
         checkpoints: &[Checkpoint],
@@ -113,13 +187,22 @@ fn write_checkpoint(
 ) -> rusqlite::Result<Written<u64>> {
     let id = checkpoint.run.to_string();
     let at = timestamp_to_sql(checkpoint.at);
-    let stored: Option<String> = transaction
-        .prepare_cached("SELECT state FROM runs WHERE id = ?1")?
-        .query_row([&id], |row| row.get(0))
+    let stored: Option<(String, Option<String>, i64)> = transaction
+        .prepare_cached("SELECT state, lease_owner, lease_token FROM runs WHERE id = ?1")?
+        .query_row([&id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
         .optional()?;
-    let Some(stored) = stored else {
+    let Some((stored, lease_owner, lease_token)) = stored else {
         return Ok(Written::Refused(RunStoreError::RunNotFound(checkpoint.run)));
     };
+    if let Some(fence) = &checkpoint.fence
+        && (lease_owner.as_deref() != Some(fence.owner.as_str())
+            || u64::try_from(lease_token).ok() != Some(fence.token))
+    {
+        return Ok(Written::Refused(RunStoreError::LeaseLost {
+            run: checkpoint.run,
+            owner: fence.owner.clone(),
+        }));
+    }
     match &checkpoint.run_change {
         Some(change) => {
             let actual: RunState = serde_json::from_str(&stored).map_err(|error| {
@@ -297,5 +380,71 @@ impl RunStore for SqliteRunStore {
             ))
             .and_then(|mut statement| statement.query_map([], rows::run)?.collect())
             .map_err(|error| self.failure("listing the unfinished runs".to_owned(), &error))
+    }
+
+    fn acquire_lease(
+        &self,
+        run: RunId,
+        owner: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<Option<Lease>, RunStoreError> {
+        let _span = tracing::trace_span!("workflows.acquire_lease", run = %run, owner).entered();
+        self.take_lease(run, owner, now, until)
+            .map_err(|error| self.failure(format!("taking the lease of run {run}"), &error))?
+    }
+
+    fn renew_lease(&self, lease: &Lease, until: Timestamp) -> Result<Lease, RunStoreError> {
+        let _span = tracing::trace_span!("workflows.renew_lease", run = %lease.run).entered();
+        let held = self
+            .update_held(
+                "UPDATE runs SET lease_expires_ns = ?4 \
+                 WHERE id = ?1 AND lease_owner = ?2 AND lease_token = ?3",
+                lease,
+                Some(timestamp_to_sql(until)),
+            )
+            .map_err(|error| {
+                self.failure(format!("renewing the lease of run {}", lease.run), &error)
+            })??;
+        if !held {
+            return Err(RunStoreError::LeaseLost {
+                run: lease.run,
+                owner: lease.owner.clone(),
+            });
+        }
+        Ok(Lease {
+            expires_at: until,
+            ..lease.clone()
+        })
+    }
+
+    fn release_lease(&self, lease: &Lease) -> Result<(), RunStoreError> {
+        let _span = tracing::trace_span!("workflows.release_lease", run = %lease.run).entered();
+        self.update_held(
+            "UPDATE runs SET lease_owner = NULL, lease_expires_ns = ?4 \
+             WHERE id = ?1 AND lease_owner = ?2 AND lease_token = ?3",
+            lease,
+            None,
+        )
+        .map_err(|error| self.failure(format!("releasing the lease of run {}", lease.run), &error))?
+        .map(drop)
+    }
+
+    fn unleased_runs(&self, now: Timestamp, limit: usize) -> Result<Vec<RunRecord>, RunStoreError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let connection = self.connection();
+        connection
+            .prepare_cached(&format!(
+                "SELECT {RUN_COLUMNS} FROM runs WHERE {UNFINISHED} \
+                 AND (lease_owner IS NULL OR lease_expires_ns <= ?1) ORDER BY id LIMIT ?2"
+            ))
+            .and_then(|mut statement| {
+                statement
+                    .query_map(params![timestamp_to_sql(now), bound(limit)], rows::run)?
+                    .collect()
+            })
+            .map_err(|error| self.failure("listing the unleased runs".to_owned(), &error))
     }
 }

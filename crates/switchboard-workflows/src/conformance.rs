@@ -3,7 +3,8 @@
 //!
 //! The engine only knows the trait, and what it promises (a run resumed after a crash continues
 //! from its last checkpoint, a checkpoint is written whole or not at all, two engines never both
-//! move a run, a tenant never sees another's runs, a watcher reads every event once and in
+//! move a run, one engine at a time holds a run's lease and a checkpoint under a lost lease is
+//! refused, a tenant never sees another's runs, a watcher reads every event once and in
 //! order) holds only if every store answers alike. Each check builds a fresh store with the
 //! factory it is given, drives it through the trait alone, from several threads where the
 //! promise is about races, and compares what comes back with what the in-memory store, the
@@ -55,6 +56,7 @@ macro_rules! ensure {
 
 mod checkpoint_checks;
 mod concurrency_checks;
+mod lease_checks;
 mod run_checks;
 
 pub use checkpoint_checks::{
@@ -65,6 +67,12 @@ pub use checkpoint_checks::{
 };
 pub use concurrency_checks::{
     concurrent_checkpoints_use_each_event_number_once, racing_run_changes_have_exactly_one_winner,
+};
+pub use lease_checks::{
+    a_lease_is_one_owners_until_it_expires,
+    a_released_lease_is_free_and_an_untaken_one_still_renews,
+    checkpoints_under_a_lost_lease_are_refused, racing_takers_have_exactly_one_winner,
+    unleased_runs_are_the_unfinished_ones_free_or_expired,
 };
 pub use run_checks::{
     a_run_id_is_created_once, list_runs_filters_by_org_workflow_and_state_newest_first,
@@ -144,6 +152,11 @@ checks!(
         concurrent_checkpoints_use_each_event_number_once,
         racing_run_changes_have_exactly_one_winner,
         timestamps_round_trip_to_the_nanosecond,
+        a_lease_is_one_owners_until_it_expires,
+        a_released_lease_is_free_and_an_untaken_one_still_renews,
+        checkpoints_under_a_lost_lease_are_refused,
+        unleased_runs_are_the_unfinished_ones_free_or_expired,
+        racing_takers_have_exactly_one_winner,
     ]
 );
 
@@ -182,6 +195,11 @@ macro_rules! run_store_conformance {
             concurrent_checkpoints_use_each_event_number_once,
             racing_run_changes_have_exactly_one_winner,
             timestamps_round_trip_to_the_nanosecond,
+            a_lease_is_one_owners_until_it_expires,
+            a_released_lease_is_free_and_an_untaken_one_still_renews,
+            checkpoints_under_a_lost_lease_are_refused,
+            unleased_runs_are_the_unfinished_ones_free_or_expired,
+            racing_takers_have_exactly_one_winner,
         );
     };
 }
@@ -437,6 +455,7 @@ fn event_only(run: RunId, second: i64, event: WorkflowEvent) -> Checkpoint {
         run_change: None,
         step: None,
         event,
+        fence: None,
     }
 }
 

@@ -27,8 +27,8 @@ pub use render::{
 };
 pub use run::{CompensationCause, CompensationFailure, IllegalRunTransition, RunEvent, RunState};
 pub use store::{
-    Checkpoint, EventRecord, ParentStep, RunChange, RunFilter, RunId, RunRecord, RunStore,
-    RunStoreError, StepKey, StepRecord, WorkflowEvent,
+    Checkpoint, EventRecord, Fence, Lease, ParentStep, RunChange, RunFilter, RunId, RunRecord,
+    RunStore, RunStoreError, StepKey, StepRecord, WorkflowEvent,
 };
 pub use validate::{
     DEFAULT_MAX_STEPS, MAX_FOREACH_ITEMS, ToolSignature, ToolSignatures, ValidationError,

@@ -10,9 +10,12 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard};
 
+use jiff::Timestamp;
+
 use crate::definition::NodePath;
 use crate::store::{
-    Checkpoint, EventRecord, RunFilter, RunId, RunRecord, RunStore, RunStoreError, StepRecord,
+    Checkpoint, EventRecord, Lease, RunFilter, RunId, RunRecord, RunStore, RunStoreError,
+    StepRecord,
 };
 
 /// Runs, steps and events in memory, lost with the process.
@@ -21,12 +24,34 @@ pub struct MemoryRunStore {
     runs: Mutex<HashMap<RunId, StoredRun>>,
 }
 
-/// One run: its record, its steps in key order, and its events in order.
+/// One run: its record, its steps in key order, its events in order, and its lease.
 #[derive(Debug)]
 struct StoredRun {
     record: RunRecord,
     steps: BTreeMap<(NodePath, u32), StepRecord>,
     events: Vec<EventRecord>,
+    /// The holder and expiry of its lease, if it has one.
+    lease: Option<(String, Timestamp)>,
+    /// Its fencing token: the last lease granted to a new holder.
+    token: u64,
+}
+
+impl StoredRun {
+    /// Whether `lease` is still this run's (holder and token), expired or not.
+    fn holds(&self, lease: &Lease) -> bool {
+        self.token == lease.token
+            && self
+                .lease
+                .as_ref()
+                .is_some_and(|(owner, _)| *owner == lease.owner)
+    }
+
+    /// Whether its lease is free or expired at `now`.
+    fn unleased(&self, now: Timestamp) -> bool {
+        self.lease
+            .as_ref()
+            .is_none_or(|(_, expires_at)| *expires_at <= now)
+    }
 }
 
 impl MemoryRunStore {
@@ -57,6 +82,8 @@ impl RunStore for MemoryRunStore {
                 record: run.clone(),
                 steps: BTreeMap::new(),
                 events: Vec::new(),
+                lease: None,
+                token: 0,
             },
         );
         Ok(())
@@ -72,9 +99,23 @@ impl RunStore for MemoryRunStore {
             record,
             steps,
             events,
+            lease,
+            token,
         } = runs
             .get_mut(&checkpoint.run)
             .ok_or(RunStoreError::RunNotFound(checkpoint.run))?;
+        if let Some(fence) = &checkpoint.fence {
+            let held = *token == fence.token
+                && lease
+                    .as_ref()
+                    .is_some_and(|(owner, _)| *owner == fence.owner);
+            if !held {
+                return Err(RunStoreError::LeaseLost {
+                    run: checkpoint.run,
+                    owner: fence.owner.clone(),
+                });
+            }
+        }
         if let Some(change) = &checkpoint.run_change {
             if record.state != change.from {
                 return Err(RunStoreError::StateChanged {
@@ -159,6 +200,74 @@ impl RunStore for MemoryRunStore {
             .cloned()
             .collect();
         runs.sort_by_key(|run| run.id);
+        Ok(runs)
+    }
+
+    fn acquire_lease(
+        &self,
+        run: RunId,
+        owner: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<Option<Lease>, RunStoreError> {
+        let mut runs = self.runs();
+        let stored = runs.get_mut(&run).ok_or(RunStoreError::RunNotFound(run))?;
+        let mine = stored
+            .lease
+            .as_ref()
+            .is_some_and(|(holder, _)| holder == owner);
+        if !mine && !stored.unleased(now) {
+            return Ok(None);
+        }
+        if !mine {
+            stored.token += 1;
+        }
+        stored.lease = Some((owner.to_owned(), until));
+        Ok(Some(Lease {
+            run,
+            owner: owner.to_owned(),
+            token: stored.token,
+            expires_at: until,
+        }))
+    }
+
+    fn renew_lease(&self, lease: &Lease, until: Timestamp) -> Result<Lease, RunStoreError> {
+        let mut runs = self.runs();
+        let stored = runs
+            .get_mut(&lease.run)
+            .ok_or(RunStoreError::RunNotFound(lease.run))?;
+        if !stored.holds(lease) {
+            return Err(RunStoreError::LeaseLost {
+                run: lease.run,
+                owner: lease.owner.clone(),
+            });
+        }
+        stored.lease = Some((lease.owner.clone(), until));
+        Ok(Lease {
+            expires_at: until,
+            ..lease.clone()
+        })
+    }
+
+    fn release_lease(&self, lease: &Lease) -> Result<(), RunStoreError> {
+        let mut runs = self.runs();
+        if let Some(stored) = runs.get_mut(&lease.run)
+            && stored.holds(lease)
+        {
+            stored.lease = None;
+        }
+        Ok(())
+    }
+
+    fn unleased_runs(&self, now: Timestamp, limit: usize) -> Result<Vec<RunRecord>, RunStoreError> {
+        let mut runs: Vec<RunRecord> = self
+            .runs()
+            .values()
+            .filter(|run| !run.record.state.is_terminal() && run.unleased(now))
+            .map(|run| run.record.clone())
+            .collect();
+        runs.sort_by_key(|run| run.id);
+        runs.truncate(limit);
         Ok(runs)
     }
 }

@@ -15,7 +15,30 @@
 //!
 //! The trait is synchronous, like the audit and approvals stores: the SQLite store writes on
 //! the caller's thread, in one short transaction per checkpoint. Every store passes the same
-//! conformance suite, so a PostgreSQL store can follow.
+//! conformance suite.
+//!
+//! # Leases: one engine drives a run at a time
+//!
+//! Several engines may share a store (the nodes of a fleet on one PostgreSQL). Before it
+//! drives a run, an engine takes the run's [`Lease`] ([`RunStore::acquire_lease`]): granted
+//! only when the run has no lease, its lease expired, or the engine already holds it. It
+//! renews the lease while it drives ([`RunStore::renew_lease`]) and releases it when the drive
+//! ends ([`RunStore::release_lease`]), the run finished or paused. A run whose holder died
+//! keeps its lease until it expires; then [`RunStore::unleased_runs`] lists it again, for
+//! another engine's sweep to take over.
+//!
+//! Expiry is a liveness matter, never a safety one, because leases are *fenced*: every grant
+//! of a lease to a new holder increments the run's fencing token, and a checkpoint that
+//! carries a [`Fence`] (the engine's checkpoints all do) is written only if the run's lease is
+//! still that holder's with that token; otherwise it is refused with
+//! [`RunStoreError::LeaseLost`], in the same atomic step as the state compare-and-set, and
+//! nothing is written. So an engine that paused past its lease (a stopped process, a long GC
+//! pause, a partition) and wakes up cannot write over the engine that took the run over. A
+//! holder whose lease expired but was not taken keeps its token: its checkpoints and its
+//! renewal still succeed, since nobody else has driven the run.
+//!
+//! Lease times are the caller's clock (the engine's, which also sets wake times); a clock
+//! that runs ahead only makes a takeover come early, which the fencing makes safe.
 
 use std::sync::Arc;
 
@@ -157,6 +180,44 @@ pub struct Checkpoint {
     pub step: Option<StepRecord>,
     /// The event reporting it.
     pub event: WorkflowEvent,
+    /// The lease the writer drives the run under: if set, the checkpoint is written only if
+    /// the run's lease is still this holder's with this token (else
+    /// [`RunStoreError::LeaseLost`], and nothing is written). `None` writes whoever holds
+    /// the lease (tests, tools that repair a run).
+    pub fence: Option<Fence>,
+}
+
+/// The right to drive one run, held by one engine until a deadline. See the module docs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lease {
+    /// The run.
+    pub run: RunId,
+    /// Who holds it: an engine's id, unique among the engines sharing the store.
+    pub owner: String,
+    /// The run's fencing token: incremented each time the lease passes to a new holder.
+    pub token: u64,
+    /// When it expires unless renewed.
+    pub expires_at: Timestamp,
+}
+
+impl Lease {
+    /// What a checkpoint written under this lease carries.
+    pub fn fence(&self) -> Fence {
+        Fence {
+            owner: self.owner.clone(),
+            token: self.token,
+        }
+    }
+}
+
+/// A lease's holder and token, as a checkpoint carries them: the checkpoint is written only
+/// while the run's lease is still this one.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Fence {
+    /// The holder.
+    pub owner: String,
+    /// The fencing token it was granted.
+    pub token: u64,
 }
 
 /// A change to a run's record, applied only if its state is still `from`.
@@ -268,8 +329,37 @@ pub trait RunStore: Send + Sync + 'static {
     fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, RunStoreError>;
 
     /// Unfinished runs (not completed, failed or cancelled) of every organisation, oldest
-    /// first: what a starting engine continues, and what the stuck-run monitor reads.
+    /// first: what a starting engine looks at, and what the stuck-run monitor reads.
     fn unfinished_runs(&self) -> Result<Vec<RunRecord>, RunStoreError>;
+
+    /// Takes the run's lease for `owner` until `until`, if the run has no lease, its lease
+    /// expired (its expiry is at or before `now`), or `owner` holds it already (then it is
+    /// extended, and keeps its token). Returns the lease, or `None` when another owner holds
+    /// a live one. A lease that passes to a new holder gets the next fencing token. Atomic:
+    /// of engines racing for a free lease, exactly one gets it. [`RunStoreError::RunNotFound`]
+    /// if there is no such run.
+    fn acquire_lease(
+        &self,
+        run: RunId,
+        owner: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<Option<Lease>, RunStoreError>;
+
+    /// Extends a held lease to `until`, and returns it. [`RunStoreError::LeaseLost`] if the
+    /// run's lease is no longer `lease`'s holder and token (released, or taken over after it
+    /// expired); a lease that expired but was not taken is still this holder's, and renews.
+    fn renew_lease(&self, lease: &Lease, until: Timestamp) -> Result<Lease, RunStoreError>;
+
+    /// Gives the lease up, so another engine may take the run at once. Does nothing if the
+    /// run's lease is no longer `lease`'s holder and token.
+    fn release_lease(&self, lease: &Lease) -> Result<(), RunStoreError>;
+
+    /// Unfinished runs whose lease is free (never taken, or released) or expired at `now`, of
+    /// every organisation, oldest first, at most `limit`: what an engine's takeover sweep looks
+    /// at. Listing takes nothing: the sweep takes each run with
+    /// [`acquire_lease`](Self::acquire_lease), which one engine wins.
+    fn unleased_runs(&self, now: Timestamp, limit: usize) -> Result<Vec<RunRecord>, RunStoreError>;
 }
 
 /// Why a store refused or failed.
@@ -297,6 +387,19 @@ pub enum RunStoreError {
         expected: Box<RunState>,
         /// The state it found.
         actual: Box<RunState>,
+    },
+    /// A checkpoint or a renewal under a lease that is no longer the writer's: the run was
+    /// taken over by another engine after the lease expired, or the lease was released.
+    /// Nothing was written.
+    #[error(
+        "the lease of run {run} is no longer held by {owner}: another engine took the run \
+         over (this one kept it past its lease's expiry) or it was released; stop driving it"
+    )]
+    LeaseLost {
+        /// The run.
+        run: RunId,
+        /// The holder whose lease it was.
+        owner: String,
     },
     /// The backend failed; nothing of the checkpoint was written.
     #[error("the workflow store failed while {action}: {reason}")]

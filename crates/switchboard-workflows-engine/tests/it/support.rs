@@ -10,11 +10,11 @@ use switchboard_audit::{AuditQuery, AuditRecord};
 use switchboard_core::{CallContext, Initiator};
 use switchboard_registry::ToolRegistry;
 use switchboard_workflows::{
-    Block, Checkpoint, Compensation, Definition, EventRecord, Expression, Jitter, Mapping,
+    Block, Checkpoint, Compensation, Definition, EventRecord, Expression, Jitter, Lease, Mapping,
     MemoryRunStore, Node, NodeId, NodeKind, NodeState, OnFailure, Retrier, RetryOn, RunFilter,
     RunId, RunRecord, RunStore, RunStoreError, StepRecord,
 };
-use switchboard_workflows_engine::{Engine, EngineOptions, RunOutcome};
+use switchboard_workflows_engine::{Engine, EngineOptions, LeaseOptions, RunOutcome};
 
 /// The longest any wait may take: reaching it means something hangs.
 pub(crate) const PATIENCE: Duration = Duration::from_secs(20);
@@ -49,6 +49,14 @@ pub(crate) async fn registry() -> ToolRegistry {
 }
 
 /// An engine over `registry` and `store`, loading any run's definition as `definition`.
+/// The tests' leases: short, so that an engine stopped mid-run (as a crash would) is taken over
+/// within a second, with a renewal and a sweep several times a lease.
+pub(crate) fn test_lease() -> LeaseOptions {
+    LeaseOptions::default()
+        .with_duration(Duration::from_millis(600))
+        .with_sweep_every(Duration::from_millis(100))
+}
+
 pub(crate) fn engine_with<S: RunStore>(
     registry: &ToolRegistry,
     store: &Arc<S>,
@@ -63,6 +71,7 @@ pub(crate) fn engine_with<S: RunStore>(
         EngineOptions {
             max_steps: None,
             loader: Some(loader),
+            lease: test_lease(),
         },
     )
 }
@@ -295,5 +304,31 @@ impl RunStore for HookedStore {
 
     fn unfinished_runs(&self) -> Result<Vec<RunRecord>, RunStoreError> {
         self.inner.unfinished_runs()
+    }
+
+    fn acquire_lease(
+        &self,
+        run: RunId,
+        owner: &str,
+        now: jiff::Timestamp,
+        until: jiff::Timestamp,
+    ) -> Result<Option<Lease>, RunStoreError> {
+        self.inner.acquire_lease(run, owner, now, until)
+    }
+
+    fn renew_lease(&self, lease: &Lease, until: jiff::Timestamp) -> Result<Lease, RunStoreError> {
+        self.inner.renew_lease(lease, until)
+    }
+
+    fn release_lease(&self, lease: &Lease) -> Result<(), RunStoreError> {
+        self.inner.release_lease(lease)
+    }
+
+    fn unleased_runs(
+        &self,
+        now: jiff::Timestamp,
+        limit: usize,
+    ) -> Result<Vec<RunRecord>, RunStoreError> {
+        self.inner.unleased_runs(now, limit)
     }
 }

@@ -8,7 +8,7 @@ use serde_json::json;
 use switchboard_core::{CallContext, Initiator};
 use switchboard_test_postgres::{TestDatabase, test_database};
 use switchboard_workflows::{
-    Checkpoint, EventRecord, RunEvent, RunFilter, RunId, RunRecord, RunState, RunStore,
+    Checkpoint, EventRecord, Lease, RunEvent, RunFilter, RunId, RunRecord, RunState, RunStore,
     RunStoreError, StepRecord, WorkflowEvent,
 };
 use switchboard_workflows_postgres::{PostgresOptions, PostgresRunStore};
@@ -76,6 +76,28 @@ impl RunStore for TempRunStore {
     fn unfinished_runs(&self) -> Result<Vec<RunRecord>, RunStoreError> {
         self.store.unfinished_runs()
     }
+
+    fn acquire_lease(
+        &self,
+        run: RunId,
+        owner: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<Option<Lease>, RunStoreError> {
+        self.store.acquire_lease(run, owner, now, until)
+    }
+
+    fn renew_lease(&self, lease: &Lease, until: Timestamp) -> Result<Lease, RunStoreError> {
+        self.store.renew_lease(lease, until)
+    }
+
+    fn release_lease(&self, lease: &Lease) -> Result<(), RunStoreError> {
+        self.store.release_lease(lease)
+    }
+
+    fn unleased_runs(&self, now: Timestamp, limit: usize) -> Result<Vec<RunRecord>, RunStoreError> {
+        self.store.unleased_runs(now, limit)
+    }
 }
 
 /// An instant `second` seconds into the tests' day, with nanoseconds.
@@ -121,5 +143,6 @@ pub(crate) fn resumed(run: RunId, second: i64) -> Checkpoint {
             event: RunEvent::Resume,
             state: RunState::Running,
         },
+        fence: None,
     }
 }

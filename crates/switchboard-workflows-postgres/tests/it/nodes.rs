@@ -44,6 +44,7 @@ fn completed(run: switchboard_workflows::RunId, path: &str, iteration: u32) -> C
             retry_at: None,
         },
         step: Some(step),
+        fence: None,
     }
 }
 
@@ -163,6 +164,7 @@ fn two_nodes_number_events_once_and_let_one_racer_win() {
                                 },
                                 state: to,
                             },
+                            fence: None,
                         })
                     })
                 })

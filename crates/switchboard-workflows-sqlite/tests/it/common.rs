@@ -3,8 +3,10 @@
 
 use std::sync::Arc;
 
+use jiff::Timestamp;
 use switchboard_workflows::{
-    Checkpoint, EventRecord, RunFilter, RunId, RunRecord, RunStore, RunStoreError, StepRecord,
+    Checkpoint, EventRecord, Lease, RunFilter, RunId, RunRecord, RunStore, RunStoreError,
+    StepRecord,
 };
 use switchboard_workflows_sqlite::{SqliteOptions, SqliteRunStore};
 use tempfile::TempDir;
@@ -37,6 +39,10 @@ impl RunStore for TempRunStore {
         self.store.checkpoint(checkpoint)
     }
 
+    fn checkpoint_all(&self, checkpoints: &[Checkpoint]) -> Result<Vec<u64>, RunStoreError> {
+        self.store.checkpoint_all(checkpoints)
+    }
+
     fn steps(&self, run: RunId) -> Result<Vec<StepRecord>, RunStoreError> {
         self.store.steps(run)
     }
@@ -56,5 +62,27 @@ impl RunStore for TempRunStore {
 
     fn unfinished_runs(&self) -> Result<Vec<RunRecord>, RunStoreError> {
         self.store.unfinished_runs()
+    }
+
+    fn acquire_lease(
+        &self,
+        run: RunId,
+        owner: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<Option<Lease>, RunStoreError> {
+        self.store.acquire_lease(run, owner, now, until)
+    }
+
+    fn renew_lease(&self, lease: &Lease, until: Timestamp) -> Result<Lease, RunStoreError> {
+        self.store.renew_lease(lease, until)
+    }
+
+    fn release_lease(&self, lease: &Lease) -> Result<(), RunStoreError> {
+        self.store.release_lease(lease)
+    }
+
+    fn unleased_runs(&self, now: Timestamp, limit: usize) -> Result<Vec<RunRecord>, RunStoreError> {
+        self.store.unleased_runs(now, limit)
     }
 }

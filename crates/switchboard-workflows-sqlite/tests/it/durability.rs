@@ -109,6 +109,7 @@ fn runs_steps_and_events_survive_reopening_the_file() {
                     run_change: None,
                     event: node_event(&step),
                     step: Some(step),
+                    fence: None,
                 })
                 .expect("written");
         }
@@ -128,6 +129,7 @@ fn runs_steps_and_events_survive_reopening_the_file() {
                     event: RunEvent::Complete,
                     state: RunState::Completed,
                 },
+                fence: None,
             })
             .expect("written");
         let runs = [
@@ -171,6 +173,7 @@ fn runs_steps_and_events_survive_reopening_the_file() {
                     event: RunEvent::Resume,
                     state: RunState::Running,
                 },
+                fence: None,
             })
             .expect("written");
         assert_eq!(next, 6);
@@ -211,6 +214,7 @@ fn two_stores_on_one_file_number_events_once_and_let_one_racer_win() {
                                     run_change: None,
                                     event: node_event(&step),
                                     step: Some(step),
+                                    fence: None,
                                 })
                                 .expect("written")
                         })
@@ -263,6 +267,7 @@ fn two_stores_on_one_file_number_events_once_and_let_one_racer_win() {
                                 },
                                 state: to,
                             },
+                            fence: None,
                         })
                     })
                 })
@@ -316,6 +321,7 @@ fn a_locked_database_fails_closed_naming_the_file() {
             event: RunEvent::Complete,
             state: RunState::Completed,
         },
+        fence: None,
     });
     match &refused {
         Err(RunStoreError::Backend { action, reason }) => {

@@ -29,6 +29,7 @@ pub fn a_checkpoint_on_a_missing_run_is_refused(make: &RunStoreFactory) -> Resul
             run_change,
             step: Some(step.clone()),
             event: step_event(&step, 1),
+            fence: None,
         });
         ensure!(
             refused == Err(RunStoreError::RunNotFound(missing)),
@@ -68,6 +69,7 @@ pub fn a_run_change_applies_only_from_the_expected_state(
             run_change: None,
             step: Some(first_step.clone()),
             event: step_event(&first_step, 2),
+            fence: None,
         })?;
         let before_run = stored_run(&*store, run.id)?;
         let before_events = all_events(&*store, run.id)?;
@@ -100,6 +102,7 @@ pub fn a_run_change_applies_only_from_the_expected_state(
                     run_change: Some(change(expected.clone(), RunState::Cancelled, 9)),
                     step: Some(step.clone()),
                     event: run_event(RunEvent::Cancel, RunState::Cancelled),
+                    fence: None,
                 });
                 let want = RunStoreError::StateChanged {
                     run: run.id,
@@ -136,6 +139,7 @@ pub fn a_run_change_applies_only_from_the_expected_state(
             run_change: Some(change(stored.clone(), RunState::Cancelled, 9)),
             step: None,
             event: run_event(RunEvent::Cancel, RunState::Cancelled),
+            fence: None,
         })?;
         ensure!(
             seq == 2,
@@ -170,6 +174,7 @@ pub fn a_checkpoint_writes_run_step_and_event_together(
         run_change: Some(changed.clone()),
         step: Some(step.clone()),
         event: event.clone(),
+        fence: None,
     })?;
     ensure!(seq == 1, "the run's first event got number {seq}");
     run.state = changed.to;
@@ -209,6 +214,7 @@ pub fn a_checkpoint_writes_run_step_and_event_together(
         run_change: Some(cleared),
         step: None,
         event: run_event(RunEvent::Complete, RunState::Completed),
+        fence: None,
     })?;
     let got = stored_run(&*store, run.id)?;
     ensure!(
@@ -228,6 +234,7 @@ pub fn a_checkpoint_writes_run_step_and_event_together(
         run_change: None,
         step: Some(later_step.clone()),
         event: step_event(&later_step, 7),
+        fence: None,
     })?;
     ensure!(seq == 3, "the run's third event got number {seq}");
     run.updated_at = at(3_500);
@@ -272,6 +279,7 @@ pub fn steps_upsert_by_key_and_list_in_key_order(make: &RunStoreFactory) -> Resu
                     run_change: None,
                     step: Some(step.clone()),
                     event: step_event(&step, n),
+                    fence: None,
                 })?;
                 if run == runs[0] {
                     expected.push(step);
@@ -372,6 +380,7 @@ pub fn events_are_numbered_from_one_without_gaps(make: &RunStoreFactory) -> Resu
                 run_change: None,
                 step: (n % 3 == 0).then_some(step),
                 event: event.clone(),
+                fence: None,
             })?;
             let want = written[index].len() as u64 + 1;
             ensure!(seq == want, "run {run}'s event {want} was numbered {seq}");
@@ -482,6 +491,7 @@ pub fn checkpoint_all_writes_in_order(make: &RunStoreFactory) -> Result<(), Fail
             run_change: None,
             step: Some(done.clone()),
             event: step_event(&done, 1),
+            fence: None,
         },
         Checkpoint {
             run: run.id,
@@ -489,6 +499,7 @@ pub fn checkpoint_all_writes_in_order(make: &RunStoreFactory) -> Result<(), Fail
             run_change: Some(change(RunState::Running, RunState::Running, 7)),
             step: Some(next.clone()),
             event: step_event(&next, 2),
+            fence: None,
         },
     ];
     let seqs = store.checkpoint_all(&batch)?;
@@ -519,6 +530,7 @@ pub fn checkpoint_all_writes_in_order(make: &RunStoreFactory) -> Result<(), Fail
             run_change: None,
             step: Some(later.clone()),
             event: step_event(&later, 3),
+            fence: None,
         },
         Checkpoint {
             run: run.id,
@@ -526,6 +538,7 @@ pub fn checkpoint_all_writes_in_order(make: &RunStoreFactory) -> Result<(), Fail
             run_change: Some(change(RunState::Initializing, RunState::Running, 8)),
             step: None,
             event: run_event(RunEvent::Initialized, RunState::Running),
+            fence: None,
         },
     ];
     match store.checkpoint_all(&refused) {

@@ -49,6 +49,7 @@ pub fn concurrent_checkpoints_use_each_event_number_once(
                             run_change: None,
                             event: step_event(&step, n as u64),
                             step: Some(step),
+                            fence: None,
                         };
                         let seq = store.checkpoint(&checkpoint)?;
                         written.push((seq, checkpoint));
@@ -161,6 +162,7 @@ pub fn racing_run_changes_have_exactly_one_winner(make: &RunStoreFactory) -> Res
                                 },
                                 to,
                             ),
+                            fence: None,
                         };
                         barrier.wait();
                         store.checkpoint(&checkpoint)

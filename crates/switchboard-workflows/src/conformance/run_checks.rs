@@ -107,6 +107,7 @@ pub fn list_runs_filters_by_org_workflow_and_state_newest_first(
         run_change: Some(change(RunState::Running, RunState::Completed, 4)),
         step: None,
         event: run_event(RunEvent::Complete, RunState::Completed),
+        fence: None,
     })?;
     let applied = change(RunState::Running, RunState::Completed, 4);
     finished.state = applied.to;
@@ -190,6 +191,7 @@ pub fn unfinished_runs_are_every_orgs_oldest_first(make: &RunStoreFactory) -> Re
             run_change: Some(change(from.clone(), to.clone(), 6)),
             step: None,
             event: run_event(RunEvent::Start, to.clone()),
+            fence: None,
         })?;
         let run = created
             .iter_mut()

@@ -10,8 +10,8 @@ use std::{
 use jiff::Timestamp;
 use switchboard_core::OrgId;
 use switchboard_workflows::{
-    Checkpoint, EventRecord, MemoryRunStore, RunFilter, RunId, RunRecord, RunStore, RunStoreError,
-    StepRecord,
+    Checkpoint, EventRecord, Lease, MemoryRunStore, RunFilter, RunId, RunRecord, RunStore,
+    RunStoreError, StepRecord,
     conformance::{self, Failure, RunStoreFactory},
 };
 
@@ -26,6 +26,10 @@ enum Flaw {
     RoundsToMicroseconds,
     /// `list_runs` lists every organisation's runs.
     ListsEveryOrg,
+    /// Checkpoints are written whatever their fence says.
+    IgnoresFence,
+    /// A lease is granted to anyone, live or not.
+    GrantsLiveLeases,
 }
 
 struct Flawed {
@@ -100,8 +104,19 @@ impl RunStore for Flawed {
                 }
                 result
             }
+            _ if self.flaw == Flaw::IgnoresFence => self.inner.checkpoint(&Checkpoint {
+                fence: None,
+                ..checkpoint.clone()
+            }),
             _ => self.inner.checkpoint(checkpoint),
         }
+    }
+
+    fn checkpoint_all(&self, checkpoints: &[Checkpoint]) -> Result<Vec<u64>, RunStoreError> {
+        checkpoints
+            .iter()
+            .map(|checkpoint| self.checkpoint(checkpoint))
+            .collect()
     }
 
     fn steps(&self, run: RunId) -> Result<Vec<StepRecord>, RunStoreError> {
@@ -136,6 +151,34 @@ impl RunStore for Flawed {
 
     fn unfinished_runs(&self) -> Result<Vec<RunRecord>, RunStoreError> {
         self.inner.unfinished_runs()
+    }
+
+    fn acquire_lease(
+        &self,
+        run: RunId,
+        owner: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<Option<Lease>, RunStoreError> {
+        // Asked as if far in the future, every lease looks expired.
+        let now = if self.flaw == Flaw::GrantsLiveLeases {
+            Timestamp::MAX
+        } else {
+            now
+        };
+        self.inner.acquire_lease(run, owner, now, until)
+    }
+
+    fn renew_lease(&self, lease: &Lease, until: Timestamp) -> Result<Lease, RunStoreError> {
+        self.inner.renew_lease(lease, until)
+    }
+
+    fn release_lease(&self, lease: &Lease) -> Result<(), RunStoreError> {
+        self.inner.release_lease(lease)
+    }
+
+    fn unleased_runs(&self, now: Timestamp, limit: usize) -> Result<Vec<RunRecord>, RunStoreError> {
+        self.inner.unleased_runs(now, limit)
     }
 }
 
@@ -193,4 +236,26 @@ fn a_listing_across_organisations_is_caught() {
         conformance::list_runs_filters_by_org_workflow_and_state_newest_first,
     );
     assert!(failure.message().contains("list_runs"), "{failure}");
+}
+
+#[test]
+fn checkpoints_that_ignore_their_fence_are_caught() {
+    let failure = caught(
+        Flaw::IgnoresFence,
+        conformance::checkpoints_under_a_lost_lease_are_refused,
+    );
+    assert!(failure.message().contains("LeaseLost"), "{failure}");
+}
+
+#[test]
+fn a_live_lease_granted_to_another_owner_is_caught() {
+    let failure = caught(
+        Flaw::GrantsLiveLeases,
+        conformance::a_lease_is_one_owners_until_it_expires,
+    );
+    assert!(failure.message().contains("node-b took"), "{failure}");
+    caught(
+        Flaw::GrantsLiveLeases,
+        conformance::racing_takers_have_exactly_one_winner,
+    );
 }
