@@ -117,8 +117,9 @@ pub(crate) fn outcome_columns(outcome: &StoredOutcome) -> (String, Option<String
     }
 }
 
-/// The payload of a key's notification: the hex SHA-256 of the canonical JSON `[org, key]`,
-/// the same on every node and build, and short whatever the key's length.
+/// The payload of a key's notification: the hex BLAKE3 digest of the canonical JSON (RFC 8785)
+/// `[org, key]` (`switchboard_core::digest_json`), the same on every node and build, and short
+/// whatever the key's length.
 pub(crate) fn key_payload(scope: &IdempotencyScope) -> String {
     digest_json(&serde_json::json!([
         scope.org_id.as_str(),
@@ -236,5 +237,22 @@ pub(crate) fn replay(
             );
             unreadable(scope, row, target, &problem)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_keys_payload_is_the_digest_of_its_canonical_org_and_key() {
+        let scope = IdempotencyScope::new("acme".into(), "assign-42".into());
+        // BLAKE3 of `["acme","assign-42"]`: every node and every build computes the same.
+        assert_eq!(
+            key_payload(&scope),
+            "2811664ffdb25ccbfa68433079c04c78543b58424f713d48fc23adca8456428b"
+        );
+        let other = IdempotencyScope::new("acme-assign".into(), "42".into());
+        assert_ne!(key_payload(&other), key_payload(&scope));
     }
 }

@@ -34,8 +34,8 @@ use crate::{
     liveness::alive_expression,
 };
 
-/// The channel a key's completion and release are notified on; the payload is the hex SHA-256
-/// of the canonical JSON `[org, key]`.
+/// The channel a key's completion and release are notified on; the payload is the hex digest
+/// (`switchboard_core::digest_json`) of the canonical JSON `[org, key]`.
 pub const IDEMPOTENCY_CHANNEL: &str = "approvals_idempotency";
 
 /// The channel a proposal's decision, expiry or recorded outcome is notified on; the payload
