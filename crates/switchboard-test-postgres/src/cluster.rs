@@ -451,7 +451,9 @@ fn run(command: &mut Command, what: &str) -> Result<(), ClusterError> {
 /// The log from byte `offset` on (what one start wrote).
 fn read_from(path: &Path, offset: u64) -> String {
     let bytes = fs::read(path).unwrap_or_default();
-    let start = usize::try_from(offset).unwrap_or(usize::MAX).min(bytes.len());
+    let start = usize::try_from(offset)
+        .unwrap_or(usize::MAX)
+        .min(bytes.len());
     String::from_utf8_lossy(&bytes[start..]).into_owned()
 }
 
