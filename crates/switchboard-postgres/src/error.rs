@@ -162,7 +162,7 @@ impl OpenError {
 #[non_exhaustive]
 pub enum QueryError {
     /// The server (or the connection to it) failed the statement.
-    #[error("{0}")]
+    #[error("{}", describe(.0))]
     Postgres(#[from] tokio_postgres::Error),
     /// No pooled connection could be had: the server is down or every connection is busy.
     #[error("no connection to the database: {0}")]
@@ -201,6 +201,22 @@ impl QueryError {
             Self::Decode(_) => false,
         }
     }
+}
+
+/// What the server or the connection said, whole: the client's own `Display` says only "db
+/// error" or "error connecting to server" and keeps the reason in its source.
+fn describe(error: &tokio_postgres::Error) -> String {
+    if let Some(db) = error.as_db_error() {
+        return format!("{} (SQLSTATE {})", db.message(), db.code().code());
+    }
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 impl From<deadpool_postgres::PoolError> for QueryError {

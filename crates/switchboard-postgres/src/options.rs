@@ -98,6 +98,12 @@ impl PostgresOptions {
         Target(redact(&self.url))
     }
 
+    /// Checks the URL (scheme, user, database, port) without connecting, so that a typo is
+    /// refused before anything starts.
+    pub fn check(&self) -> Result<(), OpenError> {
+        self.client_config_with(None).map(drop)
+    }
+
     /// The URL as given, only to scrub its password out of messages that might quote it.
     pub(crate) fn url_for_scrubbing(&self) -> &str {
         &self.url
