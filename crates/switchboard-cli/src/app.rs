@@ -110,14 +110,25 @@ pub(crate) fn refuse_command_line(error: clap::Error) -> ExitCode {
     Exit::Usage.into()
 }
 
-fn try_run(cli: Cli) -> anyhow::Result<Exit> {
+fn try_run(mut cli: Cli) -> anyhow::Result<Exit> {
     let mut flags = cli.command.registry_args();
     let permissions = load_permissions(flags.permissions.as_deref())?;
     let file = ConfigFile::load(flags.audit.config.as_deref())?;
     if flags.approvals.approvals.is_none() && !file.approvals.names_store() {
-        flags.approvals.approvals = cli.command.default_approvals()?;
+        flags.approvals.approvals = file.store.in_place_of(cli.command.default_approvals()?);
+    }
+    if let Some(store) = cli.command.workflow_store_args_mut() {
+        // The run store's flag, else `[store] url` in place of its state-directory file.
+        store.workflows = match store.workflows.take() {
+            Some(choice) => Some(file.store.settle(choice)),
+            None if file.store.names_database() => {
+                file.store.in_place_of(Some(store.store_choice()?))
+            }
+            None => None,
+        };
     }
     let mut approvals = ApprovalsSetup::resolve(&flags.approvals, &file.approvals)?;
+    approvals.store = file.store.settle(approvals.store);
     let kept = Kept::of(&approvals.store);
     // `proposals`, `approve` and `reject` on a proposals file that does not exist yet create
     // nothing: they read an empty store in memory in its place (and say so), and write their
@@ -130,10 +141,11 @@ fn try_run(cli: Cli) -> anyhow::Result<Exit> {
         flags.audit.audit = if nothing_kept {
             Some(StoreChoice::Memory)
         } else {
-            cli.command.default_audit()?
+            file.store.in_place_of(cli.command.default_audit()?)
         };
     }
-    let audit = AuditSetup::resolve(&flags.audit, &flags.audit_writer, &file.audit)?;
+    let mut audit = AuditSetup::resolve(&flags.audit, &flags.audit_writer, &file.audit)?;
+    audit.store = file.store.settle(audit.store);
     let mounts = MountsSetup::resolve(&cli.command.mount_args())?;
     // Params are read before the runtime boots: a typo should cost nothing.
     let command = match Ready::prepare(cli.command, &audit, &approvals, kept, &file.serve)? {

@@ -23,6 +23,7 @@ use switchboard::{
     AgentMutations, RegistryBuilder, RegistryConfig,
     registry::{IdempotencyStore, MemoryIdempotencyStore, MemoryProposalStore, ProposalStore},
 };
+use switchboard_approvals_postgres::ApprovalsDatabase as PostgresApprovals;
 use switchboard_approvals_sqlite::{ApprovalsDatabase, SqliteOptions, Synchronous};
 
 use crate::{
@@ -54,9 +55,10 @@ pub(crate) enum SynchronousChoice {
 #[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "Approvals")]
 pub(crate) struct ApprovalsArgs {
-    /// Where proposals and idempotency keys are kept: `memory` (gone at exit) or `sqlite:PATH`
+    /// Where proposals and idempotency keys are kept: `memory` (gone at exit), `sqlite:PATH`
     /// (created if missing, except by `proposals`, `approve` and `reject`; shared by every
-    /// process that names it). Default: `sqlite:STATE_DIR/approvals.db` for `serve`,
+    /// process that names it) or `postgres://USER@HOST/DATABASE` (shared by every node; the
+    /// config file's `[store] url` names it for every store). Default: `sqlite:STATE_DIR/approvals.db` for `serve`,
     /// `workflow`, `proposals`, `approve`, `reject`, and `call`, `ask`, `act` run as an agent;
     /// `memory` for the others.
     #[arg(long, value_name = "STORE", env = "SWITCHBOARD_APPROVALS")]
@@ -167,6 +169,14 @@ impl ApprovalsSetup {
                         path.display()
                     ))
                 })?;
+                Ok(ApprovalsStores {
+                    proposals: Arc::new(database.proposal_store()),
+                    idempotency: Arc::new(database.idempotency_store(retention)),
+                })
+            }
+            StoreChoice::Postgres(url) => {
+                let database = PostgresApprovals::open_with(&url.options())
+                    .map_err(|error| crate::postgres_setup::cannot_open("approvals", &error))?;
                 Ok(ApprovalsStores {
                     proposals: Arc::new(database.proposal_store()),
                     idempotency: Arc::new(database.idempotency_store(retention)),

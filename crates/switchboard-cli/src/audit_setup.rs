@@ -14,6 +14,7 @@ use std::{path::PathBuf, sync::Arc, time::Duration};
 use clap::{Args, ValueEnum};
 use serde::Deserialize;
 use switchboard::{AuditConfig, AuditStore, Durability, MemoryAuditStore, WhenFull};
+use switchboard_audit_postgres::PostgresAuditStore;
 use switchboard_audit_sqlite::SqliteAuditStore;
 
 pub(crate) use crate::config_file::StoreChoice;
@@ -55,8 +56,9 @@ pub(crate) struct AuditStoreArgs {
     #[arg(long, global = true, value_name = "FILE", env = "SWITCHBOARD_CONFIG")]
     pub(crate) config: Option<PathBuf>,
 
-    /// Where audit records go: `memory` (gone at exit) or `sqlite:PATH` (created if missing,
-    /// except by `audit`). Default: `sqlite:STATE_DIR/audit.db` for `serve`, `audit`,
+    /// Where audit records go: `memory` (gone at exit), `sqlite:PATH` (created if missing,
+    /// except by `audit`) or `postgres://USER@HOST/DATABASE` (shared by every node; the config
+    /// file's `[store] url` names it for every store). Default: `sqlite:STATE_DIR/audit.db` for `serve`, `audit`,
     /// `proposals`, `approve` and `reject`; `memory` for the other commands.
     #[arg(long, global = true, value_name = "STORE", env = "SWITCHBOARD_AUDIT")]
     pub(crate) audit: Option<StoreChoice>,
@@ -125,7 +127,7 @@ impl AuditSetup {
             .or(file.durability)
             .unwrap_or(match store {
                 StoreChoice::Memory => DurabilityChoice::Relaxed,
-                StoreChoice::Sqlite(_) => DurabilityChoice::Strict,
+                StoreChoice::Sqlite(_) | StoreChoice::Postgres(_) => DurabilityChoice::Strict,
             });
         let when_full = writer
             .audit_when_full
@@ -165,6 +167,9 @@ impl AuditSetup {
                     path.display()
                 ))),
             },
+            StoreChoice::Postgres(url) => PostgresAuditStore::open_with(&url.options())
+                .map(|store| Arc::new(store) as Arc<dyn AuditStore>)
+                .map_err(|error| crate::postgres_setup::cannot_open("audit", &error)),
         }
     }
 }

@@ -1,8 +1,9 @@
 //! The config file (`--config FILE` or `SWITCHBOARD_CONFIG`), read once at startup, and what
-//! its tables and the flags share: where a store lives (`memory` or `sqlite:PATH`) and ages
-//! such as `720h`.
+//! its tables and the flags share: where a store lives (`memory`, `sqlite:PATH` or
+//! `postgres://…`) and ages such as `720h`.
 //!
-//! One TOML file, one table per concern: `[audit]` (see [`crate::audit_setup`]),
+//! One TOML file, one table per concern: `[store]` (one PostgreSQL database for every store a
+//! fleet shares, see [`crate::postgres_setup`]), `[audit]` (see [`crate::audit_setup`]),
 //! `[approvals]` (see [`crate::approvals_setup`]) and `[serve]` (see
 //! `commands::serve`). Unknown tables and keys are refused, so a
 //! typo is a usage error naming the file and the key rather than a setting silently ignored.
@@ -12,7 +13,12 @@ use std::{path::Path, path::PathBuf, str::FromStr, time::Duration};
 
 use serde::Deserialize;
 
-use crate::{app::UsageError, approvals_setup::ApprovalsFile, audit_setup::AuditFile};
+use crate::{
+    app::UsageError,
+    approvals_setup::ApprovalsFile,
+    audit_setup::AuditFile,
+    postgres_setup::{PostgresUrl, StoreFile},
+};
 
 /// Where a store keeps what it holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,21 +27,24 @@ pub(crate) enum StoreChoice {
     Memory,
     /// A SQLite database file (created if missing).
     Sqlite(PathBuf),
+    /// A PostgreSQL database, shared by every node that names it.
+    Postgres(PostgresUrl),
 }
 
 impl StoreChoice {
     /// Whether what the store holds outlives the process.
     pub(crate) fn is_persistent(&self) -> bool {
-        matches!(self, StoreChoice::Sqlite(_))
+        !matches!(self, StoreChoice::Memory)
     }
 }
 
-/// As a flag names it: `memory` or `sqlite:PATH`.
+/// As a flag names it: `memory`, `sqlite:PATH` or the PostgreSQL URL without its password.
 impl std::fmt::Display for StoreChoice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             StoreChoice::Memory => f.write_str("memory"),
             StoreChoice::Sqlite(path) => write!(f, "sqlite:{}", path.display()),
+            StoreChoice::Postgres(url) => url.fmt(f),
         }
     }
 }
@@ -44,15 +53,20 @@ impl FromStr for StoreChoice {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        match text {
-            "memory" => Ok(StoreChoice::Memory),
-            _ => match text.strip_prefix("sqlite:") {
-                Some("") => Err("`sqlite:` needs a file path, e.g. `sqlite:audit.db`".to_owned()),
-                Some(path) => Ok(StoreChoice::Sqlite(PathBuf::from(path))),
-                None => Err(format!(
-                    "unknown store `{text}`: use `memory` or `sqlite:PATH`"
-                )),
-            },
+        if text == "memory" {
+            return Ok(StoreChoice::Memory);
+        }
+        if PostgresUrl::is_one(text) {
+            return text.parse().map(StoreChoice::Postgres);
+        }
+        match text.strip_prefix("sqlite:") {
+            Some("") => Err("`sqlite:` needs a file path, e.g. `sqlite:audit.db`".to_owned()),
+            Some(path) => Ok(StoreChoice::Sqlite(PathBuf::from(path))),
+            None => Err(format!(
+                "unknown store `{}`: use `memory`, `sqlite:PATH` or \
+                 `postgres://USER@HOST/DATABASE`",
+                crate::postgres_setup::without_password(text)
+            )),
         }
     }
 }
@@ -68,6 +82,9 @@ impl<'de> Deserialize<'de> for StoreChoice {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ConfigFile {
+    /// `[store]`.
+    #[serde(default)]
+    pub(crate) store: StoreFile,
     /// `[audit]`.
     #[serde(default)]
     pub(crate) audit: AuditFile,
@@ -161,12 +178,19 @@ mod tests {
                 .expect_err("no path")
                 .contains("needs a file path")
         );
+        let unknown = "mysql://app:s3cret@db/x"
+            .parse::<StoreChoice>()
+            .expect_err("unknown");
         assert!(
-            "postgres://x"
-                .parse::<StoreChoice>()
-                .expect_err("unknown")
-                .contains("use `memory` or `sqlite:PATH`")
+            unknown.contains("use `memory`, `sqlite:PATH` or"),
+            "{unknown}"
         );
+        assert!(!unknown.contains("s3cret"), "{unknown}");
+        let postgres: StoreChoice = "postgres://app:s3cret@db:5432/switchboard"
+            .parse()
+            .expect("a PostgreSQL URL");
+        assert!(postgres.is_persistent());
+        assert_eq!(postgres.to_string(), "postgres://app@db:5432/switchboard");
     }
 
     #[test]

@@ -18,6 +18,7 @@ mod logging;
 mod mounts_setup;
 mod output;
 mod params;
+mod postgres_setup;
 mod render;
 mod store_defaults;
 mod table;

@@ -8,12 +8,15 @@
 //! creates the directory or a store file: finding none, it says that nothing is kept there yet.
 //! The one-shot commands (`call`, `ask`, `act`) keep memory defaults, except that run as an
 //! agent they keep proposals where `approve` looks for them.
+//!
+//! The config file's `[store] url` moves all of that into one PostgreSQL database (see
+//! [`crate::postgres_setup`]): what would be a state-directory file is kept there instead.
 
 use std::path::PathBuf;
 
 use crate::{
     app::UsageError,
-    args::Command,
+    args::{Command, WorkflowAction},
     config_file::StoreChoice,
     identity::InitiatorArg,
     workflows_setup::{APPROVALS_FILE, AUDIT_FILE, WorkflowStoreArgs},
@@ -69,6 +72,23 @@ impl Command {
             Command::Approve(args) => args.state.created().map(in_dir),
             Command::Reject(args) => args.state.created().map(in_dir),
             _ => Ok(None),
+        }
+    }
+
+    /// The workflow store flags of the commands that keep runs (`serve`, and the `workflow`
+    /// actions that read or write runs).
+    pub(crate) fn workflow_store_args_mut(&mut self) -> Option<&mut WorkflowStoreArgs> {
+        match self {
+            Command::Serve(args) => Some(&mut args.workflow_store),
+            Command::Workflow(args) => match &mut args.action {
+                WorkflowAction::Validate(_) => None,
+                WorkflowAction::Run(action) => Some(&mut action.session.store),
+                WorkflowAction::List(action) => Some(&mut action.session.store),
+                WorkflowAction::Show(action) => Some(&mut action.session.store),
+                WorkflowAction::Cancel(action) => Some(&mut action.session.store),
+                WorkflowAction::Resume(action) => Some(&mut action.run.session.store),
+            },
+            _ => None,
         }
     }
 

@@ -34,6 +34,7 @@ use clap::Args;
 use switchboard::ToolRegistry;
 use switchboard_workflows::{MemoryRunStore, RunStore, validate};
 use switchboard_workflows_engine::{DefinitionLoader, Engine, EngineOptions};
+use switchboard_workflows_postgres::PostgresRunStore;
 use switchboard_workflows_sqlite::{SqliteOptions, SqliteRunStore};
 
 use crate::{app::UsageError, config_file::StoreChoice};
@@ -49,8 +50,9 @@ pub(crate) const AUDIT_FILE: &str = "audit.db";
 #[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "Workflow store")]
 pub(crate) struct WorkflowStoreArgs {
-    /// Where runs, steps and events are kept: `sqlite:PATH` or `memory` (gone at exit). The
-    /// `workflow` commands default to `sqlite:STATE_DIR/workflows.db`.
+    /// Where runs, steps and events are kept: `sqlite:PATH`, `postgres://USER@HOST/DATABASE`
+    /// (shared by every node) or `memory` (gone at exit). The `workflow` commands default to
+    /// `sqlite:STATE_DIR/workflows.db`, or the config file's `[store] url`.
     #[arg(long, value_name = "STORE", env = "SWITCHBOARD_WORKFLOWS")]
     pub(crate) workflows: Option<StoreChoice>,
 
@@ -174,6 +176,9 @@ pub(crate) fn open_store(choice: &StoreChoice) -> Result<Arc<dyn RunStore>, Usag
                     path.display()
                 ))
             }),
+        StoreChoice::Postgres(url) => PostgresRunStore::open(&url.options())
+            .map(|store| Arc::new(store) as Arc<dyn RunStore>)
+            .map_err(|error| crate::postgres_setup::cannot_open("workflow", &error)),
     }
 }
 

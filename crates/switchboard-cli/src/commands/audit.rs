@@ -181,7 +181,9 @@ pub(crate) fn prepare(
              records, or pass --audit sqlite:PATH",
         )),
         StoreChoice::Sqlite(path) if !path.exists() => Ok((args, Source::NotYet(path.clone()))),
-        StoreChoice::Sqlite(_) => Ok((args, Source::Store(setup.open()?))),
+        StoreChoice::Sqlite(_) | StoreChoice::Postgres(_) => {
+            Ok((args, Source::Store(setup.open()?)))
+        }
     }
 }
 

@@ -34,6 +34,8 @@ pub(crate) enum Kept {
     Memory,
     /// In this SQLite file.
     File(PathBuf),
+    /// In a PostgreSQL database (always there: the store creates its tables).
+    Database,
     /// In this SQLite file, which does not exist yet: nothing was ever kept there. The command
     /// reads an empty store in memory in its place rather than create the file.
     NotYet(PathBuf),
@@ -46,6 +48,7 @@ impl Kept {
             StoreChoice::Memory => Kept::Memory,
             StoreChoice::Sqlite(path) if path.exists() => Kept::File(path.clone()),
             StoreChoice::Sqlite(path) => Kept::NotYet(path.clone()),
+            StoreChoice::Postgres(_) => Kept::Database,
         }
     }
 
@@ -231,7 +234,7 @@ fn report<T>(
 fn list_text(proposals: &[Proposal], kept: &Kept) -> String {
     if proposals.is_empty() {
         return match kept {
-            Kept::File(_) => "no proposals\n".to_owned(),
+            Kept::File(_) | Kept::Database => "no proposals\n".to_owned(),
             Kept::NotYet(path) => format!(
                 "no proposals: {} (`serve` keeps an agent's proposals in its state directory's \
                  approvals.db: name the same --state-dir DIR, or --approvals sqlite:PATH)\n",

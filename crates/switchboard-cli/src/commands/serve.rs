@@ -78,6 +78,9 @@ fn announce_stores(stores: &KeptStores, workflows: &StoreChoice) {
             StoreChoice::Sqlite(path) => {
                 tracing::info!(target: STORES_TARGET, "{what} are kept in {}", path.display());
             }
+            StoreChoice::Postgres(url) => {
+                tracing::info!(target: STORES_TARGET, "{what} are kept in PostgreSQL at {url}");
+            }
             StoreChoice::Memory => tracing::info!(
                 target: STORES_TARGET,
                 "{what} are kept in memory, gone when the server stops ({flag} memory; \

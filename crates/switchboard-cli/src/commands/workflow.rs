@@ -160,7 +160,7 @@ fn absolute(choice: StoreChoice) -> StoreChoice {
         StoreChoice::Sqlite(path) => {
             StoreChoice::Sqlite(std::path::absolute(&path).unwrap_or(path))
         }
-        StoreChoice::Memory => StoreChoice::Memory,
+        other => other,
     }
 }
 
@@ -168,6 +168,7 @@ fn store_flag(choice: &StoreChoice) -> String {
     match choice {
         StoreChoice::Memory => "memory".to_owned(),
         StoreChoice::Sqlite(path) => format!("sqlite:{}", path.display()),
+        StoreChoice::Postgres(url) => url.to_string(),
     }
 }
 
