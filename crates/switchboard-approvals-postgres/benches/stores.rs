@@ -277,8 +277,8 @@ fn main() {
     if std::env::var(URL_VARIABLE).map_or(true, |url| url.trim().is_empty()) {
         panic!(
             "this benchmark needs a PostgreSQL server: set {URL_VARIABLE} to the URL of a user \
-             who may create databases (e.g. postgres://switchboard:PASSWORD@127.0.0.1:5432/postgres); \
-             `cargo xtask test` starts one and prints it"
+             who may create databases, such as the one `cargo xtask postgres` starts and prints \
+             (postgres://USER:PASSWORD@HOST:PORT/postgres)"
         );
     }
     let print = fingerprint();

@@ -79,8 +79,7 @@ impl ApprovalsDatabase {
         Self::open_with(&PostgresOptions::new(url))
     }
 
-    /// [`open`](Self::open) with these options. The pool gets one connection more than
-    /// `options` ask for: it holds the node's liveness lock (see the crate docs).
+    /// [`open`](Self::open) with these options.
     pub fn open_with(options: &PostgresOptions) -> Result<Self, OpenError> {
         Self::open_at(options, SCHEMA_VERSION)
     }
@@ -89,10 +88,7 @@ impl ApprovalsDatabase {
     /// migrations from every earlier version.
     #[doc(hidden)]
     pub fn open_at(options: &PostgresOptions, version: i64) -> Result<Self, OpenError> {
-        let options = options
-            .clone()
-            .with_pool_size(options.pool_size.saturating_add(1));
-        let database = Database::open_at(&options, &SCHEMA, version)?;
+        let database = Database::open_at(options, &SCHEMA, version)?;
         let shared = Arc::new(Shared {
             database,
             liveness: Liveness::new(),

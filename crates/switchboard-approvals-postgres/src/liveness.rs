@@ -5,17 +5,19 @@
 //! died mid-run and nobody knows whether the change was made. The first is worth waiting
 //! for; the second must be answered in doubt at once, as the SQLite store answers every claim
 //! of another process. PostgreSQL tells them apart without any clock: each node takes
-//! `pg_advisory_lock(LOCK_CLASS, id)` on a connection of its own and keeps it, every key it
-//! claims records the `id` in `owner_lock`, and the lock is released by the server the moment
-//! that connection ends (the process exits, is killed, or loses the network). A waiter reads
-//! `pg_locks`: lock held, the owner is alive; lock free, it is gone.
+//! `pg_try_advisory_lock(LOCK_CLASS, id)` on a connection of its own and keeps it, every key it
+//! claims records the `id` in `owner_lock`, and the server releases the lock when that
+//! connection ends. A waiter reads `pg_locks`: lock held, the owner is alive; lock free, it is
+//! gone. The server notices at once when the node's process exits or is killed (its socket
+//! closes); when the node's host vanishes from the network, only once the server's TCP
+//! keepalive gives up (`tcp_keepalives_idle` and friends), and until then waiters wait.
 //!
-//! The connection is taken from the pool once and detached from it (it is closed, never
-//! returned to the pool with the lock still held), so the pool has one connection fewer (at
-//! least two are configured). When it fails, the task takes a new one and the same lock again;
-//! meanwhile this node's running keys look abandoned to the others, who answer them in doubt:
-//! the safe side, never a second run. Ids are random positive 31-bit numbers, taken only if no
-//! live session holds them, so two live nodes never share one.
+//! The connection is taken from the pool once and detached from it (`Object::take`: the pool
+//! opens another in its place when it needs one, and this one is closed, never returned to the
+//! pool with the lock still held). When it fails, the task takes a new one and the same lock
+//! again; meanwhile this node's running keys look abandoned to the others, who answer them in
+//! doubt: the safe side, never a second run. Ids are random positive 31-bit numbers, taken only
+//! if no live session holds them, so two live nodes never share one.
 
 use std::{
     sync::{
