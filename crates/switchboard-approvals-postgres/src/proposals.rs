@@ -11,9 +11,10 @@
 //!   RETURNING …`, so each expiry is reported once;
 //! - `insert_new` is `INSERT … ON CONFLICT (id) DO NOTHING`, then a read of the holder.
 //!
-//! Each status change also sends `pg_notify('approvals_decisions', id)` in its statement, so
-//! the notification goes out exactly when the change commits; [`PostgresProposalStore::
-//! wait_for_decision`] wakes on it (and polls as a fallback).
+//! Each status change (and a recorded outcome) also sends `pg_notify('approvals_decisions',
+//! id)` in its statement, so the notification goes out exactly when the change commits;
+//! [`wait_for_decision`](PostgresProposalStore::wait_for_decision) wakes on it, and polls as a
+//! fallback.
 //!
 //! A failing database is an error, never an answer: it is logged and returned as a
 //! [`StoreError`] (a decision as [`TransitionError::Store`]) naming the operation and the
