@@ -578,8 +578,10 @@ pub(crate) struct ServeArgs {
     pub(crate) stdio: bool,
 
     /// Serve MCP over streamable HTTP at `http://ADDR/mcp`, and the navigation pages for people
-    /// at every other path (`http://ADDR/` in a browser), until interrupted (Ctrl-C). Without
-    /// --tokens every client acts as the identity flags, so ADDR must be a loopback address.
+    /// at every other path (`http://ADDR/` in a browser), until SIGTERM or Ctrl-C, then drain
+    /// (--drain-timeout). `GET /healthz` and `GET /readyz` answer a platform's probes (see
+    /// docs/deploy.md). Without --tokens every client acts as the identity flags, so ADDR must
+    /// be a loopback address.
     #[arg(
         long,
         value_name = "ADDR",
@@ -631,6 +633,10 @@ pub(crate) struct ServeArgs {
     /// Authentication, DNS-rebinding protection, limits and sessions of `--http`.
     #[command(flatten)]
     pub(crate) http_options: ServeHttpArgs,
+
+    /// Draining on SIGTERM, and the log format.
+    #[command(flatten)]
+    pub(crate) operate: crate::operate::OperateArgs,
 }
 
 /// The flags of `serve --http` only (see `docs/mcp.md`).

@@ -10,10 +10,16 @@
 //! Colour is for people: log lines carry ANSI colour codes only when standard error is a
 //! terminal and `NO_COLOR` is unset or empty (<https://no-color.org>), so a log written to a
 //! file or a pipe is plain text.
+//!
+//! `serve --log-format json` writes one JSON object per line instead (tracing-subscriber's
+//! `json` format: `timestamp`, `level`, `target`, `fields` with the message, and the spans),
+//! for log collectors; never coloured.
 
 use std::{ffi::OsStr, io::IsTerminal as _};
 
 use tracing_subscriber::{EnvFilter, prelude::*};
+
+use crate::operate::LogFormat;
 
 /// The filter used when `RUST_LOG` is unset or invalid. rmcp logs every JSON-RPC error it
 /// answers (a client's mistake, such as an unknown tool) as a warning with a Rust debug dump;
@@ -21,19 +27,29 @@ use tracing_subscriber::{EnvFilter, prelude::*};
 /// `serve`'s start-up lines saying where each store is kept are shown at info.
 const DEFAULT_FILTER: &str = "warn,rmcp::service=error,switchboard::stores=info";
 
-/// Installs the subscriber, with the MCP log layer when `serving_mcp`. Safe to call once per
-/// process.
-pub(crate) fn init(serving_mcp: bool) {
+/// Installs the subscriber, writing `format`, with the MCP log layer when `serving_mcp`. Safe
+/// to call once per process.
+pub(crate) fn init(serving_mcp: bool, format: LogFormat) {
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
-    let colour = wants_colour(
-        std::io::stderr().is_terminal(),
-        std::env::var_os("NO_COLOR").as_deref(),
-    );
-    let standard_error = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
-        .with_ansi(colour)
-        .with_filter(filter);
+    let standard_error = match format {
+        LogFormat::Text => {
+            let colour = wants_colour(
+                std::io::stderr().is_terminal(),
+                std::env::var_os("NO_COLOR").as_deref(),
+            );
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(colour)
+                .with_filter(filter)
+                .boxed()
+        }
+        LogFormat::Json => tracing_subscriber::fmt::layer()
+            .json()
+            .with_writer(std::io::stderr)
+            .with_filter(filter)
+            .boxed(),
+    };
     let _ = tracing_subscriber::registry()
         .with(standard_error)
         .with(serving_mcp.then(switchboard_mcp::log_layer))

@@ -16,12 +16,14 @@ mod hints;
 mod identity;
 mod logging;
 mod mounts_setup;
+mod operate;
 mod output;
 mod params;
 mod postgres_setup;
 mod render;
 mod store_defaults;
 mod table;
+mod telemetry;
 mod watch;
 mod workflows_setup;
 
@@ -41,6 +43,10 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => return app::refuse_command_line(error),
     };
-    logging::init(matches!(cli.command, args::Command::Serve(_)));
+    let (serving_mcp, log_format) = match &cli.command {
+        args::Command::Serve(serve) => (true, serve.operate.log_format),
+        _ => (false, operate::LogFormat::Text),
+    };
+    logging::init(serving_mcp, log_format);
     app::run(cli).into()
 }

@@ -138,6 +138,7 @@ impl<'a> AuditDraft<'a> {
             outcome,
             action: self.action.take(),
         };
+        crate::call_metrics::record_call(found.map(|tool| &tool.name), outcome, duration_us);
         reservation.submit(record)
     }
 }

@@ -4,6 +4,7 @@ mod access;
 mod actor;
 mod approvals;
 mod audit;
+mod call_metrics;
 mod config;
 mod domain;
 mod error;
@@ -20,6 +21,7 @@ pub use access::{
 };
 pub use actor::RegistryMsg;
 pub use approvals::Approved;
+pub use call_metrics::{CALL_DURATION_SECONDS, CALLS_TOTAL, UNKNOWN_TOOL, describe_metrics};
 pub use config::{AgentMutations, RegistryConfig};
 pub use domain::{DomainMsg, DomainStatus};
 pub use error::RegistryError;

@@ -163,7 +163,8 @@ impl Ready {
                     &switchboard.registry,
                     serving,
                     instructions,
-                    &workflows.engine,
+                    mounts,
+                    workflows,
                 ))
                 .await
             }

@@ -3,14 +3,16 @@
 //! The protocol, authentication and HTTP rules live in `switchboard-mcp`; this module turns the
 //! flags into its configuration before the runtime boots (so an unreadable token file or
 //! requestState key, or a refused address, is a usage error, exit 2), says where the HTTP
-//! endpoint is (on standard error, as standard output may be the protocol channel) and stops
-//! the HTTP server on Ctrl-C.
+//! endpoint is (on standard error, as standard output may be the protocol channel) and, on
+//! SIGTERM or Ctrl-C, drains and stops the HTTP server ([`crate::operate`]).
 //!
 //! The workflow engine runs inside the server: the process's one engine, on `--workflows`' store,
 //! it continues at start the unfinished runs of its store, streams a run's events beside the
 //! pages (`switchboard-web`), and a monitor warns about runs that stopped making progress.
 
-use std::{collections::HashMap, env::VarError, io::IsTerminal as _, path::Path, time::Duration};
+use std::{
+    collections::HashMap, env::VarError, io::IsTerminal as _, path::Path, sync::Arc, time::Duration,
+};
 
 use anyhow::Context as _;
 use jiff::SignedDuration;
@@ -19,7 +21,7 @@ use switchboard_mcp::{
     HttpAuth, HttpConfig, HttpLimits, Identity, McpServer, NavigationMode, StateKey, TokenTable,
 };
 use switchboard_navigation::Navigator;
-use switchboard_workflows::RunId;
+use switchboard_workflows::{RunId, RunStore};
 use switchboard_workflows_engine::{Engine, StuckRun};
 use tokio_util::sync::CancellationToken;
 
@@ -28,7 +30,9 @@ use crate::{
     args::ServeArgs,
     config_file::{ServeFile, StoreChoice},
     escape::escape_controls,
-    output,
+    mounts_setup::MountsSetup,
+    operate, output, telemetry,
+    workflows_setup::Workflows,
 };
 
 /// The variable that may hold the requestState key itself, in hex (`--state-key-file` wins).
@@ -47,6 +51,19 @@ pub(crate) struct Serving {
     workflows: WorkflowsServing,
     /// Where audit records, proposals and idempotency keys are kept.
     stores: KeptStores,
+    /// How the HTTP server drains, and whether readiness waits for the mounted servers.
+    operations: Operations,
+}
+
+/// What `serve --http` needs to be run by a platform (see [`crate::operate`]).
+#[derive(Debug, Clone, Copy)]
+struct Operations {
+    /// `--drain-timeout`.
+    drain_timeout: Duration,
+    /// `--mounts-strict`: `/readyz` also waits for every mounted server to be up.
+    mounts_strict: bool,
+    /// `--metrics`: serve `GET /metrics`.
+    metrics: bool,
 }
 
 /// Where `serve` keeps its audit records, proposals and idempotency keys (by default in the
@@ -126,6 +143,11 @@ impl Serving {
             stuck_after: args.stuck_after,
             approvals_persistent: stores.approvals.is_persistent(),
         };
+        let operations = Operations {
+            drain_timeout: args.operate.drain_timeout()?,
+            mounts_strict: args.mounts.mounts_strict,
+            metrics: args.operate.metrics,
+        };
         let transport = Transport::prepare(args)?;
         let (state_key, state_key_generated) = match configured_state_key(
             state_key_flag.as_deref(),
@@ -142,6 +164,7 @@ impl Serving {
             navigation,
             workflows,
             stores,
+            operations,
         })
     }
 }
@@ -259,7 +282,8 @@ pub(crate) async fn run(
     registry: &ToolRegistry,
     serving: Serving,
     instructions: Option<String>,
-    engine: &Engine,
+    mounts: Option<&MountsSetup>,
+    running: &Workflows,
 ) -> anyhow::Result<Exit> {
     let Serving {
         transport,
@@ -268,7 +292,9 @@ pub(crate) async fn run(
         navigation,
         workflows,
         stores,
+        operations,
     } = serving;
+    let engine = &running.engine;
     // The one engine of this process (built on `--workflows`' store before the command
     // runs): every workflow surface of the server uses it.
     if workflows.store.is_persistent() && !workflows.approvals_persistent {
@@ -296,6 +322,9 @@ pub(crate) async fn run(
             instructions,
             stores,
             workflow_store: workflows.store,
+            operations,
+            runs: Arc::clone(&running.store),
+            mounts,
         },
         engine,
     ))
@@ -370,20 +399,26 @@ impl StuckWarnings {
 const STUCK_CHECK_FLOOR: Duration = Duration::from_secs(10);
 
 /// What the server is started with besides its transport.
-struct StartUp {
+struct StartUp<'a> {
     state_key: StateKey,
     state_key_generated: bool,
     navigation: NavigationMode,
     instructions: Option<String>,
     stores: KeptStores,
     workflow_store: StoreChoice,
+    operations: Operations,
+    /// The workflow run store, for `/readyz`.
+    runs: Arc<dyn RunStore>,
+    /// The mounted servers, for `/readyz` under `--mounts-strict`.
+    mounts: Option<&'a MountsSetup>,
 }
 
-/// Serves MCP over the chosen transport until it ends (stdio) or Ctrl-C (HTTP).
+/// Serves MCP over the chosen transport until it ends (stdio), or until SIGTERM or Ctrl-C
+/// and a drain (HTTP).
 async fn serve_transport(
     registry: &ToolRegistry,
     transport: Transport,
-    start_up: StartUp,
+    start_up: StartUp<'_>,
     engine: &Engine,
 ) -> anyhow::Result<Exit> {
     let StartUp {
@@ -393,6 +428,9 @@ async fn serve_transport(
         instructions,
         stores,
         workflow_store,
+        operations,
+        runs,
+        mounts,
     } = start_up;
     // Built before serving, so that a page declaration that cannot work stops the start.
     let navigator = match navigation {
@@ -429,6 +467,26 @@ async fn serve_transport(
             if let Some(text) = instructions {
                 config = config.instructions(text);
             }
+            let mounts_health = match mounts {
+                Some(mounts) => Some(operate::mounts_health(mounts).await),
+                None => None,
+            };
+            // Under --mounts-strict, readiness also waits for the mounted servers.
+            let watched = mounts_health
+                .as_ref()
+                .filter(|_| operations.mounts_strict)
+                .map(tokio::sync::watch::Sender::subscribe);
+            for check in operate::readiness_checks(registry, &runs, watched) {
+                config = config.readiness_check(check);
+            }
+            if operations.metrics {
+                let handle = telemetry::install()?;
+                config = config.metrics(telemetry::render(
+                    handle,
+                    registry.clone(),
+                    Arc::clone(&runs),
+                ));
+            }
             let streams_stop = CancellationToken::new();
             let pages = super::pages::router(registry, &config, engine, &streams_stop)?;
             let server = switchboard_mcp::serve_http_with_pages(registry.clone(), config, pages)
@@ -436,7 +494,7 @@ async fn serve_transport(
                 .context("could not start the MCP HTTP server")?;
             // The summary quotes a path and the identity flags: escaped like any data.
             output::write_stderr(&format!(
-                "switchboard: serving MCP at {} ({}; Ctrl-C to stop)\n",
+                "switchboard: serving MCP at {} ({}; SIGTERM or Ctrl-C to stop)\n",
                 server.url(),
                 escape_controls(&summary)
             ));
@@ -449,15 +507,12 @@ async fn serve_transport(
             if state_key_generated {
                 warn_generated_state_key();
             }
-            tokio::signal::ctrl_c()
-                .await
-                .context("could not wait for Ctrl-C")?;
-            // The event streams last as long as their runs: end them, or shutdown waits.
-            streams_stop.cancel();
-            server
-                .shutdown()
-                .await
-                .context("the MCP HTTP server did not stop cleanly")?;
+            let stopping = operate::Stopping {
+                drain_timeout: operations.drain_timeout,
+                streams_stop: &streams_stop,
+                mounts: mounts.zip(mounts_health),
+            };
+            return operate::serve_until_stopped(server, registry, stopping).await;
         }
     }
     Ok(Exit::Success)

@@ -23,6 +23,8 @@ mod navigate;
 mod plain_output;
 mod proposals;
 mod serve_http;
+mod serve_metrics;
+mod serve_operate;
 mod serve_pages;
 mod serve_stores;
 mod serve_workflows;

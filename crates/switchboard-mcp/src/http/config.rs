@@ -13,6 +13,8 @@ use std::{net::SocketAddr, time::Duration};
 
 use super::{
     auth::TokenTable,
+    health::{Checks, ReadinessCheck},
+    observe::{Render, RenderFuture},
     origin::{AllowedHost, AllowedOrigin},
 };
 use crate::{approval::StateKey, identity::Identity, server_info::ServerInfo};
@@ -133,6 +135,10 @@ pub struct HttpConfig {
     pub(crate) instructions: Option<std::sync::Arc<str>>,
     /// The name, version and opening instructions every handler answers `initialize` with.
     pub(crate) server_info: std::sync::Arc<ServerInfo>,
+    /// What `/readyz` asks before it says ready.
+    pub(crate) readiness: Checks,
+    /// What `GET /metrics` serves; `None`: no `/metrics`.
+    pub(crate) metrics: Option<Render>,
 }
 
 impl HttpConfig {
@@ -159,6 +165,8 @@ impl HttpConfig {
             navigation: None,
             instructions: None,
             server_info: std::sync::Arc::default(),
+            readiness: Checks::default(),
+            metrics: None,
         })
     }
 
@@ -237,6 +245,27 @@ impl HttpConfig {
     #[must_use]
     pub fn with_server_info(mut self, info: ServerInfo) -> Self {
         self.server_info = std::sync::Arc::new(info);
+        self
+    }
+
+    /// Makes `/readyz` depend on `check` too (default: no checks, ready once listening). See
+    /// [`ReadinessCheck`].
+    #[must_use]
+    pub fn readiness_check(mut self, check: std::sync::Arc<dyn ReadinessCheck>) -> Self {
+        self.readiness.0.push(check);
+        self
+    }
+
+    /// Serves `GET /metrics` with what `render` returns, the Prometheus text exposition of the
+    /// process's recorder (default: no `/metrics`). Like the probes, it is answered outside the
+    /// token and Origin checks: expose the port only where whoever reaches it may read the
+    /// counts (tool names, outcomes, sessions).
+    #[must_use]
+    pub fn metrics<F>(mut self, render: F) -> Self
+    where
+        F: Fn() -> RenderFuture + Send + Sync + 'static,
+    {
+        self.metrics = Some(Render(std::sync::Arc::new(render)));
         self
     }
 

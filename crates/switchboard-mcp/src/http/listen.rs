@@ -81,6 +81,11 @@ impl ConnectionCaps {
         }
     }
 
+    /// The total cap's semaphore and the cap, to count the open connections.
+    pub(crate) fn open_gauge(&self) -> (Arc<Semaphore>, usize) {
+        (Arc::clone(&self.total), self.max_total)
+    }
+
     /// The effective caps: in total, and per peer.
     pub(crate) fn caps(&self) -> (usize, usize) {
         (self.max_total, self.max_per_peer)
@@ -161,9 +166,11 @@ pub(crate) async fn serve(
             accepted = axum::serve::Listener::accept(&mut listener) => accepted,
         };
         let Some(peer) = caps.peer_slot(remote.ip()) else {
+            super::observe::refused("peer_connection_cap");
             refuse_over_cap(&stream, remote, caps.max_per_peer);
             continue;
         };
+        metrics::counter!(super::observe::HTTP_CONNECTIONS_ACCEPTED_TOTAL).increment(1);
         if let Err(error) = stream.set_nodelay(true) {
             tracing::debug!(%error, %remote, "could not set TCP_NODELAY");
         }

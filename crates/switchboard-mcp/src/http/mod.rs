@@ -10,6 +10,12 @@
 //! also serves a router of pages (`switchboard-web`) at every other path, beside the guard
 //! rather than behind it: the pages authenticate people themselves.
 //!
+//! For the platform that runs the process, `health` answers `GET /healthz` and `GET /readyz`
+//! outside every check, `observe` records the endpoint's metrics and serves `GET /metrics` when
+//! asked to, and `drain` counts the requests in flight so that
+//! [`HttpServer::drain`] can stop taking new work and let those finish before
+//! [`HttpServer::shutdown`].
+//!
 //! An answer that needs no stream (no progress, no log message, no request to the client before
 //! the result) is one `application/json` body: on 2026-07-28 rmcp decides this per request
 //! (`json_response`); in a session of an earlier revision, `json_answer` reads rmcp's event
@@ -24,11 +30,14 @@
 mod auth;
 mod body;
 mod config;
+mod drain;
 mod guard;
+mod health;
 mod invalid_params;
 mod json_answer;
 mod limit;
 mod listen;
+mod observe;
 mod origin;
 mod reject;
 mod session;
@@ -50,11 +59,22 @@ pub use config::{
     DEFAULT_REQUEST_HEAD_TIMEOUT, DEFAULT_SESSION_GRACE, HttpAuth, HttpConfig, HttpConfigError,
     HttpLimits,
 };
+pub use drain::DRAIN_RETRY_AFTER_SECS;
+pub use health::{
+    CHECK_INTERVAL, CHECK_TIMEOUT, CheckFuture, HEALTHZ_PATH, READYZ_PATH, ReadinessCheck,
+    readiness_check,
+};
+pub use observe::{
+    HTTP_CONNECTIONS, HTTP_CONNECTIONS_ACCEPTED_TOTAL, HTTP_REFUSALS_TOTAL,
+    HTTP_REQUESTS_IN_FLIGHT, MCP_SESSIONS, METRICS_PATH, RenderFuture, describe_metrics,
+};
 pub use origin::{AllowListError, AllowedHost, AllowedOrigin};
 
 use crate::{error::McpError, identity::Identity, server::McpServer, tools::ToolCatalog};
 use auth::{Authenticator, Principal};
+use drain::Drain;
 use guard::{Guard, REQUEST_PRINCIPAL};
+use health::Readiness;
 use origin::RebindingGuard;
 use session::SessionTracker;
 
@@ -88,6 +108,15 @@ pub struct HttpServer {
     cancel: CancellationToken,
     task: JoinHandle<std::io::Result<()>>,
     sessions: Arc<SessionTracker>,
+    drain: Arc<Drain>,
+}
+
+/// How a drain ended ([`HttpServer::drain`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Drained {
+    /// The requests still in flight when the deadline passed (0: every one finished).
+    pub cut_off: usize,
 }
 
 impl HttpServer {
@@ -104,6 +133,33 @@ impl HttpServer {
     /// How many MCP sessions are alive (open, or idle within their grace window).
     pub fn session_count(&self) -> usize {
         self.sessions.len()
+    }
+
+    /// How many requests are in flight (every request but a `GET`, until its response is sent).
+    pub fn in_flight(&self) -> usize {
+        self.drain.in_flight()
+    }
+
+    /// Stops taking new work and waits, up to `deadline`, for the requests in flight to finish.
+    ///
+    /// From now on `/readyz` answers `503` (`draining`) and every new request but the probes
+    /// (and `/metrics`) is answered `503` with `Retry-After`; `/healthz` still answers `200`.
+    /// The listener stays open, so a client learns to go elsewhere rather than finding the port
+    /// closed. Call [`HttpServer::shutdown`] next.
+    pub async fn drain(&self, deadline: std::time::Duration) -> Drained {
+        self.drain.start();
+        let in_flight = self.drain.in_flight();
+        tracing::info!(
+            in_flight,
+            deadline_ms = deadline.as_millis(),
+            "draining: new requests are refused, the ones in flight may finish"
+        );
+        match tokio::time::timeout(deadline, self.drain.finished()).await {
+            Ok(()) => Drained { cut_off: 0 },
+            Err(_) => Drained {
+                cut_off: self.drain.in_flight(),
+            },
+        }
     }
 
     /// Waits until the server stops (after [`HttpServer::shutdown`] or an I/O failure).
@@ -235,12 +291,41 @@ async fn serve(
     });
     let mut app = axum::Router::new()
         .nest_service(MCP_PATH, service)
-        .layer(axum::middleware::from_fn_with_state(guard, guard::check));
+        .layer(axum::middleware::from_fn_with_state(guard, guard::check))
+        .layer(axum::middleware::from_fn(observe::count_refusals));
     if let Some(pages) = pages {
         app = app.merge(pages);
     }
-
+    let drain = Arc::new(Drain::default());
+    let app = app.layer(axum::middleware::from_fn_with_state(
+        Arc::clone(&drain),
+        drain::admit,
+    ));
+    let readiness = Arc::new(Readiness::new(config.readiness, Arc::clone(&drain)));
+    // Before listening, so that the first probe already has an answer.
+    readiness.refresh().await;
+    tokio::spawn(Arc::clone(&readiness).refresh_until(cancel.clone()));
     let caps = listen::ConnectionCaps::new(&config.limits, listen::open_file_limit());
+    let mut probes = axum::Router::new()
+        .route(HEALTHZ_PATH, axum::routing::get(health::healthz))
+        .route(
+            READYZ_PATH,
+            axum::routing::get(health::readyz).with_state(readiness),
+        );
+    if let Some(render) = config.metrics {
+        let scrape = observe::Scrape {
+            render,
+            sessions: Arc::clone(&sessions),
+            drain: Arc::clone(&drain),
+            connections: caps.open_gauge(),
+        };
+        probes = probes.route(
+            METRICS_PATH,
+            axum::routing::get(observe::serve_metrics).with_state(scrape),
+        );
+    }
+    let app = probes.merge(app);
+
     let (max_connections, max_connections_per_peer) = caps.caps();
     tokio::spawn(Arc::clone(&sessions).sweep_until(cancel.clone()));
     let task = tokio::spawn(listen::serve(
@@ -262,5 +347,6 @@ async fn serve(
         cancel,
         task,
         sessions,
+        drain,
     })
 }

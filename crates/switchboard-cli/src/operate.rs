@@ -1,0 +1,346 @@
+//! What `serve --http` offers the platform that runs it: the readiness checks behind `/readyz`,
+//! the signals that stop it (SIGTERM, Ctrl-C) and its operations flags. `docs/deploy.md` is
+//! the operator's guide to all of it.
+//!
+//! Readiness asks each store the server opened for one cheap read it cannot fail on when the
+//! store answers: the audit store for its newest record, the proposals store for a proposal id
+//! that cannot exist, the workflow run store for a fresh run id. Under `--mounts-strict` it also
+//! asks that every mounted server be up. The store reads block (they may touch a file or the
+//! network), so each runs on a blocking thread; a store that hangs is reported failing without
+//! starting a second read beside the stuck one.
+
+use std::{
+    convert::Infallible,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Duration,
+};
+
+use anyhow::Context as _;
+use clap::{Args, ValueEnum};
+use jiff::SignedDuration;
+use switchboard::{AuditQuery, OrgId, ProposalId, ToolRegistry};
+use switchboard_mcp::{CHECK_INTERVAL, CheckFuture, HttpServer, ReadinessCheck, readiness_check};
+use switchboard_mounts::{MountState, MountStatus};
+use switchboard_workflows::{RunId, RunStore};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::{app::Exit, mounts_setup::MountsSetup, output, telemetry};
+
+/// The operations flags of `serve` (see `docs/deploy.md`).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Operations")]
+pub(crate) struct OperateArgs {
+    /// On SIGTERM (or Ctrl-C), how long the calls in flight may take to finish before the
+    /// server stops anyway (`30s`, `2m`); meanwhile new requests get `503` with `Retry-After`
+    /// and `/readyz` says `draining`. A second signal stops at once.
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "30s",
+        conflicts_with = "stdio"
+    )]
+    pub(crate) drain_timeout: SignedDuration,
+
+    /// Serve Prometheus metrics at `GET /metrics` (calls by tool and outcome, latency, refusals,
+    /// audit queue, sessions, connections, workflow runs, mounted servers). Answered without
+    /// the token check, like `/healthz` and `/readyz`: expose the port only on a private
+    /// network.
+    #[arg(long, conflicts_with = "stdio")]
+    pub(crate) metrics: bool,
+
+    /// How log lines on standard error are written: `text` for people, `json` (one object
+    /// per line) for log collectors.
+    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub(crate) log_format: LogFormat,
+}
+
+/// The values of `serve --log-format`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub(crate) enum LogFormat {
+    /// Human-readable lines (coloured on a terminal).
+    #[default]
+    Text,
+    /// One JSON object per line: `timestamp`, `level`, `target`, `fields`, and the spans.
+    Json,
+}
+
+impl OperateArgs {
+    /// `--drain-timeout`, checked.
+    pub(crate) fn drain_timeout(&self) -> Result<Duration, crate::app::UsageError> {
+        Duration::try_from(self.drain_timeout)
+            .ok()
+            .filter(|timeout| !timeout.is_zero())
+            .ok_or_else(|| {
+                crate::app::UsageError::new(
+                    "--drain-timeout must be a positive duration, such as `30s`",
+                )
+            })
+    }
+}
+
+/// The readiness checks of a server on `registry`'s stores and the workflow run `store`, and,
+/// when `mounts` is given (`--mounts-strict`), of the mounted servers' latest state.
+pub(crate) fn readiness_checks(
+    registry: &ToolRegistry,
+    runs: &Arc<dyn RunStore>,
+    mounts: Option<watch::Receiver<MountsHealth>>,
+) -> Vec<Arc<dyn ReadinessCheck>> {
+    let audit = Arc::clone(registry.audit().store());
+    let proposals = Arc::clone(registry.proposal_store());
+    let runs = Arc::clone(runs);
+    let nobody = OrgId::from("switchboard-readiness");
+    let mut checks = vec![
+        blocking_check("audit store", move || {
+            audit
+                .query(&AuditQuery::all().limit(1))
+                .map(drop)
+                .map_err(|error| error.to_string())
+        }),
+        blocking_check("proposals store", move || {
+            let id = ProposalId::new(format!("readiness-{}", uuid::Uuid::now_v7()));
+            proposals
+                .get(&nobody, &id)
+                .map(drop)
+                .map_err(|error| error.to_string())
+        }),
+        blocking_check("workflow run store", move || {
+            runs.run(RunId::new())
+                .map(drop)
+                .map_err(|error| error.to_string())
+        }),
+    ];
+    if let Some(mounts) = mounts {
+        checks.push(readiness_check("mounted servers", move || {
+            let health = mounts.borrow().clone();
+            Box::pin(async move {
+                match health.down.is_empty() {
+                    true => Ok(()),
+                    false => Err(format!("not up: {}", health.down.join(", "))),
+                }
+            })
+        }));
+    }
+    checks
+}
+
+/// A check that runs `read` on a blocking thread, one run at a time: while a run is still
+/// going (a store that hangs), the next checks fail at once instead of starting another.
+fn blocking_check<F>(name: &str, read: F) -> Arc<dyn ReadinessCheck>
+where
+    F: Fn() -> Result<(), String> + Send + Sync + 'static,
+{
+    let read = Arc::new(read);
+    let running = Arc::new(AtomicBool::new(false));
+    readiness_check(name, move || -> CheckFuture {
+        let read = Arc::clone(&read);
+        let running = Arc::clone(&running);
+        Box::pin(async move {
+            if running.swap(true, Ordering::AcqRel) {
+                return Err("the previous check has not answered yet".to_owned());
+            }
+            let answered = tokio::task::spawn_blocking(move || {
+                let answer = read();
+                running.store(false, Ordering::Release);
+                answer
+            })
+            .await;
+            answered.map_err(|error| format!("the check failed: {error}"))?
+        })
+    })
+}
+
+/// The mounted servers' latest state, for `/readyz`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct MountsHealth {
+    /// The servers that are not up, by id.
+    pub(crate) down: Vec<String>,
+}
+
+/// The mounted servers' health now, in a channel the readiness check reads.
+pub(crate) async fn mounts_health(mounts: &MountsSetup) -> watch::Sender<MountsHealth> {
+    let statuses = mounts.statuses().await;
+    telemetry::record_mounts(&statuses);
+    watch::Sender::new(MountsHealth::of(&statuses))
+}
+
+impl MountsHealth {
+    fn of(statuses: &[MountStatus]) -> Self {
+        Self {
+            down: statuses
+                .iter()
+                .filter(|status| status.state != MountState::Up)
+                .map(|status| status.id.clone())
+                .collect(),
+        }
+    }
+}
+
+/// Keeps `health` (and the mounted servers' metrics) up to date, every [`CHECK_INTERVAL`];
+/// never ends.
+async fn watch_mounts(mounts: &MountsSetup, health: &watch::Sender<MountsHealth>) -> Infallible {
+    let mut ticks = tokio::time::interval(CHECK_INTERVAL);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        let statuses = mounts.statuses().await;
+        telemetry::record_mounts(&statuses);
+        let now = MountsHealth::of(&statuses);
+        health.send_if_modified(|kept| {
+            let changed = *kept != now;
+            *kept = now;
+            changed
+        });
+    }
+}
+
+/// How long the HTTP connections may take to close once the drain is over (standing event
+/// streams end at once; this bounds a connection that does not).
+const CLOSE_GRACE: Duration = Duration::from_secs(5);
+
+/// What stopping a server involves besides the server.
+pub(crate) struct Stopping<'a> {
+    /// `--drain-timeout`.
+    pub(crate) drain_timeout: Duration,
+    /// Ends the pages' event streams, which last as long as their runs.
+    pub(crate) streams_stop: &'a CancellationToken,
+    /// The mounted servers and their health, kept up to date while serving.
+    pub(crate) mounts: Option<(&'a MountsSetup, watch::Sender<MountsHealth>)>,
+}
+
+/// Serves until SIGTERM or Ctrl-C, then drains: new requests are refused, the calls in flight
+/// get up to the drain timeout to finish (a second signal ends the wait), the connections
+/// close, and the audit log is flushed. The mounted servers are closed by the caller, and the
+/// registry stopped, when this returns.
+///
+/// Exit 0 when every call in flight finished; exit 1 when the deadline (or a second signal) cut
+/// calls off.
+pub(crate) async fn serve_until_stopped(
+    server: HttpServer,
+    registry: &ToolRegistry,
+    stopping: Stopping<'_>,
+) -> anyhow::Result<Exit> {
+    let watching = async {
+        match &stopping.mounts {
+            Some((mounts, health)) => watch_mounts(mounts, health).await,
+            None => std::future::pending().await,
+        }
+    };
+    let signal = tokio::select! {
+        signal = stop_signal() => signal?,
+        never = watching => match never {},
+    };
+    let deadline = stopping.drain_timeout;
+    output::write_stderr(&format!(
+        "switchboard: {signal}: draining; the calls in flight have {} to finish (another \
+         signal stops at once)\n",
+        SignedDuration::try_from(deadline)
+            .map_or_else(|_| "a while".to_owned(), |d| format!("{d:#}"))
+    ));
+    let drained = tokio::select! {
+        drained = server.drain(deadline) => drained.cut_off,
+        again = stop_signal() => {
+            let again = again?;
+            tracing::warn!(signal = again, "a second signal: stopping without waiting");
+            server.in_flight()
+        }
+    };
+    stopping.streams_stop.cancel();
+    match tokio::time::timeout(CLOSE_GRACE, server.shutdown()).await {
+        Ok(stopped) => stopped.context("the MCP HTTP server did not stop cleanly")?,
+        Err(_) => tracing::warn!(
+            grace_ms = CLOSE_GRACE.as_millis(),
+            "some HTTP connections did not close in time; stopping anyway"
+        ),
+    }
+    let audit = registry.audit();
+    audit.flush().await;
+    let stats = audit.stats();
+    tracing::info!(
+        written = stats.written,
+        lost = stats.lost,
+        "stopped: the audit log is flushed"
+    );
+    if drained > 0 {
+        tracing::error!(
+            cut_off = drained,
+            "requests were still in flight when the drain ended: they were cut off"
+        );
+        output::write_stderr(&format!(
+            "switchboard: {drained} requests were still in flight when the drain ended \
+             (--drain-timeout); they were cut off\n"
+        ));
+        return Ok(Exit::Refused);
+    }
+    Ok(Exit::Success)
+}
+
+/// Waits for SIGTERM or Ctrl-C (SIGINT) and says which came.
+pub(crate) async fn stop_signal() -> anyhow::Result<&'static str> {
+    #[cfg(unix)]
+    {
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .context("could not wait for SIGTERM")?;
+        tokio::select! {
+            _ = terminate.recv() => Ok("SIGTERM"),
+            interrupted = tokio::signal::ctrl_c() => {
+                interrupted.context("could not wait for Ctrl-C")?;
+                Ok("Ctrl-C")
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        tokio::signal::ctrl_c()
+            .await
+            .context("could not wait for Ctrl-C")?;
+        Ok("Ctrl-C")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_hung_store_fails_its_checks_without_piling_up_reads() {
+        let hung = Arc::new(AtomicBool::new(true));
+        let reads = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let check = {
+            let hung = Arc::clone(&hung);
+            let reads = Arc::clone(&reads);
+            blocking_check("hung", move || {
+                reads.fetch_add(1, Ordering::SeqCst);
+                while hung.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Ok(())
+            })
+        };
+        let first = tokio::time::timeout(Duration::from_millis(50), check.check()).await;
+        assert!(first.is_err(), "the first read hangs");
+        let second = check.check().await;
+        assert!(second.is_err(), "{second:?}");
+        assert_eq!(
+            reads.load(Ordering::SeqCst),
+            1,
+            "no second read was started"
+        );
+        hung.store(false, Ordering::SeqCst);
+        // Once the stuck read returns, the next check reads again.
+        let mut answered = Err(String::new());
+        for _ in 0..200 {
+            answered = check.check().await;
+            if answered.is_ok() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(answered, Ok(()));
+        assert_eq!(reads.load(Ordering::SeqCst), 2);
+    }
+}
