@@ -306,6 +306,39 @@ pub(crate) async fn stop_signal() -> anyhow::Result<&'static str> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_mounted_server_counts_as_down_unless_it_is_up() {
+        let up = MountStatus {
+            state: MountState::Up,
+            ..MountStatus::failed("files", "")
+        };
+        let restarting = MountStatus {
+            state: MountState::Restarting,
+            ..MountStatus::failed("search", "")
+        };
+        let failed = MountStatus::failed("tickets", "did not start");
+        assert_eq!(
+            MountsHealth::of(std::slice::from_ref(&up)),
+            MountsHealth::default()
+        );
+        assert_eq!(
+            MountsHealth::of(&[up, restarting, failed]).down,
+            ["search", "tickets"]
+        );
+    }
+
+    #[test]
+    fn the_drain_timeout_must_be_positive() {
+        let args = |timeout: &str| OperateArgs {
+            drain_timeout: timeout.parse().expect("a duration"),
+            metrics: false,
+            log_format: LogFormat::Text,
+        };
+        assert_eq!(args("30s").drain_timeout(), Ok(Duration::from_secs(30)));
+        assert!(args("0s").drain_timeout().is_err());
+        assert!(args("-5s").drain_timeout().is_err());
+    }
+
     #[tokio::test]
     async fn a_hung_store_fails_its_checks_without_piling_up_reads() {
         let hung = Arc::new(AtomicBool::new(true));
