@@ -197,8 +197,9 @@ async fn watch_mounts(mounts: &MountsSetup, health: &watch::Sender<MountsHealth>
     }
 }
 
-/// How long the HTTP connections may take to close once the drain is over (standing event
-/// streams end at once; this bounds a connection that does not).
+/// How long the HTTP connections may take to close once every request in flight finished
+/// (standing event streams end at once; this bounds a connection that does not). After a drain
+/// cut short, the server does not wait for them.
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
 
 /// What stopping a server involves besides the server.
@@ -249,8 +250,14 @@ pub(crate) async fn serve_until_stopped(
         }
     };
     stopping.streams_stop.cancel();
-    match tokio::time::timeout(CLOSE_GRACE, server.shutdown()).await {
+    let grace = if drained == 0 {
+        CLOSE_GRACE
+    } else {
+        Duration::ZERO
+    };
+    match tokio::time::timeout(grace, server.shutdown()).await {
         Ok(stopped) => stopped.context("the MCP HTTP server did not stop cleanly")?,
+        Err(_) if drained > 0 => {}
         Err(_) => tracing::warn!(
             grace_ms = CLOSE_GRACE.as_millis(),
             "some HTTP connections did not close in time; stopping anyway"

@@ -475,6 +475,47 @@ async fn sigterm_under_load_drains_every_call_in_flight_and_audits_each_answered
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drain_cut_short_by_its_deadline_says_so_and_exits_1() {
+    const WORKERS: usize = 16;
+    let dir = StateDir::new();
+    let mut args = vec!["--conformance", "--state-dir", dir.path()];
+    args.extend_from_slice(&IDENTITY);
+    args.extend_from_slice(&["--drain-timeout", "5ms"]);
+    let mut server = Served::start(&args, &[]).await;
+    let seen = Arc::new(Seen::default());
+    // Calls of 100 ms, started at different times: some are always in flight.
+    let workers: Vec<_> = (0..WORKERS)
+        .map(|_| {
+            tokio::spawn(load(
+                server.addr,
+                "test_reconnection",
+                2_000,
+                Arc::clone(&seen),
+            ))
+        })
+        .collect();
+    bounded("some calls answered", async {
+        while seen.answered.load(Ordering::SeqCst) < 3 * WORKERS {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    server.signal(nix::sys::signal::Signal::SIGTERM);
+    let status = bounded("the server's exit", server.child.wait())
+        .await
+        .expect("the server is waited for");
+    for worker in workers {
+        bounded("a worker", worker).await.expect("the worker ends");
+    }
+    let log = server.log();
+    assert_eq!(status.code(), Some(1), "{log}");
+    assert!(
+        log.contains("were still in flight when the drain ended (--drain-timeout)"),
+        "{log}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn log_format_json_writes_one_json_object_per_log_line() {
     let dir = StateDir::new();
     let mut args = vec!["--state-dir", dir.path()];
