@@ -9,9 +9,14 @@
 //! outside the timed part. Each store writes to its own new database, which grows by hundreds of
 //! thousands of records while measured, so the rates are sustained ones.
 //!
-//! Criterion measures each store on its own (`append_batch_1024/…`); then a summary runs them
-//! in interleaved rounds, so that machine noise hits both alike, and prints the median records
-//! per second of each, their ratio, the server's durability settings (`fsync`,
+//! Beside the store, a baseline on the same kind of table: the other way PostgreSQL takes a
+//! batch in, its ids reserved first (`nextval` over the batch) and the rows sent by a binary
+//! `COPY`, so that the store's choice of one `INSERT … SELECT FROM unnest(…)` is measured, not
+//! assumed.
+//!
+//! Criterion measures each case on its own (`append_batch_1024/…`); then a summary runs them
+//! in interleaved rounds, so that machine noise hits them alike, and prints the median records
+//! per second of each, their ratio to SQLite, the server's durability settings (`fsync`,
 //! `synchronous_commit`: a test server runs with `fsync = off`, which a production one does
 //! not) and one `BENCH` line for `cargo xtask bench`.
 //!
@@ -38,6 +43,10 @@ use switchboard_audit::{AuditRecord, AuditStore, Outcome, digest_json};
 use switchboard_audit_postgres::PostgresAuditStore;
 use switchboard_audit_sqlite::SqliteAuditStore;
 use switchboard_core::{Category, CorrelationId, ErrorKind, Initiator};
+use switchboard_postgres::{
+    Client, Database, QueryError,
+    tokio_postgres::{binary_copy::BinaryCopyInWriter, types::Type},
+};
 use switchboard_test_postgres::{TestDatabase, URL_VARIABLE};
 use tempfile::TempDir;
 
@@ -96,10 +105,109 @@ fn pool() -> Vec<AuditRecord> {
         .collect()
 }
 
-/// One store under measurement, what keeps its database alive, and its records.
+/// Reserves `$1` ids from the identity's sequence, for the `COPY` baseline.
+const RESERVE_IDS: &str = "SELECT nextval(pg_get_serial_sequence('audit_records', 'id')) \
+     FROM generate_series(1, $1::bigint)";
+
+/// The `COPY` baseline's statement: every column given, the ids reserved first.
+const COPY_IN: &str = "COPY audit_records (id, timestamp_ns, tool, domain, category, org_id, \
+     user_id, session_id, correlation_id, initiator, input_hash, output_hash, digest_error, \
+     duration_us, outcome, action_id, action_event) FROM STDIN (FORMAT binary)";
+
+/// The types of [`COPY_IN`]'s columns, in order.
+const COPY_TYPES: [Type; 17] = [
+    Type::INT8,
+    Type::INT8,
+    Type::TEXT,
+    Type::TEXT,
+    Type::TEXT,
+    Type::TEXT,
+    Type::TEXT,
+    Type::TEXT,
+    Type::TEXT,
+    Type::TEXT,
+    Type::BYTEA,
+    Type::BYTEA,
+    Type::TEXT,
+    Type::INT8,
+    Type::TEXT,
+    Type::TEXT,
+    Type::TEXT,
+];
+
+/// The other way PostgreSQL takes a batch in: reserve the ids (one statement), then a binary
+/// `COPY` of the rows with their ids (one statement, one transaction).
+async fn copy_batch(client: &Client, batch: &[AuditRecord]) -> Result<Vec<i64>, QueryError> {
+    let count = i64::try_from(batch.len()).unwrap_or(i64::MAX);
+    let reserve = client.prepare_cached(RESERVE_IDS).await?;
+    let mut ids: Vec<i64> = client
+        .query(&reserve, &[&count])
+        .await?
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    ids.sort_unstable();
+    let copy = client.prepare_cached(COPY_IN).await?;
+    let sink = client.copy_in(&copy).await?;
+    let mut writer = std::pin::pin!(BinaryCopyInWriter::new(sink, &COPY_TYPES));
+    for (record, id) in batch.iter().zip(&ids) {
+        let timestamp_ns = i64::try_from(record.timestamp.as_nanosecond()).unwrap_or(i64::MAX);
+        let duration_us = record.duration_us as i64;
+        writer
+            .as_mut()
+            .write(&[
+                id,
+                &timestamp_ns,
+                &&*record.tool,
+                &record.domain.as_deref(),
+                &record.category.map(Category::as_str),
+                &record.org_id.as_ref().map(|id| id.as_str()),
+                &record.user_id.as_ref().map(|id| id.as_str()),
+                &record.session_id.as_ref().map(|id| id.as_str()),
+                &record.correlation_id.as_ref().map(|id| id.as_str()),
+                &record.initiator.as_str(),
+                &record.input_hash.as_ref().map(|digest| &digest.0[..]),
+                &record.output_hash.as_ref().map(|digest| &digest.0[..]),
+                &record.digest_error.as_deref(),
+                &duration_us,
+                &record.outcome.as_str(),
+                &record.action.as_ref().map(|action| action.id.as_str()),
+                &record.action.as_ref().map(|action| action.event.as_str()),
+            ])
+            .await?;
+    }
+    writer.finish().await?;
+    Ok(ids)
+}
+
+/// Where a case writes its batches.
+enum Sink {
+    Store(Box<dyn AuditStore>),
+    /// [`copy_batch`] on the connections of a PostgreSQL store (so: the same table).
+    Copy(Database),
+}
+
+impl Sink {
+    fn append(&self, batch: &mut [AuditRecord]) {
+        match self {
+            Sink::Store(store) => store.append_batch(batch).expect("the batch is appended"),
+            Sink::Copy(database) => {
+                let records = batch.to_vec();
+                let ids = database
+                    .call(move |client| async move { copy_batch(&client, &records).await })
+                    .expect("the rows are copied in");
+                for (record, id) in batch.iter_mut().zip(ids) {
+                    record.id = id.unsigned_abs();
+                }
+            }
+        }
+    }
+}
+
+/// One case under measurement, what it writes to, and its records.
 struct Case {
     name: &'static str,
-    store: Box<dyn AuditStore>,
+    sink: Sink,
     pool: Vec<AuditRecord>,
     next: usize,
     passes: u64,
@@ -107,10 +215,10 @@ struct Case {
 }
 
 impl Case {
-    fn new(name: &'static str, store: Box<dyn AuditStore>) -> Self {
+    fn new(name: &'static str, sink: Sink) -> Self {
         Self {
             name,
-            store,
+            sink,
             pool: pool(),
             next: 0,
             passes: 0,
@@ -136,9 +244,7 @@ impl Case {
         self.make_room();
         let batch = &mut self.pool[self.next..self.next + BATCH];
         let started = Instant::now();
-        self.store
-            .append_batch(batch)
-            .expect("the batch is appended");
+        self.sink.append(batch);
         let took = started.elapsed();
         black_box(batch.last().map(|record| record.id));
         self.next += BATCH;
@@ -165,28 +271,37 @@ impl Case {
 /// The databases the cases write to, deleted when dropped.
 struct Databases {
     postgres: TestDatabase,
+    copy: TestDatabase,
     sqlite: TempDir,
 }
 
 impl Databases {
     fn create(runtime: &tokio::runtime::Runtime, server_url: &str) -> Self {
-        let postgres = runtime
-            .block_on(TestDatabase::create(server_url))
-            .expect("the benchmark database is created on the server");
+        let create = || {
+            runtime
+                .block_on(TestDatabase::create(server_url))
+                .expect("the benchmark database is created on the server")
+        };
         Self {
-            postgres,
+            postgres: create(),
+            copy: create(),
             sqlite: tempfile::tempdir().expect("a temporary directory"),
         }
     }
 
-    fn cases(&self) -> [Case; 2] {
+    fn cases(&self) -> [Case; 3] {
         let postgres =
             PostgresAuditStore::open(self.postgres.url()).expect("the PostgreSQL store opens");
+        let copy = PostgresAuditStore::open(self.copy.url())
+            .expect("the PostgreSQL store opens")
+            .database()
+            .clone();
         let sqlite = SqliteAuditStore::open(self.sqlite.path().join("audit.db"))
             .expect("the SQLite store opens");
         [
-            Case::new("postgres store", Box::new(postgres)),
-            Case::new("sqlite store (FULL)", Box::new(sqlite)),
+            Case::new("postgres store", Sink::Store(Box::new(postgres))),
+            Case::new("postgres binary COPY, same table", Sink::Copy(copy)),
+            Case::new("sqlite store (FULL)", Sink::Store(Box::new(sqlite))),
         ]
     }
 }
@@ -227,16 +342,16 @@ fn summary(databases: &Databases) -> (f64, f64) {
         }
         println!("round {round}/{ROUNDS} done");
     }
-    let [postgres, sqlite] = cases.each_mut().map(Case::median);
+    let [postgres, copy, sqlite] = cases.each_mut().map(Case::median);
     println!();
     println!(
         "append_batch in batches of {BATCH}: median of {ROUNDS} interleaved rounds of {} ms, \
          records per second",
         TIME_PER_ROUND.as_millis()
     );
-    println!("{:<28} {:>12} {:>14}", "store", "records/s", "/ sqlite");
-    for (case, rate) in cases.iter().zip([postgres, sqlite]) {
-        println!("{:<28} {rate:>12.0} {:>13.2}x", case.name, rate / sqlite);
+    println!("{:<32} {:>12} {:>14}", "case", "records/s", "/ sqlite");
+    for (case, rate) in cases.iter().zip([postgres, copy, sqlite]) {
+        println!("{:<32} {rate:>12.0} {:>13.2}x", case.name, rate / sqlite);
     }
     (postgres, sqlite)
 }

@@ -20,25 +20,30 @@
 //!   a correlation id) is stored as U+FFFD, the replacement character, rather than failing the
 //!   whole batch. Queries make the same replacement in their filters, so they still match.
 
-use std::{str::FromStr, sync::Arc};
+use std::{borrow::Cow, str::FromStr, sync::Arc};
 
 use jiff::Timestamp;
 use switchboard_audit::{ActionEvent, AuditAction, AuditRecord, Digest, Outcome};
 use switchboard_core::{ActionId, Category, CorrelationId, Initiator, OrgId, SessionId, UserId};
-use switchboard_postgres::{QueryError, tokio_postgres::Row};
+use switchboard_postgres::{
+    QueryError,
+    tokio_postgres::{Row, types::ToSql},
+};
 
 /// The columns [`read`] reads, in its order.
 pub(crate) const COLUMNS: &str = "id, timestamp_ns, tool, domain, category, org_id, user_id, \
      session_id, correlation_id, initiator, input_hash, output_hash, digest_error, duration_us, \
      outcome, action_id, action_event";
 
-/// Inserts a whole batch in one statement, from one array per column ([`Columns`]), and returns
-/// the ids the identity gave the rows. The rows are inserted in the arrays' order (`ORDER BY`
-/// the position `WITH ORDINALITY` numbers them by), and the identity's sequence only grows, so
-/// the returned ids sorted ascending are the records' ids in batch order.
-pub(crate) const INSERT_BATCH: &str = "INSERT INTO audit_records (timestamp_ns, tool, domain, \
-     category, org_id, user_id, session_id, correlation_id, initiator, input_hash, output_hash, \
-     digest_error, duration_us, outcome, action_id, action_event) \
+/// Inserts a whole batch in one statement, from one array per column ([`Columns`]), and
+/// returns the ids the identity gave the rows, ascending, as one array. The rows are inserted
+/// in the arrays' order (`ORDER BY` the position `WITH ORDINALITY` numbers them by, which the
+/// function scan yields already in order) and the identity's sequence only grows, so the ids
+/// ascending are the records' ids in batch order.
+pub(crate) const INSERT_BATCH: &str = "WITH inserted AS (\
+     INSERT INTO audit_records (timestamp_ns, tool, domain, category, org_id, user_id, \
+     session_id, correlation_id, initiator, input_hash, output_hash, digest_error, duration_us, \
+     outcome, action_id, action_event) \
      SELECT batch.timestamp_ns, batch.tool, batch.domain, batch.category, batch.org_id, \
      batch.user_id, batch.session_id, batch.correlation_id, batch.initiator, batch.input_hash, \
      batch.output_hash, batch.digest_error, batch.duration_us, batch.outcome, batch.action_id, \
@@ -50,59 +55,33 @@ pub(crate) const INSERT_BATCH: &str = "INSERT INTO audit_records (timestamp_ns, 
      initiator, input_hash, output_hash, digest_error, duration_us, outcome, action_id, \
      action_event, position) \
      ORDER BY batch.position \
-     RETURNING id";
+     RETURNING id) \
+     SELECT array_agg(id ORDER BY id) FROM inserted";
 
-/// A timestamp as integer nanoseconds since the Unix epoch, clamped to what a `BIGINT` holds.
-pub(crate) fn timestamp_to_sql(timestamp: Timestamp) -> i64 {
-    let nanoseconds = timestamp.as_nanosecond();
-    i64::try_from(nanoseconds).unwrap_or(if nanoseconds < 0 { i64::MIN } else { i64::MAX })
-}
-
-/// Integer nanoseconds back as a timestamp.
-fn timestamp_from_sql(nanoseconds: i64) -> Result<Timestamp, QueryError> {
-    Timestamp::from_nanosecond(i128::from(nanoseconds))
-        .map_err(|error| QueryError::Decode(format!("timestamp_ns {nanoseconds}: {error}")))
-}
-
-/// `value` as `TEXT` can hold it: every U+0000 replaced by U+FFFD (see the module docs).
-pub(crate) fn text(value: &str) -> String {
-    if value.contains('\0') {
-        value.replace('\0', "\u{FFFD}")
-    } else {
-        value.to_owned()
-    }
-}
-
-/// An id as a signed `BIGINT` (ids never exceed `i64::MAX`).
-pub(crate) fn id_to_sql(id: u64) -> i64 {
-    i64::try_from(id).unwrap_or(i64::MAX)
-}
-
-/// A batch as one array per column of [`INSERT_BATCH`], owned so that the statement can run on
-/// the store's runtime while the caller waits.
+/// A batch as one array per column of [`INSERT_BATCH`], borrowing the records' text.
 #[derive(Debug, Default)]
-pub(crate) struct Columns {
+pub(crate) struct Columns<'batch> {
     timestamp_ns: Vec<i64>,
-    tool: Vec<String>,
-    domain: Vec<Option<String>>,
+    tool: Vec<Cow<'batch, str>>,
+    domain: Vec<Option<Cow<'batch, str>>>,
     category: Vec<Option<&'static str>>,
-    org_id: Vec<Option<String>>,
-    user_id: Vec<Option<String>>,
-    session_id: Vec<Option<String>>,
-    correlation_id: Vec<Option<String>>,
+    org_id: Vec<Option<Cow<'batch, str>>>,
+    user_id: Vec<Option<Cow<'batch, str>>>,
+    session_id: Vec<Option<Cow<'batch, str>>>,
+    correlation_id: Vec<Option<Cow<'batch, str>>>,
     initiator: Vec<&'static str>,
-    input_hash: Vec<Option<Vec<u8>>>,
-    output_hash: Vec<Option<Vec<u8>>>,
-    digest_error: Vec<Option<String>>,
+    input_hash: Vec<Option<&'batch [u8]>>,
+    output_hash: Vec<Option<&'batch [u8]>>,
+    digest_error: Vec<Option<Cow<'batch, str>>>,
     duration_us: Vec<i64>,
     outcome: Vec<&'static str>,
-    action_id: Vec<Option<String>>,
+    action_id: Vec<Option<Cow<'batch, str>>>,
     action_event: Vec<Option<&'static str>>,
 }
 
-impl Columns {
+impl<'batch> Columns<'batch> {
     /// The columns of `records`, in order.
-    pub(crate) fn of(records: &[AuditRecord]) -> Self {
+    pub(crate) fn of(records: &'batch [AuditRecord]) -> Self {
         let mut columns = Self::default();
         for record in records {
             columns.push(record);
@@ -110,11 +89,12 @@ impl Columns {
         columns
     }
 
-    fn push(&mut self, record: &AuditRecord) {
-        let text = |value: Option<&str>| value.map(text);
+    fn push(&mut self, record: &'batch AuditRecord) {
+        fn text(value: Option<&str>) -> Option<Cow<'_, str>> {
+            value.map(storable)
+        }
         self.timestamp_ns.push(timestamp_to_sql(record.timestamp));
-        self.tool
-            .push(text(Some(&*record.tool)).unwrap_or_default());
+        self.tool.push(storable(&record.tool));
         self.domain.push(text(record.domain.as_deref()));
         self.category.push(record.category.map(Category::as_str));
         self.org_id
@@ -128,9 +108,9 @@ impl Columns {
         ));
         self.initiator.push(record.initiator.as_str());
         self.input_hash
-            .push(record.input_hash.map(|digest| digest.0.to_vec()));
+            .push(record.input_hash.as_ref().map(|digest| &digest.0[..]));
         self.output_hash
-            .push(record.output_hash.map(|digest| digest.0.to_vec()));
+            .push(record.output_hash.as_ref().map(|digest| &digest.0[..]));
         self.digest_error.push(text(record.digest_error.as_deref()));
         // A bit-for-bit cast: see the module docs.
         self.duration_us.push(record.duration_us as i64);
@@ -143,9 +123,7 @@ impl Columns {
     }
 
     /// The parameters of [`INSERT_BATCH`], `$1` to `$16`.
-    pub(crate) fn parameters(
-        &self,
-    ) -> [&(dyn switchboard_postgres::tokio_postgres::types::ToSql + Sync); 16] {
+    pub(crate) fn parameters(&self) -> [&(dyn ToSql + Sync); 16] {
         [
             &self.timestamp_ns,
             &self.tool,
@@ -165,6 +143,32 @@ impl Columns {
             &self.action_event,
         ]
     }
+}
+
+/// `value` as `TEXT` can hold it, borrowed when it already can (see the module docs).
+pub(crate) fn storable(value: &str) -> Cow<'_, str> {
+    if value.contains('\0') {
+        Cow::Owned(value.replace('\0', "\u{FFFD}"))
+    } else {
+        Cow::Borrowed(value)
+    }
+}
+
+/// A timestamp as integer nanoseconds since the Unix epoch, clamped to what a `BIGINT` holds.
+pub(crate) fn timestamp_to_sql(timestamp: Timestamp) -> i64 {
+    let nanoseconds = timestamp.as_nanosecond();
+    i64::try_from(nanoseconds).unwrap_or(if nanoseconds < 0 { i64::MIN } else { i64::MAX })
+}
+
+/// Integer nanoseconds back as a timestamp.
+fn timestamp_from_sql(nanoseconds: i64) -> Result<Timestamp, QueryError> {
+    Timestamp::from_nanosecond(i128::from(nanoseconds))
+        .map_err(|error| QueryError::Decode(format!("timestamp_ns {nanoseconds}: {error}")))
+}
+
+/// An id as a signed `BIGINT` (ids never exceed `i64::MAX`).
+pub(crate) fn id_to_sql(id: u64) -> i64 {
+    i64::try_from(id).unwrap_or(i64::MAX)
 }
 
 /// Reads a row of `SELECT {COLUMNS}` back into a record.
@@ -287,18 +291,20 @@ mod tests {
             outcome: Outcome::Ok,
             action: None,
         };
-        let columns = Columns::of(&[record("first", Some("acme")), record("second", None)]);
-        assert_eq!(columns.tool, ["first", "second"]);
-        assert_eq!(columns.org_id, [Some("acme".to_owned()), None]);
+        let records = [record("first", Some("acme")), record("sec\0ond", None)];
+        let columns = Columns::of(&records);
+        assert_eq!(columns.tool, ["first", "sec\u{FFFD}ond"]);
+        assert_eq!(columns.org_id, [Some("acme".into()), None]);
         assert_eq!(columns.duration_us, [-1, -1]);
         assert_eq!(columns.initiator, ["agent", "agent"]);
-        assert_eq!(columns.input_hash[0].as_deref(), Some(&[7_u8; 32][..]));
+        assert_eq!(columns.input_hash[0], Some(&[7_u8; 32][..]));
         assert_eq!(columns.parameters().len(), 16);
     }
 
     #[test]
     fn a_nul_becomes_the_replacement_character_and_nothing_else_changes() {
-        assert_eq!(text("tool\0name\0"), "tool\u{FFFD}name\u{FFFD}");
-        assert_eq!(text("quote ' \" é \u{1F600}"), "quote ' \" é \u{1F600}");
+        assert_eq!(storable("tool\0name\0"), "tool\u{FFFD}name\u{FFFD}");
+        let clean = "quote ' \" é \u{1F600}";
+        assert!(matches!(storable(clean), Cow::Borrowed(same) if same == clean));
     }
 }

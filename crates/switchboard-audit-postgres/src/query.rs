@@ -24,7 +24,9 @@ impl Select {
     /// The statement that answers `query`. Its text depends only on which filters are set, so
     /// a connection keeps one prepared statement per combination in use.
     pub(crate) fn of(query: &AuditQuery) -> Self {
-        let text = |value: &str| -> Option<Parameter> { Some(Box::new(codec::text(value))) };
+        let text = |value: &str| -> Option<Parameter> {
+            Some(Box::new(codec::storable(value).into_owned()))
+        };
         let integer = |value: i64| -> Option<Parameter> { Some(Box::new(value)) };
         let conditions = [
             (

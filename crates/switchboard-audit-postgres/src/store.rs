@@ -114,15 +114,16 @@ impl AuditStore for PostgresAuditStore {
         if records.is_empty() {
             return Ok(());
         }
-        let columns = Columns::of(records);
-        let mut ids = self
+        // The records' text is reference-counted: the copy the statement borrows its arrays
+        // from costs a count per field, not the text.
+        let batch = records.to_vec();
+        let ids = self
             .database
             .call(move |client| async move {
                 let insert = client.prepare_cached(codec::INSERT_BATCH).await?;
-                let rows = client.query(&insert, &columns.parameters()).await?;
-                rows.iter()
-                    .map(|row| row.try_get::<_, i64>(0).map_err(QueryError::from))
-                    .collect::<Result<Vec<i64>, QueryError>>()
+                let columns = Columns::of(&batch);
+                let row = client.query_one(&insert, &columns.parameters()).await?;
+                Ok(row.try_get::<_, Option<Vec<i64>>>(0)?.unwrap_or_default())
             })
             .map_err(|error| self.unavailable("appending a batch", &error))?;
         if ids.len() != records.len() {
@@ -134,8 +135,7 @@ impl AuditStore for PostgresAuditStore {
             )));
         }
         // Only once committed: on error the records keep their ids untouched. The rows went in
-        // in batch order and the identity only grows, so ascending ids are the batch's order.
-        ids.sort_unstable();
+        // in batch order and the identity only grows, so the ids, ascending, are in batch order.
         for (record, id) in records.iter_mut().zip(ids) {
             record.id = id.unsigned_abs();
         }

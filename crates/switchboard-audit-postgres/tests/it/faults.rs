@@ -94,22 +94,34 @@ fn acknowledged_batches_survive_an_immediate_stop_mid_stream_exactly_once() {
                 attempt += 1;
             }
         });
-        assert!(
-            wait_for(Duration::from_secs(60), || ok_count() >= OK_BEFORE_THE_STOP),
-            "the writer got going"
-        );
-        cluster.stop_immediate().expect("the server stops at once");
-        let acknowledged_before_the_restart = ok_count();
-        assert!(
-            wait_for(Duration::from_secs(30), || failed_count() >= 3),
-            "appends fail while the server is down"
-        );
-        cluster.start_again().expect("the server starts again");
-        let recovered = wait_for(Duration::from_secs(60), || {
-            ok_count() >= acknowledged_before_the_restart + OK_AFTER_THE_RESTART
-        });
+        // The load and the faults; the writer stops whatever happens, so that a failed step
+        // fails the test instead of leaving the writer running.
+        let mut steps = || -> Result<(), String> {
+            if !wait_for(Duration::from_secs(60), || ok_count() >= OK_BEFORE_THE_STOP) {
+                return Err("the writer never got going".to_owned());
+            }
+            cluster
+                .stop_immediate()
+                .map_err(|error| format!("the server does not stop: {error}"))?;
+            let acknowledged_before_the_restart = ok_count();
+            if !wait_for(Duration::from_secs(30), || failed_count() >= 3) {
+                return Err("appends do not fail while the server is down".to_owned());
+            }
+            cluster
+                .start_again()
+                .map_err(|error| format!("the server does not start again: {error}"))?;
+            if !wait_for(Duration::from_secs(60), || {
+                ok_count() >= acknowledged_before_the_restart + OK_AFTER_THE_RESTART
+            }) {
+                return Err("appends do not succeed again after the restart".to_owned());
+            }
+            Ok(())
+        };
+        let outcome = steps();
         done.store(true, Ordering::Release);
-        assert!(recovered, "appends succeed again after the restart");
+        if let Err(failure) = outcome {
+            panic!("{failure}");
+        }
     });
     let outcomes = outcomes.into_inner().expect("outcomes");
     // A new store, as after a restart of the node too.

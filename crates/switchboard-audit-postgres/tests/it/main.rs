@@ -3,7 +3,7 @@
 //! per test), and a private cluster for the tests that stop the server.
 //!
 //! The conformance suite, migrations, two stores on one database (two nodes), the server
-//! stopped mid-use and mid-load, and the store against the in-memory table as a model.
+//! stopped mid-use and mid-load, a NUL in a value, and the store against the in-memory table as a model.
 
 mod common;
 
@@ -12,3 +12,4 @@ mod faults;
 mod migration;
 mod model;
 mod nodes;
+mod values;
