@@ -1,0 +1,754 @@
+//! The database fails under running nodes: real `switchboard serve --http` processes on a
+//! PostgreSQL server of the test's own, which the test stops (`pg_ctl stop -m immediate`, as a
+//! crash would) in the middle of a load and starts again. Nothing a node acknowledged may be
+//! lost, nothing may run unaudited, no call may wait on the absent server past the stores'
+//! call timeout, and the nodes must recover by themselves. A node whose database is down when
+//! it starts must say so in one line and exit.
+//!
+//! Each test starts a private cluster ([`TestCluster`]), never the shared server of
+//! `cargo xtask test`, because it stops it.
+
+use std::{
+    collections::{BTreeMap, HashMap, HashSet},
+    process::Output,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use serde_json::{Value, json};
+use switchboard_test_postgres::TestCluster;
+
+use crate::{
+    common::{bounded, switchboard},
+    http_client::{Client, Server},
+};
+
+/// The stores' call timeout (`PostgresOptions`' default): no call may wait on an absent
+/// database longer than that, plus [`MARGIN`].
+const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Room over [`CALL_TIMEOUT`] for a machine busy with the load, the server's crash recovery
+/// and the other tests.
+const MARGIN: Duration = Duration::from_secs(2);
+
+/// How long the load runs against a healthy database before the server is stopped.
+const HEALTHY: Duration = Duration::from_secs(3);
+
+/// How long the server stays stopped.
+const OUTAGE: Duration = Duration::from_secs(4);
+
+/// How long the nodes may take to serve again once the server is back.
+const RECOVERY_LIMIT: Duration = Duration::from_secs(30);
+
+/// What a call may be refused with while the database is away: the audit record could not be
+/// committed, or a store (proposals, idempotency keys) could not be reached (`tool_failed` with
+/// code `idempotency_store_unavailable`).
+const OUTAGE_KINDS: [&str; 3] = ["audit_failed", "store_unavailable", "tool_failed"];
+
+/// Concurrent clients of the human node, and of the agent node.
+const HUMAN_CLIENTS: usize = 6;
+const AGENT_CLIENTS: usize = 2;
+
+/// A private PostgreSQL cluster, and its `postgres` database's URL (password included).
+fn private_cluster() -> (TestCluster, String) {
+    let cluster = TestCluster::start()
+        .expect("a private PostgreSQL cluster (PostgreSQL's server programs are installed)");
+    let url = cluster.url();
+    (cluster, url)
+}
+
+/// `serve --http` on `url` for every store, as alice (acme admin), with `extra` flags.
+async fn node(url: &str, extra: &[&str]) -> Server {
+    let mut flags = vec!["--audit", url, "--approvals", url, "--workflows", url];
+    flags.extend_from_slice(extra);
+    Server::start(&flags).await
+}
+
+/// A unique, valid W3C `traceparent`: the call's correlation id, from which a mutation's
+/// idempotency key is derived (with the tool, the organisation and the params).
+fn traceparent(sequence: u64) -> String {
+    format!(
+        "00-{:032x}-{:016x}-01",
+        0xdb00_0000_0000_0000_u128 + u128::from(sequence),
+        1
+    )
+}
+
+/// A 2026-07-28 `tools/call`: everything in the request, no session.
+fn stateless_call(id: u64, tool: &str, arguments: &Value, traceparent: &str) -> String {
+    json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {
+            "name": tool,
+            "arguments": arguments,
+            "_meta": {
+                "traceparent": traceparent,
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    })
+    .to_string()
+}
+
+/// How a node answered one call.
+#[derive(Debug, Clone, PartialEq)]
+enum Answer {
+    /// A successful result: its `structuredContent`.
+    Done(Value),
+    /// A tool result with `isError`: the error's JSON (`kind`, `message`, …).
+    Refused(Value),
+    /// A JSON-RPC error, or an HTTP error status: the body.
+    Protocol(String),
+}
+
+impl Answer {
+    fn kind(&self) -> &str {
+        match self {
+            Self::Done(_) => "ok",
+            Self::Refused(error) => error["kind"].as_str().unwrap_or("(no kind)"),
+            Self::Protocol(_) => "(protocol error)",
+        }
+    }
+}
+
+/// Posts `body` (a `tools/call` of `tool`) and classifies the answer.
+async fn post(client: &mut Client, tool: &str, body: &str) -> Answer {
+    let answer = client
+        .post(
+            &[
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", tool),
+            ],
+            body,
+        )
+        .await;
+    if answer.status != 200 {
+        return Answer::Protocol(format!("HTTP {}: {}", answer.status, answer.body));
+    }
+    let message = answer.message();
+    let result = &message["result"];
+    if result.is_null() {
+        return Answer::Protocol(message.to_string());
+    }
+    if result["isError"] == json!(true) {
+        Answer::Refused(result["_meta"]["switchboard/error"].clone())
+    } else {
+        Answer::Done(result["structuredContent"].clone())
+    }
+}
+
+/// One call a client made, and what came of it.
+#[derive(Debug, Clone)]
+struct Call {
+    /// Which node: `"human"` or `"agent"`.
+    node: &'static str,
+    tool: &'static str,
+    traceparent: String,
+    body: String,
+    /// When it was sent, since the load started.
+    sent: Duration,
+    took: Duration,
+    answer: Answer,
+}
+
+/// A decision on a proposal, made by `switchboard approve` in a process of its own.
+#[derive(Debug, Clone)]
+struct Decision {
+    proposal_id: String,
+    sent: Duration,
+    took: Duration,
+    output: Output,
+}
+
+/// What the load's clients share: the calls made, the decisions taken, when to stop.
+struct Load {
+    started: Instant,
+    sequence: AtomicU64,
+    stop: AtomicBool,
+    calls: Mutex<Vec<Call>>,
+    decisions: Mutex<Vec<Decision>>,
+    /// Proposals the agent node acknowledged, waiting for a decision.
+    pending: Mutex<Vec<String>>,
+}
+
+impl Load {
+    fn new() -> Arc<Self> {
+        Arc::new(Self {
+            started: Instant::now(),
+            sequence: AtomicU64::new(1),
+            stop: AtomicBool::new(false),
+            calls: Mutex::new(Vec::new()),
+            decisions: Mutex::new(Vec::new()),
+            pending: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn next(&self) -> u64 {
+        self.sequence.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn calls(&self) -> Vec<Call> {
+        self.calls.lock().expect("the calls' lock").clone()
+    }
+
+    fn decisions(&self) -> Vec<Decision> {
+        self.decisions.lock().expect("the decisions' lock").clone()
+    }
+
+    /// Makes one call of `tool` with `arguments` through `client`, and keeps it.
+    async fn call(
+        &self,
+        client: &mut Client,
+        node: &'static str,
+        tool: &'static str,
+        arguments: &Value,
+    ) -> Answer {
+        let sequence = self.next();
+        let traceparent = traceparent(sequence);
+        let body = stateless_call(sequence, tool, arguments, &traceparent);
+        let sent = self.started.elapsed();
+        let began = Instant::now();
+        let answer = post(client, tool, &body).await;
+        let call = Call {
+            node,
+            tool,
+            traceparent,
+            body,
+            sent,
+            took: began.elapsed(),
+            answer: answer.clone(),
+        };
+        self.calls.lock().expect("the calls' lock").push(call);
+        answer
+    }
+}
+
+/// A client of the human node: reads, notices (a mutation whose result differs on every run)
+/// and shift assignments, in turn.
+async fn human_client(load: Arc<Load>, addr: std::net::SocketAddr, number: usize) {
+    let mut client = Client::connect(addr).await;
+    let users = ["alice", "mark", "sam"];
+    let mut turn = number;
+    while !load.stop.load(Ordering::Relaxed) {
+        turn += 1;
+        match turn % 3 {
+            0 => {
+                load.call(&mut client, "human", "core_get_current_user", &json!({}))
+                    .await;
+            }
+            1 => {
+                let text = format!("client {number}, turn {turn}");
+                load.call(
+                    &mut client,
+                    "human",
+                    "roster_post_notice",
+                    &json!({"text": text}),
+                )
+                .await;
+            }
+            _ => {
+                let day = 23 + turn % 7;
+                let slot = if turn.is_multiple_of(2) { "am" } else { "pm" };
+                let shift = format!("acme-2026-11-{day}-{slot}");
+                let user = users[turn % users.len()];
+                load.call(
+                    &mut client,
+                    "human",
+                    "roster_assign_shift",
+                    &json!({"shift_id": shift, "user_id": user}),
+                )
+                .await;
+            }
+        }
+    }
+}
+
+/// A client of the agent node: each assignment it asks for becomes a proposal.
+async fn agent_client(load: Arc<Load>, addr: std::net::SocketAddr, number: usize) {
+    let mut client = Client::connect(addr).await;
+    let mut turn = number;
+    while !load.stop.load(Ordering::Relaxed) {
+        turn += 1;
+        let shift = format!("acme-2026-11-{}-pm", 23 + turn % 7);
+        let answer = load
+            .call(
+                &mut client,
+                "agent",
+                "roster_assign_shift",
+                &json!({"shift_id": shift, "user_id": "sam"}),
+            )
+            .await;
+        if let Answer::Refused(error) = &answer
+            && error["kind"] == json!("approval_required")
+        {
+            let id = error["proposal_id"].as_str().expect("a proposal id");
+            load.pending
+                .lock()
+                .expect("the pending proposals' lock")
+                .push(id.to_owned());
+        }
+        // Proposals pile up faster than a person decides; a pause keeps the list short.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A person approving the agent's proposals, each with `switchboard approve` in a new process.
+async fn decider(load: Arc<Load>, url: String) {
+    while !load.stop.load(Ordering::Relaxed) {
+        let next = load
+            .pending
+            .lock()
+            .expect("the pending proposals' lock")
+            .pop();
+        let Some(proposal_id) = next else {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            continue;
+        };
+        let sent = load.started.elapsed();
+        let began = Instant::now();
+        let output = bounded(
+            "switchboard approve",
+            switchboard(&[
+                "approve",
+                &proposal_id,
+                "--json",
+                "--org",
+                "acme",
+                "--user",
+                "mark",
+                "--role",
+                "manager",
+                "--audit",
+                &url,
+                "--approvals",
+                &url,
+            ])
+            .output(),
+        )
+        .await
+        .expect("the binary runs");
+        load.decisions
+            .lock()
+            .expect("the decisions' lock")
+            .push(Decision {
+                proposal_id,
+                sent,
+                took: began.elapsed(),
+                output,
+            });
+    }
+}
+
+/// `switchboard ARGS` for the stores at `url`, as alice (acme admin): its output, with exit 0.
+async fn read_back(args: &[&str], url: &str) -> Value {
+    let mut all = args.to_vec();
+    all.extend_from_slice(&[
+        "--json",
+        "--org",
+        "acme",
+        "--user",
+        "alice",
+        "--role",
+        "admin",
+        "--audit",
+        url,
+        "--approvals",
+        url,
+    ]);
+    let output = bounded("reading the stores back", switchboard(&all).output())
+        .await
+        .expect("the binary runs");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    serde_json::from_slice(&output.stdout).expect("JSON")
+}
+
+/// Every audit record in the database.
+async fn audit_records(url: &str) -> Vec<Value> {
+    let output = bounded(
+        "switchboard audit",
+        switchboard(&["audit", "--json", "--limit", "1000000", "--audit", url]).output(),
+    )
+    .await
+    .expect("the binary runs");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let records: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    records.as_array().expect("an array of records").clone()
+}
+
+/// Stops or starts the cluster without holding up the test's runtime.
+fn blocking<T>(work: impl FnOnce() -> T) -> T {
+    tokio::task::block_in_place(work)
+}
+
+#[allow(
+    clippy::print_stderr,
+    reason = "the outage's figures (duration, recovery, calls answered and refused), for a report"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn nothing_acknowledged_is_lost_when_the_database_stops_mid_load() {
+    let (mut cluster, url) = blocking(private_cluster);
+    let human = node(&url, &["--initiator", "human"]).await;
+    let agent = node(
+        &url,
+        &["--initiator", "agent", "--agent-mutations", "propose"],
+    )
+    .await;
+
+    let load = Load::new();
+    let mut clients = Vec::new();
+    for number in 0..HUMAN_CLIENTS {
+        clients.push(tokio::spawn(human_client(load.clone(), human.addr, number)));
+    }
+    for number in 0..AGENT_CLIENTS {
+        clients.push(tokio::spawn(agent_client(load.clone(), agent.addr, number)));
+    }
+    clients.push(tokio::spawn(decider(load.clone(), url.clone())));
+
+    tokio::time::sleep(HEALTHY).await;
+    let stopped = load.started.elapsed();
+    blocking(|| cluster.stop_immediate()).expect("the server stops");
+    tokio::time::sleep(OUTAGE).await;
+    let restarting = Instant::now();
+    blocking(|| cluster.start_again())
+        .unwrap_or_else(|error| panic!("the server starts again: {error}\n{}", cluster.log()));
+    let restarted = load.started.elapsed();
+    let crash_recovery = restarting.elapsed();
+
+    // The nodes recover by themselves: keep calling until each serves again, and a decision
+    // goes through again.
+    let recovered = |calls: &[Call], decisions: &[Decision]| {
+        let human_back = calls.iter().find(|call| {
+            call.node == "human" && call.sent >= restarted && call.answer.kind() == "ok"
+        });
+        let agent_back = calls.iter().find(|call| {
+            call.node == "agent"
+                && call.sent >= restarted
+                && call.answer.kind() == "approval_required"
+        });
+        let decision_back = decisions
+            .iter()
+            .find(|decision| decision.sent >= restarted && decision.output.status.success());
+        match (human_back, agent_back, decision_back) {
+            (Some(human), Some(agent), Some(decision)) => Some(
+                (human.sent + human.took)
+                    .max(agent.sent + agent.took)
+                    .max(decision.sent + decision.took),
+            ),
+            _ => None,
+        }
+    };
+    let recovered_at = loop {
+        if let Some(at) = recovered(&load.calls(), &load.decisions()) {
+            break at;
+        }
+        assert!(
+            load.started.elapsed() < restarted + RECOVERY_LIMIT,
+            "the nodes did not serve again within {RECOVERY_LIMIT:?} of the database's return; \
+             the last answers: {:#?}",
+            load.calls().iter().rev().take(6).collect::<Vec<_>>()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    load.stop.store(true, Ordering::Relaxed);
+    for client in clients {
+        bounded("a client's last call", client)
+            .await
+            .expect("the client finished without a panic");
+    }
+    let calls = load.calls();
+    let decisions = load.decisions();
+
+    // What the load met, by phase and answer.
+    let phase = |sent: Duration| {
+        if sent < stopped {
+            "before"
+        } else if sent < restarted {
+            "outage"
+        } else {
+            "after"
+        }
+    };
+    let mut tally: BTreeMap<(&str, String), usize> = BTreeMap::new();
+    for call in &calls {
+        *tally
+            .entry((
+                phase(call.sent),
+                format!("{} {} {}", call.node, call.tool, call.answer.kind()),
+            ))
+            .or_default() += 1;
+    }
+
+    let slowest = calls
+        .iter()
+        .max_by_key(|call| call.took)
+        .expect("calls were made");
+    eprintln!(
+        "database_faults: outage {:?} (stopped at {stopped:?}, back at {restarted:?} after \
+         {crash_recovery:?} of crash recovery), served again {:?} after its return; {} calls, \
+         {} decisions ({} acknowledged); slowest answer {:?} ({} {}); answers by phase: \
+         {tally:?}",
+        restarted - stopped,
+        recovered_at.saturating_sub(restarted),
+        calls.len(),
+        decisions.len(),
+        decisions
+            .iter()
+            .filter(|decision| decision.output.status.success())
+            .count(),
+        slowest.took,
+        slowest.tool,
+        slowest.answer.kind(),
+    );
+
+    // Nothing waited on the absent server past the call timeout.
+    let bound = CALL_TIMEOUT + MARGIN;
+    for call in &calls {
+        assert!(
+            call.took < bound,
+            "an answer took {:?}: {call:#?}",
+            call.took
+        );
+    }
+    for decision in &decisions {
+        assert!(
+            decision.took < bound,
+            "`approve` took {:?}: {decision:#?}",
+            decision.took
+        );
+    }
+    // The outage was met, and refused with a clear error, never a protocol error or a crash.
+    let during: Vec<&Call> = calls
+        .iter()
+        .filter(|call| phase(call.sent) == "outage")
+        .collect();
+    assert!(
+        during.iter().any(|call| call.answer.kind() != "ok"),
+        "no call met the outage: {tally:?}"
+    );
+    for call in &calls {
+        if let Answer::Protocol(body) = &call.answer {
+            panic!("a protocol error instead of a tool result: {body}\n{call:#?}");
+        }
+    }
+    for call in &during {
+        if let Answer::Refused(error) = &call.answer {
+            let message = error["message"].as_str().unwrap_or_default();
+            assert!(
+                OUTAGE_KINDS.contains(&call.answer.kind())
+                    || call.answer.kind() == "approval_required",
+                "a call refused for another reason than the database: {call:#?}"
+            );
+            if call.answer.kind() == "tool_failed" {
+                assert_eq!(
+                    error["code"],
+                    json!("idempotency_store_unavailable"),
+                    "a mutation failed for another reason than the database: {call:#?}"
+                );
+            }
+            assert!(
+                !message.is_empty() && !message.contains(cluster.password()),
+                "a refusal says why, without the password: {call:#?}"
+            );
+        }
+    }
+    for decision in decisions
+        .iter()
+        .filter(|decision| !decision.output.status.success())
+    {
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&decision.output.stdout),
+            String::from_utf8_lossy(&decision.output.stderr)
+        );
+        assert!(
+            matches!(decision.output.status.code(), Some(1 | 2))
+                && said.contains("error")
+                && !said.contains(cluster.password())
+                && !said.contains("panicked"),
+            "a refused `approve` says why in an error, without the password: {decision:#?}"
+        );
+    }
+
+    // Every answered call has its record: a call's answer waits for its record to be
+    // committed (strict durability), so only `audit_failed` may have none.
+    let records = audit_records(&url).await;
+    let mut by_correlation: HashMap<&str, Vec<&Value>> = HashMap::new();
+    for record in &records {
+        if let Some(correlation) = record["correlation_id"].as_str() {
+            by_correlation.entry(correlation).or_default().push(record);
+        }
+    }
+    let mut acknowledged = 0;
+    for call in &calls {
+        let kind = call.answer.kind();
+        if kind == "audit_failed" {
+            continue;
+        }
+        acknowledged += 1;
+        let found = by_correlation
+            .get(call.traceparent.as_str())
+            .is_some_and(|found| {
+                found.iter().any(|record| {
+                    record["tool"] == json!(call.tool) && record["outcome"] == json!(kind)
+                })
+            });
+        assert!(
+            found,
+            "an answered call has no audit record (of {} records): {call:#?}",
+            records.len()
+        );
+    }
+    assert!(acknowledged > 0, "no call was acknowledged: {tally:?}");
+
+    // Every acknowledged proposal is kept, and every acknowledged decision too.
+    let listed = read_back(&["proposals"], &url).await;
+    let statuses: HashMap<&str, &str> = listed["proposals"]
+        .as_array()
+        .expect("proposals")
+        .iter()
+        .map(|proposal| {
+            (
+                proposal["id"].as_str().expect("an id"),
+                proposal["status"].as_str().expect("a status"),
+            )
+        })
+        .collect();
+    for call in &calls {
+        if let Answer::Refused(error) = &call.answer
+            && error["kind"] == json!("approval_required")
+        {
+            let id = error["proposal_id"].as_str().expect("a proposal id");
+            assert!(
+                statuses.contains_key(id),
+                "an acknowledged proposal is gone: {call:#?}"
+            );
+        }
+    }
+    let approved_runs: HashSet<&str> = records
+        .iter()
+        .filter(|record| record["action"]["event"] == json!("approved"))
+        .filter_map(|record| record["action"]["id"].as_str())
+        .collect();
+    for decision in decisions
+        .iter()
+        .filter(|decision| decision.output.status.success())
+    {
+        let id = decision.proposal_id.as_str();
+        assert_eq!(
+            statuses.get(id).copied(),
+            Some("approved"),
+            "an acknowledged approval is not kept: {decision:#?}"
+        );
+        assert!(
+            approved_runs.contains(id),
+            "an acknowledged approval's run has no audit record: {decision:#?}"
+        );
+    }
+
+    // Every acknowledged mutation replays its first result, from the database: a node that
+    // started after the outage gets it, and nothing runs again.
+    drop(human);
+    let fresh = node(&url, &["--initiator", "human"]).await;
+    let mut client = Client::connect(fresh.addr).await;
+    let mutations: Vec<&Call> = calls
+        .iter()
+        .filter(|call| call.node == "human" && call.tool != "core_get_current_user")
+        .filter(|call| call.answer.kind() == "ok")
+        .collect();
+    for call in &mutations {
+        let again = post(&mut client, call.tool, &call.body).await;
+        assert_eq!(
+            again, call.answer,
+            "a retry of an acknowledged mutation does not get its first result: {call:#?}"
+        );
+    }
+    let records = audit_records(&url).await;
+    for call in &mutations {
+        let events: Vec<&Value> = records
+            .iter()
+            .filter(|record| record["correlation_id"] == json!(call.traceparent))
+            .map(|record| &record["action"]["event"])
+            .collect();
+        assert_eq!(
+            events.iter().filter(|event| **event == "executed").count(),
+            1,
+            "an acknowledged mutation ran other than once: {events:?}\n{call:#?}"
+        );
+        assert!(
+            events.iter().any(|event| **event == "replayed"),
+            "the retry was not a replay: {events:?}\n{call:#?}"
+        );
+    }
+    eprintln!(
+        "database_faults: {acknowledged} answered calls all have their records; {} acknowledged \
+         mutations replayed on a fresh node",
+        mutations.len()
+    );
+}
+
+/// The one-line, exit-2 refusal of a command whose database is down.
+fn assert_one_line_refusal(output: &Output, took: Duration, password: &str, what: &str) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{what}: {output:?}");
+    assert!(took < Duration::from_secs(5), "{what} took {took:?}");
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "{what}: one line on standard error, not {stderr:?}"
+    );
+    assert!(
+        stderr.starts_with("error: ") && stderr.contains("cannot reach PostgreSQL at 127.0.0.1:"),
+        "{what}: {stderr:?}"
+    );
+    assert!(
+        !stderr.contains(password),
+        "{what} shows the password: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_whose_database_is_down_at_start_exits_with_one_line() {
+    let (mut cluster, url) = blocking(private_cluster);
+    blocking(|| cluster.stop_immediate()).expect("the server stops");
+    let password = cluster.password().to_owned();
+    let identity = ["--org", "acme", "--user", "alice", "--role", "admin"];
+    let stores = ["--audit", &url, "--approvals", &url];
+    let mut commands: Vec<(&str, Vec<&str>)> = Vec::new();
+    let mut serve = vec!["serve", "--http", "127.0.0.1:0", "--workflows", &url];
+    serve.extend_from_slice(&identity);
+    serve.extend_from_slice(&stores);
+    commands.push(("serve --http", serve));
+    let mut proposals = vec!["proposals"];
+    proposals.extend_from_slice(&identity);
+    proposals.extend_from_slice(&stores);
+    commands.push(("proposals", proposals));
+    commands.push(("audit", vec!["audit", "--audit", &url]));
+    for (what, args) in commands {
+        let began = Instant::now();
+        let output = bounded(what, switchboard(&args).output())
+            .await
+            .expect("the binary runs");
+        assert_one_line_refusal(&output, began.elapsed(), &password, what);
+    }
+    // The same database named by the config file's `[store] url`.
+    let config = crate::common::TempFile::new(&format!("[store]\nurl = \"{url}\"\n"));
+    let mut args = vec!["serve", "--http", "127.0.0.1:0", "--config", config.path()];
+    args.extend_from_slice(&identity);
+    let began = Instant::now();
+    let output = bounded("serve with [store] url", switchboard(&args).output())
+        .await
+        .expect("the binary runs");
+    assert_one_line_refusal(
+        &output,
+        began.elapsed(),
+        &password,
+        "serve with [store] url",
+    );
+}
