@@ -197,6 +197,9 @@ pub(crate) struct Shared {
     background: Mutex<Vec<AbortHandle>>,
     /// Whether the takeover sweep was started (by the first `recover`).
     sweeping: AtomicBool,
+    /// Cancels asked of runs another engine was driving: the sweep asks again until this
+    /// engine gets the lease.
+    cancels: Mutex<HashSet<RunId>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -234,6 +237,7 @@ impl Engine {
             timers,
             background: Mutex::new(Vec::new()),
             sweeping: AtomicBool::new(false),
+            cancels: Mutex::new(HashSet::new()),
         });
         let scheduler = tokio::spawn(schedule(Arc::downgrade(&shared), timer_requests));
         let watcher = tokio::spawn(watch_decisions(
@@ -299,7 +303,9 @@ impl Engine {
     }
 
     /// Cancels a run: at its next node if it is running, at once if it waits. The
-    /// compensations of its completed steps run first (the saga), then it is `cancelled`.
+    /// compensations of its completed steps run first (the saga), then it is `cancelled`. A
+    /// run another engine is driving is cancelled once that drive ends (the run waits, or the
+    /// other engine's lease expires), by this engine's sweep (after [`recover`](Self::recover)).
     pub async fn cancel(&self, run: RunId, caller: &CallContext) -> Result<(), EngineError> {
         let record = self.run(run, caller)?;
         if record.state.is_terminal() {
@@ -555,7 +561,10 @@ impl Shared {
     async fn drive_until_settled(self: Arc<Self>, run: RunId) {
         loop {
             let Some(lease) = self.take_lease(run) else {
-                lock(&self.active).remove(&run);
+                let entry = lock(&self.active).remove(&run);
+                if entry.is_some_and(|entry| entry.cancel) {
+                    lock(&self.cancels).insert(run);
+                }
                 return;
             };
             if !self.drive_while_held(run, &lease).await {
@@ -698,8 +707,13 @@ impl Shared {
         Ok(())
     }
 
-    /// One takeover sweep: continues the unfinished runs whose lease expired or is free.
+    /// One takeover sweep: asks again the cancels of runs another engine was driving, and
+    /// continues the unfinished runs whose lease expired or is free.
     fn take_over(self: &Arc<Self>) {
+        let cancels: Vec<RunId> = lock(&self.cancels).drain().collect();
+        for run in cancels {
+            self.request_cancel(run);
+        }
         let runs = match self.store.unleased_runs(self.clock.now(), SWEEP_BATCH) {
             Ok(runs) => runs,
             Err(error) => {
