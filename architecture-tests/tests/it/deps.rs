@@ -65,6 +65,12 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
             "switchboard-audit",
             "switchboard-sqlite",
         ]),
+        // The same trait on PostgreSQL, one table for every node: nothing more either.
+        "switchboard-audit-postgres" => Allowed::Only(&[
+            "switchboard-core",
+            "switchboard-audit",
+            "switchboard-postgres",
+        ]),
         "switchboard-approvals" => Allowed::Only(&["switchboard-core"]),
         // The persistent proposal and idempotency stores: the approvals crate's traits, nothing
         // more (never the registry); the binary picks them at startup.
