@@ -32,9 +32,10 @@ use crate::{
 };
 
 /// The expired records (`timestamp_ns < $1`), lowest ids first, at most `$2` of them, except
-/// those another transaction holds.
-const DELETE_EXPIRED: &str = "DELETE FROM audit_records WHERE id IN (SELECT id FROM \
-     audit_records WHERE timestamp_ns < $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)";
+/// those another transaction holds. The ids are gathered first, as an array, so the rows are
+/// deleted by primary-key lookups whatever the table's size.
+const DELETE_EXPIRED: &str = "DELETE FROM audit_records WHERE id = ANY(ARRAY(SELECT id FROM \
+     audit_records WHERE timestamp_ns < $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED))";
 
 /// Audit records in a PostgreSQL database: persistent, queryable, shared by every node that
 /// opens the same database, and safe to share between the audit log's writer thread and any
