@@ -3,7 +3,8 @@
 //! crash would) in the middle of a load and starts again. Nothing a node acknowledged may be
 //! lost, nothing may run unaudited, no call may wait on the absent server past the stores'
 //! call timeout, and the nodes must recover by themselves. A node whose database is down when
-//! it starts must say so in one line and exit.
+//! it starts must say so in one line and exit. A server that freezes (SIGSTOP) rather than
+//! stops is the harder case: its connections stay open and every statement waits.
 //!
 //! Each test starts a private cluster ([`TestCluster`]), never the shared server of
 //! `cargo xtask test`, because it stops it.
@@ -39,6 +40,9 @@ const HEALTHY: Duration = Duration::from_secs(3);
 
 /// How long the server stays stopped.
 const OUTAGE: Duration = Duration::from_secs(4);
+
+/// How long the server is frozen (SIGSTOP): longer than the call timeout.
+const FREEZE: Duration = Duration::from_secs(25);
 
 /// How long the nodes may take to serve again once the server is back.
 const RECOVERY_LIMIT: Duration = Duration::from_secs(30);
@@ -751,4 +755,135 @@ async fn a_node_whose_database_is_down_at_start_exits_with_one_line() {
         &password,
         "serve with [store] url",
     );
+}
+
+/// The server processes of a running cluster: the postmaster (`postmaster.pid`'s first line)
+/// and every process it started (a backend per connection, and its own workers).
+fn cluster_processes(cluster: &TestCluster) -> Vec<nix::unistd::Pid> {
+    let pid_file = std::fs::read_to_string(cluster.data_dir().join("postmaster.pid"))
+        .expect("the running server's postmaster.pid");
+    let postmaster: i32 = pid_file
+        .lines()
+        .next()
+        .and_then(|line| line.trim().parse().ok())
+        .expect("a pid on postmaster.pid's first line");
+    let mut pids = vec![postmaster];
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid …`: the fields after the command's closing parenthesis.
+        let parent = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|field| field.parse::<i32>().ok());
+        if parent == Some(postmaster) {
+            pids.push(pid);
+        }
+    }
+    pids.into_iter().map(nix::unistd::Pid::from_raw).collect()
+}
+
+/// Sends `signal` to every process of the cluster.
+fn signal_cluster(cluster: &TestCluster, signal: nix::sys::signal::Signal) {
+    for pid in cluster_processes(cluster) {
+        // A backend may have ended since the list was made.
+        let _ = nix::sys::signal::kill(pid, signal);
+    }
+}
+
+/// A server that stops answering without closing its connections (SIGSTOP, as a hung host or
+/// a network partition would): a call may wait on it at most the stores' call timeout, and a
+/// write that timed out and was tried again is stored once.
+#[allow(clippy::print_stderr, reason = "the freeze's figures, for a report")]
+#[ignore = "fails: the audit writer tries a batch 5 times with the store's 10 s call timeout \
+            each, so a strict call waits the whole freeze (25 s; up to about 50 s), and an \
+            attempt that timed out may still commit when the server resumes, so the retry \
+            stores the batch twice (3 calls' records in one run of two)"]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_frozen_database_fails_calls_within_the_call_timeout() {
+    let (cluster, url) = blocking(private_cluster);
+    let human = node(&url, &["--initiator", "human"]).await;
+    let load = Load::new();
+    let mut clients = Vec::new();
+    for number in 0..4 {
+        clients.push(tokio::spawn(human_client(load.clone(), human.addr, number)));
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let frozen = load.started.elapsed();
+    signal_cluster(&cluster, nix::sys::signal::Signal::SIGSTOP);
+    tokio::time::sleep(FREEZE).await;
+    signal_cluster(&cluster, nix::sys::signal::Signal::SIGCONT);
+    let thawed = load.started.elapsed();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    load.stop.store(true, Ordering::Relaxed);
+    for client in clients {
+        bounded("a client's last call", client)
+            .await
+            .expect("the client finished without a panic");
+    }
+    let calls = load.calls();
+    let mut tally: BTreeMap<String, usize> = BTreeMap::new();
+    for call in &calls {
+        *tally.entry(call.answer.kind().to_owned()).or_default() += 1;
+    }
+    let slowest = calls.iter().max_by_key(|call| call.took).expect("calls");
+    eprintln!(
+        "database_faults: frozen from {frozen:?} to {thawed:?}; {} calls; slowest answer {:?} \
+         (sent at {:?}, {} {}); answers: {tally:?}",
+        calls.len(),
+        slowest.took,
+        slowest.sent,
+        slowest.tool,
+        slowest.answer.kind()
+    );
+    // Every call leaves exactly one record, the answered ones included: a batch whose write
+    // timed out and was tried again must not be stored twice.
+    let records = audit_records(&url).await;
+    let mut by_correlation: HashMap<&str, usize> = HashMap::new();
+    for record in &records {
+        if let Some(correlation) = record["correlation_id"].as_str() {
+            *by_correlation.entry(correlation).or_default() += 1;
+        }
+    }
+    let twice: Vec<&Call> = calls
+        .iter()
+        .filter(|call| {
+            by_correlation
+                .get(call.traceparent.as_str())
+                .copied()
+                .unwrap_or(0)
+                > 1
+        })
+        .collect();
+    let missing: Vec<&Call> = calls
+        .iter()
+        .filter(|call| call.answer.kind() != "audit_failed")
+        .filter(|call| !by_correlation.contains_key(call.traceparent.as_str()))
+        .collect();
+    eprintln!(
+        "database_faults: {} records; {} calls recorded more than once; {} answered calls \
+         without a record",
+        records.len(),
+        twice.len(),
+        missing.len()
+    );
+    assert!(
+        missing.is_empty(),
+        "answered calls without a record: {missing:#?}"
+    );
+    assert!(
+        twice.is_empty(),
+        "calls recorded more than once: {twice:#?}"
+    );
+    for call in &calls {
+        assert!(
+            call.took < CALL_TIMEOUT + MARGIN,
+            "an answer took {:?}: {call:#?}",
+            call.took
+        );
+    }
 }
