@@ -12,9 +12,10 @@
 //! and every event gets its own number. When nothing matched, a second read tells a missing
 //! run from a state that changed.
 //!
-//! `checkpoint_all` sends its statements in one transaction, pipelined (all sent before the
-//! first answer is read), and commits once if every one matched; the first refusal rolls the
-//! whole batch back.
+//! `checkpoint_all` sends `BEGIN`, its statements and `COMMIT` together, pipelined (all sent
+//! before the first answer is read): one round trip and one commit. A refused checkpoint fails
+//! its statement (its event's number is `NULL`, which the events table refuses), which aborts
+//! the transaction, so the `COMMIT` rolls the whole batch back.
 //!
 //! A run's lease is three columns of its row (`lease_owner`, `lease_expires_ns`,
 //! `lease_token`). Taking it is one conditional `UPDATE … RETURNING` (free, expired, or already
@@ -28,7 +29,8 @@
 
 use jiff::Timestamp;
 use switchboard_postgres::{
-    Database, OpenError, PostgresOptions, QueryError, Target, tokio_postgres::types::ToSql,
+    Database, OpenError, PostgresOptions, QueryError, Target,
+    tokio_postgres::{error::SqlState, types::ToSql},
 };
 use switchboard_workflows::{
     Checkpoint, EventRecord, Lease, RunFilter, RunId, RunRecord, RunState, RunStore, RunStoreError,
@@ -50,8 +52,11 @@ const UNFINISHED: &str = "state_name NOT IN ('completed', 'failed', 'cancelled')
 /// A whole checkpoint in one statement; `$1` the run, `$2` whether it has a run change, `$3`
 /// the state it expects, `$4..$8` the change, `$9` its time, `$10..$18` the step (`$10` is
 /// `NULL` without one), `$19` the event, `$20` and `$21` the fence (`NULL` without one).
-/// Returns the event's number, or no row when the run is missing, its lease is not the
-/// fence's, or its state is not the expected one (and then nothing was written).
+/// Returns the event's number. When the run is missing, its lease is not the fence's, or its
+/// state is not the expected one, the update matches nothing and the event's number is
+/// `NULL`: the statement fails on the event's `NOT NULL` (see [`refused`]), and nothing is
+/// written. Failing, rather than answering no row, is what lets a batch be sent whole with
+/// its `COMMIT`: a refusal aborts the transaction, and the `COMMIT` then rolls it back.
 const CHECKPOINT: &str = "
     WITH changed AS (
         UPDATE workflows_runs SET
@@ -79,7 +84,7 @@ const CHECKPOINT: &str = "
     ),
     event AS (
         INSERT INTO workflows_events (run, seq, at_ns, event)
-        SELECT $1::text, last_seq, $9::bigint, $19::text FROM changed
+        SELECT $1::text, (SELECT last_seq FROM changed), $9::bigint, $19::text
     )
     SELECT last_seq FROM changed";
 
@@ -190,35 +195,41 @@ impl PostgresRunStore {
             .iter()
             .map(CheckpointRow::new)
             .collect::<Result<Vec<_>, _>>()?;
-        self.database.call(move |mut client| async move {
-            if let [row] = rows.as_slice() {
-                let statement = client.prepare_cached(CHECKPOINT).await?;
-                let seq = client.query_opt(&statement, &params(row)).await?;
-                return Ok(match seq {
-                    Some(seq) => Ok(vec![sequence(seq.get(0))]),
-                    None => Err(0),
-                });
-            }
-            let transaction = client.transaction().await?;
-            let statement = transaction.prepare_cached(CHECKPOINT).await?;
+        self.database.call(move |client| async move {
+            let statement = client.prepare_cached(CHECKPOINT).await?;
             let all_params: Vec<_> = rows.iter().map(params).collect();
-            let answers = futures::future::try_join_all(
-                all_params
-                    .iter()
-                    .map(|params| transaction.query_opt(&statement, params)),
+            if let [params] = all_params.as_slice() {
+                return match client.query_one(&statement, params).await {
+                    Ok(row) => Ok(Ok(vec![sequence(row.get(0))])),
+                    Err(error) if refused(&error) => Ok(Err(0)),
+                    Err(error) => Err(error.into()),
+                };
+            }
+            // `BEGIN`, the checkpoints and `COMMIT` go out together, in order: one round trip.
+            let (begun, answers, committed) = futures::future::join3(
+                client.batch_execute("BEGIN"),
+                futures::future::join_all(
+                    all_params
+                        .iter()
+                        .map(|params| client.query_one(&statement, params)),
+                ),
+                client.batch_execute("COMMIT"),
             )
-            .await?;
+            .await;
+            begun?;
             let mut seqs = Vec::with_capacity(answers.len());
             for (index, answer) in answers.into_iter().enumerate() {
                 match answer {
-                    Some(row) => seqs.push(sequence(row.get(0))),
-                    None => {
-                        transaction.rollback().await?;
+                    Ok(row) => seqs.push(sequence(row.get(0))),
+                    // The transaction failed there: the `COMMIT` rolled it back.
+                    Err(error) if refused(&error) => {
+                        committed?;
                         return Ok(Err(index));
                     }
+                    Err(error) => return Err(error.into()),
                 }
             }
-            transaction.commit().await?;
+            committed?;
             Ok(Ok(seqs))
         })
     }
@@ -330,6 +341,16 @@ impl PostgresRunStore {
             Err(RunStoreError::RunNotFound(lease.run))
         })
     }
+}
+
+/// Whether the checkpoint statement failed because it matched nothing: its event's number is
+/// `NULL`, which the events table refuses.
+fn refused(error: &switchboard_postgres::tokio_postgres::Error) -> bool {
+    error.as_db_error().is_some_and(|error| {
+        *error.code() == SqlState::NOT_NULL_VIOLATION
+            && error.table() == Some("workflows_events")
+            && error.column() == Some("seq")
+    })
 }
 
 /// A stored event number (never negative: the store counts from 1).

@@ -10,6 +10,8 @@
 //! - An engine whose renewals fail (a node cut off from the database, or paused) keeps driving
 //!   past its lease: the other takes the run over, and the stale engine's next checkpoint is
 //!   refused by the fence, so it cannot write over the new holder, and it stops.
+//! - A cancel asked through an engine while another drives the run takes effect once that
+//!   drive ends (here: the run pauses), through the asking engine's sweep.
 //!
 //! Each node's store is wrapped to record the leases it took and the checkpoints refused.
 
@@ -401,4 +403,47 @@ async fn an_engine_that_drove_past_its_lease_cannot_write_over_the_new_holder() 
     each_ran_once(name);
     let events = engine_b.run(run, &caller).expect("readable");
     assert_eq!(events.state, RunState::Completed);
+}
+
+#[tokio::test]
+async fn a_cancel_asked_while_another_engine_drives_the_run_takes_effect_when_it_pauses() {
+    let registry = registry().await;
+    let store = Arc::new(switchboard_workflows::MemoryRunStore::new());
+    let name = "cancel-elsewhere";
+    let definition = definition(
+        name,
+        vec![
+            tool(
+                "slow",
+                "probe_touch",
+                lit(json!({ "key": format!("{name}-slow"), "sleep_ms": 800 })),
+            ),
+            node(
+                "later",
+                switchboard_workflows::NodeKind::Wait(switchboard_workflows::WaitFor::Duration(
+                    jiff::SignedDuration::from_mins(10),
+                )),
+            ),
+        ],
+    );
+    let caller = human(name);
+    let engine_a = engine_with(&registry, &store, &definition);
+    let engine_b = engine_with(&registry, &store, &definition);
+    engine_b
+        .recover()
+        .await
+        .expect("node b recovers (nothing yet)");
+    let run = engine_a
+        .start(Arc::clone(&definition), json!({}), &caller)
+        .await
+        .expect("starts on node a");
+    slow_step_started(name).await;
+    // Node a holds the lease: node b cannot drive the cancel now.
+    engine_b
+        .cancel(run, &caller)
+        .await
+        .expect("the cancel is taken");
+    let outcome = finished(&engine_b, run, &caller).await;
+    assert_eq!(outcome.state, RunState::Cancelled);
+    assert_eq!(probe::calls(&format!("{name}-slow")).len(), 1);
 }
