@@ -80,6 +80,7 @@ fn pool() -> Vec<AuditRecord> {
         .map(|n| {
             let failed = n.is_multiple_of(20);
             AuditRecord {
+                node: None,
                 id: 0,
                 timestamp: now,
                 tool: format!("roster_tool_{}", n % 10).into(),

@@ -33,7 +33,7 @@ use switchboard_postgres::{
 /// The columns [`read`] reads, in its order.
 pub(crate) const COLUMNS: &str = "id, timestamp_ns, tool, domain, category, org_id, user_id, \
      session_id, correlation_id, initiator, input_hash, output_hash, digest_error, duration_us, \
-     outcome, action_id, action_event";
+     outcome, action_id, action_event, node";
 
 /// Inserts a whole batch in one statement, from one array per column ([`Columns`]), and
 /// returns the ids the identity gave the rows, ascending, as one array. The rows are inserted
@@ -43,17 +43,17 @@ pub(crate) const COLUMNS: &str = "id, timestamp_ns, tool, domain, category, org_
 pub(crate) const INSERT_BATCH: &str = "WITH inserted AS (\
      INSERT INTO audit_records (timestamp_ns, tool, domain, category, org_id, user_id, \
      session_id, correlation_id, initiator, input_hash, output_hash, digest_error, duration_us, \
-     outcome, action_id, action_event) \
+     outcome, action_id, action_event, node) \
      SELECT batch.timestamp_ns, batch.tool, batch.domain, batch.category, batch.org_id, \
      batch.user_id, batch.session_id, batch.correlation_id, batch.initiator, batch.input_hash, \
      batch.output_hash, batch.digest_error, batch.duration_us, batch.outcome, batch.action_id, \
-     batch.action_event \
+     batch.action_event, batch.node \
      FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
      $7::text[], $8::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], \
-     $13::bigint[], $14::text[], $15::text[], $16::text[]) WITH ORDINALITY AS batch (\
-     timestamp_ns, tool, domain, category, org_id, user_id, session_id, correlation_id, \
+     $13::bigint[], $14::text[], $15::text[], $16::text[], $17::text[]) WITH ORDINALITY AS \
+     batch (timestamp_ns, tool, domain, category, org_id, user_id, session_id, correlation_id, \
      initiator, input_hash, output_hash, digest_error, duration_us, outcome, action_id, \
-     action_event, position) \
+     action_event, node, position) \
      ORDER BY batch.position \
      RETURNING id) \
      SELECT array_agg(id ORDER BY id) FROM inserted";
@@ -77,6 +77,7 @@ pub(crate) struct Columns<'batch> {
     outcome: Vec<&'static str>,
     action_id: Vec<Option<Cow<'batch, str>>>,
     action_event: Vec<Option<&'static str>>,
+    node: Vec<Option<Cow<'batch, str>>>,
 }
 
 impl<'batch> Columns<'batch> {
@@ -120,10 +121,11 @@ impl<'batch> Columns<'batch> {
         ));
         self.action_event
             .push(record.action.as_ref().map(|action| action.event.as_str()));
+        self.node.push(text(record.node.as_deref()));
     }
 
-    /// The parameters of [`INSERT_BATCH`], `$1` to `$16`.
-    pub(crate) fn parameters(&self) -> [&(dyn ToSql + Sync); 16] {
+    /// The parameters of [`INSERT_BATCH`], `$1` to `$17`.
+    pub(crate) fn parameters(&self) -> [&(dyn ToSql + Sync); 17] {
         [
             &self.timestamp_ns,
             &self.tool,
@@ -141,6 +143,7 @@ impl<'batch> Columns<'batch> {
             &self.outcome,
             &self.action_id,
             &self.action_event,
+            &self.node,
         ]
     }
 }
@@ -176,6 +179,7 @@ pub(crate) fn read(row: &Row) -> Result<AuditRecord, QueryError> {
     let id: i64 = get(row, 0)?;
     let duration: i64 = get(row, 13)?;
     Ok(AuditRecord {
+        node: get::<Option<&str>>(row, 17)?.map(Arc::from),
         id: id.unsigned_abs(),
         timestamp: timestamp_from_sql(get(row, 1)?)?,
         tool: Arc::from(get::<&str>(row, 2)?),
@@ -274,6 +278,7 @@ mod tests {
     #[test]
     fn a_batch_is_one_array_per_column_in_record_order() {
         let record = |tool: &str, org: Option<&str>| AuditRecord {
+            node: None,
             id: 0,
             timestamp: Timestamp::constant(1_795_000_000, 0),
             tool: tool.into(),
@@ -298,7 +303,7 @@ mod tests {
         assert_eq!(columns.duration_us, [-1, -1]);
         assert_eq!(columns.initiator, ["agent", "agent"]);
         assert_eq!(columns.input_hash[0], Some(&[7_u8; 32][..]));
-        assert_eq!(columns.parameters().len(), 16);
+        assert_eq!(columns.parameters().len(), 17);
     }
 
     #[test]

@@ -37,9 +37,10 @@
 use switchboard_postgres::{Migration, Schema};
 
 /// Every migration, oldest first. Version `n` means the first `n` have run.
-pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
-    description: "the audit_records table and its query indexes",
-    sql: "
+pub(crate) const MIGRATIONS: &[Migration] = &[
+    Migration {
+        description: "the audit_records table and its query indexes",
+        sql: "
         CREATE TABLE audit_records (
             id             BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
             timestamp_ns   BIGINT NOT NULL,
@@ -67,7 +68,12 @@ pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
         CREATE INDEX audit_records_by_outcome ON audit_records (outcome, id);
         CREATE INDEX audit_records_by_time ON audit_records (timestamp_ns);
     ",
-}];
+    },
+    Migration {
+        description: "the node that ran the call, when several share one store",
+        sql: "ALTER TABLE audit_records ADD COLUMN node TEXT",
+    },
+];
 
 /// The schema version this build writes and reads.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

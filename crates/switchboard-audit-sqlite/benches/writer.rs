@@ -77,6 +77,7 @@ fn pool(ordered: bool) -> Vec<AuditRecord> {
         .map(|n| {
             let failed = n.is_multiple_of(20);
             AuditRecord {
+                node: None,
                 id: 0,
                 timestamp: now,
                 tool: format!("roster_tool_{}", n % 10).into(),

@@ -26,13 +26,13 @@ use switchboard_sqlite::{invalid_column, timestamp_from_sql, timestamp_to_sql};
 /// The columns [`read`] reads, in its order.
 pub(crate) const COLUMNS: &str = "id, timestamp_ns, tool, domain, category, org_id, user_id, \
      session_id, correlation_id, initiator, input_hash, output_hash, digest_error, duration_us, \
-     outcome, action_id, action_event";
+     outcome, action_id, action_event, node";
 
 /// Inserts one record; SQLite gives it the next id. [`bind`] binds its parameters.
 pub(crate) const INSERT: &str = "INSERT INTO audit_records (timestamp_ns, tool, domain, \
      category, org_id, user_id, session_id, correlation_id, initiator, input_hash, output_hash, \
-     digest_error, duration_us, outcome, action_id, action_event) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
+     digest_error, duration_us, outcome, action_id, action_event, node) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)";
 
 /// An id as SQLite's signed rowid (ids never exceed `i64::MAX`).
 pub(crate) fn id_to_sql(id: u64) -> i64 {
@@ -61,6 +61,7 @@ pub(crate) fn bind(insert: &mut Statement<'_>, record: &AuditRecord) -> rusqlite
         16,
         record.action.as_ref().map(|action| action.event.as_str()),
     )?;
+    insert.raw_bind_parameter(17, record.node.as_deref())?;
     Ok(())
 }
 
@@ -70,6 +71,7 @@ pub(crate) fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<AuditRecord> {
     let timestamp = timestamp_from_sql(1, row.get(1)?)?;
     let duration: i64 = row.get(13)?;
     Ok(AuditRecord {
+        node: row.get_ref(17)?.as_str_or_null()?.map(Arc::from),
         id: id.unsigned_abs(),
         timestamp,
         tool: Arc::from(row.get_ref(2)?.as_str()?),

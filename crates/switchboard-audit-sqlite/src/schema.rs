@@ -90,6 +90,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
                       one is missing",
         sql: MIGRATION_4,
     },
+    Migration {
+        description: "the node that ran the call, when several share one store",
+        sql: "ALTER TABLE audit_records ADD COLUMN node TEXT;",
+    },
 ];
 
 /// Version 3: one per-record index (correlation); tools and orgs as keys into dictionary

@@ -238,6 +238,10 @@ fn sample(n: usize) -> AuditRecord {
     };
     let category = Category::ALL[n % Category::ALL.len()];
     AuditRecord {
+        // Every third record names the node that ran it, so stores round-trip that too.
+        node: n
+            .is_multiple_of(3)
+            .then(|| format!("node-{}", n % 2).into()),
         id: 0,
         timestamp: at(n as i64 * 10),
         tool: TOOLS[n % TOOLS.len()].into(),

@@ -76,6 +76,9 @@ pub struct AuditConfig {
     pub retention: Option<Duration>,
     /// How often the retention sweep runs (default: every minute).
     pub sweep_interval: Duration,
+    /// The name of this node, stamped on every record the log writes (default: none), so that
+    /// the records of several nodes sharing one store say which ran each call.
+    pub node: Option<Arc<str>>,
 }
 
 impl Default for AuditConfig {
@@ -88,11 +91,19 @@ impl Default for AuditConfig {
             write_attempts: 5,
             retention: None,
             sweep_interval: Duration::from_secs(60),
+            node: None,
         }
     }
 }
 
 impl AuditConfig {
+    /// This configuration stamping `name` on every record as the node that ran the call.
+    #[must_use]
+    pub fn node(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.node = Some(name.into());
+        self
+    }
+
     /// This configuration with `durability`.
     #[must_use]
     pub fn durability(mut self, durability: Durability) -> Self {

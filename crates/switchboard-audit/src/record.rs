@@ -113,6 +113,12 @@ pub struct AuditRecord {
     /// reads.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub action: Option<crate::action::AuditAction>,
+    /// The node that ran the call, when several share one store ([`AuditConfig::node`]
+    /// names it; the log stamps each record it writes).
+    ///
+    /// [`AuditConfig::node`]: crate::AuditConfig::node
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<Arc<str>>,
 }
 
 /// Longest tool name kept in a record; names come from callers and may be garbage.

@@ -161,7 +161,10 @@ impl Writer {
         let mut flushes = Vec::new();
         for message in messages.drain(..) {
             match message {
-                Message::Record { record, stored } => {
+                Message::Record { mut record, stored } => {
+                    if record.node.is_none() {
+                        record.node.clone_from(&self.config.node);
+                    }
                     records.push(record);
                     waiting.push(stored);
                 }

@@ -13,7 +13,7 @@ use switchboard::{PermissionMatrix, Switchboard, ToolRegistry, registry::Permiss
 
 use crate::{
     approvals_setup::ApprovalsSetup,
-    args::Cli,
+    args::{Cli, Command},
     audit_setup::AuditSetup,
     commands::{self, Prepared, Ready, proposals::Kept},
     config_file::{ConfigFile, StoreChoice},
@@ -146,6 +146,11 @@ fn try_run(mut cli: Cli) -> anyhow::Result<Exit> {
     }
     let mut audit = AuditSetup::resolve(&flags.audit, &flags.audit_writer, &file.audit)?;
     audit.store = file.store.settle(audit.store);
+    if let Command::Serve(serve) = &cli.command
+        && let Some(node) = &serve.operate.node
+    {
+        audit.config = audit.config.clone().node(node.as_str());
+    }
     let mounts = MountsSetup::resolve(&cli.command.mount_args())?;
     // Params are read before the runtime boots: a typo should cost nothing.
     let command = match Ready::prepare(cli.command, &audit, &approvals, kept, &file.serve)? {

@@ -56,6 +56,12 @@ pub(crate) struct OperateArgs {
     /// per line) for log collectors.
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub(crate) log_format: LogFormat,
+
+    /// This node's name, written in every audit record it writes (`node`), so that the records
+    /// of several nodes sharing one audit store say which node ran each call (a host name, a
+    /// pod name). Default: none.
+    #[arg(long, value_name = "NAME", env = "SWITCHBOARD_NODE")]
+    pub(crate) node: Option<String>,
 }
 
 /// The values of `serve --log-format`.
@@ -340,6 +346,7 @@ mod tests {
             drain_timeout: timeout.parse().expect("a duration"),
             metrics: false,
             log_format: LogFormat::Text,
+            node: None,
         };
         assert_eq!(args("30s").drain_timeout(), Ok(Duration::from_secs(30)));
         assert!(args("0s").drain_timeout().is_err());

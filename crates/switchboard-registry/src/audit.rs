@@ -117,6 +117,7 @@ impl<'a> AuditDraft<'a> {
             None => None,
         };
         let record = AuditRecord {
+            node: None,
             id: 0,
             timestamp: self.timestamp,
             // A found tool's name is shared; only an unknown name is copied.

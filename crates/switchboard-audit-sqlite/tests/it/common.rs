@@ -55,6 +55,7 @@ impl AuditStore for TempStore {
 /// `{"correlation": correlation_id}`, so a record read back can be checked against its id.
 pub(crate) fn record(correlation_id: &str) -> AuditRecord {
     AuditRecord {
+        node: None,
         id: 0,
         timestamp: Timestamp::now(),
         tool: "core_get_current_user".into(),

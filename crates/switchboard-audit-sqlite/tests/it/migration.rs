@@ -71,6 +71,7 @@ fn old_record(n: u64) -> AuditRecord {
         _ => Outcome::Ok,
     };
     AuditRecord {
+        node: None,
         id: n,
         timestamp: base()
             + SignedDuration::new(n as i64 + late, (n * 7_919 % 1_000_000_000) as i32),
@@ -275,6 +276,7 @@ fn a_version_2_database_migrates_with_every_record_intact() {
     // New records follow the highest id ever given, not the highest left.
     let mut new: Vec<AuditRecord> = (0..50)
         .map(|n| AuditRecord {
+            node: None,
             id: 0,
             timestamp: at(3_000 + n),
             ..old_record(n as u64 + 1)
@@ -443,6 +445,7 @@ fn upgrade_from_fixture(version: i64) {
         .iter()
         .take(3)
         .map(|record| AuditRecord {
+            node: None,
             id: 0,
             ..record.clone()
         })

@@ -70,6 +70,7 @@ prop_compose! {
         session in proptest::option::of("[ -~]{0,12}"),
     ) -> AuditRecord {
         AuditRecord {
+            node: None,
             id: 0,
             timestamp: at(batch * 10 + late, nanoseconds),
             tool: tool.into(),

@@ -73,6 +73,7 @@ pub fn append_assigns_increasing_ids(make: &StoreFactory) -> Result<(), Failure>
 pub fn records_without_a_digest_round_trip(make: &StoreFactory) -> Result<(), Failure> {
     let store = make();
     let no_input = AuditRecord {
+        node: None,
         input_hash: None,
         output_hash: None,
         digest_error: Some(
@@ -82,6 +83,7 @@ pub fn records_without_a_digest_round_trip(make: &StoreFactory) -> Result<(), Fa
         ..sample(2)
     };
     let no_output = AuditRecord {
+        node: None,
         output_hash: None,
         digest_error: Some(
             "output: the value cannot be serialized as JSON: \u{1F600} failed".to_owned(),
@@ -112,6 +114,7 @@ pub fn records_round_trip_unchanged(make: &StoreFactory) -> Result<(), Failure> 
         .collect();
     let long_name: String = "é".repeat(MAX_TOOL_NAME_BYTES / 2);
     records.push(AuditRecord {
+        node: None,
         id: 0,
         timestamp: Timestamp::constant(super::BASE_SECOND, 1),
         tool: long_name.into(),
@@ -130,6 +133,7 @@ pub fn records_round_trip_unchanged(make: &StoreFactory) -> Result<(), Failure> 
         outcome: Outcome::Error(ErrorKind::MissingContext),
     });
     records.push(AuditRecord {
+        node: None,
         tool: "quote ' \" ; -- %_ \u{1F600}".into(),
         org_id: Some(OrgId::from("")),
         correlation_id: Some(CorrelationId::from("")),
@@ -306,6 +310,7 @@ pub fn retention_deletes_oldest_first_within_the_limit(make: &StoreFactory) -> R
         &*store,
         (0..10)
             .map(|n| AuditRecord {
+                node: None,
                 timestamp: at(n as i64),
                 ..sample(n)
             })
@@ -371,6 +376,7 @@ const RECORDS_PER_BATCH: usize = 16;
 /// A record of writer `writer`: its correlation id names the writer, its org alternates.
 fn writer_record(writer: usize, n: usize) -> AuditRecord {
     AuditRecord {
+        node: None,
         org_id: Some(ORGS[writer % 2].into()),
         correlation_id: Some(format!("writer-{writer}").into()),
         ..sample(n)
@@ -488,6 +494,7 @@ pub fn tenant_scoping_never_leaks_another_org(make: &StoreFactory) -> Result<(),
     for n in 0..60 {
         for org in [Some("acme"), Some("globex"), None, Some("acme-corp")] {
             records.push(AuditRecord {
+                node: None,
                 org_id: org.map(OrgId::from),
                 ..sample(n)
             });

@@ -28,6 +28,7 @@ fn pending(correlation: &str) -> AuditRecord {
 
 fn pending_at(correlation: &str, timestamp: Timestamp) -> AuditRecord {
     AuditRecord {
+        node: None,
         id: 0,
         timestamp,
         tool: "core_get_current_user".into(),
@@ -150,6 +151,7 @@ async fn a_relaxed_record_is_acknowledged_when_queued_and_seen_by_the_next_query
     assert_eq!(
         records,
         [AuditRecord {
+            node: None,
             id: records[0].id,
             ..pending_at("c1", records[0].timestamp)
         }]
@@ -348,4 +350,40 @@ async fn concurrent_callers_lose_nothing_and_each_record_lands_once() {
     correlations.dedup();
     assert_eq!(correlations.len(), 16 * 500, "no record twice");
     assert_eq!(log.stats().written, 16 * 500);
+}
+
+#[tokio::test]
+async fn the_log_stamps_its_node_on_every_record_it_writes() {
+    let store = Arc::new(MemoryAuditStore::new());
+    let log = AuditLog::start(
+        store.clone(),
+        AuditConfig::default()
+            .durability(Durability::Strict)
+            .node("node-a"),
+    )
+    .expect("the log starts");
+    let mut from_elsewhere = pending("c2");
+    from_elsewhere.node = Some("node-b".into());
+    for record in [pending("c1"), from_elsewhere] {
+        let reservation = bounded("room", log.reserve()).await.expect("room");
+        bounded(
+            "the record stored",
+            reservation.submit(record).acknowledged(),
+        )
+        .await
+        .expect("stored");
+    }
+    let mut nodes: Vec<_> = store
+        .query(&AuditQuery::default())
+        .expect("query")
+        .into_iter()
+        .map(|record| record.node.as_deref().map(str::to_owned))
+        .collect();
+    nodes.sort();
+    assert_eq!(
+        nodes,
+        [Some("node-a".to_owned()), Some("node-b".to_owned())],
+        "a record without a node gets the log's; one that names its node keeps it"
+    );
+    log.shutdown().await;
 }

@@ -47,6 +47,7 @@ impl AuditStore for PanicsAtFirst {
 
 fn pending(correlation_id: &str) -> AuditRecord {
     AuditRecord {
+        node: None,
         id: 0,
         timestamp: Timestamp::now(),
         tool: "t".into(),

@@ -43,6 +43,7 @@ pub(crate) fn switchboard_under(prefix: &[&str], args: &[&str]) -> tokio::proces
         "SWITCHBOARD_CONFIG",
         "SWITCHBOARD_STATE_KEY",
         "SWITCHBOARD_WORKFLOWS",
+        "SWITCHBOARD_NODE",
         "RUST_LOG",
     ] {
         command.env_remove(variable);

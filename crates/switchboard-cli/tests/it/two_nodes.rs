@@ -31,8 +31,10 @@ impl Fleet {
         let key = TempFile::new(&format!("{STATE_KEY}\n"));
         let url = database.url().to_owned();
         let mut nodes = Vec::new();
-        for _ in 0..2 {
+        for name in ["node-a", "node-b"] {
             let mut flags = vec![
+                "--node",
+                name,
                 "--audit",
                 &url,
                 "--approvals",
@@ -239,7 +241,8 @@ async fn one_key_sent_to_both_nodes_at_once_runs_the_tool_once_and_everyone_gets
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stateless_client_spread_over_both_nodes_notices_nothing_and_audit_sees_both() {
+async fn a_stateless_client_spread_over_both_nodes_notices_nothing_and_each_record_names_its_node()
+{
     let fleet = Fleet::start(&[]).await;
     let mut clients = [fleet.client(0).await, fleet.client(1).await];
     for id in 0..10u64 {
@@ -259,12 +262,21 @@ async fn a_stateless_client_spread_over_both_nodes_notices_nothing_and_audit_see
         );
     }
     let records = fleet.audit_records().await;
-    let calls = records
+    let nodes: Vec<&Value> = records
         .iter()
         .filter(|record| record["tool"] == json!("core_get_current_user"))
-        .count();
+        .map(|record| &record["node"])
+        .collect();
     assert_eq!(
-        calls, 10,
+        nodes.len(),
+        10,
         "either node's records are in the one audit log: {records:#?}"
     );
+    for node in ["node-a", "node-b"] {
+        assert_eq!(
+            nodes.iter().filter(|name| **name == &json!(node)).count(),
+            5,
+            "each record names the node that ran the call: {nodes:?}"
+        );
+    }
 }
