@@ -8,7 +8,8 @@
 //! NORMAL (its default); PostgreSQL is a fresh database on the server
 //! `SWITCHBOARD_TEST_POSTGRES_URL` names, with the server's defaults (`synchronous_commit`
 //! on, so each commit waits for its WAL flush). The goal is a PostgreSQL step's median
-//! within 2x of SQLite's.
+//! within 2x of SQLite's. For scale, it also times the floor of any PostgreSQL store call: one
+//! `SELECT 1` through the store's runtime and pool.
 //!
 //! The summary runs every variant once per round, in an order that turns every round, for
 //! 15 rounds (5 with `-- --quick`), and prints medians and ratios, then one `BENCH` line per
@@ -83,6 +84,8 @@ struct Fixture {
     postgres: Engine,
     sqlite_store: Arc<dyn RunStore>,
     postgres_store: Arc<dyn RunStore>,
+    /// The PostgreSQL store's connections, for the round trip's floor.
+    postgres_database: switchboard_postgres::Database,
     /// The tool's output, as a completed step stores it.
     output: Value,
     _directory: tempfile::TempDir,
@@ -109,10 +112,10 @@ impl Fixture {
                 .expect("the SQLite run store opens"),
         );
         let database = test_database().await.expect("a fresh PostgreSQL database");
-        let postgres_store: Arc<dyn RunStore> = Arc::new(
-            PostgresRunStore::open(&PostgresOptions::new(database.url()))
-                .expect("the PostgreSQL run store opens"),
-        );
+        let postgres = PostgresRunStore::open(&PostgresOptions::new(database.url()))
+            .expect("the PostgreSQL run store opens");
+        let postgres_database = postgres.database().clone();
+        let postgres_store: Arc<dyn RunStore> = Arc::new(postgres);
         let engine = |store: &Arc<dyn RunStore>| {
             Engine::new(
                 registry.clone(),
@@ -132,6 +135,7 @@ impl Fixture {
             definition,
             sqlite_store,
             postgres_store,
+            postgres_database,
             output,
             _directory: directory,
             _database: database,
@@ -245,14 +249,16 @@ enum Variant {
     PostgresWorkflow,
     SqliteCheckpoints,
     PostgresCheckpoints,
+    PostgresRoundTrip,
 }
 
 impl Variant {
-    const ALL: [Variant; 4] = [
+    const ALL: [Variant; 5] = [
         Variant::SqliteWorkflow,
         Variant::PostgresWorkflow,
         Variant::SqliteCheckpoints,
         Variant::PostgresCheckpoints,
+        Variant::PostgresRoundTrip,
     ];
 }
 
@@ -276,6 +282,15 @@ async fn measure(fixture: &Fixture, variant: Variant, runs: u32) -> Vec<Duration
             }
             Variant::PostgresCheckpoints => {
                 checkpoint_step(fixture, &fixture.postgres_store, postgres_run, number);
+            }
+            Variant::PostgresRoundTrip => {
+                let one: i32 = fixture
+                    .postgres_database
+                    .call(
+                        |client| async move { Ok(client.query_one("SELECT 1", &[]).await?.get(0)) },
+                    )
+                    .expect("the database answers");
+                black_box(one);
             }
         }
         times.push(started.elapsed());
@@ -305,7 +320,9 @@ fn summary(runtime: &Runtime, fixture: &Fixture, quick: bool) {
         }
         for variant in order {
             let (count, per_run) = match variant {
-                Variant::SqliteCheckpoints | Variant::PostgresCheckpoints => (runs * STEPS, 1),
+                Variant::SqliteCheckpoints
+                | Variant::PostgresCheckpoints
+                | Variant::PostgresRoundTrip => (runs * STEPS, 1),
                 _ => (runs, STEPS),
             };
             let times = runtime.block_on(measure(fixture, variant, count));
@@ -321,6 +338,7 @@ fn summary(runtime: &Runtime, fixture: &Fixture, quick: bool) {
     let postgres_step = median_of(Variant::PostgresWorkflow);
     let sqlite_checkpoints = median_of(Variant::SqliteCheckpoints);
     let postgres_checkpoints = median_of(Variant::PostgresCheckpoints);
+    let round_trip = median_of(Variant::PostgresRoundTrip);
     println!(
         "\nmedians of {rounds} interleaved rounds, a {STEPS}-step workflow of `{TOOL}` \
          ({runs} runs a round), one thread:"
@@ -338,6 +356,11 @@ fn summary(runtime: &Runtime, fixture: &Fixture, quick: bool) {
         postgres_checkpoints / 1e3,
         sqlite_checkpoints / 1e3,
         postgres_checkpoints / sqlite_checkpoints
+    );
+    println!(
+        "  the floor: one PostgreSQL round trip through the store's runtime (`SELECT 1`): \
+         {:.1} µs",
+        round_trip / 1e3
     );
     print_figure("workflow.postgres_step", postgres_step, sqlite_step, "ns");
     print_figure(
