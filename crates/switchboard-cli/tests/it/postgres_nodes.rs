@@ -280,3 +280,104 @@ async fn a_stateless_client_spread_over_both_nodes_notices_nothing_and_each_reco
         );
     }
 }
+
+/// A notice, a wait, two more notices. The wait is long enough for the test to see it start
+/// and kill the process that drives the run inside it.
+const THREE_NOTICES: &str = r#"
+workflow: three_notices
+nodes:
+  - id: first
+    tool: roster_post_notice
+    params: { text: "notice 1" }
+  - id: pause
+    wait: 4s
+  - id: second
+    tool: roster_post_notice
+    params: { text: "notice 2" }
+  - id: third
+    tool: roster_post_notice
+    params: { text: "notice 3" }
+"#;
+
+const MARK: [&str; 6] = ["--org", "acme", "--user", "mark", "--role", "manager"];
+
+/// `switchboard ARGS` on the fleet's stores, as mark, run to its end: its JSON output.
+async fn on_the_fleet(fleet: &Fleet, args: &[&str]) -> Value {
+    let url = fleet.database.url();
+    let output = bounded(
+        "switchboard",
+        switchboard(args)
+            .args(MARK)
+            .args(["--workflows", url, "--approvals", url, "--audit", url])
+            .output(),
+    )
+    .await
+    .expect("the binary runs");
+    assert_eq!(output.status.code(), Some(0), "{args:?}: {output:?}");
+    serde_json::from_slice(&output.stdout).expect("JSON")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_whose_node_was_killed_is_finished_by_another_node_with_each_step_once() {
+    use std::process::Stdio;
+
+    use tokio::io::{AsyncBufReadExt as _, BufReader};
+
+    let fleet = Fleet::start(&[]).await;
+    let definition = TempFile::new(THREE_NOTICES);
+    let url = fleet.database.url();
+    // Node A: a `workflow run` process on the fleet's stores, killed inside the wait.
+    let mut node_a = switchboard(&["workflow", "run", definition.path(), "--watch"])
+        .args(MARK)
+        .args(["--workflows", url, "--approvals", url, "--audit", url])
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let mut lines = BufReader::new(node_a.stderr.take().expect("piped")).lines();
+    bounded("the run reaching its wait", async {
+        while let Some(line) = lines.next_line().await.expect("readable") {
+            if line.contains("pause#0  waiting until") {
+                return;
+            }
+        }
+        panic!("the run ended before its wait");
+    })
+    .await;
+    node_a.start_kill().expect("SIGKILL");
+    let _ = bounded("the killed process", node_a.wait()).await;
+
+    let listed = on_the_fleet(&fleet, &["workflow", "list", "--unfinished", "--json"]).await;
+    let run = listed["runs"][0]["id"]
+        .as_str()
+        .expect("the killed node's run is unfinished")
+        .to_owned();
+    // The serve nodes sweep for runs no live node holds, and one of them finishes it.
+    let finished = bounded("another node finishing the run", async {
+        loop {
+            let shown = on_the_fleet(&fleet, &["workflow", "show", &run, "--json"]).await;
+            if shown["run"]["state"]["state"] == json!("completed") {
+                return shown;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        }
+    })
+    .await;
+    assert_eq!(
+        finished["run"]["steps_taken"],
+        json!(4),
+        "every node ran once: {finished:#}"
+    );
+    let records = fleet.audit_records().await;
+    let posted = executions(&records, "roster_post_notice");
+    let mut notices: Vec<&str> = posted
+        .iter()
+        .filter_map(|record| record["input_hash"].as_str())
+        .collect();
+    notices.sort_unstable();
+    notices.dedup();
+    assert_eq!(
+        (posted.len(), notices.len()),
+        (3, 3),
+        "each notice posted once, across the killed node and the one that finished: {posted:#?}"
+    );
+}
