@@ -136,6 +136,12 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
             "switchboard-workflows",
             "switchboard-sqlite",
         ]),
+        // The same trait on PostgreSQL, the runs every node shares: nothing more either.
+        "switchboard-workflows-postgres" => Allowed::Only(&[
+            "switchboard-core",
+            "switchboard-workflows",
+            "switchboard-postgres",
+        ]),
         // The engine runs every step through the registry, so it sits on it.
         "switchboard-workflows-engine" => Allowed::Only(&[
             "switchboard-core",

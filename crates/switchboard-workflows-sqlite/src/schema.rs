@@ -98,3 +98,79 @@ pub(crate) static SCHEMA: Schema = Schema {
     application_id: APPLICATION_ID,
     migrations: MIGRATIONS,
 };
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use jiff::Timestamp;
+    use serde_json::json;
+    use switchboard_core::CallContext;
+    use switchboard_sqlite::{ConnectionSettings, Synchronous, open_database};
+    use switchboard_workflows::{RunId, RunRecord, RunState, RunStore};
+
+    use super::*;
+    use crate::SqliteRunStore;
+
+    #[test]
+    fn every_earlier_version_is_migrated_forward_keeping_its_runs() {
+        for version in 1..MIGRATIONS.len() {
+            let older = Schema {
+                store: SCHEMA.store,
+                application_id: APPLICATION_ID,
+                migrations: MIGRATIONS.split_at(version).0,
+            };
+            let dir = tempfile::tempdir().expect("a temporary directory");
+            let path = dir.path().join("workflows.db");
+            let now = Timestamp::constant(1_795_000_000, 0);
+            let run = RunRecord {
+                id: RunId::new(),
+                org_id: "acme".into(),
+                workflow: "assign_week".to_owned(),
+                definition: Arc::new(json!({ "name": "assign_week" })),
+                input: json!({}),
+                caller: CallContext::builder().org("acme").user("sam").build(),
+                parent: None,
+                state: RunState::Running,
+                output: None,
+                wake_at: None,
+                steps_taken: 0,
+                created_at: now,
+                updated_at: now,
+            };
+            {
+                let connection = open_database(
+                    &path,
+                    &older,
+                    ConnectionSettings::new(Synchronous::Normal, Duration::from_secs(5)),
+                )
+                .expect("a database at the older version");
+                connection
+                    .execute(
+                        "INSERT INTO runs (id, org_id, workflow, state, state_name, definition, \
+                         input, caller, steps_taken, created_at_ns, updated_at_ns) \
+                         VALUES (?1, 'acme', 'assign_week', ?2, 'running', ?3, '{}', ?4, 0, ?5, ?5)",
+                        rusqlite::params![
+                            run.id.to_string(),
+                            serde_json::to_string(&run.state).expect("JSON"),
+                            serde_json::to_string(&run.definition).expect("JSON"),
+                            serde_json::to_string(&run.caller).expect("JSON"),
+                            switchboard_sqlite::timestamp_to_sql(now),
+                        ],
+                    )
+                    .expect("a run at the older version");
+            }
+            let store = SqliteRunStore::open(&path).expect("migrates forward");
+            assert_eq!(store.run(run.id).expect("readable"), Some(run.clone()));
+            let lease = store
+                .acquire_lease(run.id, "node-a", now, now)
+                .expect("the lease columns exist");
+            assert_eq!(
+                lease.map(|lease| lease.token),
+                Some(1),
+                "from version {version}"
+            );
+        }
+    }
+}

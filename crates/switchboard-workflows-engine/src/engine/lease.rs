@@ -1,0 +1,275 @@
+//! Leases: how an engine drives a run only while it holds the run's lease, renews it while
+//! driving, releases it when the drive ends, and takes over the runs whose engine died.
+//!
+//! A drive takes the lease first (`RunStore::acquire_lease`); refused (another engine holds a
+//! live one), it does not happen. The drive and the lease's renewal run side by side; a
+//! renewal that finds the lease taken over ends the drive where it is (its checkpoints would
+//! be refused by their fence anyway). The sweep, started by the first
+//! [`Engine::recover`](crate::Engine::recover), looks every [`LeaseOptions::sweep_every`] at
+//! the unfinished runs whose lease expired or is free, and continues them as a starting engine
+//! would.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use switchboard_workflows::{Lease, NodeState, RunId, RunRecord, RunState, RunStoreError};
+
+use super::{Shared, lock};
+
+/// How an engine holds the leases of the runs it drives, and how soon it takes over the runs
+/// of an engine that died. The defaults suit a fleet: a run whose node died is taken over
+/// between 10 and 13 seconds after that node's last renewal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseOptions {
+    /// This engine's name as a lease holder; it must differ between the engines sharing a
+    /// store (two engines with one name would both drive a run). Default:
+    /// `engine-PID-RANDOM`, new for each `LeaseOptions::default()`.
+    pub owner: String,
+    /// How long a lease lasts unless renewed (default 10 s): how long a run whose engine
+    /// died (or stopped answering) waits before another engine may take it over.
+    pub duration: Duration,
+    /// How often a held lease is renewed while its run is driven (default 3 s). Well under
+    /// [`duration`](Self::duration), so that a renewal or two may fail (a slow database) before
+    /// the lease expires.
+    pub renew_every: Duration,
+    /// How often the engine looks, once it has [recovered](crate::Engine::recover), for unfinished
+    /// runs whose lease expired or is free, and takes them over (default 3 s). The same
+    /// sweep notices timers and decisions that other engines' runs wait for.
+    pub sweep_every: Duration,
+}
+
+impl Default for LeaseOptions {
+    fn default() -> Self {
+        Self {
+            owner: format!("engine-{}-{:08x}", std::process::id(), fastrand::u32(..)),
+            duration: Duration::from_secs(10),
+            renew_every: Duration::from_secs(3),
+            sweep_every: Duration::from_secs(3),
+        }
+    }
+}
+
+impl LeaseOptions {
+    /// These options with `duration`, and a renewal every third of it.
+    #[must_use]
+    pub fn with_duration(mut self, duration: Duration) -> Self {
+        self.duration = duration;
+        self.renew_every = duration / 3;
+        self
+    }
+
+    /// These options with the holder's name `owner`.
+    #[must_use]
+    pub fn with_owner(mut self, owner: impl Into<String>) -> Self {
+        self.owner = owner.into();
+        self
+    }
+
+    /// These options with a sweep every `sweep_every`.
+    #[must_use]
+    pub fn with_sweep_every(mut self, sweep_every: Duration) -> Self {
+        self.sweep_every = sweep_every;
+        self
+    }
+}
+
+/// The most runs one sweep looks at.
+const SWEEP_BATCH: usize = 256;
+
+impl Shared {
+    /// Drives `run` under its lease, again as long as it is kicked meanwhile, then releases
+    /// the lease. Nothing happens when another engine holds a live lease on the run.
+    pub(super) async fn drive_until_settled(self: Arc<Self>, run: RunId) {
+        loop {
+            let Some(lease) = self.take_lease(run) else {
+                let entry = lock(&self.active).remove(&run);
+                if entry.is_some_and(|entry| entry.cancel) {
+                    lock(&self.cancels).insert(run);
+                }
+                return;
+            };
+            if !self.drive_while_held(run, &lease).await {
+                lock(&self.active).remove(&run);
+                return;
+            }
+            if let Err(error) = self.store.release_lease(&lease) {
+                // It expires by itself; until then no other engine takes the run over.
+                tracing::warn!(%error, %run, "the lease of a workflow run was not released");
+            }
+            // A kick while the lease was released drives the run once more, under a new lease.
+            let mut active = lock(&self.active);
+            match active.get_mut(&run) {
+                Some(entry) if entry.again => entry.again = false,
+                _ => {
+                    active.remove(&run);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The lease of `run` for this engine, if no other engine holds a live one.
+    fn take_lease(&self, run: RunId) -> Option<Lease> {
+        let now = self.clock.now();
+        let until = self.lease_deadline(now);
+        match self
+            .store
+            .acquire_lease(run, &self.options.lease.owner, now, until)
+        {
+            Ok(Some(lease)) => {
+                tracing::debug!(%run, token = lease.token, "took the lease of a workflow run");
+                Some(lease)
+            }
+            Ok(None) => {
+                tracing::debug!(%run, "another engine drives the workflow run");
+                None
+            }
+            Err(RunStoreError::RunNotFound(_)) => None,
+            Err(error) => {
+                tracing::error!(%error, %run, "the lease of a workflow run could not be taken");
+                None
+            }
+        }
+    }
+
+    fn lease_deadline(&self, now: Timestamp) -> Timestamp {
+        SignedDuration::try_from(self.options.lease.duration)
+            .ok()
+            .and_then(|duration| now.checked_add(duration).ok())
+            .unwrap_or(Timestamp::MAX)
+    }
+
+    /// Drives `run` (once more for each kick meanwhile) while renewing `lease`. Returns false
+    /// if the lease was lost, which stops the drive where it is.
+    async fn drive_while_held(self: &Arc<Self>, run: RunId, lease: &Lease) -> bool {
+        let fence = lease.fence();
+        let driving = async {
+            loop {
+                crate::drive::drive(self, run, &fence).await;
+                let mut active = lock(&self.active);
+                match active.get_mut(&run) {
+                    Some(entry) if entry.again => entry.again = false,
+                    _ => return,
+                }
+            }
+        };
+        tokio::select! {
+            () = driving => true,
+            () = self.renew_until_lost(lease.clone()) => false,
+        }
+    }
+
+    /// Renews `lease` every [`LeaseOptions::renew_every`]; returns once it was lost. A renewal
+    /// that fails otherwise (the database is slow or away) is tried again at the next tick:
+    /// the drive goes on, its checkpoints fenced.
+    async fn renew_until_lost(&self, mut lease: Lease) {
+        loop {
+            tokio::time::sleep(self.options.lease.renew_every).await;
+            let until = self.lease_deadline(self.clock.now());
+            match self.store.renew_lease(&lease, until) {
+                Ok(renewed) => lease = renewed,
+                Err(RunStoreError::LeaseLost { .. } | RunStoreError::RunNotFound(_)) => {
+                    tracing::warn!(
+                        run = %lease.run,
+                        "the lease of a workflow run was taken over: this engine stops driving it"
+                    );
+                    return;
+                }
+                Err(error) => {
+                    tracing::warn!(
+                        %error,
+                        run = %lease.run,
+                        "the lease of a workflow run was not renewed"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Continues `run` as [`Engine::recover`](crate::Engine::recover) does: drives it unless
+    /// it waits, and watches what it waits for. `starting`: at recovery (a paused parent of a
+    /// child run that was in flight is driven, to look at its child); else from the sweep,
+    /// which also leaves a run that has never started and is younger than a lease to the
+    /// engine that created it.
+    pub(super) fn continue_run(
+        self: &Arc<Self>,
+        run: &RunRecord,
+        starting: bool,
+    ) -> Result<(), RunStoreError> {
+        match &run.state {
+            RunState::Paused { .. } => {
+                let steps = self.store.steps(run.id)?;
+                if steps
+                    .iter()
+                    .any(|step| matches!(step.state, NodeState::WaitingApproval { .. }))
+                {
+                    self.await_decision(run.id);
+                }
+                if starting
+                    && steps.iter().any(|step| {
+                        matches!(step.state, NodeState::Running { .. })
+                            && step
+                                .params
+                                .as_ref()
+                                .is_some_and(|params| params.get(crate::drive::CHILD_RUN).is_some())
+                    })
+                {
+                    self.kick(run.id);
+                }
+                if let Some(at) = run.wake_at {
+                    self.schedule(at, run.id);
+                }
+            }
+            RunState::Pending if !starting => {
+                let age = self.clock.now().duration_since(run.created_at);
+                let lease = SignedDuration::try_from(self.options.lease.duration)
+                    .unwrap_or(SignedDuration::MAX);
+                if age >= lease {
+                    self.kick(run.id);
+                }
+            }
+            _ => self.kick(run.id),
+        }
+        Ok(())
+    }
+
+    /// One takeover sweep: asks again the cancels of runs another engine was driving, and
+    /// continues the unfinished runs whose lease expired or is free.
+    fn take_over(self: &Arc<Self>) {
+        let cancels: Vec<RunId> = lock(&self.cancels).drain().collect();
+        for run in cancels {
+            self.request_cancel(run);
+        }
+        let runs = match self.store.unleased_runs(self.clock.now(), SWEEP_BATCH) {
+            Ok(runs) => runs,
+            Err(error) => {
+                tracing::warn!(%error, "could not look for workflow runs to take over");
+                return;
+            }
+        };
+        for run in &runs {
+            if let Err(error) = self.continue_run(run, false) {
+                tracing::warn!(%error, run = %run.id, "could not take a workflow run over");
+            }
+        }
+    }
+}
+
+/// Takes over runs whose engine died, every `sweep_every`: one task per engine, started by
+/// [`Engine::recover`](crate::Engine::recover).
+pub(super) async fn sweep(shared: Weak<Shared>) {
+    loop {
+        let Some(every) = shared
+            .upgrade()
+            .map(|shared| shared.options.lease.sweep_every)
+        else {
+            return;
+        };
+        tokio::time::sleep(every).await;
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        shared.take_over();
+    }
+}
