@@ -61,6 +61,11 @@ impl std::fmt::Debug for EngineOptions {
     }
 }
 
+/// How often a waiter or an event stream reads the store again when no live event came: the
+/// live events are this engine's own, and another engine sharing the store may be driving the
+/// run.
+const STORE_POLL: Duration = Duration::from_secs(1);
+
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunOutcome {
@@ -234,7 +239,12 @@ impl Engine {
                 });
             }
             loop {
-                match live.recv().await {
+                // Another engine may be driving the run: its events reach this one only
+                // through the store, read again every `STORE_POLL`.
+                let Ok(received) = tokio::time::timeout(STORE_POLL, live.recv()).await else {
+                    break;
+                };
+                match received {
                     Ok(event) if event.run == run && is_terminal_event(&event.event) => break,
                     Ok(_) => {}
                     Err(broadcast::error::RecvError::Lagged(_)) => break,
@@ -674,7 +684,12 @@ impl EventCursor {
                 Err(_) => return None,
             }
             loop {
-                match self.live.recv().await {
+                // Another engine may be driving the run: its events reach this one only
+                // through the store, read again every `STORE_POLL`.
+                let Ok(received) = tokio::time::timeout(STORE_POLL, self.live.recv()).await else {
+                    break;
+                };
+                match received {
                     Ok(event) if event.run == self.run && event.seq > self.after => {
                         if event.seq == self.after + 1 {
                             self.pending.push_back(event);

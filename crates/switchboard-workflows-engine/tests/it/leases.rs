@@ -6,7 +6,8 @@
 //!   other engine takes the run over only once the lease expired, and finishes it with every
 //!   mutating step run exactly once.
 //! - While an engine holds a live lease, the other never drives the run, though it recovers
-//!   and sweeps all the while.
+//!   and sweeps all the while; a waiter and a watcher on the other engine follow the run
+//!   through the store.
 //! - An engine whose renewals fail (a node cut off from the database, or paused) keeps driving
 //!   past its lease: the other takes the run over, and the stale engine's next checkpoint is
 //!   refused by the fence, so it cannot write over the new holder, and it stops.
@@ -338,8 +339,21 @@ async fn a_run_under_a_live_lease_is_never_driven_by_another_engine() {
     slow_step_started(name).await;
     // Node b starts now: it tries the run at once, and sweeps every 50 ms from then on.
     assert_eq!(engine_b.recover().await.expect("node b recovers"), 1);
-    let outcome = finished(&engine_a, run, &caller).await;
+    // A watcher on node b sees node a's run through the store: every event, then its end.
+    let watched = engine_b.events(run, &caller).expect("watchable on node b");
+    let watched: Vec<_> = tokio::time::timeout(
+        Duration::from_secs(30),
+        futures::StreamExt::collect::<Vec<_>>(watched),
+    )
+    .await
+    .expect("node b's event stream ends with the run");
+    let outcome = finished(&engine_b, run, &caller).await;
     assert_eq!(outcome.state, RunState::Completed);
+    assert_eq!(
+        watched,
+        node_b.events(run, 0, usize::MAX).expect("readable"),
+        "node b's watcher saw every event of the run, in order"
+    );
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(
         node_b.refused.load(Ordering::SeqCst) >= 1,
