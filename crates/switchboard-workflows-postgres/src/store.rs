@@ -608,23 +608,30 @@ impl RunStore for PostgresRunStore {
             .map(drop)
     }
 
-    fn unleased_runs(&self, now: Timestamp, limit: usize) -> Result<Vec<RunRecord>, RunStoreError> {
+    fn unleased_runs(
+        &self,
+        now: Timestamp,
+        after: Option<RunId>,
+        limit: usize,
+    ) -> Result<Vec<RunRecord>, RunStoreError> {
         if limit == 0 {
             return Ok(Vec::new());
         }
         let _span = tracing::trace_span!("workflows.unleased_runs").entered();
         let (now_ns, limit) = (timestamp_to_sql(now), bound(limit));
+        let after = after.map(|after| after.to_string());
         self.database
             .call(move |client| async move {
                 let statement = client
                     .prepare_cached(&format!(
                         "SELECT {RUN_COLUMNS} FROM workflows_runs WHERE {UNFINISHED} \
                          AND (lease_owner IS NULL OR lease_expires_ns <= $1::bigint) \
+                         AND ($3::text IS NULL OR id > $3::text) \
                          ORDER BY id LIMIT $2::bigint"
                     ))
                     .await?;
                 client
-                    .query(&statement, &[&now_ns, &limit])
+                    .query(&statement, &[&now_ns, &limit, &after])
                     .await?
                     .iter()
                     .map(rows::run)

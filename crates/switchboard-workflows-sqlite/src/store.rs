@@ -430,7 +430,12 @@ impl RunStore for SqliteRunStore {
         .map(drop)
     }
 
-    fn unleased_runs(&self, now: Timestamp, limit: usize) -> Result<Vec<RunRecord>, RunStoreError> {
+    fn unleased_runs(
+        &self,
+        now: Timestamp,
+        after: Option<RunId>,
+        limit: usize,
+    ) -> Result<Vec<RunRecord>, RunStoreError> {
         if limit == 0 {
             return Ok(Vec::new());
         }
@@ -438,11 +443,19 @@ impl RunStore for SqliteRunStore {
         connection
             .prepare_cached(&format!(
                 "SELECT {RUN_COLUMNS} FROM runs WHERE {UNFINISHED} \
-                 AND (lease_owner IS NULL OR lease_expires_ns <= ?1) ORDER BY id LIMIT ?2"
+                 AND (lease_owner IS NULL OR lease_expires_ns <= ?1) \
+                 AND (?3 IS NULL OR id > ?3) ORDER BY id LIMIT ?2"
             ))
             .and_then(|mut statement| {
                 statement
-                    .query_map(params![timestamp_to_sql(now), bound(limit)], rows::run)?
+                    .query_map(
+                        params![
+                            timestamp_to_sql(now),
+                            bound(limit),
+                            after.map(|after| after.to_string())
+                        ],
+                        rows::run,
+                    )?
                     .collect()
             })
             .map_err(|error| self.failure("listing the unleased runs".to_owned(), &error))

@@ -259,10 +259,16 @@ impl RunStore for MemoryRunStore {
         Ok(())
     }
 
-    fn unleased_runs(&self, now: Timestamp, limit: usize) -> Result<Vec<RunRecord>, RunStoreError> {
+    fn unleased_runs(
+        &self,
+        now: Timestamp,
+        after: Option<RunId>,
+        limit: usize,
+    ) -> Result<Vec<RunRecord>, RunStoreError> {
         let mut runs: Vec<RunRecord> = self
             .runs()
             .values()
+            .filter(|run| after.is_none_or(|after| run.record.id > after))
             .filter(|run| !run.record.state.is_terminal() && run.unleased(now))
             .map(|run| run.record.clone())
             .collect();

@@ -356,10 +356,16 @@ pub trait RunStore: Send + Sync + 'static {
     fn release_lease(&self, lease: &Lease) -> Result<(), RunStoreError>;
 
     /// Unfinished runs whose lease is free (never taken, or released) or expired at `now`, of
-    /// every organisation, oldest first, at most `limit`: what an engine's takeover sweep looks
-    /// at. Listing takes nothing: the sweep takes each run with
+    /// every organisation, oldest first, with an id after `after` (the previous page's last)
+    /// if given, at most `limit`: what an engine's takeover sweep looks at, page by page.
+    /// Listing takes nothing: the sweep takes each run with
     /// [`acquire_lease`](Self::acquire_lease), which one engine wins.
-    fn unleased_runs(&self, now: Timestamp, limit: usize) -> Result<Vec<RunRecord>, RunStoreError>;
+    fn unleased_runs(
+        &self,
+        now: Timestamp,
+        after: Option<RunId>,
+        limit: usize,
+    ) -> Result<Vec<RunRecord>, RunStoreError>;
 }
 
 /// Why a store refused or failed.

@@ -74,7 +74,7 @@ impl LeaseOptions {
     }
 }
 
-/// The most runs one sweep looks at.
+/// The most runs one page of a sweep reads.
 const SWEEP_BATCH: usize = 256;
 
 impl Shared {
@@ -241,16 +241,24 @@ impl Shared {
         for run in cancels {
             self.request_cancel(run);
         }
-        let runs = match self.store.unleased_runs(self.clock.now(), SWEEP_BATCH) {
-            Ok(runs) => runs,
-            Err(error) => {
-                tracing::warn!(%error, "could not look for workflow runs to take over");
-                return;
+        let now = self.clock.now();
+        let mut after = None;
+        loop {
+            let runs = match self.store.unleased_runs(now, after, SWEEP_BATCH) {
+                Ok(runs) => runs,
+                Err(error) => {
+                    tracing::warn!(%error, "could not look for workflow runs to take over");
+                    return;
+                }
+            };
+            for run in &runs {
+                if let Err(error) = self.continue_run(run, false) {
+                    tracing::warn!(%error, run = %run.id, "could not take a workflow run over");
+                }
             }
-        };
-        for run in &runs {
-            if let Err(error) = self.continue_run(run, false) {
-                tracing::warn!(%error, run = %run.id, "could not take a workflow run over");
+            match runs.last() {
+                Some(last) if runs.len() == SWEEP_BATCH => after = Some(last.id),
+                _ => return,
             }
         }
     }

@@ -184,8 +184,13 @@ impl RunStore for Node {
         self.inner.release_lease(lease)
     }
 
-    fn unleased_runs(&self, now: Timestamp, limit: usize) -> Result<Vec<RunRecord>, RunStoreError> {
-        self.inner.unleased_runs(now, limit)
+    fn unleased_runs(
+        &self,
+        now: Timestamp,
+        after: Option<RunId>,
+        limit: usize,
+    ) -> Result<Vec<RunRecord>, RunStoreError> {
+        self.inner.unleased_runs(now, after, limit)
     }
 }
 

@@ -327,8 +327,9 @@ impl RunStore for HookedStore {
     fn unleased_runs(
         &self,
         now: jiff::Timestamp,
+        after: Option<RunId>,
         limit: usize,
     ) -> Result<Vec<RunRecord>, RunStoreError> {
-        self.inner.unleased_runs(now, limit)
+        self.inner.unleased_runs(now, after, limit)
     }
 }

@@ -82,7 +82,12 @@ impl RunStore for TempRunStore {
         self.store.release_lease(lease)
     }
 
-    fn unleased_runs(&self, now: Timestamp, limit: usize) -> Result<Vec<RunRecord>, RunStoreError> {
-        self.store.unleased_runs(now, limit)
+    fn unleased_runs(
+        &self,
+        now: Timestamp,
+        after: Option<RunId>,
+        limit: usize,
+    ) -> Result<Vec<RunRecord>, RunStoreError> {
+        self.store.unleased_runs(now, after, limit)
     }
 }

@@ -234,8 +234,8 @@ pub fn checkpoints_under_a_lost_lease_are_refused(make: &RunStoreFactory) -> Res
 }
 
 /// `unleased_runs` lists the unfinished runs whose lease is free (never taken, or released) or
-/// expired, of every organisation, oldest first, at most the limit; a run with a live lease
-/// and a finished run are not listed.
+/// expired, of every organisation, oldest first, at most the limit, page by page after a given
+/// id; a run with a live lease and a finished run are not listed.
 pub fn unleased_runs_are_the_unfinished_ones_free_or_expired(
     make: &RunStoreFactory,
 ) -> Result<(), Failure> {
@@ -269,26 +269,33 @@ pub fn unleased_runs_are_the_unfinished_ones_free_or_expired(
     let lease = take(&*store, released.id, "node-a", 0, 100)?;
     store.release_lease(&lease)?;
     take(&*store, finished_expired.id, "node-a", 0, 10)?;
-    let listed = ids(&store.unleased_runs(at(50), usize::MAX)?);
+    let listed = ids(&store.unleased_runs(at(50), None, usize::MAX)?);
     let expected = [never.id, expired.id, released.id];
     ensure!(
         listed == expected,
         "unleased runs at 50 were {listed:?}, expected {expected:?} (free, expired, released; \
          oldest first)"
     );
-    let first_two = ids(&store.unleased_runs(at(50), 2)?);
+    let first_two = ids(&store.unleased_runs(at(50), None, 2)?);
     ensure!(
         first_two == expected[..2],
         "with a limit of 2 the unleased runs were {first_two:?}"
     );
+    let next_page = ids(&store.unleased_runs(at(50), Some(first_two[1]), 2)?);
+    ensure!(
+        next_page == expected[2..],
+        "the page after {} was {next_page:?}, not {:?}",
+        first_two[1],
+        &expected[2..]
+    );
     // At 5, the lease until 10 is live.
-    let early = ids(&store.unleased_runs(at(5), usize::MAX)?);
+    let early = ids(&store.unleased_runs(at(5), None, usize::MAX)?);
     ensure!(
         early == [never.id, released.id],
         "unleased runs at 5 were {early:?}"
     );
     ensure!(
-        store.unleased_runs(at(50), 0)?.is_empty(),
+        store.unleased_runs(at(50), None, 0)?.is_empty(),
         "a limit of 0 listed runs"
     );
     Ok(())

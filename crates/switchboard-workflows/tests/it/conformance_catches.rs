@@ -177,8 +177,13 @@ impl RunStore for Flawed {
         self.inner.release_lease(lease)
     }
 
-    fn unleased_runs(&self, now: Timestamp, limit: usize) -> Result<Vec<RunRecord>, RunStoreError> {
-        self.inner.unleased_runs(now, limit)
+    fn unleased_runs(
+        &self,
+        now: Timestamp,
+        after: Option<RunId>,
+        limit: usize,
+    ) -> Result<Vec<RunRecord>, RunStoreError> {
+        self.inner.unleased_runs(now, after, limit)
     }
 }
 
