@@ -22,6 +22,7 @@ mod mounts_support;
 mod navigate;
 mod plain_output;
 mod postgres_faults;
+mod postgres_load;
 mod postgres_nodes;
 mod postgres_stores;
 mod proposals;
