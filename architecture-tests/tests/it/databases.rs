@@ -25,7 +25,12 @@ fn dependents_of(metadata: &Metadata, name: &str) -> BTreeSet<String> {
     metadata
         .packages
         .iter()
-        .filter(|package| package.dependencies.iter().any(|dependency| dependency.name == name))
+        .filter(|package| {
+            package
+                .dependencies
+                .iter()
+                .any(|dependency| dependency.name == name)
+        })
         .filter(|package| {
             // A dependency the resolver left out (an optional one not enabled) is not linked.
             metadata
@@ -82,7 +87,14 @@ fn exactly_one_postgresql_client_is_linked() {
         packages.contains("tokio-postgres"),
         "tokio-postgres is the workspace's PostgreSQL client"
     );
-    for other in ["postgres", "sqlx-postgres", "sqlx", "diesel", "pq-sys", "r2d2_postgres"] {
+    for other in [
+        "postgres",
+        "sqlx-postgres",
+        "sqlx",
+        "diesel",
+        "pq-sys",
+        "r2d2_postgres",
+    ] {
         assert!(
             !packages.contains(other),
             "`{other}` is in the graph: the one PostgreSQL client is tokio-postgres (with \
