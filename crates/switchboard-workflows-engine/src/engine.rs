@@ -286,6 +286,13 @@ impl Engine {
             });
         }
         self.shared.kick(run);
+        // Another engine may hold the run's lease: a live one drives it, and a dead one's
+        // lease expires; then this engine takes the run over.
+        tokio::spawn(lease::retake(
+            Arc::downgrade(&self.shared),
+            run,
+            record.updated_at,
+        ));
         Ok(())
     }
 

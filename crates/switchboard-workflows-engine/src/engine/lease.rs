@@ -264,6 +264,33 @@ impl Shared {
     }
 }
 
+/// Kicks `run` every `sweep_every` until it moves (its `updated_at` is no longer `seen`) or
+/// ends: what [`Engine::resume`](crate::Engine::resume) starts, so that a run resumed while
+/// another engine holds its lease is taken over once that lease expires (the engine died),
+/// without sweeping every other run as [`Engine::recover`](crate::Engine::recover) does. A
+/// kick while the lease is live is refused by the store and changes nothing.
+pub(super) async fn retake(shared: Weak<Shared>, run: RunId, seen: Timestamp) {
+    loop {
+        let Some(every) = shared
+            .upgrade()
+            .map(|shared| shared.options.lease.sweep_every)
+        else {
+            return;
+        };
+        tokio::time::sleep(every).await;
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        match shared.store.run(run) {
+            Ok(Some(record)) if !record.state.is_terminal() && record.updated_at == seen => {
+                shared.kick(run);
+            }
+            Ok(_) => return,
+            Err(error) => tracing::warn!(%error, %run, "could not read a resumed workflow run"),
+        }
+    }
+}
+
 /// Takes over runs whose engine died, every `sweep_every`: one task per engine, started by
 /// [`Engine::recover`](crate::Engine::recover).
 pub(super) async fn sweep(shared: Weak<Shared>) {
