@@ -208,16 +208,20 @@ nodes:
         .expect("it ends");
     let run = unfinished_run(&dir).await;
 
-    let output = in_state(
-        &dir,
-        &with(
-            &[
-                "workflow", "resume", &run, "--audit", &audit, "--mounts", &mounts, "--json",
-            ],
-            &ACME_ADMIN,
-        ),
+    // The killed process's lease on the run expires first (10 s): `resume` waits for it.
+    let output = bounded(
+        "workflow resume",
+        in_state(
+            &dir,
+            &with(
+                &[
+                    "workflow", "resume", &run, "--audit", &audit, "--mounts", &mounts, "--json",
+                ],
+                &ACME_ADMIN,
+            ),
+        )
+        .output(),
     )
-    .output()
     .await
     .expect("the binary runs");
     let report = json(&output.stdout);
