@@ -270,17 +270,7 @@ impl Shared {
 /// without sweeping every other run as [`Engine::recover`](crate::Engine::recover) does. A
 /// kick while the lease is live is refused by the store and changes nothing.
 pub(super) async fn retake(shared: Weak<Shared>, run: RunId, seen: Timestamp) {
-    loop {
-        let Some(every) = shared
-            .upgrade()
-            .map(|shared| shared.options.lease.sweep_every)
-        else {
-            return;
-        };
-        tokio::time::sleep(every).await;
-        let Some(shared) = shared.upgrade() else {
-            return;
-        };
+    while let Some(shared) = after_a_sweep_interval(&shared).await {
         match shared.store.run(run) {
             Ok(Some(record)) if !record.state.is_terminal() && record.updated_at == seen => {
                 shared.kick(run);
@@ -291,20 +281,17 @@ pub(super) async fn retake(shared: Weak<Shared>, run: RunId, seen: Timestamp) {
     }
 }
 
+/// The engine, once `sweep_every` has passed; `None` once the engine is gone.
+async fn after_a_sweep_interval(shared: &Weak<Shared>) -> Option<Arc<Shared>> {
+    let every = shared.upgrade()?.options.lease.sweep_every;
+    tokio::time::sleep(every).await;
+    shared.upgrade()
+}
+
 /// Takes over runs whose engine died, every `sweep_every`: one task per engine, started by
 /// [`Engine::recover`](crate::Engine::recover).
 pub(super) async fn sweep(shared: Weak<Shared>) {
-    loop {
-        let Some(every) = shared
-            .upgrade()
-            .map(|shared| shared.options.lease.sweep_every)
-        else {
-            return;
-        };
-        tokio::time::sleep(every).await;
-        let Some(shared) = shared.upgrade() else {
-            return;
-        };
+    while let Some(shared) = after_a_sweep_interval(&shared).await {
         shared.take_over();
     }
 }
