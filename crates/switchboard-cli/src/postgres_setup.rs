@@ -12,6 +12,7 @@ use std::{fmt, path::PathBuf, str::FromStr};
 
 use serde::Deserialize;
 use switchboard_postgres::PostgresOptions;
+pub(crate) use switchboard_postgres::without_password;
 
 use crate::{app::UsageError, config_file::StoreChoice};
 
@@ -91,22 +92,6 @@ impl<'de> Deserialize<'de> for PostgresUrl {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
         text.parse().map_err(serde::de::Error::custom)
-    }
-}
-
-/// `text` with the password of its `user:password@` part removed.
-pub(crate) fn without_password(text: &str) -> String {
-    let Some((scheme, rest)) = text.split_once("://") else {
-        return text.to_owned();
-    };
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    match authority.rsplit_once('@') {
-        Some((credentials, hosts)) => {
-            let user = credentials.split(':').next().unwrap_or_default();
-            format!("{scheme}://{user}@{hosts}{tail}")
-        }
-        None => text.to_owned(),
     }
 }
 

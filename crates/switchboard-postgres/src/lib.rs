@@ -10,6 +10,6 @@ pub use database::Database;
 pub use deadpool_postgres::Object as Client;
 pub use error::{OpenError, QueryError};
 pub use listen::{Listener, Notification};
-pub use options::{PostgresOptions, Target};
+pub use options::{PostgresOptions, Target, without_password};
 pub use schema::{Migration, Schema, schema_version};
 pub use tokio_postgres;

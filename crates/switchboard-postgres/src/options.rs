@@ -186,37 +186,45 @@ impl fmt::Debug for Target {
     }
 }
 
-/// `url` without its password (`postgres://user:***@host/db`); the URL unchanged when it has
-/// none. Only the authority's `user:password@` part is touched, and only when there is one.
-pub(crate) fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
+/// `url` split around its `user[:password]@` part: the scheme, the user, the password if any,
+/// and the rest from the hosts on. The last `@` of the authority ends the credentials, so a
+/// password may hold one.
+fn credentials(url: &str) -> Option<(&str, &str, Option<&str>, &str)> {
+    let (scheme, rest) = url.split_once("://")?;
     let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    let Some((credentials, hosts)) = authority.rsplit_once('@') else {
-        return url.to_owned();
-    };
-    match credentials.split_once(':') {
-        Some((user, _password)) => format!("{scheme}://{user}:***@{hosts}{tail}"),
-        None => url.to_owned(),
+    let (credentials, _) = rest[..authority_end].rsplit_once('@')?;
+    let hosts = &rest[credentials.len() + 1..];
+    Some(match credentials.split_once(':') {
+        Some((user, password)) => (scheme, user, Some(password), hosts),
+        None => (scheme, credentials, None, hosts),
+    })
+}
+
+/// `url` with its password shown as `***` (`postgres://user:***@host/db`), for messages: the
+/// URL unchanged when it has none.
+pub(crate) fn redact(url: &str) -> String {
+    match credentials(url) {
+        Some((scheme, user, Some(_), hosts)) => format!("{scheme}://{user}:***@{hosts}"),
+        _ => url.to_owned(),
+    }
+}
+
+/// `url` with its password left out (`postgres://user@host/db`), for a URL that is printed to
+/// be used again (the password then comes from `PGPASSWORD` or a password file).
+pub fn without_password(url: &str) -> String {
+    match credentials(url) {
+        Some((scheme, user, Some(_), hosts)) => format!("{scheme}://{user}@{hosts}"),
+        _ => url.to_owned(),
     }
 }
 
 /// `text` with every occurrence of the URL's password replaced by `***`: for messages that
 /// come from elsewhere (the client library, the server) and might quote it.
 pub(crate) fn scrub(text: &str, url: &str) -> String {
-    match password_of(url) {
-        Some(password) if !password.is_empty() => text.replace(password, "***"),
+    match credentials(url) {
+        Some((_, _, Some(password), _)) if !password.is_empty() => text.replace(password, "***"),
         _ => text.to_owned(),
     }
-}
-
-fn password_of(url: &str) -> Option<&str> {
-    let rest = url.split_once("://")?.1;
-    let authority = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
-    let credentials = authority.rsplit_once('@')?.0;
-    Some(credentials.split_once(':')?.1)
 }
 
 /// The first host of a config, for messages about an unreachable server.
@@ -244,6 +252,14 @@ mod tests {
             "postgres://app@db/switchboard?sslmode=disable"
         );
         assert_eq!(redact("not a url"), "not a url");
+        assert_eq!(
+            without_password("postgres://app:s3cret@db:5432/x?sslmode=disable"),
+            "postgres://app@db:5432/x?sslmode=disable"
+        );
+        assert_eq!(
+            without_password("postgres://app@db/x"),
+            "postgres://app@db/x"
+        );
         // An `@` in the password: the last one ends the credentials.
         assert_eq!(
             redact("postgres://app:p@ss@db/x"),
