@@ -46,7 +46,7 @@ pub use tool::{
     BoxFuture, ErasedInput, IntoToolResult, NoInput, SourceLocation, StateOf, Tool, ToolEntry,
     ToolInput, ToolOutput, ToolSpec, decode_typed, linked_tools, validate_typed,
 };
-pub use tool_context::{CallScope, ToolContext};
+pub use tool_context::{ActionKey, CallScope, ToolContext};
 pub use workflow::{WorkflowSpec, linked_workflows};
 
 /// Re-exports for the code `#[tool]` and `domain!` generate, so that domain crates need

@@ -8,6 +8,11 @@
 //!
 //! Only `execute` and `restricted` tools get to write: [`ToolContext::write`] refuses the
 //! others, so a `read` or `propose` tool cannot change state even by mistake.
+//!
+//! A mutating call also carries its [`ActionKey`]: the idempotency key the registry claimed for
+//! it and the action id it gave it. Most tools never look at it. A tool whose own database
+//! also holds the idempotency keys uses it to commit its change and the key's first result in
+//! one transaction, so no crash can leave one without the other.
 
 use std::{any::type_name, fmt, sync::Arc};
 
@@ -16,7 +21,20 @@ use crate::{
     context::Caller,
     domain::{DomainCell, ErasedCell, StateRef},
     error::ToolError,
+    ids::{ActionId, IdempotencyKey, OrgId},
 };
+
+/// The action a mutating call runs as, once the registry holds its idempotency key: the
+/// organisation and key the key is claimed under, and the id the call's action was given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionKey {
+    /// The organisation the key belongs to (keys are per organisation).
+    pub org_id: OrgId,
+    /// The caller's idempotency key, or the one the registry derived.
+    pub key: IdempotencyKey,
+    /// The action's id, as its audit records and every replay name it.
+    pub action_id: ActionId,
+}
 
 /// What a tool body sees: the verified caller, its own category, and the state of its domain
 /// (`S`, `()` for a domain without state).
@@ -25,6 +43,7 @@ pub struct ToolContext<S = ()> {
     tool: Arc<str>,
     category: Category,
     domain: Arc<DomainCell<S>>,
+    action: Option<ActionKey>,
 }
 
 impl<S: Clone + Send + Sync + 'static> ToolContext<S> {
@@ -41,7 +60,23 @@ impl<S: Clone + Send + Sync + 'static> ToolContext<S> {
             tool: tool.into(),
             category,
             domain,
+            action: None,
         }
+    }
+
+    /// The same context, running as `action` (what the registry does for a mutating call
+    /// that holds its idempotency key).
+    #[must_use]
+    pub fn with_action(mut self, action: Option<ActionKey>) -> Self {
+        self.action = action;
+        self
+    }
+
+    /// The action this call runs as: `Some` for an `execute` or `restricted` call that holds
+    /// its idempotency key, `None` for reads, proposals and gates. A tool whose database also
+    /// keeps the idempotency keys completes this key in the transaction of its change.
+    pub fn action(&self) -> Option<&ActionKey> {
+        self.action.as_ref()
     }
 
     /// The verified caller: org, user, session, correlation id, roles, initiator.
@@ -115,6 +150,7 @@ impl<S> Clone for ToolContext<S> {
             tool: Arc::clone(&self.tool),
             category: self.category,
             domain: Arc::clone(&self.domain),
+            action: self.action.clone(),
         }
     }
 }
@@ -126,6 +162,7 @@ impl<S> fmt::Debug for ToolContext<S> {
             .field("tool", &self.tool)
             .field("category", &self.category)
             .field("domain", &self.domain.name)
+            .field("action", &self.action)
             .finish()
     }
 }
@@ -138,6 +175,7 @@ pub struct CallScope {
     tool: Arc<str>,
     category: Category,
     domain: ErasedCell,
+    action: Option<ActionKey>,
 }
 
 impl CallScope {
@@ -149,7 +187,15 @@ impl CallScope {
             tool,
             category,
             domain,
+            action: None,
         }
+    }
+
+    /// The same scope, running as `action` (see [`ToolContext::action`]).
+    #[must_use]
+    pub fn with_action(mut self, action: Option<ActionKey>) -> Self {
+        self.action = action;
+        self
     }
 
     /// The context of a tool whose domain's state is `S`.
@@ -169,12 +215,10 @@ impl CallScope {
                 ),
             )
         })?;
-        Ok(ToolContext::new(
-            self.caller,
-            self.tool,
-            self.category,
-            domain,
-        ))
+        Ok(
+            ToolContext::new(self.caller, self.tool, self.category, domain)
+                .with_action(self.action),
+        )
     }
 }
 

@@ -20,8 +20,8 @@ use serde_json::Value;
 use switchboard_approvals::Proposal;
 use switchboard_audit::Outcome;
 use switchboard_core::{
-    CallContext, CallScope, Caller, Category, Initiator, InvokeError, ProposalId, Tool, ToolError,
-    schema::find_org_id,
+    ActionKey, CallContext, CallScope, Caller, Category, Initiator, InvokeError, ProposalId, Tool,
+    ToolError, schema::find_org_id,
 };
 use tracing::Instrument;
 
@@ -199,7 +199,9 @@ impl ToolRegistry {
         let job = request.validate(tool)?;
         let job = gate(tool, &caller, job).await?;
         if !tool.category().mutates() {
-            return run_in_domain(tool, caller, job).await.map(Step::Output);
+            return run_in_domain(tool, caller, None, job)
+                .await
+                .map(Step::Output);
         }
         let claimed = mutation::claim(shared, tool, &caller, context, admission, mode, job, draft);
         let claimed = claimed.await?;
@@ -437,19 +439,20 @@ fn agent_alternative(
     }
 }
 
-/// Runs a job in its domain as `caller`: fails fast if the domain is down, then waits for a
-/// bulkhead permit and runs the tool body, catching a panic. The tool's timeout covers both
-/// the wait for a permit and the run.
+/// Runs a job in its domain as `caller` (and as `action`, for a mutation holding its key):
+/// fails fast if the domain is down, then waits for a bulkhead permit and runs the tool body,
+/// catching a panic. The tool's timeout covers both the wait for a permit and the run.
 pub(crate) async fn run_in_domain<J: Job>(
     tool: &RegisteredTool,
     caller: Caller,
+    action: Option<ActionKey>,
     job: J,
 ) -> Result<J::Output, InvokeError> {
     let domain = &tool.domain;
     if !domain.is_running() {
         return Err(domain_unavailable(tool, "its actor has stopped"));
     }
-    let scope = scope(tool, caller, tool.category());
+    let scope = scope(tool, caller, tool.category()).with_action(action);
     let running = async {
         let _permit = domain
             .bulkhead

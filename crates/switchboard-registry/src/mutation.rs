@@ -21,7 +21,9 @@ use switchboard_approvals::{
     new_action_id,
 };
 use switchboard_audit::{ActionEvent, AuditAction, Digest};
-use switchboard_core::{ActionId, CallContext, Caller, IdempotencyKey, InvokeError, ProposalId};
+use switchboard_core::{
+    ActionId, ActionKey, CallContext, Caller, IdempotencyKey, InvokeError, ProposalId,
+};
 use tracing::Instrument;
 
 use crate::{
@@ -231,8 +233,13 @@ pub(crate) async fn run_held<J: Job>(
         action_id,
     } = held;
     let owned_tool = Arc::clone(tool);
+    let action = key.scope.as_ref().map(|scope| ActionKey {
+        org_id: scope.org_id.clone(),
+        key: scope.key.clone(),
+        action_id: action_id.clone(),
+    });
     let run = async move {
-        let result = run_in_domain(&owned_tool, caller, job).await;
+        let result = run_in_domain(&owned_tool, caller, action, job).await;
         if let Some(scope) = key.scope.take() {
             match &result {
                 // Nothing ran (the domain was down): the key is free for a retry.

@@ -14,8 +14,8 @@ use switchboard_approvals::{
 };
 use switchboard_audit::{AuditConfig, AuditLog, AuditStore, MemoryAuditStore};
 use switchboard_core::{
-    Category, ToolDescriptor, ToolEntry, ToolPolicyEntry, linked_domains, linked_policies,
-    linked_tools,
+    Category, Domain, DomainCell, DomainWriter, ErasedCell, ToolDescriptor, ToolEntry,
+    ToolPolicyEntry, linked_domains, linked_policies, linked_tools,
 };
 use tokio::sync::watch;
 
@@ -180,13 +180,19 @@ pub struct RegistryBuilder {
     threads: Option<Arc<dyn ThreadDirectory>>,
     idempotency: Option<Arc<dyn IdempotencyStore>>,
     proposals: Option<Arc<dyn ProposalStore>>,
+    /// Cells built from the states given to [`RegistryBuilder::domain_state`], by domain.
+    states: BTreeMap<&'static str, MakeCell>,
 }
+
+/// Builds a domain's cell around the writer its actor provides.
+type MakeCell = Box<dyn FnOnce(Box<dyn DomainWriter>) -> ErasedCell + Send>;
 
 impl std::fmt::Debug for RegistryBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RegistryBuilder")
             .field("config", &self.config)
             .field("excluded_domains", &self.excluded_domains)
+            .field("domain_states", &self.states.keys().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
 }
@@ -210,6 +216,7 @@ impl Default for RegistryBuilder {
             threads: None,
             idempotency: None,
             proposals: None,
+            states: BTreeMap::new(),
         }
     }
 }
@@ -280,6 +287,17 @@ impl RegistryBuilder {
         self
     }
 
+    /// Starts domain `D` with `state` instead of the initial state its `domain!` declaration
+    /// names: how a service hands a domain what only it knows at run time, such as a
+    /// database connection its tools keep their data in. Given twice, the last state wins;
+    /// ignored if `D` is excluded.
+    pub fn domain_state<D: Domain>(mut self, state: D::State) -> Self {
+        let make: MakeCell =
+            Box::new(move |writer| -> ErasedCell { DomainCell::new(D::NAME, state, writer) });
+        self.states.insert(D::NAME, make);
+        self
+    }
+
     /// Leaves a linked domain, and its tools, out of this registry.
     pub fn exclude_domain(mut self, domain: impl Into<String>) -> Self {
         self.excluded_domains.push(domain.into());
@@ -288,9 +306,10 @@ impl RegistryBuilder {
 
     /// Discovers every linked domain and tool, checks them, starts one actor per domain under
     /// the registry actor, and returns the handle.
-    pub async fn start(self) -> Result<ToolRegistry, RegistryError> {
-        let excluded = |domain: &str| self.excluded_domains.iter().any(|d| d == domain);
-        let domains = scan_domains(&self.config, &excluded)?;
+    pub async fn start(mut self) -> Result<ToolRegistry, RegistryError> {
+        let excluded_domains = std::mem::take(&mut self.excluded_domains);
+        let excluded = |domain: &str| excluded_domains.iter().any(|d| d == domain);
+        let domains = scan_domains(&self.config, &excluded, std::mem::take(&mut self.states))?;
         let entries: Vec<&'static ToolEntry> = linked_tools()
             .filter(|entry| !excluded(entry.spec.domain))
             .collect();
@@ -404,9 +423,12 @@ fn scan_policies() -> Result<BTreeMap<&'static str, &'static ToolPolicyEntry>, R
     Ok(policies)
 }
 
+/// A runtime for every linked domain not `excluded`, each with the state `states` gives it or
+/// else the initial state its declaration names.
 fn scan_domains(
     config: &RegistryConfig,
     excluded: &dyn Fn(&str) -> bool,
+    mut states: BTreeMap<&'static str, MakeCell>,
 ) -> Result<BTreeMap<Arc<str>, Arc<DomainRuntime>>, RegistryError> {
     let mut seen: BTreeMap<&'static str, &'static str> = BTreeMap::new();
     let mut domains = BTreeMap::new();
@@ -418,7 +440,11 @@ fn scan_domains(
                 second: entry.state_type.to_owned(),
             });
         }
-        let runtime = DomainRuntime::new(entry.name, entry.cell, config.concurrency_of(entry.name));
+        let concurrency = config.concurrency_of(entry.name);
+        let runtime = match states.remove(entry.name) {
+            Some(make) => DomainRuntime::new(entry.name, make, concurrency),
+            None => DomainRuntime::new(entry.name, entry.cell, concurrency),
+        };
         domains.insert(Arc::clone(&runtime.name), runtime);
     }
     Ok(domains)

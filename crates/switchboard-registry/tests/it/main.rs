@@ -10,6 +10,7 @@ mod vault;
 
 mod category_advice;
 mod dispatch;
+mod domain_state;
 mod idempotency;
 mod invoke_props;
 mod mutation_context;
