@@ -130,16 +130,24 @@ impl<S: Clone + Send + Sync + 'static> ToolContext<S> {
         &self,
         update: impl FnOnce(&mut S) -> R + Send + 'static,
     ) -> Result<R, ToolError> {
-        if !self.category.mutates() {
-            return Err(ToolError::new(
-                "write_not_allowed",
-                format!(
-                    "`{}` is a {} tool and may not change state; only execute and restricted tools write",
-                    self.tool, self.category
-                ),
-            ));
-        }
+        self.may_write()?;
         self.domain.write(update).await
+    }
+
+    /// Refuses (`write_not_allowed`) unless this is an `execute` or `restricted` tool: what
+    /// [`write`](Self::write) checks, for a domain whose state is a handle on a database and
+    /// whose tools write through it.
+    pub fn may_write(&self) -> Result<(), ToolError> {
+        if self.category.mutates() {
+            return Ok(());
+        }
+        Err(ToolError::new(
+            "write_not_allowed",
+            format!(
+                "`{}` is a {} tool and may not change state; only execute and restricted tools write",
+                self.tool, self.category
+            ),
+        ))
     }
 }
 

@@ -80,6 +80,16 @@ pub enum RosterError {
         /// Its weekday.
         weekday: jiff::civil::Weekday,
     },
+
+    /// The roster's store could not be read or written (its database is down or refused).
+    #[error(
+        "the roster's store is unavailable ({reason}); try again shortly with the same \
+         idempotency key"
+    )]
+    Unavailable {
+        /// What the store said.
+        reason: String,
+    },
 }
 
 impl RosterError {
@@ -93,6 +103,7 @@ impl RosterError {
             RosterError::ShiftTaken { .. } => "shift_taken",
             RosterError::NotAMonday { .. } => "week_start_not_monday",
             RosterError::WeekLocked { .. } => "week_locked",
+            RosterError::Unavailable { .. } => "roster_unavailable",
         }
     }
 }

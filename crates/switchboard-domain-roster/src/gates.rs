@@ -1,7 +1,7 @@
 //! The roster's gates: checks the runtime runs before a mutating roster tool, with the tool's
 //! validated input and a read-only view of the roster.
 //!
-//! A locked week (payroll closed, see [`RosterState::lock_week`]) may not change: assigning,
+//! A locked week (payroll closed, see [`RosterBook::lock_week`](crate::RosterBook::lock_week)) may not change: assigning,
 //! unassigning or claiming one of its shifts, or clearing it, is refused with `gate_refused` (code `week_locked`) before any
 //! idempotency key is claimed or proposal stored. An unknown shift passes the gate, so the
 //! tool itself reports it as not found, the same way for every organisation.
@@ -11,7 +11,7 @@ use switchboard_core::{ToolContext, ToolError};
 use crate::{
     error::RosterError,
     input::{AssignShiftInput, ClearRosterInput, ShiftIdInput},
-    state::RosterState,
+    store::{RosterState, read},
     tools::{AssignShift, ClaimShift, ClearRoster, UnassignShift},
 };
 
@@ -20,7 +20,7 @@ pub async fn assign_week_not_locked(
     ctx: &ToolContext<RosterState>,
     input: &AssignShiftInput,
 ) -> Result<(), ToolError> {
-    shift_week_not_locked(ctx, &input.shift_id)
+    shift_week_not_locked(ctx, &input.shift_id).await
 }
 
 /// Refuses to claim a shift of a locked week.
@@ -28,11 +28,14 @@ pub async fn claim_week_not_locked(
     ctx: &ToolContext<RosterState>,
     input: &ShiftIdInput,
 ) -> Result<(), ToolError> {
-    shift_week_not_locked(ctx, &input.shift_id)
+    shift_week_not_locked(ctx, &input.shift_id).await
 }
 
-fn shift_week_not_locked(ctx: &ToolContext<RosterState>, shift_id: &str) -> Result<(), ToolError> {
-    let roster = ctx.state();
+async fn shift_week_not_locked(
+    ctx: &ToolContext<RosterState>,
+    shift_id: &str,
+) -> Result<(), ToolError> {
+    let roster = read(ctx).await?;
     let org_id = &ctx.caller().org_id;
     let locked = roster
         .find(org_id, shift_id)
@@ -49,7 +52,7 @@ pub async fn unassign_week_not_locked(
     ctx: &ToolContext<RosterState>,
     input: &ShiftIdInput,
 ) -> Result<(), ToolError> {
-    shift_week_not_locked(ctx, &input.shift_id)
+    shift_week_not_locked(ctx, &input.shift_id).await
 }
 
 /// Refuses to clear a locked week.
@@ -57,7 +60,7 @@ pub async fn clear_week_not_locked(
     ctx: &ToolContext<RosterState>,
     input: &ClearRosterInput,
 ) -> Result<(), ToolError> {
-    let roster = ctx.state();
+    let roster = read(ctx).await?;
     match roster.locked_week_of(&ctx.caller().org_id, input.week_start) {
         Some(week_start) => Err(RosterError::WeekLocked { week_start }.into()),
         None => Ok(()),
@@ -102,7 +105,7 @@ mod tests {
             .build()
             .verify()
             .expect("complete");
-        let cell = DomainCell::standalone("roster", RosterState::seeded());
+        let cell = DomainCell::standalone("roster", RosterState::in_memory());
         ToolContext::new(caller, "gate", Category::Read, cell)
     }
 

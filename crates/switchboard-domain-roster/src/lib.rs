@@ -1,5 +1,7 @@
 #![doc = include_str!("../README.md")]
 
+#[cfg(feature = "conformance")]
+pub mod conformance;
 mod error;
 mod gates;
 mod input;
@@ -8,6 +10,7 @@ mod output;
 mod pages;
 mod seed;
 mod state;
+mod store;
 #[cfg(test)]
 mod testing;
 mod tools;
@@ -28,7 +31,8 @@ pub use pages::{
     WeekPage, WeekParams,
 };
 pub use seed::{LOCKED_WEEK_START, SEED_WEEK_START};
-pub use state::RosterState;
+pub use state::{OrgRoster, RosterBook};
+pub use store::{Changed, MemoryRosterStore, RosterChange, RosterState, RosterStore};
 pub use tools::{
     AddMember, AssignShift, ClaimShift, ClearRoster, GetShift, ListNotices, ListShifts, PostNotice,
     ProposeShiftSwap, UnassignShift, add_member, assign_shift, claim_shift, clear_roster,
@@ -37,7 +41,7 @@ pub use tools::{
 
 switchboard_core::domain! {
     /// Shift rosters: each organisation's members and shifts, who works when, swaps, and notices.
-    pub Roster { name: "roster", state: RosterState = RosterState::seeded }
+    pub Roster { name: "roster", state: RosterState = RosterState::in_memory }
 }
 
 switchboard_core::default_grants! {

@@ -33,7 +33,7 @@ pub struct Shift {
 }
 
 /// Someone on an organisation's roster.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Member {
     /// The member's user id, the same id the call context carries.
     pub user_id: String,

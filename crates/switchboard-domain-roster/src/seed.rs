@@ -15,7 +15,7 @@ use switchboard_core::OrgId;
 
 use crate::{
     model::{Member, Shift},
-    state::RosterState,
+    state::RosterBook,
 };
 
 /// The Monday of the seeded week.
@@ -69,7 +69,7 @@ const SLOTS: [(&str, Time, Time); 2] = [
 ];
 
 /// Fills `roster` with the sample organisations, members and shifts.
-pub(crate) fn seed(roster: &mut RosterState) {
+pub(crate) fn seed(roster: &mut RosterBook) {
     for org in &ORGS {
         let org_id = OrgId::from(org.org_id);
         for (user_id, name, role) in org.members {

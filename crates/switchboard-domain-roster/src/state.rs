@@ -1,9 +1,11 @@
-//! The `roster` domain's state and every rule that reads or changes it.
+//! The roster's data and every rule that reads or changes it.
 //!
-//! [`RosterState`] keeps each organisation's members and shifts apart, and every method takes the
+//! [`RosterBook`] keeps each organisation's members and shifts apart, and every method takes the
 //! organisation it acts for: there is no way to list, find or change a shift without naming
 //! one, and nothing in one organisation is reachable through another. This module is pure data
-//! and logic (no I/O, no context), so the tools stay thin and the rules are tested here.
+//! and logic (no I/O, no context), so the tools stay thin, the rules are tested here, and every
+//! store (memory, SQLite, PostgreSQL) applies the same rules: a store keeps each organisation's
+//! part, an [`OrgRoster`], as one record, and a change is a function of the book.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -11,6 +13,7 @@ use jiff::{
     Timestamp,
     civil::{Date, Weekday},
 };
+use serde::{Deserialize, Serialize};
 use switchboard_core::OrgId;
 
 use crate::{
@@ -19,9 +22,10 @@ use crate::{
     seed,
 };
 
-/// One organisation's part of the roster.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct OrgRoster {
+/// One organisation's part of the roster: what a store keeps as one record (its fields are
+/// the book's business; a store only serializes it).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OrgRoster {
     /// By user id.
     members: BTreeMap<String, Member>,
     /// By shift id.
@@ -32,13 +36,13 @@ struct OrgRoster {
     notices: Vec<Notice>,
 }
 
-/// Every organisation's members and shifts. Cloned whole on each write, so keep it small.
+/// Organisations' members and shifts: every one a store holds, or the one part a call loaded.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RosterState {
+pub struct RosterBook {
     orgs: BTreeMap<String, OrgRoster>,
 }
 
-impl RosterState {
+impl RosterBook {
     /// An empty roster.
     pub fn new() -> Self {
         Self::default()
@@ -50,6 +54,35 @@ impl RosterState {
         let mut roster = Self::new();
         seed::seed(&mut roster);
         roster
+    }
+
+    /// A book holding only `part`, as the roster of `org_id`.
+    pub fn of_org(org_id: &OrgId, part: OrgRoster) -> Self {
+        let mut book = Self::new();
+        book.put_org_part(org_id, part);
+        book
+    }
+
+    /// Puts `part` in the book as the roster of `org_id`, replacing what it held.
+    pub fn put_org_part(&mut self, org_id: &OrgId, part: OrgRoster) {
+        self.orgs.insert(org_id.to_string(), part);
+    }
+
+    /// The part of `org_id`, if the book holds one.
+    pub fn org_part(&self, org_id: &OrgId) -> Option<&OrgRoster> {
+        self.orgs.get(org_id.as_str())
+    }
+
+    /// Takes the part of `org_id` out of the book (an empty one if it holds none).
+    pub fn take_org_part(&mut self, org_id: &OrgId) -> OrgRoster {
+        self.orgs.remove(org_id.as_str()).unwrap_or_default()
+    }
+
+    /// Every organisation's part, by organisation.
+    pub fn into_parts(self) -> impl Iterator<Item = (OrgId, OrgRoster)> {
+        self.orgs
+            .into_iter()
+            .map(|(org_id, part)| (OrgId::from(org_id), part))
     }
 
     /// Adds `member` to the roster of `org_id`, replacing a member with the same user id.
@@ -299,13 +332,13 @@ mod tests {
         OrgId::from("globex")
     }
 
-    fn seed_week(roster: &RosterState, org_id: &OrgId) -> Vec<Shift> {
+    fn seed_week(roster: &RosterBook, org_id: &OrgId) -> Vec<Shift> {
         roster.list(org_id, SEED_WEEK_START, date(2026, 11, 29), None)
     }
 
     #[test]
     fn each_org_sees_only_its_own_shifts() {
-        let roster = RosterState::seeded();
+        let roster = RosterBook::seeded();
         for org_id in [acme(), globex()] {
             let shifts = seed_week(&roster, &org_id);
             assert_eq!(shifts.len(), 14, "{org_id}");
@@ -316,7 +349,7 @@ mod tests {
 
     #[test]
     fn lists_sorted_by_date_then_start_within_the_range() {
-        let roster = RosterState::seeded();
+        let roster = RosterBook::seeded();
         let shifts = roster.list(&acme(), date(2026, 11, 24), date(2026, 11, 25), None);
         let ids: Vec<&str> = shifts.iter().map(|shift| shift.id.as_str()).collect();
         assert_eq!(
@@ -332,7 +365,7 @@ mod tests {
 
     #[test]
     fn filters_by_assignee() {
-        let roster = RosterState::seeded();
+        let roster = RosterBook::seeded();
         let shifts = roster.list(&acme(), SEED_WEEK_START, date(2026, 11, 29), Some("mark"));
         assert_eq!(shifts.len(), 3);
         assert!(shifts.iter().all(|s| s.assignee.as_deref() == Some("mark")));
@@ -346,7 +379,7 @@ mod tests {
 
     #[test]
     fn another_orgs_shift_is_not_found_like_a_missing_one() {
-        let roster = RosterState::seeded();
+        let roster = RosterBook::seeded();
         assert!(roster.find(&globex(), "globex-2026-11-23-am").is_ok());
         let foreign = roster.find(&acme(), "globex-2026-11-23-am");
         let missing = roster.find(&acme(), "acme-1999-01-01-am");
@@ -364,7 +397,7 @@ mod tests {
 
     #[test]
     fn assigns_a_member_of_the_same_org() {
-        let mut roster = RosterState::seeded();
+        let mut roster = RosterBook::seeded();
         let shift = roster
             .assign(&acme(), "acme-2026-11-28-am", "alice")
             .expect("alice is in acme");
@@ -375,7 +408,7 @@ mod tests {
 
     #[test]
     fn assigning_across_orgs_fails_and_changes_nothing() {
-        let mut roster = RosterState::seeded();
+        let mut roster = RosterBook::seeded();
         let before = roster.clone();
         // A globex user on an acme shift.
         assert_eq!(
@@ -403,7 +436,7 @@ mod tests {
 
     #[test]
     fn lists_only_open_shifts() {
-        let roster = RosterState::seeded();
+        let roster = RosterBook::seeded();
         let open = roster.list_open(&acme(), SEED_WEEK_START, date(2026, 11, 29));
         // Tuesday and Thursday evenings, and both weekend days' shifts.
         let ids: Vec<&str> = open.iter().map(|shift| shift.id.as_str()).collect();
@@ -423,7 +456,7 @@ mod tests {
 
     #[test]
     fn unassigning_opens_the_shift_and_is_harmless_twice() {
-        let mut roster = RosterState::seeded();
+        let mut roster = RosterBook::seeded();
         let shift = roster
             .unassign(&acme(), "acme-2026-11-23-am")
             .expect("exists");
@@ -444,7 +477,7 @@ mod tests {
 
     #[test]
     fn adds_a_member_once_per_org() {
-        let mut roster = RosterState::seeded();
+        let mut roster = RosterBook::seeded();
         let nina = Member {
             user_id: "nina".to_owned(),
             name: "Nina Novak".to_owned(),
@@ -469,7 +502,7 @@ mod tests {
 
     #[test]
     fn notices_are_numbered_per_org() {
-        let mut roster = RosterState::seeded();
+        let mut roster = RosterBook::seeded();
         let at = Timestamp::UNIX_EPOCH;
         let first = roster.post_notice(&acme(), "mark", "Welcome!".to_owned(), at);
         let second = roster.post_notice(&acme(), "alice", "Party on Friday".to_owned(), at);
@@ -484,7 +517,7 @@ mod tests {
 
     #[test]
     fn membership_is_per_org() {
-        let roster = RosterState::seeded();
+        let roster = RosterBook::seeded();
         assert!(roster.is_member(&acme(), "sam"));
         assert!(!roster.is_member(&acme(), "sue"));
         assert!(roster.is_member(&globex(), "sue"));
@@ -496,7 +529,7 @@ mod tests {
 
     #[test]
     fn clearing_one_orgs_week_leaves_the_other_org_untouched() {
-        let mut roster = RosterState::seeded();
+        let mut roster = RosterBook::seeded();
         let globex_before = seed_week(&roster, &globex());
         let cleared = roster
             .clear_week(&acme(), SEED_WEEK_START)
@@ -514,27 +547,27 @@ mod tests {
 
     #[test]
     fn clearing_touches_only_that_week() {
-        let mut roster = RosterState::seeded();
+        let mut roster = RosterBook::seeded();
         assert_eq!(roster.clear_week(&acme(), date(2026, 11, 30)), Ok(0));
         assert_eq!(roster.clear_week(&acme(), date(2026, 11, 16)), Ok(0));
-        assert_eq!(roster, RosterState::seeded());
+        assert_eq!(roster, RosterBook::seeded());
     }
 
     #[test]
     fn clearing_needs_a_monday() {
-        let mut roster = RosterState::seeded();
+        let mut roster = RosterBook::seeded();
         assert_eq!(
             roster
                 .clear_week(&acme(), date(2026, 11, 25))
                 .map_err(|error| error.code()),
             Err("week_start_not_monday")
         );
-        assert_eq!(roster, RosterState::seeded());
+        assert_eq!(roster, RosterBook::seeded());
     }
 
     #[test]
     fn locked_weeks_are_per_org_and_named_by_their_monday() {
-        let mut roster = RosterState::new();
+        let mut roster = RosterBook::new();
         let monday = date(2026, 11, 23);
         roster.lock_week(&acme(), monday).expect("a Monday");
         assert_eq!(
@@ -548,7 +581,7 @@ mod tests {
 
     #[test]
     fn shift_ids_are_unique_across_orgs() {
-        let roster = RosterState::seeded();
+        let roster = RosterBook::seeded();
         let mut ids: Vec<String> = [acme(), globex()]
             .iter()
             .flat_map(|org_id| seed_week(&roster, org_id))

@@ -1,25 +1,31 @@
-//! Test support: tool contexts over one shared roster, and a minimal executor.
+//! Test support: tool contexts over one shared in-memory roster, and a minimal executor.
 //!
-//! The runtime normally applies writes in the domain's actor. Here a standalone cell applies
-//! each write at once, on the calling thread, so the tool bodies can be checked without the
-//! registry or an async runtime, and a test can read back what an earlier call wrote.
+//! The tool bodies are checked without the registry or an async runtime (the in-memory store
+//! answers at once), and a test can read back what an earlier call wrote.
 
 use std::sync::Arc;
 
 use futures::executor::block_on;
-use switchboard_core::{CallContext, DomainCell, StateRef, Tool, ToolContext};
+use switchboard_core::{CallContext, DomainCell, Tool, ToolContext};
 
-use crate::state::RosterState;
+use crate::{
+    state::RosterBook,
+    store::{MemoryRosterStore, RosterState},
+};
 
 /// A seeded `roster` domain that tools can be called against.
 pub(crate) struct Harness {
+    store: Arc<MemoryRosterStore>,
     cell: Arc<DomainCell<RosterState>>,
 }
 
 impl Harness {
     pub(crate) fn seeded() -> Self {
+        let store = Arc::new(MemoryRosterStore::seeded());
+        let state = RosterState::new(Arc::clone(&store) as _);
         Self {
-            cell: DomainCell::standalone("roster", RosterState::seeded()),
+            store,
+            cell: DomainCell::standalone("roster", state),
         }
     }
 
@@ -49,7 +55,7 @@ impl Harness {
     }
 
     /// The roster as it is now.
-    pub(crate) fn roster(&self) -> StateRef<RosterState> {
-        self.cell.read()
+    pub(crate) fn roster(&self) -> RosterBook {
+        self.store.snapshot()
     }
 }

@@ -1,11 +1,11 @@
 //! The roster tools: thin shells that take the organisation from the caller and hand the
-//! work to [`RosterState`].
+//! work to [`RosterBook`](crate::RosterBook)'s rules, through the roster's store.
 //!
 //! Every tool reads `ctx.caller().org_id` and nothing else to decide whose roster it touches;
-//! no input carries an organisation. The execute tools (`roster_assign_shift`,
-//! `roster_unassign_shift`, `roster_claim_shift`, `roster_add_member`, `roster_post_notice`) and
-//! `roster_clear_roster` (restricted) write, and they do it through `ctx.write`, in the domain's
-//! actor. `roster_unassign_shift` is what undoes an assignment of a shift that was open, so a
+//! no input carries an organisation (`store::read` and `store::change` take it from the
+//! context). The execute tools (`roster_assign_shift`, `roster_unassign_shift`,
+//! `roster_claim_shift`, `roster_add_member`, `roster_post_notice`) and `roster_clear_roster`
+//! (restricted) write, each as one atomic change of the store (see `store`). `roster_unassign_shift` is what undoes an assignment of a shift that was open, so a
 //! workflow can compensate `roster_assign_shift` with tools of this domain alone.
 
 use jiff::Timestamp;
@@ -19,7 +19,7 @@ use crate::{
     },
     model::{Member, Notice, Shift},
     output::{ClearedRoster, NoticeList, RosterMember, ShiftList, SwapProposal, SwapStatus},
-    state::RosterState,
+    store::{RosterState, change, read},
 };
 
 /// Lists your organisation's shifts between two days (inclusive, at most 31 days), sorted by
@@ -42,7 +42,7 @@ pub async fn list_shifts(
     ctx: &ToolContext<RosterState>,
     input: ListShiftsInput,
 ) -> Result<ShiftList, ToolError> {
-    let roster = ctx.state();
+    let roster = read(ctx).await?;
     let org_id = &ctx.caller().org_id;
     let shifts = if input.open_only {
         roster.list_open(org_id, input.from, input.to)
@@ -68,7 +68,7 @@ pub async fn propose_shift_swap(
     input: ProposeShiftSwapInput,
 ) -> Result<SwapProposal, ToolError> {
     let org_id = &ctx.caller().org_id;
-    let roster = ctx.state();
+    let roster = read(ctx).await?;
     let shift = roster.find(org_id, &input.shift_id)?;
     let to_member = roster.member(org_id, &input.with_user)?;
     if shift.assignee.as_deref() == Some(to_member.user_id.as_str()) {
@@ -103,10 +103,10 @@ pub async fn assign_shift(
 ) -> Result<Shift, ToolError> {
     let org_id = ctx.caller().org_id.clone();
     let AssignShiftInput { shift_id, user_id } = input;
-    let shift = ctx
-        .write(move |roster| roster.assign(&org_id, &shift_id, &user_id))
-        .await??;
-    Ok(shift)
+    change(ctx, move |roster| {
+        roster.assign(&org_id, &shift_id, &user_id)
+    })
+    .await
 }
 
 /// Removes the assignee from one of your organisation's shifts, leaving it open, and returns
@@ -125,10 +125,7 @@ pub async fn unassign_shift(
 ) -> Result<Shift, ToolError> {
     let org_id = ctx.caller().org_id.clone();
     let shift_id = input.shift_id;
-    let shift = ctx
-        .write(move |roster| roster.unassign(&org_id, &shift_id))
-        .await??;
-    Ok(shift)
+    change(ctx, move |roster| roster.unassign(&org_id, &shift_id)).await
 }
 
 /// Puts a new member on your organisation's roster, so shifts can be assigned to them, and
@@ -155,10 +152,11 @@ pub async fn add_member(
         name,
         role,
     };
-    let added = ctx
-        .write(move |roster| roster.add_member(&org_id, member))
-        .await??;
-    Ok(RosterMember::from(&added))
+    change(ctx, move |roster| {
+        let added = roster.add_member(&org_id, member)?;
+        Ok(RosterMember::from(&added))
+    })
+    .await
 }
 
 /// Posts a notice to your organisation's notice board, signed with your user id, and returns
@@ -178,10 +176,10 @@ pub async fn post_notice(
     let org_id = ctx.caller().org_id.clone();
     let author = ctx.caller().user_id.to_string();
     let posted_at = Timestamp::now();
-    let notice = ctx
-        .write(move |roster| roster.post_notice(&org_id, &author, input.text, posted_at))
-        .await?;
-    Ok(notice)
+    change(ctx, move |roster| {
+        Ok(roster.post_notice(&org_id, &author, input.text, posted_at))
+    })
+    .await
 }
 
 /// Lists the notices on your organisation's notice board, oldest first.
@@ -197,7 +195,7 @@ pub async fn list_notices(
     ctx: &ToolContext<RosterState>,
     _input: NoInput,
 ) -> Result<NoticeList, ToolError> {
-    let notices = ctx.state().notices(&ctx.caller().org_id).to_vec();
+    let notices = read(ctx).await?.notices(&ctx.caller().org_id).to_vec();
     Ok(NoticeList { notices })
 }
 
@@ -214,8 +212,8 @@ pub async fn get_shift(
     ctx: &ToolContext<RosterState>,
     input: ShiftIdInput,
 ) -> Result<Shift, ToolError> {
-    Ok(ctx
-        .state()
+    Ok(read(ctx)
+        .await?
         .find(&ctx.caller().org_id, &input.shift_id)?
         .clone())
 }
@@ -237,10 +235,10 @@ pub async fn claim_shift(
     let org_id = ctx.caller().org_id.clone();
     let user_id = ctx.caller().user_id.to_string();
     let shift_id = input.shift_id;
-    let shift = ctx
-        .write(move |roster| roster.claim(&org_id, &shift_id, &user_id))
-        .await??;
-    Ok(shift)
+    change(ctx, move |roster| {
+        roster.claim(&org_id, &shift_id, &user_id)
+    })
+    .await
 }
 
 /// Removes every assignee from your organisation's shifts in one week (Monday through
@@ -258,14 +256,15 @@ pub async fn clear_roster(
 ) -> Result<ClearedRoster, ToolError> {
     let org_id = ctx.caller().org_id.clone();
     let week_start = input.week_start;
-    let cleared = ctx
-        .write(move |roster| roster.clear_week(&org_id, week_start))
-        .await??;
-    Ok(ClearedRoster {
-        org_id: ctx.caller().org_id.to_string(),
-        week_start,
-        cleared,
+    change(ctx, move |roster| {
+        let cleared = roster.clear_week(&org_id, week_start)?;
+        Ok(ClearedRoster {
+            org_id: org_id.to_string(),
+            week_start,
+            cleared,
+        })
     })
+    .await
 }
 
 /// "Hand shift acme-2026-11-23-am (front desk, Monday 2026-11-23, 08:00-14:00) from sam to

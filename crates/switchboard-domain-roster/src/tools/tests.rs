@@ -7,7 +7,7 @@ use switchboard_core::{
 };
 
 use super::*;
-use crate::{SEED_WEEK_START, testing::Harness};
+use crate::{RosterBook, SEED_WEEK_START, testing::Harness};
 
 fn seed_week(assignee: Option<&str>) -> ListShiftsInput {
     ListShiftsInput {
@@ -74,7 +74,7 @@ fn proposes_a_swap_without_writing() {
         "Hand shift acme-2026-11-23-am (front desk, Monday 2026-11-23, 08:00-14:00) from sam to \
          Mark Mendez (mark): dentist appointment"
     );
-    assert_eq!(*harness.roster(), RosterState::seeded());
+    assert_eq!(harness.roster(), RosterBook::seeded());
 }
 
 #[test]
@@ -129,7 +129,7 @@ fn another_orgs_shift_gives_the_same_error_as_a_missing_one() {
         foreign.message().replace("globex-2026-11-23-am", "ID"),
         missing.message().replace("globex-1999-01-01-am", "ID")
     );
-    assert_eq!(*harness.roster(), RosterState::seeded());
+    assert_eq!(harness.roster(), RosterBook::seeded());
 }
 
 #[test]
@@ -139,7 +139,7 @@ fn assigning_a_non_member_fails() {
         .call::<AssignShift>("globex", "hank", assign("globex-2026-11-28-am", "sam"))
         .expect_err("sam works for acme");
     assert_eq!(error.code(), "unknown_member");
-    assert_eq!(*harness.roster(), RosterState::seeded());
+    assert_eq!(harness.roster(), RosterBook::seeded());
 }
 
 #[test]
@@ -171,7 +171,7 @@ fn lists_only_the_open_shifts_when_asked() {
 #[test]
 fn unassigning_undoes_an_assignment_of_an_open_shift() {
     let harness = Harness::seeded();
-    let before = harness.roster().clone();
+    let before = harness.roster();
     harness
         .call::<AssignShift>("acme", "mark", assign("acme-2026-11-28-am", "sam"))
         .expect("assigns");
@@ -179,7 +179,7 @@ fn unassigning_undoes_an_assignment_of_an_open_shift() {
         .call::<UnassignShift>("acme", "mark", shift_id("acme-2026-11-28-am"))
         .expect("unassigns");
     assert_eq!(shift.assignee, None);
-    assert_eq!(*harness.roster(), before);
+    assert_eq!(harness.roster(), before);
 }
 
 #[test]
@@ -189,7 +189,7 @@ fn unassigning_another_orgs_shift_is_not_found() {
         .call::<UnassignShift>("acme", "mark", shift_id("globex-2026-11-23-am"))
         .expect_err("globex's shift is invisible to acme");
     assert_eq!(error.code(), "shift_not_found");
-    assert_eq!(*harness.roster(), RosterState::seeded());
+    assert_eq!(harness.roster(), RosterBook::seeded());
 }
 
 #[test]
@@ -233,7 +233,7 @@ fn adding_an_existing_member_is_refused() {
         .expect_err("sam is on acme's roster");
     assert_eq!(error.code(), "member_exists");
     assert!(error.message().contains("`sam`"), "{}", error.message());
-    assert_eq!(*harness.roster(), RosterState::seeded());
+    assert_eq!(harness.roster(), RosterBook::seeded());
 }
 
 #[test]
@@ -288,7 +288,7 @@ fn clears_only_the_callers_week() {
     let acme = OrgId::from("acme");
     assert_eq!(
         roster.list(&acme, SEED_WEEK_START, date(2026, 11, 29), None),
-        RosterState::seeded().list(&acme, SEED_WEEK_START, date(2026, 11, 29), None)
+        RosterBook::seeded().list(&acme, SEED_WEEK_START, date(2026, 11, 29), None)
     );
 }
 

@@ -1,0 +1,219 @@
+//! Where the roster is kept: the [`RosterStore`] trait, the in-memory store, and
+//! [`RosterState`], the domain's state, which is a handle on a store.
+//!
+//! A real domain wraps a database, not a value in memory, so the roster's state is not its data
+//! but the store its data lives in. Every store keeps each organisation's part of the roster
+//! (an [`OrgRoster`]) as one record and applies the rules of [`RosterBook`] to it:
+//!
+//! - [`RosterStore::load`] reads one organisation's part;
+//! - [`RosterStore::change`] applies a change to one organisation's part atomically: the change
+//!   sees the part as it is, and either all of it is kept or nothing is. Changes of one
+//!   organisation are serialized (a lock in memory, a row lock in a database), so two nodes on
+//!   one database never lose each other's changes.
+//!
+//! A change also receives the [`ActionKey`] of the call making it. A store that keeps the
+//! idempotency keys in the same database (the PostgreSQL store) writes the key's first result
+//! in the transaction of the change, so a crash can never keep the change and lose the result
+//! (which would let a retry run the change again) or the reverse. The other stores ignore it:
+//! the registry completes the key right after the tool returns.
+//!
+//! The in-memory store is the default: seeded with the sample organisations, kept for the
+//! process's life. The SQLite and PostgreSQL stores live in crates of their own.
+
+use std::{
+    any::Any,
+    collections::BTreeMap,
+    fmt,
+    sync::{Arc, Mutex, PoisonError},
+};
+
+use serde::Serialize;
+use serde_json::Value;
+use switchboard_core::{ActionKey, BoxFuture, OrgId, ToolContext, ToolError};
+
+use crate::{
+    error::RosterError,
+    state::{OrgRoster, RosterBook},
+};
+
+/// What a change made: the tool's output as JSON (what the idempotency key keeps) and typed
+/// (what the tool returns).
+pub struct Changed {
+    /// The output, serialized as the registry serializes a tool's output.
+    pub output: Value,
+    typed: Box<dyn Any + Send>,
+}
+
+impl Changed {
+    /// The change's output, typed and as JSON.
+    pub fn new<T: Serialize + Send + 'static>(typed: T) -> Result<Self, RosterError> {
+        let output = serde_json::to_value(&typed).map_err(|error| RosterError::Unavailable {
+            reason: format!("the change's output cannot be serialized: {error}"),
+        })?;
+        Ok(Self {
+            output,
+            typed: Box::new(typed),
+        })
+    }
+
+    fn into_typed<T: 'static>(self) -> Result<T, RosterError> {
+        self.typed
+            .downcast::<T>()
+            .map(|typed| *typed)
+            .map_err(|_| RosterError::Unavailable {
+                reason: "the store returned another change's output".to_owned(),
+            })
+    }
+}
+
+impl fmt::Debug for Changed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Changed")
+            .field("output", &self.output)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A change to one organisation's part of the roster. It gets a book holding only that part,
+/// and its error leaves the part as it was.
+pub type RosterChange = Box<dyn FnOnce(&mut RosterBook) -> Result<Changed, RosterError> + Send>;
+
+/// Where the roster is kept. Each method acts for one organisation, named by the caller's
+/// context, never by a tool's input.
+pub trait RosterStore: Send + Sync + 'static {
+    /// A book holding the part of `org_id` as it is now (none if it has no roster).
+    fn load(&self, org_id: OrgId) -> BoxFuture<'_, Result<RosterBook, RosterError>>;
+
+    /// Applies `change` to the part of `org_id` atomically, serialized with every other change
+    /// of that organisation, and keeps the result only if it succeeds. `action` is the call's
+    /// action: a store that also keeps the idempotency keys completes it with the change's
+    /// output in the same transaction.
+    fn change(
+        &self,
+        org_id: OrgId,
+        action: Option<ActionKey>,
+        change: RosterChange,
+    ) -> BoxFuture<'_, Result<Changed, RosterError>>;
+
+    /// Adds each organisation's part of `book` that the store does not hold yet; a part it
+    /// holds is left as it is (seeding twice, or on a second node, changes nothing).
+    fn seed(&self, book: RosterBook) -> BoxFuture<'_, Result<(), RosterError>>;
+}
+
+/// The roster in memory: each organisation's part behind one lock, for the process's life.
+#[derive(Debug, Default)]
+pub struct MemoryRosterStore {
+    orgs: Mutex<BTreeMap<OrgId, OrgRoster>>,
+}
+
+impl MemoryRosterStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A store holding the sample roster ([`RosterBook::seeded`]).
+    pub fn seeded() -> Self {
+        Self {
+            orgs: Mutex::new(RosterBook::seeded().into_parts().collect()),
+        }
+    }
+
+    /// Every organisation's part as it is now.
+    pub fn snapshot(&self) -> RosterBook {
+        let orgs = self.lock();
+        let mut book = RosterBook::new();
+        for (org_id, part) in orgs.iter() {
+            book.put_org_part(org_id, part.clone());
+        }
+        book
+    }
+
+    // A change that panicked poisons the lock without having changed anything (a part is
+    // replaced only after its change succeeded), so the data behind a poisoned lock is sound.
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<OrgId, OrgRoster>> {
+        self.orgs.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl RosterStore for MemoryRosterStore {
+    fn load(&self, org_id: OrgId) -> BoxFuture<'_, Result<RosterBook, RosterError>> {
+        let part = self.lock().get(&org_id).cloned().unwrap_or_default();
+        Box::pin(async move { Ok(RosterBook::of_org(&org_id, part)) })
+    }
+
+    fn change(
+        &self,
+        org_id: OrgId,
+        _action: Option<ActionKey>,
+        change: RosterChange,
+    ) -> BoxFuture<'_, Result<Changed, RosterError>> {
+        let changed = {
+            let mut orgs = self.lock();
+            let part = orgs.get(&org_id).cloned().unwrap_or_default();
+            let mut book = RosterBook::of_org(&org_id, part);
+            change(&mut book).inspect(|_| {
+                orgs.insert(org_id.clone(), book.take_org_part(&org_id));
+            })
+        };
+        Box::pin(async move { changed })
+    }
+
+    fn seed(&self, book: RosterBook) -> BoxFuture<'_, Result<(), RosterError>> {
+        let mut orgs = self.lock();
+        for (org_id, part) in book.into_parts() {
+            orgs.entry(org_id).or_insert(part);
+        }
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// The `roster` domain's state: the store its data lives in. Cloning it clones the handle.
+#[derive(Clone)]
+pub struct RosterState {
+    store: Arc<dyn RosterStore>,
+}
+
+impl RosterState {
+    /// The roster kept in `store`.
+    pub fn new(store: Arc<dyn RosterStore>) -> Self {
+        Self { store }
+    }
+
+    /// The default: the sample roster, in memory ([`MemoryRosterStore::seeded`]).
+    pub fn in_memory() -> Self {
+        Self::new(Arc::new(MemoryRosterStore::seeded()))
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn RosterStore> {
+        &self.store
+    }
+}
+
+impl fmt::Debug for RosterState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RosterState").finish_non_exhaustive()
+    }
+}
+
+/// The caller's organisation's part of the roster, as the store has it now.
+pub(crate) async fn read(ctx: &ToolContext<RosterState>) -> Result<RosterBook, ToolError> {
+    let store = Arc::clone(ctx.state().store());
+    Ok(store.load(ctx.caller().org_id.clone()).await?)
+}
+
+/// Applies `change` to the caller's organisation's part of the roster and returns what it
+/// returned. Only `execute` and `restricted` tools may, as with [`ToolContext::write`].
+pub(crate) async fn change<T: Serialize + Send + 'static>(
+    ctx: &ToolContext<RosterState>,
+    change: impl FnOnce(&mut RosterBook) -> Result<T, RosterError> + Send + 'static,
+) -> Result<T, ToolError> {
+    ctx.may_write()?;
+    let store = Arc::clone(ctx.state().store());
+    let change: RosterChange = Box::new(move |book| change(book).and_then(Changed::new));
+    let changed = store
+        .change(ctx.caller().org_id.clone(), ctx.action().cloned(), change)
+        .await?;
+    Ok(changed.into_typed()?)
+}

@@ -1,0 +1,3 @@
+//! The roster domain's integration tests, in one binary.
+
+mod conformance;
