@@ -25,6 +25,10 @@
 //! checks return a [`Failure`] instead of panicking, so that this module stays library code;
 //! the generated tests turn a failure into a panic naming the check.
 //!
+//! For the tests around a store, [`WrappedStore`] makes a store out of another one that
+//! overrides only the operations a test watches or breaks, and [`Guarded`] keeps a store's
+//! temporary directory or database alive as long as the store.
+//!
 //! Timestamps are compared to the nanosecond: a store that rounds them fails the round-trip
 //! checks. The suite's instants lie between 1970 and 2262, the range an integer count of
 //! nanoseconds holds.
@@ -58,6 +62,7 @@ mod checkpoint_checks;
 mod concurrency_checks;
 mod lease_checks;
 mod run_checks;
+mod wrapper;
 
 pub use checkpoint_checks::{
     a_checkpoint_on_a_missing_run_is_refused, a_checkpoint_writes_run_step_and_event_together,
@@ -79,6 +84,7 @@ pub use run_checks::{
     runs_round_trip_unchanged, timestamps_round_trip_to_the_nanosecond,
     unfinished_runs_are_every_orgs_oldest_first,
 };
+pub use wrapper::{Guarded, WrappedStore};
 
 /// Builds a fresh, empty run store for one check.
 pub type RunStoreFactory = dyn Fn() -> Arc<dyn RunStore>;

@@ -24,8 +24,7 @@ use jiff::Timestamp;
 use serde_json::json;
 use switchboard_test_postgres::{TestDatabase, test_database};
 use switchboard_workflows::{
-    Checkpoint, EventRecord, Lease, RunFilter, RunId, RunRecord, RunState, RunStore, RunStoreError,
-    StepRecord,
+    Checkpoint, Lease, RunId, RunState, RunStore, RunStoreError, StepRecord,
 };
 use switchboard_workflows_postgres::{PostgresOptions, PostgresRunStore};
 use tokio::time::Instant;
@@ -88,13 +87,9 @@ impl Node {
     }
 }
 
-impl RunStore for Node {
-    fn create_run(&self, run: &RunRecord) -> Result<(), RunStoreError> {
-        self.inner.create_run(run)
-    }
-
-    fn run(&self, id: RunId) -> Result<Option<RunRecord>, RunStoreError> {
-        self.inner.run(id)
+impl switchboard_workflows::conformance::WrappedStore for Node {
+    fn inner(&self) -> &dyn RunStore {
+        &self.inner
     }
 
     fn checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, RunStoreError> {
@@ -112,23 +107,6 @@ impl RunStore for Node {
     fn steps(&self, run: RunId) -> Result<Vec<StepRecord>, RunStoreError> {
         self.steps_read.fetch_add(1, Ordering::SeqCst);
         self.inner.steps(run)
-    }
-
-    fn events(
-        &self,
-        run: RunId,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<EventRecord>, RunStoreError> {
-        self.inner.events(run, after, limit)
-    }
-
-    fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, RunStoreError> {
-        self.inner.list_runs(filter)
-    }
-
-    fn unfinished_runs(&self) -> Result<Vec<RunRecord>, RunStoreError> {
-        self.inner.unfinished_runs()
     }
 
     fn acquire_lease(
@@ -178,19 +156,6 @@ impl RunStore for Node {
             });
         }
         self.inner.renew_lease(lease, until)
-    }
-
-    fn release_lease(&self, lease: &Lease) -> Result<(), RunStoreError> {
-        self.inner.release_lease(lease)
-    }
-
-    fn unleased_runs(
-        &self,
-        now: Timestamp,
-        after: Option<RunId>,
-        limit: usize,
-    ) -> Result<Vec<RunRecord>, RunStoreError> {
-        self.inner.unleased_runs(now, after, limit)
     }
 }
 

@@ -10,9 +10,9 @@ use switchboard_audit::{AuditQuery, AuditRecord};
 use switchboard_core::{CallContext, Initiator};
 use switchboard_registry::ToolRegistry;
 use switchboard_workflows::{
-    Block, Checkpoint, Compensation, Definition, EventRecord, Expression, Jitter, Lease, Mapping,
-    MemoryRunStore, Node, NodeId, NodeKind, NodeState, OnFailure, Retrier, RetryOn, RunFilter,
-    RunId, RunRecord, RunStore, RunStoreError, StepRecord,
+    Block, Checkpoint, Compensation, Definition, EventRecord, Expression, Jitter, Mapping,
+    MemoryRunStore, Node, NodeId, NodeKind, NodeState, OnFailure, Retrier, RetryOn, RunId,
+    RunStore, RunStoreError, StepRecord,
 };
 use switchboard_workflows_engine::{Engine, EngineOptions, LeaseOptions, RunOutcome};
 
@@ -266,13 +266,9 @@ impl HookedStore {
     }
 }
 
-impl RunStore for HookedStore {
-    fn create_run(&self, run: &RunRecord) -> Result<(), RunStoreError> {
-        self.inner.create_run(run)
-    }
-
-    fn run(&self, id: RunId) -> Result<Option<RunRecord>, RunStoreError> {
-        self.inner.run(id)
+impl switchboard_workflows::conformance::WrappedStore for HookedStore {
+    fn inner(&self) -> &dyn RunStore {
+        &self.inner
     }
 
     fn checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, RunStoreError> {
@@ -283,53 +279,5 @@ impl RunStore for HookedStore {
     fn checkpoint_all(&self, checkpoints: &[Checkpoint]) -> Result<Vec<u64>, RunStoreError> {
         (self.hook)(checkpoints)?;
         self.inner.checkpoint_all(checkpoints)
-    }
-
-    fn steps(&self, run: RunId) -> Result<Vec<StepRecord>, RunStoreError> {
-        self.inner.steps(run)
-    }
-
-    fn events(
-        &self,
-        run: RunId,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<EventRecord>, RunStoreError> {
-        self.inner.events(run, after, limit)
-    }
-
-    fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, RunStoreError> {
-        self.inner.list_runs(filter)
-    }
-
-    fn unfinished_runs(&self) -> Result<Vec<RunRecord>, RunStoreError> {
-        self.inner.unfinished_runs()
-    }
-
-    fn acquire_lease(
-        &self,
-        run: RunId,
-        owner: &str,
-        now: jiff::Timestamp,
-        until: jiff::Timestamp,
-    ) -> Result<Option<Lease>, RunStoreError> {
-        self.inner.acquire_lease(run, owner, now, until)
-    }
-
-    fn renew_lease(&self, lease: &Lease, until: jiff::Timestamp) -> Result<Lease, RunStoreError> {
-        self.inner.renew_lease(lease, until)
-    }
-
-    fn release_lease(&self, lease: &Lease) -> Result<(), RunStoreError> {
-        self.inner.release_lease(lease)
-    }
-
-    fn unleased_runs(
-        &self,
-        now: jiff::Timestamp,
-        after: Option<RunId>,
-        limit: usize,
-    ) -> Result<Vec<RunRecord>, RunStoreError> {
-        self.inner.unleased_runs(now, after, limit)
     }
 }

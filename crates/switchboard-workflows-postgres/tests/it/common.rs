@@ -8,8 +8,7 @@ use serde_json::json;
 use switchboard_core::{CallContext, Initiator};
 use switchboard_test_postgres::{TestDatabase, test_database};
 use switchboard_workflows::{
-    Checkpoint, EventRecord, Lease, RunEvent, RunFilter, RunId, RunRecord, RunState, RunStore,
-    RunStoreError, StepRecord, WorkflowEvent,
+    Checkpoint, RunEvent, RunId, RunRecord, RunState, WorkflowEvent, conformance::Guarded,
 };
 use switchboard_workflows_postgres::{PostgresOptions, PostgresRunStore};
 
@@ -22,87 +21,14 @@ pub(crate) fn fresh_database() -> TestDatabase {
 }
 
 /// A PostgreSQL run store whose database is dropped with it.
-pub(crate) struct TempRunStore {
-    store: PostgresRunStore,
-    _database: TestDatabase,
-}
+pub(crate) type TempRunStore = Guarded<PostgresRunStore, TestDatabase>;
 
-impl TempRunStore {
-    pub(crate) fn fresh() -> Arc<Self> {
-        let database = fresh_database();
-        let store = PostgresRunStore::open(&PostgresOptions::new(database.url()))
-            .expect("a new workflows database opens");
-        Arc::new(Self {
-            store,
-            _database: database,
-        })
-    }
-}
-
-impl RunStore for TempRunStore {
-    fn create_run(&self, run: &RunRecord) -> Result<(), RunStoreError> {
-        self.store.create_run(run)
-    }
-
-    fn run(&self, id: RunId) -> Result<Option<RunRecord>, RunStoreError> {
-        self.store.run(id)
-    }
-
-    fn checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, RunStoreError> {
-        self.store.checkpoint(checkpoint)
-    }
-
-    fn checkpoint_all(&self, checkpoints: &[Checkpoint]) -> Result<Vec<u64>, RunStoreError> {
-        self.store.checkpoint_all(checkpoints)
-    }
-
-    fn steps(&self, run: RunId) -> Result<Vec<StepRecord>, RunStoreError> {
-        self.store.steps(run)
-    }
-
-    fn events(
-        &self,
-        run: RunId,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<EventRecord>, RunStoreError> {
-        self.store.events(run, after, limit)
-    }
-
-    fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, RunStoreError> {
-        self.store.list_runs(filter)
-    }
-
-    fn unfinished_runs(&self) -> Result<Vec<RunRecord>, RunStoreError> {
-        self.store.unfinished_runs()
-    }
-
-    fn acquire_lease(
-        &self,
-        run: RunId,
-        owner: &str,
-        now: Timestamp,
-        until: Timestamp,
-    ) -> Result<Option<Lease>, RunStoreError> {
-        self.store.acquire_lease(run, owner, now, until)
-    }
-
-    fn renew_lease(&self, lease: &Lease, until: Timestamp) -> Result<Lease, RunStoreError> {
-        self.store.renew_lease(lease, until)
-    }
-
-    fn release_lease(&self, lease: &Lease) -> Result<(), RunStoreError> {
-        self.store.release_lease(lease)
-    }
-
-    fn unleased_runs(
-        &self,
-        now: Timestamp,
-        after: Option<RunId>,
-        limit: usize,
-    ) -> Result<Vec<RunRecord>, RunStoreError> {
-        self.store.unleased_runs(now, after, limit)
-    }
+/// A store on a fresh database.
+pub(crate) fn fresh_store() -> Arc<TempRunStore> {
+    let database = fresh_database();
+    let store = PostgresRunStore::open(&PostgresOptions::new(database.url()))
+        .expect("a new workflows database opens");
+    Arc::new(Guarded::new(store, database))
 }
 
 /// An instant `second` seconds into the tests' day, with nanoseconds.

@@ -2,6 +2,6 @@
 //! PostgreSQL store, on a fresh database per check: the same checks the in-memory and SQLite
 //! stores pass, unchanged.
 
-use crate::common::TempRunStore;
+use crate::common::fresh_store;
 
-switchboard_workflows::run_store_conformance!(TempRunStore::fresh);
+switchboard_workflows::run_store_conformance!(fresh_store);

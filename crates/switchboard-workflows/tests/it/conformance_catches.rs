@@ -10,8 +10,7 @@ use std::{
 use jiff::Timestamp;
 use switchboard_core::OrgId;
 use switchboard_workflows::{
-    Checkpoint, EventRecord, Lease, MemoryRunStore, RunFilter, RunId, RunRecord, RunStore,
-    RunStoreError, StepRecord,
+    Checkpoint, Lease, MemoryRunStore, RunFilter, RunId, RunRecord, RunStore, RunStoreError,
     conformance::{self, Failure, RunStoreFactory},
 };
 
@@ -51,7 +50,11 @@ fn microseconds(timestamp: Timestamp) -> Timestamp {
     Timestamp::from_nanosecond(nanoseconds - nanoseconds.rem_euclid(1_000)).expect("in range")
 }
 
-impl RunStore for Flawed {
+impl conformance::WrappedStore for Flawed {
+    fn inner(&self) -> &dyn RunStore {
+        &self.inner
+    }
+
     fn create_run(&self, run: &RunRecord) -> Result<(), RunStoreError> {
         self.orgs
             .lock()
@@ -64,10 +67,6 @@ impl RunStore for Flawed {
             run.wake_at = run.wake_at.map(microseconds);
         }
         self.inner.create_run(&run)
-    }
-
-    fn run(&self, id: RunId) -> Result<Option<RunRecord>, RunStoreError> {
-        self.inner.run(id)
     }
 
     fn checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, RunStoreError> {
@@ -112,24 +111,12 @@ impl RunStore for Flawed {
         }
     }
 
+    /// One by one, each through the flawed `checkpoint`.
     fn checkpoint_all(&self, checkpoints: &[Checkpoint]) -> Result<Vec<u64>, RunStoreError> {
         checkpoints
             .iter()
-            .map(|checkpoint| self.checkpoint(checkpoint))
+            .map(|checkpoint| RunStore::checkpoint(self, checkpoint))
             .collect()
-    }
-
-    fn steps(&self, run: RunId) -> Result<Vec<StepRecord>, RunStoreError> {
-        self.inner.steps(run)
-    }
-
-    fn events(
-        &self,
-        run: RunId,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<EventRecord>, RunStoreError> {
-        self.inner.events(run, after, limit)
     }
 
     fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, RunStoreError> {
@@ -149,10 +136,6 @@ impl RunStore for Flawed {
         Ok(runs)
     }
 
-    fn unfinished_runs(&self) -> Result<Vec<RunRecord>, RunStoreError> {
-        self.inner.unfinished_runs()
-    }
-
     fn acquire_lease(
         &self,
         run: RunId,
@@ -167,23 +150,6 @@ impl RunStore for Flawed {
             now
         };
         self.inner.acquire_lease(run, owner, now, until)
-    }
-
-    fn renew_lease(&self, lease: &Lease, until: Timestamp) -> Result<Lease, RunStoreError> {
-        self.inner.renew_lease(lease, until)
-    }
-
-    fn release_lease(&self, lease: &Lease) -> Result<(), RunStoreError> {
-        self.inner.release_lease(lease)
-    }
-
-    fn unleased_runs(
-        &self,
-        now: Timestamp,
-        after: Option<RunId>,
-        limit: usize,
-    ) -> Result<Vec<RunRecord>, RunStoreError> {
-        self.inner.unleased_runs(now, after, limit)
     }
 }
 
