@@ -25,7 +25,10 @@ use jiff::Timestamp;
 use switchboard_approvals::{
     Claim, Fingerprint, IdempotencyScope, IdempotencyStore, InFlight, Retention, StoredOutcome,
 };
-use switchboard_postgres::{OpenError, QueryError};
+use switchboard_postgres::{
+    OpenError, QueryError,
+    tokio_postgres::{Transaction, types::ToSql},
+};
 
 use crate::{
     codec::timestamp_to_sql,
@@ -52,6 +55,48 @@ impl std::fmt::Debug for PostgresIdempotencyStore {
             .field("owner", &self.owner)
             .field("retention", &self.retention)
             .finish_non_exhaustive()
+    }
+}
+
+/// A claim's completion: the key's first result, its expiry, and a `pg_notify` to its waiters,
+/// in one statement. A key already completed with the same action (by
+/// [`PostgresIdempotencyStore::complete_in`], in the tool's own transaction) is written again
+/// with the same result.
+const COMPLETE: &str = "WITH done AS (UPDATE approvals_idempotency_keys SET state = 'done', \
+     completed_at_ns = $4, expires_at_ns = $5, action_id = $6, outcome = $7, output = $8, \
+     error = $9 \
+     WHERE org_id = $1 AND idempotency_key = $2 AND owner = $3 \
+     AND (state = 'running' OR (state = 'done' AND action_id = $6)) RETURNING 1) \
+     SELECT pg_notify('approvals_idempotency', $10) FROM done";
+
+/// The parameters of [`COMPLETE`].
+struct Completion {
+    org: String,
+    key: String,
+    owner: String,
+    completed_at: i64,
+    expires_at: i64,
+    action_id: String,
+    outcome_name: String,
+    output: Option<String>,
+    error: Option<String>,
+    payload: String,
+}
+
+impl Completion {
+    fn params(&self) -> [&(dyn ToSql + Sync); 10] {
+        [
+            &self.org,
+            &self.key,
+            &self.owner,
+            &self.completed_at,
+            &self.expires_at,
+            &self.action_id,
+            &self.outcome_name,
+            &self.output,
+            &self.error,
+            &self.payload,
+        ]
     }
 }
 
@@ -221,47 +266,59 @@ impl PostgresIdempotencyStore {
 
     /// Writes the first result of a key this store value claimed, completing it and notifying
     /// its waiters in one statement; returns whether the database took it.
+    /// The completion's parameters, in the order of [`COMPLETE`].
+    fn completion(
+        &self,
+        scope: &IdempotencyScope,
+        outcome: &StoredOutcome,
+        completed_at: Timestamp,
+    ) -> Completion {
+        let (outcome_name, output, error) = idempotency_rows::outcome_columns(outcome);
+        Completion {
+            org: scope.org_id.to_string(),
+            key: scope.key.to_string(),
+            owner: self.owner.clone(),
+            completed_at: timestamp_to_sql(completed_at),
+            expires_at: timestamp_to_sql(self.retention.expiry(completed_at)),
+            action_id: outcome.action_id.to_string(),
+            outcome_name,
+            output,
+            error,
+            payload: idempotency_rows::key_payload(scope),
+        }
+    }
+
+    /// Completes the claim of `scope`, which this store value holds, with `outcome`, inside
+    /// `transaction`: the key's first result is kept if and only if the transaction commits.
+    ///
+    /// This is for a tool whose own data lives in the same database: it makes its change and
+    /// completes its key in one transaction (the key and action are its
+    /// [`ToolContext::action`](switchboard_core::ToolContext::action)), so no crash keeps the
+    /// change without the result, which would let a retry run the change again. The registry
+    /// still calls [`complete`](IdempotencyStore::complete) afterwards; for a key completed here
+    /// with the same action that writes the same result again. Returns whether the claim was
+    /// there to complete (`false`: it was taken over after its retention ran out).
+    pub async fn complete_in(
+        &self,
+        transaction: &Transaction<'_>,
+        scope: &IdempotencyScope,
+        outcome: &StoredOutcome,
+    ) -> Result<bool, QueryError> {
+        let completion = self.completion(scope, outcome, Timestamp::now());
+        let rows = transaction.query(COMPLETE, &completion.params()).await?;
+        Ok(rows.len() == 1)
+    }
+
     fn write_result(
         &self,
         scope: &IdempotencyScope,
         outcome: &StoredOutcome,
         completed_at: Timestamp,
-        expires_at: Timestamp,
     ) -> bool {
-        let (outcome_name, output, error) = idempotency_rows::outcome_columns(outcome);
-        let (org, key) = (scope.org_id.to_string(), scope.key.to_string());
-        let (owner, action_id) = (self.owner.clone(), outcome.action_id.to_string());
-        let (completed_at, expires_at) =
-            (timestamp_to_sql(completed_at), timestamp_to_sql(expires_at));
-        let payload = idempotency_rows::key_payload(scope);
+        let completion = self.completion(scope, outcome, completed_at);
         let written = self.shared.database.call(move |client| async move {
-            let statement = client
-                .prepare_cached(&format!(
-                    "WITH done AS (UPDATE approvals_idempotency_keys SET state = 'done', \
-                     completed_at_ns = $4, expires_at_ns = $5, action_id = $6, outcome = $7, \
-                     output = $8, error = $9 \
-                     WHERE org_id = $1 AND idempotency_key = $2 AND owner = $3 \
-                     AND state = 'running' RETURNING 1) \
-                     SELECT pg_notify('{IDEMPOTENCY_CHANNEL}', $10) FROM done"
-                ))
-                .await?;
-            let rows = client
-                .query(
-                    &statement,
-                    &[
-                        &org,
-                        &key,
-                        &owner,
-                        &completed_at,
-                        &expires_at,
-                        &action_id,
-                        &outcome_name,
-                        &output,
-                        &error,
-                        &payload,
-                    ],
-                )
-                .await?;
+            let statement = client.prepare_cached(COMPLETE).await?;
+            let rows = client.query(&statement, &completion.params()).await?;
             Ok(rows.len())
         });
         match written {
@@ -339,7 +396,7 @@ impl IdempotencyStore for PostgresIdempotencyStore {
         let expires_at = self.retention.expiry(completed_at);
         let kept = Arc::clone(&outcome);
         self.in_flight.complete(scope, outcome, |_claimed_at| {
-            let persisted = self.write_result(scope, &kept, completed_at, expires_at);
+            let persisted = self.write_result(scope, &kept, completed_at);
             // This store keeps what it cannot read back from the database: the typed copy, or
             // the whole result if the database did not take it (other nodes then find the key
             // in doubt, never free to run again).
@@ -389,5 +446,15 @@ impl IdempotencyStore for PostgresIdempotencyStore {
                 0
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_completion_notifies_the_idempotency_channel() {
+        assert!(COMPLETE.contains(&format!("pg_notify('{IDEMPOTENCY_CHANNEL}', $10)")));
     }
 }

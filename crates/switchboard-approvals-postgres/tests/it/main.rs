@@ -5,6 +5,7 @@
 
 mod common;
 
+mod complete_in;
 mod conformance;
 mod nodes;
 mod open;
