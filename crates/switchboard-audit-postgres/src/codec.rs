@@ -35,12 +35,22 @@ pub(crate) const COLUMNS: &str = "id, timestamp_ns, tool, domain, category, org_
      session_id, correlation_id, initiator, input_hash, output_hash, digest_error, duration_us, \
      outcome, action_id, action_event, node";
 
-/// Inserts a whole batch in one statement, from one array per column ([`Columns`]), and
-/// returns the ids the identity gave the rows, ascending, as one array. The rows are inserted
-/// in the arrays' order (`ORDER BY` the position `WITH ORDINALITY` numbers them by, which the
-/// function scan yields already in order) and the identity's sequence only grows, so the ids
-/// ascending are the records' ids in batch order.
-pub(crate) const INSERT_BATCH: &str = "WITH inserted AS (\
+/// Inserts a whole batch in one statement, from one array per column ([`Columns`]) and the
+/// batch's key (`$18`, a [`BatchKey`](switchboard_audit::BatchKey) as text), and returns the ids
+/// the identity gave the rows, ascending, as one array. The rows are inserted in the arrays'
+/// order (`ORDER BY` the position `WITH ORDINALITY` numbers them by, which the function scan
+/// yields already in order) and the identity's sequence only grows, so the ids ascending are
+/// the records' ids in batch order. The second column says whether this statement inserted them.
+///
+/// The key and the ids go into `audit_batches` in the same statement, so in the same
+/// transaction. When the key is there already (an earlier attempt at this batch committed,
+/// though its caller stopped waiting), nothing is inserted and the ids stored then come back.
+/// Two attempts at one key that overlap (the first still running on the server) cannot both
+/// commit: the second waits on the first's key, then fails with a unique violation, and
+/// everything it inserted is rolled back; its retry reads the ids back.
+pub(crate) const INSERT_BATCH: &str = "WITH known AS (\
+     SELECT ids FROM audit_batches WHERE batch_key = CAST($18::text AS uuid)), \
+     inserted AS (\
      INSERT INTO audit_records (timestamp_ns, tool, domain, category, org_id, user_id, \
      session_id, correlation_id, initiator, input_hash, output_hash, digest_error, duration_us, \
      outcome, action_id, action_event, node) \
@@ -54,9 +64,15 @@ pub(crate) const INSERT_BATCH: &str = "WITH inserted AS (\
      batch (timestamp_ns, tool, domain, category, org_id, user_id, session_id, correlation_id, \
      initiator, input_hash, output_hash, digest_error, duration_us, outcome, action_id, \
      action_event, node, position) \
+     WHERE NOT EXISTS (SELECT 1 FROM known) \
      ORDER BY batch.position \
-     RETURNING id) \
-     SELECT array_agg(id ORDER BY id) FROM inserted";
+     RETURNING id), \
+     kept AS (\
+     INSERT INTO audit_batches (batch_key, ids) \
+     SELECT CAST($18::text AS uuid), array_agg(id ORDER BY id) FROM inserted \
+     HAVING NOT EXISTS (SELECT 1 FROM known) \
+     RETURNING ids) \
+     SELECT ids, true FROM kept UNION ALL SELECT ids, false FROM known";
 
 /// A batch as one array per column of [`INSERT_BATCH`], borrowing the records' text.
 #[derive(Debug, Default)]
@@ -124,7 +140,8 @@ impl<'batch> Columns<'batch> {
         self.node.push(text(record.node.as_deref()));
     }
 
-    /// The parameters of [`INSERT_BATCH`], `$1` to `$17`.
+    /// The record parameters of [`INSERT_BATCH`], `$1` to `$17` (the key, `$18`, is the
+    /// caller's).
     pub(crate) fn parameters(&self) -> [&(dyn ToSql + Sync); 17] {
         [
             &self.timestamp_ns,

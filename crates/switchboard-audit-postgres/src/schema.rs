@@ -33,6 +33,19 @@
 //! Every statement of the store names its columns, so a later migration can add one (the node
 //! that ran a call, for one) with `ALTER TABLE audit_records ADD COLUMN …` without touching the
 //! records already there.
+//!
+//! # Version 2: the node
+//!
+//! `audit_records.node`, the node that ran the call (`NULL` in older records).
+//!
+//! # Version 3: batch keys
+//!
+//! `audit_batches`, a row per batch appended: its key (`batch_key UUID`, the primary key; a
+//! UUID version 7, so keys sort by when they were minted) and the ids its records got
+//! (`ids BIGINT[]`, ascending). A batch's records and its row commit in one statement, so a
+//! key is there exactly when its records are; an attempt at a batch whose key is there stores
+//! nothing and reads the ids back (see the store's `append_keyed_batch`). Keys are only needed
+//! while the audit writer may still retry their batch, so the store deletes the old ones.
 
 use switchboard_postgres::{Migration, Schema};
 
@@ -72,6 +85,15 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     Migration {
         description: "the node that ran the call, when several share one store",
         sql: "ALTER TABLE audit_records ADD COLUMN node TEXT",
+    },
+    Migration {
+        description: "the keys of the batches appended, so that a retried batch is stored once",
+        sql: "
+        CREATE TABLE audit_batches (
+            batch_key UUID PRIMARY KEY,
+            ids       BIGINT[] NOT NULL
+        );
+    ",
     },
 ];
 

@@ -26,7 +26,7 @@ use std::{
 
 use jiff::Timestamp;
 use rusqlite::Connection;
-use switchboard_audit::{AuditError, AuditQuery, AuditRecord, AuditStats, AuditStore};
+use switchboard_audit::{AuditError, AuditQuery, AuditRecord, AuditStats, AuditStore, BatchKey};
 use switchboard_sqlite::{
     ConnectionSettings, OpenError, Synchronous, open_database, timestamp_to_sql,
 };
@@ -216,6 +216,18 @@ impl AuditStore for SqliteAuditStore {
         self.appended.fetch_add(count, Ordering::Relaxed);
         self.held.fetch_add(count, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// The key is not stored: an attempt that failed here never commits later. The batch's
+    /// transaction runs on this thread, inside this call, and an error means it rolled back
+    /// before the call returned; nothing is left running that could commit the batch behind a
+    /// retry's back, so a retry cannot store it twice.
+    fn append_keyed_batch(
+        &self,
+        _key: BatchKey,
+        records: &mut [AuditRecord],
+    ) -> Result<(), AuditError> {
+        self.append_batch(records)
     }
 
     #[tracing::instrument(level = "debug", name = "audit_sqlite_query", skip(self))]

@@ -16,6 +16,18 @@
 //! crash may lose the channel, at most [`AuditConfig::queue_capacity`] records), `Strict` once
 //! the store has appended it (a persistent store: committed). Either way a query through
 //! [`AuditLog::query`] sees every record of every call that has returned: it flushes first.
+//!
+//! A store that fails does not lose records: the writer keeps the batch and tries it again
+//! until the store takes it (see `writer.rs`), and the log says so to callers. While the
+//! writer is retrying ([`AuditLog::is_failing`], one atomic load), a strict log refuses new
+//! calls before they run ([`AuditError::StoreFailing`], no room taken, counted in
+//! [`AuditLogStats::rejected`]), and a strict caller waiting for its record is answered at once
+//! with [`AuditError::NotWrittenYet`]: its record stays queued and is written later. A strict
+//! caller waits at most [`AuditConfig::strict_timeout`] in any case. A relaxed log keeps taking
+//! records while there is room; once the queue is full, a failing store refuses calls rather
+//! than make them wait for room. So what the log holds while the store is away is bounded:
+//! the queue ([`AuditConfig::queue_capacity`]) and the batch being retried
+//! ([`AuditConfig::max_batch`]).
 
 use std::{
     sync::{
@@ -33,6 +45,12 @@ use crate::{
     store::{AuditError, AuditQuery, AuditStats, AuditStore},
     writer::{Counters, Writer},
 };
+
+/// While the writer retries a batch the store failed: the store's last error.
+pub(crate) type Failing = Option<Arc<str>>;
+
+/// How long a strict caller waits for its record by default ([`AuditConfig::strict_timeout`]).
+pub const DEFAULT_STRICT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What a caller meets when the queue is full.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -69,9 +87,13 @@ pub struct AuditConfig {
     pub durability: Durability,
     /// The largest batch handed to the store at once (default 4,096).
     pub max_batch: usize,
-    /// How often a failed batch is tried before its records are reported lost (default 5,
-    /// backing off from 10 ms).
-    pub write_attempts: u32,
+    /// How long a strict caller waits for its record to be stored before it is answered
+    /// [`AuditError::NotWrittenYet`] (default [`DEFAULT_STRICT_TIMEOUT`], 5 s). The record is
+    /// not dropped then: the writer keeps it, and retries a batch the store failed (backing
+    /// off from 10 ms to 1 s) until the store takes it; only records still unwritten when the
+    /// writer stops are counted [`AuditLogStats::lost`]. Below a PostgreSQL store's call
+    /// timeout (10 s), so that a call never waits on a frozen database for a whole store call.
+    pub strict_timeout: Duration,
     /// Records older than this are deleted by the retention sweep (default: kept).
     pub retention: Option<Duration>,
     /// How often the retention sweep runs (default: every minute).
@@ -88,7 +110,7 @@ impl Default for AuditConfig {
             when_full: WhenFull::Block,
             durability: Durability::Relaxed,
             max_batch: 4_096,
-            write_attempts: 5,
+            strict_timeout: DEFAULT_STRICT_TIMEOUT,
             retention: None,
             sweep_interval: Duration::from_secs(60),
             node: None,
@@ -132,10 +154,11 @@ impl AuditConfig {
         self
     }
 
-    /// This configuration trying a failed batch `attempts` times (at least once).
+    /// This configuration answering a strict caller whose record is not stored within
+    /// `timeout` with [`AuditError::NotWrittenYet`].
     #[must_use]
-    pub fn write_attempts(mut self, attempts: u32) -> Self {
-        self.write_attempts = attempts.max(1);
+    pub fn strict_timeout(mut self, timeout: Duration) -> Self {
+        self.strict_timeout = timeout;
         self
     }
 
@@ -157,9 +180,11 @@ pub struct AuditLogStats {
     pub queued: u64,
     /// Records the writer has appended to the store.
     pub written: u64,
-    /// Records lost because the store failed every attempt (each also logged as an error).
+    /// Records lost: still unwritten when the writer stopped, because the store failed every
+    /// attempt until then (each also logged as an error).
     pub lost: u64,
-    /// Calls refused because the queue was full under [`WhenFull::Fail`].
+    /// Calls refused before they ran: the queue was full under [`WhenFull::Fail`], or the store
+    /// was failing ([`AuditError::StoreFailing`]).
     pub rejected: u64,
     /// Calls that waited for room under [`WhenFull::Block`].
     pub blocked: u64,
@@ -205,6 +230,9 @@ struct Shared {
     closing: watch::Sender<bool>,
     /// Set by the writer when it has stopped.
     stopped: watch::Receiver<bool>,
+    /// While the writer is retrying a batch the store failed, the store's last error (the
+    /// same as `counters.failing`, for waiting on it).
+    failing: watch::Receiver<Failing>,
     /// Tells the writer that someone waits: a strict record or a flush was sent.
     urgent: Arc<Notify>,
 }
@@ -228,12 +256,12 @@ impl AuditLog {
         let config = AuditConfig {
             queue_capacity: config.queue_capacity.max(1),
             max_batch: config.max_batch.max(1),
-            write_attempts: config.write_attempts.max(1),
             ..config
         };
         let (sender, receiver) = mpsc::channel(config.queue_capacity);
         let (closing, closing_seen) = watch::channel(false);
         let (stopped_tx, stopped) = watch::channel(false);
+        let (failing_tx, failing) = watch::channel(None);
         let counters = Arc::new(Counters::default());
         let urgent = Arc::new(Notify::new());
         Writer {
@@ -243,7 +271,9 @@ impl AuditLog {
             counters: Arc::clone(&counters),
             closing: closing_seen,
             stopped: stopped_tx,
+            failing: failing_tx,
             urgent: Arc::clone(&urgent),
+            stop_by: None,
         }
         .spawn()?;
         Ok(Self {
@@ -254,6 +284,7 @@ impl AuditLog {
                 counters,
                 closing,
                 stopped,
+                failing,
                 urgent,
             }),
         })
@@ -278,18 +309,41 @@ impl AuditLog {
         &self.shared.config
     }
 
+    /// Whether the writer is retrying a batch the store failed to take (until one is written).
+    /// One atomic load.
+    pub fn is_failing(&self) -> bool {
+        self.shared.counters.failing.load(Ordering::Acquire)
+    }
+
     /// Takes room for one record, before the call it records runs. Waits for room or refuses,
-    /// as [`AuditConfig::when_full`] says; refuses once the log is shut down.
+    /// as [`AuditConfig::when_full`] says; refuses once the log is shut down. While the store is
+    /// failing ([`is_failing`](Self::is_failing)), refuses with [`AuditError::StoreFailing`]
+    /// under strict durability, and under relaxed durability when the queue is full (a wait for
+    /// room would last as long as the store's failure).
     pub async fn reserve(&self) -> Result<Reservation, AuditError> {
         let shared = &self.shared;
+        if shared.config.durability == Durability::Strict && self.is_failing() {
+            return Err(self.refuse_failing("its records cannot be committed now"));
+        }
         let permit = match shared.sender.clone().try_reserve_owned() {
             Ok(permit) => permit,
             Err(mpsc::error::TrySendError::Closed(_)) => return Err(closed_error()),
+            Err(mpsc::error::TrySendError::Full(_)) if self.is_failing() => {
+                return Err(self.refuse_failing("the queue is full"));
+            }
             Err(mpsc::error::TrySendError::Full(sender)) => match shared.config.when_full {
                 WhenFull::Block => {
                     shared.counters.blocked.fetch_add(1, Ordering::Relaxed);
                     tracing::debug!("audit queue full: waiting for room");
-                    sender.reserve_owned().await.map_err(|_| closed_error())?
+                    let mut failing = shared.failing.clone();
+                    tokio::select! {
+                        permit = sender.reserve_owned() => permit.map_err(|_| closed_error())?,
+                        // `wait_for` fails only when the writer is gone: the room wait ends
+                        // with the closed channel then.
+                        Ok(_) = failing.wait_for(Option::is_some) => {
+                            return Err(self.refuse_failing("the queue is full"));
+                        }
+                    }
                 }
                 WhenFull::Fail => {
                     shared.counters.rejected.fetch_add(1, Ordering::Relaxed);
@@ -301,21 +355,51 @@ impl AuditLog {
                 }
             },
         };
+        let strict = shared.config.durability == Durability::Strict;
         Ok(Reservation {
             permit,
-            durability: shared.config.durability,
-            urgent: (shared.config.durability == Durability::Strict)
-                .then(|| Arc::clone(&shared.urgent)),
+            strict: strict.then(|| Strict {
+                urgent: Arc::clone(&shared.urgent),
+                failing: shared.failing.clone(),
+                timeout: shared.config.strict_timeout,
+            }),
         })
     }
 
-    /// Waits until every record sent before this call is in the store (or reported lost).
+    /// Counts and logs a call refused because the store is failing, and says why.
+    fn refuse_failing(&self, why: &str) -> AuditError {
+        self.shared
+            .counters
+            .rejected
+            .fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(why, "call refused: the audit store is failing");
+        let error = self.shared.failing.borrow().clone().unwrap_or_default();
+        AuditError::StoreFailing(format!(
+            "the audit writer is retrying records the store did not take ({error}), and {why}; \
+             the call was not run: try it again once the audit store is back"
+        ))
+    }
+
+    /// Waits until every record sent before this call is in the store (or reported lost), or
+    /// until the store is failing ([`is_failing`](Self::is_failing)): a flush never waits for a
+    /// store to come back.
     pub async fn flush(&self) {
+        if self.is_failing() {
+            return;
+        }
         let (done, flushed) = oneshot::channel();
+        let mut failing = self.shared.failing.clone();
+        let sent = tokio::select! {
+            sent = self.shared.sender.send(Message::Flush(done)) => sent.is_ok(),
+            _ = failing.wait_for(Option::is_some) => return,
+        };
         // A stopped writer has written everything it will: nothing to wait for.
-        if self.shared.sender.send(Message::Flush(done)).await.is_ok() {
+        if sent {
             self.shared.urgent.notify_one();
-            let _ = flushed.await;
+            tokio::select! {
+                _ = flushed => {}
+                _ = failing.wait_for(Option::is_some) => {}
+            }
         }
     }
 
@@ -383,27 +467,43 @@ impl AuditLog {
 #[derive(Debug)]
 pub struct Reservation {
     permit: mpsc::OwnedPermit<Message>,
-    durability: Durability,
-    /// The writer's `urgent` signal, for a strict record (which someone waits for).
-    urgent: Option<Arc<Notify>>,
+    /// Under strict durability, what a caller waiting for its record needs.
+    strict: Option<Strict>,
+}
+
+/// What a strict record's caller waits with.
+#[derive(Debug)]
+struct Strict {
+    /// The writer's `urgent` signal: someone waits for this record.
+    urgent: Arc<Notify>,
+    /// Whether the writer is retrying a failed batch: the wait ends at once then.
+    failing: watch::Receiver<Failing>,
+    /// The longest wait ([`AuditConfig::strict_timeout`]).
+    timeout: Duration,
 }
 
 impl Reservation {
     /// Sends the record. Never waits: the room was taken. Under strict durability the returned
     /// [`Submitted`] resolves once the store has the record.
     pub fn submit(self, record: AuditRecord) -> Submitted {
-        let (stored, submitted) = match self.durability {
-            Durability::Relaxed => (None, Submitted::Queued),
-            Durability::Strict => {
-                let (sender, receiver) = oneshot::channel();
-                (Some(sender), Submitted::Waiting(receiver))
-            }
+        let Some(strict) = self.strict else {
+            self.permit.send(Message::Record {
+                record,
+                stored: None,
+            });
+            return Submitted::Queued;
         };
-        self.permit.send(Message::Record { record, stored });
-        if let Some(urgent) = &self.urgent {
-            urgent.notify_one();
-        }
-        submitted
+        let (sender, receiver) = oneshot::channel();
+        self.permit.send(Message::Record {
+            record,
+            stored: Some(sender),
+        });
+        strict.urgent.notify_one();
+        Submitted::Waiting(Waiting {
+            receiver,
+            failing: strict.failing,
+            timeout: strict.timeout,
+        })
     }
 }
 
@@ -422,20 +522,51 @@ pub enum Submitted {
     /// Sent; under relaxed durability that is the acknowledgement.
     Queued,
     /// Strict durability: resolves once the store has appended the record.
-    Waiting(oneshot::Receiver<Result<AuditId, AuditError>>),
+    Waiting(Waiting),
+}
+
+/// A strict record on its way to the store.
+#[derive(Debug)]
+pub struct Waiting {
+    receiver: oneshot::Receiver<Result<AuditId, AuditError>>,
+    failing: watch::Receiver<Failing>,
+    timeout: Duration,
 }
 
 impl Submitted {
-    /// Waits for the acknowledgement the configured durability asks for.
+    /// Waits for the acknowledgement the configured durability asks for. A strict record is
+    /// acknowledged once the store has it; the wait ends sooner with
+    /// [`AuditError::NotWrittenYet`] (the record kept, to be written later) when the store is
+    /// failing or [`AuditConfig::strict_timeout`] has passed.
     pub async fn acknowledged(self) -> Result<(), AuditError> {
-        match self {
-            Submitted::Queued => Ok(()),
-            Submitted::Waiting(receiver) => match receiver.await {
-                Ok(result) => result.map(drop),
-                Err(_) => Err(AuditError::Unavailable(
-                    "the audit writer stopped before writing the record".to_owned(),
-                )),
-            },
+        let Submitted::Waiting(Waiting {
+            mut receiver,
+            mut failing,
+            timeout,
+        }) = self
+        else {
+            return Ok(());
+        };
+        let stopped = || {
+            AuditError::Unavailable("the audit writer stopped before writing the record".to_owned())
+        };
+        tokio::select! {
+            biased;
+            stored = &mut receiver => stored.map_err(|_| stopped())?.map(drop),
+            // Fails only when the writer is gone; its answer (or its absence) says how then.
+            Ok(error) = failing.wait_for(Option::is_some) => {
+                let error = error.clone().unwrap_or_default();
+                // The writer may have stored this record just before it failed on a later one.
+                match receiver.try_recv() {
+                    Ok(stored) => stored.map(drop),
+                    Err(_) => Err(AuditError::NotWrittenYet(format!(
+                        "the audit store is failing: {error}"
+                    ))),
+                }
+            }
+            () = tokio::time::sleep(timeout) => Err(AuditError::NotWrittenYet(format!(
+                "the audit store did not store it within {timeout:?}"
+            ))),
         }
     }
 }

@@ -23,6 +23,62 @@ pub enum AuditError {
     /// A query was malformed.
     #[error("invalid audit query: {0}")]
     InvalidQuery(String),
+    /// The log refuses a call before it runs: its writer is retrying a batch the store failed
+    /// to take, and the log's durability is strict (or its queue is full). Nothing ran.
+    #[error("the audit store is failing, so calls are refused until it is back: {0}")]
+    StoreFailing(String),
+    /// A strict record was not written in time (the store failed, or did not answer within
+    /// [`AuditConfig::strict_timeout`](crate::AuditConfig::strict_timeout)). The call it
+    /// records has run; the record is kept by the writer, which writes it once the store takes
+    /// it again.
+    #[error(
+        "its record is not written yet ({0}); the audit writer keeps it and writes it once the \
+         store is back"
+    )]
+    NotWrittenYet(String),
+}
+
+/// The key of one batch, the same across every attempt the audit writer makes at it, so that a
+/// store can tell a retry from a new batch: an attempt that timed out may still have
+/// committed, and its retry must then not store the batch again.
+///
+/// A UUID version 7: keys minted later sort higher (to the millisecond), so a store can forget
+/// the keys older than an age with one range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BatchKey(uuid::Uuid);
+
+impl BatchKey {
+    /// A new key, unique to this batch.
+    #[must_use]
+    pub fn new() -> Self {
+        Self(uuid::Uuid::now_v7())
+    }
+
+    /// The lowest key minted at `at` (every key minted later is higher): where a store's
+    /// forgetting of old keys stops.
+    #[must_use]
+    pub fn first_at(at: Timestamp) -> Self {
+        let millis = u64::try_from(at.as_millisecond()).unwrap_or(0);
+        Self(uuid::Builder::from_unix_timestamp_millis(millis, &[0; 10]).into_uuid())
+    }
+
+    /// The key's sixteen bytes, in order (big-endian time first).
+    pub fn as_bytes(&self) -> &[u8; 16] {
+        self.0.as_bytes()
+    }
+}
+
+impl Default for BatchKey {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The hyphenated UUID (`0193…-…`).
+impl std::fmt::Display for BatchKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.hyphenated().fmt(f)
+    }
 }
 
 /// Which records to return. Every filter that is set must match; results are newest first.
@@ -139,6 +195,21 @@ pub trait AuditStore: Send + Sync + 'static {
     /// the writer retries the whole batch.
     fn append_batch(&self, records: &mut [AuditRecord]) -> Result<(), AuditError>;
 
+    /// [`append_batch`](Self::append_batch) of the batch known by `key`: the audit writer's
+    /// append, with the same key on every attempt at one batch. A store whose failed attempt
+    /// may still commit afterwards (a network database: the attempt timed out on this side, and
+    /// the server went on) must store the batch at most once per key: an attempt whose key is
+    /// already stored gives the records the ids they got then, and stores nothing. A store
+    /// whose failed attempt never commits may ignore the key, which is what this default does.
+    fn append_keyed_batch(
+        &self,
+        key: BatchKey,
+        records: &mut [AuditRecord],
+    ) -> Result<(), AuditError> {
+        let _ = key;
+        self.append_batch(records)
+    }
+
     /// Records matching `query`, newest first.
     fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, AuditError>;
 
@@ -154,6 +225,14 @@ pub trait AuditStore: Send + Sync + 'static {
 impl<S: AuditStore + ?Sized> AuditStore for Arc<S> {
     fn append_batch(&self, records: &mut [AuditRecord]) -> Result<(), AuditError> {
         (**self).append_batch(records)
+    }
+
+    fn append_keyed_batch(
+        &self,
+        key: BatchKey,
+        records: &mut [AuditRecord],
+    ) -> Result<(), AuditError> {
+        (**self).append_keyed_batch(key, records)
     }
 
     fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, AuditError> {

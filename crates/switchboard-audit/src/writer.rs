@@ -17,17 +17,23 @@
 //! record or a flush ends the pause at once (`urgent`), so only relaxed records wait for it:
 //! they reach the store at most a millisecond later.
 //!
-//! Each batch is appended with one `append_batch` (one transaction in a persistent store). A
-//! batch the store refuses (or panics on) is tried again with a growing pause, then reported
-//! lost: every record counted in `lost` and logged, strict callers told. A flush is answered
-//! once the records received with it are written; whatever was sent before the flush was
-//! received no later than the flush itself.
+//! Each batch is appended with one `append_keyed_batch` (one transaction in a persistent store)
+//! under a [`BatchKey`] minted for it, the same on every attempt. A batch the store refuses (or
+//! panics on) is kept and tried again, with a pause that doubles from 10 ms to 1 s, until the
+//! store takes it or the writer stops: the key lets a store whose timed-out attempt committed
+//! after all store the batch once. From the first failed attempt until a batch is written the
+//! writer is *failing* (an atomic flag and a watch channel the log reads): a strict log refuses
+//! new calls, and strict callers stop waiting (see `log.rs`). The records of a batch still
+//! unwritten when the writer stops (after [`SHUTDOWN_GRACE`]) are counted in `lost` and logged,
+//! and strict callers still waiting are told. A flush is answered once the records received
+//! with it are written; whatever was sent before the flush was received no later than the
+//! flush itself.
 
 use std::{
     panic::AssertUnwindSafe,
     sync::{
         Arc,
-        atomic::{AtomicU64, Ordering},
+        atomic::{AtomicBool, AtomicU64, Ordering},
     },
     time::{Duration, Instant},
 };
@@ -37,9 +43,9 @@ use tokio::sync::{Notify, mpsc, oneshot, watch};
 use tracing::Instrument;
 
 use crate::{
-    log::{AuditConfig, Message},
+    log::{AuditConfig, Failing, Message},
     record::{AuditId, AuditRecord},
-    store::{AuditError, AuditStore},
+    store::{AuditError, AuditStore, BatchKey},
 };
 
 /// How many records one retention step deletes; a full step is followed by another at once.
@@ -49,6 +55,13 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// The pause after a batch's first failed attempt; it doubles up to [`MAX_RETRY_PAUSE`].
 const FIRST_RETRY_PAUSE: Duration = Duration::from_millis(10);
 const MAX_RETRY_PAUSE: Duration = Duration::from_secs(1);
+/// A batch's failed attempts after which the writer counts as failing, however quick they were:
+/// one failure that the next attempt makes good (a broken connection replaced) is not the
+/// store failing.
+const FAILING_AFTER_ATTEMPTS: u64 = 3;
+/// How long after a batch's first attempt began a failed attempt makes the writer failing
+/// whatever their number: one attempt that waited a store call's whole timeout is enough.
+const FAILING_AFTER: Duration = Duration::from_secs(1);
 /// How long the writer pauses after a batch that did not fill (see the module docs).
 pub(crate) const LINGER: Duration = Duration::from_millis(1);
 
@@ -63,6 +76,9 @@ pub(crate) struct Counters {
     pub(crate) largest_batch: AtomicU64,
     pub(crate) write_time_us: AtomicU64,
     pub(crate) max_write_us: AtomicU64,
+    /// Set once a batch has failed long enough ([`FAILING_AFTER_ATTEMPTS`], [`FAILING_AFTER`])
+    /// until a batch is written.
+    pub(crate) failing: AtomicBool,
 }
 
 type StoredSender = oneshot::Sender<Result<AuditId, AuditError>>;
@@ -76,8 +92,13 @@ pub(crate) struct Writer {
     pub(crate) closing: watch::Receiver<bool>,
     /// Set when the writer has stopped; dropped (which also tells) if it panics.
     pub(crate) stopped: watch::Sender<bool>,
+    /// While the writer is failing ([`FAILING_AFTER_ATTEMPTS`]), the store's last error:
+    /// `counters.failing`, to wait on, and why.
+    pub(crate) failing: watch::Sender<Failing>,
     /// Notified after a strict record or a flush is sent: ends the pause after a batch.
     pub(crate) urgent: Arc<Notify>,
+    /// Once asked to stop: when the writer gives up on what it could not write.
+    pub(crate) stop_by: Option<tokio::time::Instant>,
 }
 
 impl Writer {
@@ -105,7 +126,6 @@ impl Writer {
         let mut sweep =
             tokio::time::interval(self.config.sweep_interval.max(Duration::from_millis(1)));
         sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut stop_by: Option<tokio::time::Instant> = None;
         loop {
             tokio::select! {
                 received = self.receiver.recv_many(&mut messages, self.config.max_batch) => {
@@ -127,12 +147,10 @@ impl Writer {
                     }
                 }
                 // Asked to stop, or every log handle is gone: refuse new room, write the rest.
-                _ = self.closing.changed(), if stop_by.is_none() => {
-                    self.receiver.close();
-                    stop_by = Some(tokio::time::Instant::now() + SHUTDOWN_GRACE);
-                }
-                () = tokio::time::sleep_until(stop_by.unwrap_or_else(tokio::time::Instant::now)),
-                    if stop_by.is_some() =>
+                _ = self.closing.changed(), if self.stop_by.is_none() => self.begin_stop(),
+                () = tokio::time::sleep_until(
+                    self.stop_by.unwrap_or_else(tokio::time::Instant::now)
+                ), if self.stop_by.is_some() =>
                 {
                     let unsent = self.receiver.max_capacity()
                         - self.receiver.capacity()
@@ -154,8 +172,46 @@ impl Writer {
         tracing::debug!("audit writer stopped");
     }
 
+    /// Refuses new room and gives the writer [`SHUTDOWN_GRACE`] to write what it has.
+    fn begin_stop(&mut self) {
+        self.receiver.close();
+        self.stop_by = Some(tokio::time::Instant::now() + SHUTDOWN_GRACE);
+    }
+
+    /// Whether the writer was asked to stop and its grace has passed.
+    fn giving_up(&self) -> bool {
+        self.stop_by
+            .is_some_and(|stop_by| tokio::time::Instant::now() >= stop_by)
+    }
+
+    /// Sets whether the writer is failing (with the store's error), telling the log's waiters.
+    fn set_failing(&self, error: Option<&AuditError>) {
+        let failing = error.is_some();
+        let was = self.counters.failing.swap(failing, Ordering::AcqRel);
+        if failing || was {
+            self.failing
+                .send_replace(error.map(|error| Arc::from(error.to_string())));
+        }
+    }
+
+    /// The pause before a failed batch's next attempt. A request to stop that comes meanwhile
+    /// starts the shutdown grace, and the pause never outlasts that grace.
+    async fn pause_before_retry(&mut self, pause: Duration) {
+        match self.stop_by {
+            None => {
+                tokio::select! {
+                    () = tokio::time::sleep(pause) => {}
+                    _ = self.closing.changed() => self.begin_stop(),
+                }
+            }
+            Some(stop_by) => {
+                tokio::time::sleep_until(stop_by.min(tokio::time::Instant::now() + pause)).await;
+            }
+        }
+    }
+
     /// Writes the records among `messages`, then answers the flushes among them.
-    async fn handle(&self, messages: &mut Vec<Message>) {
+    async fn handle(&mut self, messages: &mut Vec<Message>) {
         let mut records = Vec::with_capacity(messages.len());
         let mut waiting = Vec::with_capacity(messages.len());
         let mut flushes = Vec::new();
@@ -182,18 +238,21 @@ impl Writer {
         }
     }
 
-    /// Appends one batch, retrying with a growing pause, and tells strict callers how it went.
-    async fn write(&self, mut records: Vec<AuditRecord>, waiting: Vec<Option<StoredSender>>) {
-        let counters = &self.counters;
+    /// Appends one batch under one key, retrying with a growing pause until the store takes it
+    /// or the writer gives up on stopping, and tells strict callers still waiting how it went.
+    async fn write(&mut self, mut records: Vec<AuditRecord>, waiting: Vec<Option<StoredSender>>) {
+        let counters = Arc::clone(&self.counters);
         let count = records.len() as u64;
+        let key = BatchKey::new();
         let mut pause = FIRST_RETRY_PAUSE;
-        let mut attempt = 1;
+        let mut attempt: u64 = 1;
+        let first_attempt = Instant::now();
         let result = loop {
             let started = Instant::now();
-            // A store that panics is a store that failed: retried, then reported lost. Left to
+            // A store that panics is a store that failed: retried like any failure. Left to
             // unwind, the panic would end this thread, and with it the audit log.
             let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                self.store.append_batch(&mut records)
+                self.store.append_keyed_batch(key, &mut records)
             }))
             .unwrap_or_else(|_| {
                 Err(AuditError::Unavailable(
@@ -208,24 +267,44 @@ impl Writer {
                     counters.written.fetch_add(count, Ordering::Relaxed);
                     counters.batches.fetch_add(1, Ordering::Relaxed);
                     counters.largest_batch.fetch_max(count, Ordering::Relaxed);
+                    if attempt > 1 {
+                        tracing::info!(attempts = attempt, %key, "audit batch written: the store is back");
+                    }
                     tracing::trace!(took_us = took, "audit batch written");
+                    if self.counters.failing.load(Ordering::Acquire) {
+                        self.set_failing(None);
+                    }
                     break Ok(());
                 }
-                Err(error) if attempt < self.config.write_attempts => {
-                    tracing::warn!(%error, attempt, "audit batch not written; trying again");
-                    tokio::time::sleep(pause).await;
-                    pause = (pause * 2).min(MAX_RETRY_PAUSE);
-                    attempt += 1;
-                }
-                Err(error) => {
+                Err(error) if self.giving_up() => {
                     counters.lost.fetch_add(count, Ordering::Relaxed);
                     tracing::error!(
                         %error,
                         attempts = attempt,
                         lost = count,
-                        "audit records lost: the store refused every attempt"
+                        "audit records lost: the writer stopped before the store took them"
                     );
                     break Err(error);
+                }
+                Err(error) => {
+                    if attempt == 1 {
+                        tracing::warn!(
+                            %error,
+                            %key,
+                            records = count,
+                            "audit batch not written; keeping it and trying again until the \
+                             store takes it"
+                        );
+                    } else {
+                        tracing::debug!(%error, attempt, %key, "audit batch still not written");
+                    }
+                    if attempt >= FAILING_AFTER_ATTEMPTS || first_attempt.elapsed() >= FAILING_AFTER
+                    {
+                        self.set_failing(Some(&error));
+                    }
+                    self.pause_before_retry(pause).await;
+                    pause = (pause * 2).min(MAX_RETRY_PAUSE);
+                    attempt += 1;
                 }
             }
         };
@@ -270,3 +349,6 @@ impl Writer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -81,6 +81,18 @@ fn seed_at(database: &TestDatabase, version: i64) -> Vec<&'static str> {
             );
             vec!["v1-first", "v1-second"]
         }
+        2 => {
+            execute(
+                database,
+                "INSERT INTO audit_records (timestamp_ns, tool, domain, category, org_id, \
+                 user_id, session_id, correlation_id, initiator, input_hash, output_hash, \
+                 digest_error, duration_us, outcome, action_id, action_event, node) VALUES \
+                 (1795000002000000000, 'roster_post_notice', 'roster', 'execute', 'acme', \
+                  'alice', 's3', 'v2-first', 'human', NULL, NULL, NULL, 9, 'ok', 'action-2', \
+                  'executed', 'node-a')",
+            );
+            vec!["v2-first"]
+        }
         other => panic!("no seed for schema version {other}: add one with its migration"),
     }
 }
@@ -100,12 +112,14 @@ fn an_empty_database_is_migrated_to_the_latest_version_and_reopening_changes_not
         "audit_records_by_tool",
         "audit_records_by_outcome",
         "audit_records_by_time",
+        "audit_batches_pkey",
     ] {
         assert!(
             before.contains(&format!("i {index}")),
             "{index}: {before:?}"
         );
     }
+    assert!(before.contains(&"r audit_batches".to_owned()), "{before:?}");
     let store = PostgresAuditStore::open(database.url()).expect("reopens");
     let mut records = vec![crate::common::record("reopened"); 3];
     store.append_batch(&mut records).expect("appends");
@@ -141,10 +155,23 @@ fn every_earlier_version_is_upgraded_with_its_records_intact() {
             .collect();
         correlations.reverse();
         assert_eq!(correlations, seeded, "from version {version}");
-        // New records come after the old ones.
+        // New records come after the old ones, and a batch's key keeps a retry from storing it
+        // again.
+        let key = switchboard_audit::BatchKey::new();
         let mut records = vec![crate::common::record("after-upgrade")];
-        store.append_batch(&mut records).expect("appends");
+        store
+            .append_keyed_batch(key, &mut records)
+            .expect("appends");
         assert!(found.iter().all(|old| old.id < records[0].id));
+        let mut retried = vec![crate::common::record("after-upgrade")];
+        store
+            .append_keyed_batch(key, &mut retried)
+            .expect("a retry");
+        assert_eq!(retried[0].id, records[0].id, "from version {version}");
+        let after = store
+            .query(&AuditQuery::correlation("after-upgrade"))
+            .expect("queries");
+        assert_eq!(after.len(), 1, "from version {version}");
     }
 }
 

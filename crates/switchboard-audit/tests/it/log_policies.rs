@@ -182,13 +182,11 @@ async fn a_strict_record_is_acknowledged_only_once_stored() {
 }
 
 #[tokio::test]
-async fn a_strict_record_the_store_refuses_is_reported_after_every_attempt_and_counted_lost() {
+async fn a_strict_record_the_store_refuses_is_answered_kept_retried_and_counted_lost_at_stop() {
     let store = Arc::new(FullDisk::default());
     let log = start(
         store.clone(),
-        AuditConfig::default()
-            .durability(Durability::Strict)
-            .write_attempts(3),
+        AuditConfig::default().durability(Durability::Strict),
     );
     let error = bounded(
         "the refusal",
@@ -200,8 +198,23 @@ async fn a_strict_record_the_store_refuses_is_reported_after_every_attempt_and_c
     )
     .await
     .expect_err("a record the store refused is not acknowledged");
+    assert!(matches!(error, AuditError::NotWrittenYet(_)), "{error:?}");
     assert!(error.to_string().contains("disk full"), "{error}");
-    assert_eq!(store.attempts.load(Ordering::Relaxed), 3);
+    assert!(log.is_failing());
+    // Kept and retried while the writer runs; refused calls take no room.
+    let attempts = store.attempts.load(Ordering::Relaxed);
+    let refused = log
+        .reserve()
+        .await
+        .expect_err("a strict log refuses while failing");
+    assert!(
+        matches!(refused, AuditError::StoreFailing(_)),
+        "{refused:?}"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(store.attempts.load(Ordering::Relaxed) > attempts);
+    assert_eq!((log.stats().lost, log.stats().rejected), (0, 1));
+    bounded("the shutdown", log.shutdown()).await;
     assert_eq!(log.stats().lost, 1, "the loss is counted, not silent");
 }
 
