@@ -149,6 +149,15 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
             "switchboard-workflows",
         ]),
         name if is_domain_crate(name) => Allowed::Only(&["switchboard-core"]),
+        // The roster domain's store on PostgreSQL: the domain's store trait, and the
+        // idempotency store it completes keys through in the same transaction.
+        "switchboard-roster-postgres" => Allowed::Only(&[
+            "switchboard-core",
+            "switchboard-domain-roster",
+            "switchboard-approvals",
+            "switchboard-approvals-postgres",
+            "switchboard-postgres",
+        ]),
         // Links the sample domains into binaries; it holds no code of its own.
         "switchboard-domains" => Allowed::DomainCrates,
         "switchboard-cli" => Allowed::Anything,
