@@ -34,7 +34,7 @@ use switchboard_postgres::{
 };
 use switchboard_workflows::{
     Checkpoint, EventRecord, Lease, RunFilter, RunId, RunRecord, RunState, RunStore, RunStoreError,
-    StepRecord,
+    StepRecord, store::unless_missing,
 };
 
 use crate::{
@@ -166,13 +166,9 @@ impl PostgresRunStore {
             return Ok(RunStoreError::RunNotFound(run));
         };
         if let Some(fence) = &checkpoint.fence
-            && (lease_owner.as_deref() != Some(fence.owner.as_str())
-                || u64::try_from(lease_token).ok() != Some(fence.token))
+            && let Err(lost) = fence.check(run, lease_owner.as_deref(), sequence(lease_token))
         {
-            return Ok(RunStoreError::LeaseLost {
-                run,
-                owner: fence.owner.clone(),
-            });
+            return Ok(lost);
         }
         let actual: RunState = serde_json::from_str(&stored)
             .map_err(|error| QueryError::Decode(format!("column state: {error}")))?;
@@ -304,26 +300,23 @@ impl PostgresRunStore {
                 .await?
                 .map(|row| row.get(0)))
         })?;
-        Ok(match token {
-            Some(token) => Ok(Some(Lease {
-                run,
-                owner: owner.to_owned(),
-                token: sequence(token),
-                expires_at: until,
-            })),
-            None if self.run_exists(run)? => Ok(None),
-            None => Err(RunStoreError::RunNotFound(run)),
-        })
+        let lease = token.map(|token| Lease {
+            run,
+            owner: owner.to_owned(),
+            token: sequence(token),
+            expires_at: until,
+        });
+        unless_missing(run, lease, || self.run_exists(run))
     }
 
-    /// Runs a lease statement (`RENEW` or `RELEASE`) on `lease`; whether it matched, or
+    /// Runs a lease statement (`RENEW` or `RELEASE`) on `lease`; `Some` if it matched, or
     /// `Err` when the run does not exist.
     fn update_held(
         &self,
         sql: &'static str,
         lease: &Lease,
         until: Option<i64>,
-    ) -> Result<Result<bool, RunStoreError>, QueryError> {
+    ) -> Result<Result<Option<()>, RunStoreError>, QueryError> {
         let id = lease.run.to_string();
         let owner = lease.owner.clone();
         let token = to_integer(lease.token, "the fencing token")?;
@@ -333,12 +326,8 @@ impl PostgresRunStore {
                 .execute(&statement, &[&id, &owner, &token, &until])
                 .await?)
         })?;
-        Ok(if changed == 1 {
-            Ok(true)
-        } else if self.run_exists(lease.run)? {
-            Ok(false)
-        } else {
-            Err(RunStoreError::RunNotFound(lease.run))
+        unless_missing(lease.run, (changed == 1).then_some(()), || {
+            self.run_exists(lease.run)
         })
     }
 }
@@ -587,16 +576,7 @@ impl RunStore for PostgresRunStore {
             .map_err(|error| {
                 self.failure(format!("renewing the lease of run {}", lease.run), &error)
             })??;
-        if !held {
-            return Err(RunStoreError::LeaseLost {
-                run: lease.run,
-                owner: lease.owner.clone(),
-            });
-        }
-        Ok(Lease {
-            expires_at: until,
-            ..lease.clone()
-        })
+        lease.renewed(held.is_some(), until)
     }
 
     fn release_lease(&self, lease: &Lease) -> Result<(), RunStoreError> {

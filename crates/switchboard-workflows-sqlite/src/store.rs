@@ -24,7 +24,7 @@ use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use switchboard_sqlite::timestamp_to_sql;
 use switchboard_workflows::{
     Checkpoint, EventRecord, Lease, RunFilter, RunId, RunRecord, RunState, RunStore, RunStoreError,
-    StepRecord,
+    StepRecord, store::unless_missing,
 };
 
 use crate::{
@@ -125,26 +125,23 @@ impl SqliteRunStore {
                 |row| row.get(0),
             )
             .optional()?;
-        Ok(match token {
-            Some(token) => Ok(Some(Lease {
-                run,
-                owner: owner.to_owned(),
-                token: u64::try_from(token).unwrap_or_default(),
-                expires_at: until,
-            })),
-            None if self.run_exists(&id)? => Ok(None),
-            None => Err(RunStoreError::RunNotFound(run)),
-        })
+        let lease = token.map(|token| Lease {
+            run,
+            owner: owner.to_owned(),
+            token: u64::try_from(token).unwrap_or_default(),
+            expires_at: until,
+        });
+        unless_missing(run, lease, || self.run_exists(&id))
     }
 
     /// Runs `sql` (an `UPDATE` of run `?1` where the lease is `?2`'s with token `?3`, setting
-    /// `?4`); whether it matched, or `Err` when the run does not exist.
+    /// `?4`); `Some` if it matched, or `Err` when the run does not exist.
     fn update_held(
         &self,
         sql: &str,
         lease: &Lease,
         until: Option<i64>,
-    ) -> rusqlite::Result<Result<bool, RunStoreError>> {
+    ) -> rusqlite::Result<Result<Option<()>, RunStoreError>> {
         let id = lease.run.to_string();
         let token = i64::try_from(lease.token).unwrap_or(i64::MAX);
         let changed = self.connection().prepare_cached(sql)?.execute(params![
@@ -153,12 +150,8 @@ impl SqliteRunStore {
             token,
             until
         ])?;
-        Ok(if changed == 1 {
-            Ok(true)
-        } else if self.run_exists(&id)? {
-            Ok(false)
-        } else {
-            Err(RunStoreError::RunNotFound(lease.run))
+        unless_missing(lease.run, (changed == 1).then_some(()), || {
+            self.run_exists(&id)
         })
     }
 
@@ -194,14 +187,11 @@ fn write_checkpoint(
     let Some((stored, lease_owner, lease_token)) = stored else {
         return Ok(Written::Refused(RunStoreError::RunNotFound(checkpoint.run)));
     };
-    if let Some(fence) = &checkpoint.fence
-        && (lease_owner.as_deref() != Some(fence.owner.as_str())
-            || u64::try_from(lease_token).ok() != Some(fence.token))
-    {
-        return Ok(Written::Refused(RunStoreError::LeaseLost {
-            run: checkpoint.run,
-            owner: fence.owner.clone(),
-        }));
+    if let Some(fence) = &checkpoint.fence {
+        let token = u64::try_from(lease_token).unwrap_or_default();
+        if let Err(lost) = fence.check(checkpoint.run, lease_owner.as_deref(), token) {
+            return Ok(Written::Refused(lost));
+        }
     }
     match &checkpoint.run_change {
         Some(change) => {
@@ -406,16 +396,7 @@ impl RunStore for SqliteRunStore {
             .map_err(|error| {
                 self.failure(format!("renewing the lease of run {}", lease.run), &error)
             })??;
-        if !held {
-            return Err(RunStoreError::LeaseLost {
-                run: lease.run,
-                owner: lease.owner.clone(),
-            });
-        }
-        Ok(Lease {
-            expires_at: until,
-            ..lease.clone()
-        })
+        lease.renewed(held.is_some(), until)
     }
 
     fn release_lease(&self, lease: &Lease) -> Result<(), RunStoreError> {

@@ -105,16 +105,8 @@ impl RunStore for MemoryRunStore {
             .get_mut(&checkpoint.run)
             .ok_or(RunStoreError::RunNotFound(checkpoint.run))?;
         if let Some(fence) = &checkpoint.fence {
-            let held = *token == fence.token
-                && lease
-                    .as_ref()
-                    .is_some_and(|(owner, _)| *owner == fence.owner);
-            if !held {
-                return Err(RunStoreError::LeaseLost {
-                    run: checkpoint.run,
-                    owner: fence.owner.clone(),
-                });
-            }
+            let holder = lease.as_ref().map(|(owner, _)| owner.as_str());
+            fence.check(checkpoint.run, holder, *token)?;
         }
         if let Some(change) = &checkpoint.run_change {
             if record.state != change.from {
@@ -236,17 +228,9 @@ impl RunStore for MemoryRunStore {
         let stored = runs
             .get_mut(&lease.run)
             .ok_or(RunStoreError::RunNotFound(lease.run))?;
-        if !stored.holds(lease) {
-            return Err(RunStoreError::LeaseLost {
-                run: lease.run,
-                owner: lease.owner.clone(),
-            });
-        }
+        let renewed = lease.renewed(stored.holds(lease), until)?;
         stored.lease = Some((lease.owner.clone(), until));
-        Ok(Lease {
-            expires_at: until,
-            ..lease.clone()
-        })
+        Ok(renewed)
     }
 
     fn release_lease(&self, lease: &Lease) -> Result<(), RunStoreError> {

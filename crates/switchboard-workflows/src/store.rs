@@ -208,6 +208,22 @@ impl Lease {
             token: self.token,
         }
     }
+
+    /// What [`RunStore::renew_lease`] answers once the store looked: this lease expiring at
+    /// `until` if the run's lease is still this one (`held`: its holder and token), else
+    /// [`RunStoreError::LeaseLost`].
+    pub fn renewed(&self, held: bool, until: Timestamp) -> Result<Lease, RunStoreError> {
+        if !held {
+            return Err(RunStoreError::LeaseLost {
+                run: self.run,
+                owner: self.owner.clone(),
+            });
+        }
+        Ok(Lease {
+            expires_at: until,
+            ..self.clone()
+        })
+    }
 }
 
 /// A lease's holder and token, as a checkpoint carries them: the checkpoint is written only
@@ -218,6 +234,39 @@ pub struct Fence {
     pub owner: String,
     /// The fencing token it was granted.
     pub token: u64,
+}
+
+impl Fence {
+    /// Whether a checkpoint of `run` under this fence may be written, the run's lease being
+    /// `holder`'s (`None`: free) with `token`: `Ok` if it is still this fence's holder and
+    /// token, else [`RunStoreError::LeaseLost`].
+    pub fn check(&self, run: RunId, holder: Option<&str>, token: u64) -> Result<(), RunStoreError> {
+        if holder == Some(self.owner.as_str()) && token == self.token {
+            Ok(())
+        } else {
+            Err(RunStoreError::LeaseLost {
+                run,
+                owner: self.owner.clone(),
+            })
+        }
+    }
+}
+
+/// What a store answers after a statement on run `run` that changes it only under a condition
+/// (a lease taken, renewed or released): `matched`, what the statement gave when it matched;
+/// else `None` if the run exists (the condition did not hold), or
+/// [`RunStoreError::RunNotFound`] if it does not. `run_exists` is asked only when nothing
+/// matched; its error is the store's failure.
+pub fn unless_missing<T, E>(
+    run: RunId,
+    matched: Option<T>,
+    run_exists: impl FnOnce() -> Result<bool, E>,
+) -> Result<Result<Option<T>, RunStoreError>, E> {
+    Ok(match matched {
+        Some(value) => Ok(Some(value)),
+        None if run_exists()? => Ok(None),
+        None => Err(RunStoreError::RunNotFound(run)),
+    })
 }
 
 /// A change to a run's record, applied only if its state is still `from`.
