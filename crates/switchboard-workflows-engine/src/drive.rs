@@ -5,7 +5,8 @@
 //! first node. A step recorded completed is not run again: its params and output go back into
 //! the scope. A step recorded in flight runs again under the same idempotency key. A drive
 //! ends when the run ends, or when it must wait (a timer, a decision, a child run, a person):
-//! the run is then `paused` with its wake time stored, and no task is left sleeping for it.
+//! the run is then `paused` with its wake time stored, and no task is left sleeping for it; or
+//! when its engine hands its runs over, before the next node starts.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -134,6 +135,9 @@ enum Stop {
     Fail { error: String, compensate: bool },
     /// The run was cancelled.
     Cancelled,
+    /// The engine hands its runs over ([`crate::Engine::hand_over`]): the drive stops before
+    /// this node, leaving the run `running` at its last checkpoint for another engine.
+    HandOver,
     /// The engine cannot go on.
     Fault(Fault),
 }
@@ -515,6 +519,9 @@ impl<'s> Run<'s> {
             }
             Err(Stop::Fail { error, compensate }) => self.fail(error, compensate).await?,
             Err(Stop::Cancelled) => self.cancel().await?,
+            Err(Stop::HandOver) => {
+                tracing::info!(run = %self.id, "the workflow run is handed over at its next node");
+            }
             Err(Stop::Fault(fault)) => return Err(fault),
         }
         Ok(())

@@ -31,8 +31,8 @@ use crate::error::{EngineError, StartError};
 
 mod lease;
 
-pub use lease::LeaseOptions;
 use lease::sweep;
+pub use lease::{HandOver, LeaseOptions};
 
 /// Rebuilds a run's definition from the document its record keeps (`RunRecord::definition`),
 /// when a run is resumed or recovered by an engine that did not start it. The CLI plugs the
@@ -150,6 +150,8 @@ pub(crate) struct Shared {
     /// Cancels asked of runs another engine was driving: the sweep asks again until this
     /// engine gets the lease.
     cancels: Mutex<HashSet<RunId>>,
+    /// Set by [`Engine::hand_over`]: no drive starts, and a drive stops before its next node.
+    pub(crate) handing_over: AtomicBool,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -188,6 +190,7 @@ impl Engine {
             background: Mutex::new(Vec::new()),
             sweeping: AtomicBool::new(false),
             cancels: Mutex::new(HashSet::new()),
+            handing_over: AtomicBool::new(false),
         });
         let scheduler = tokio::spawn(schedule(Arc::downgrade(&shared), timer_requests));
         let watcher = tokio::spawn(watch_decisions(
@@ -403,7 +406,8 @@ impl Engine {
 
     /// Stops this engine's tasks (runs, scheduler, watcher, sweep) where they are, as a crash
     /// would: the store keeps every run at its last checkpoint, and the leases this engine
-    /// held, for another engine to take over once they expire.
+    /// held, for another engine to take over once they expire. [`hand_over`](Self::hand_over)
+    /// first lets the other engines take the runs over at once.
     pub fn shutdown(&self) {
         for handle in lock(&self.shared.background).drain(..) {
             handle.abort();
@@ -490,6 +494,10 @@ impl Shared {
     }
 
     fn drive_soon(self: &Arc<Self>, run: RunId, cancel: bool) {
+        if self.handing_over.load(Ordering::SeqCst) {
+            // The run is left to the engines that go on (their sweep takes it).
+            return;
+        }
         let mut active = lock(&self.active);
         if let Some(entry) = active.get_mut(&run) {
             entry.again = true;

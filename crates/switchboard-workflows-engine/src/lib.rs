@@ -7,7 +7,9 @@ mod exported;
 mod mapping;
 mod retry;
 
-pub use engine::{DefinitionLoader, Engine, EngineOptions, LeaseOptions, RunOutcome, StuckRun};
+pub use engine::{
+    DefinitionLoader, Engine, EngineOptions, HandOver, LeaseOptions, RunOutcome, StuckRun,
+};
 pub use error::{EngineError, StartError};
 pub use exported::{
     EXPORTED_CALL_TIMEOUT, EXPORTED_DOMAIN, ExportError, ExportedWorkflow, WORKFLOW_FAILED,

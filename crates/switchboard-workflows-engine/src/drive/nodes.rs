@@ -102,6 +102,9 @@ impl Run<'_> {
             if self.shared.cancel_requested(self.id) {
                 return Err(Stop::Cancelled);
             }
+            if self.shared.is_handing_over() {
+                return Err(Stop::HandOver);
+            }
             let stored_params = stored.and_then(|step| step.params);
             match &node.kind {
                 NodeKind::Tool { tool, params } => {
@@ -635,17 +638,19 @@ enum Joined {
     End(Value),
 }
 
-/// The stronger of two reasons to stop: a fault, then a failure, a cancel, and a wait (the
-/// earliest wake time of the two).
+/// The stronger of two reasons to stop: a fault, then a failure, a cancel, a hand-over (the
+/// engine that takes the run over meets the waits again), and a wait (the earliest wake time
+/// of the two).
 fn merge(current: Option<Stop>, next: Stop) -> Stop {
     let Some(current) = current else {
         return next;
     };
     fn rank(stop: &Stop) -> u8 {
         match stop {
-            Stop::Fault(_) => 3,
-            Stop::Fail { .. } => 2,
-            Stop::Cancelled => 1,
+            Stop::Fault(_) => 4,
+            Stop::Fail { .. } => 3,
+            Stop::Cancelled => 2,
+            Stop::HandOver => 1,
             Stop::Suspend { .. } => 0,
         }
     }

@@ -8,14 +8,20 @@
 //! [`Engine::recover`](crate::Engine::recover), looks every [`LeaseOptions::sweep_every`] at
 //! the unfinished runs whose lease expired or is free, and continues them as a starting engine
 //! would.
+//!
+//! An engine that stops on purpose (a node draining) hands its runs over
+//! ([`Engine::hand_over`]): it starts no drive, each drive stops before its next node (the
+//! step in flight finishes and is recorded), and each lease is released as its drive ends, so
+//! another engine's sweep takes the run at once instead of a lease later.
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 use switchboard_workflows::{Lease, NodeState, RunId, RunRecord, RunState, RunStoreError};
 
-use super::{Shared, lock};
+use super::{Engine, Shared, lock};
 
 /// How an engine holds the leases of the runs it drives, and how soon it takes over the runs
 /// of an engine that died. The defaults suit a fleet: a run whose node died is taken over
@@ -82,6 +88,10 @@ impl Shared {
     /// the lease. Nothing happens when another engine holds a live lease on the run.
     pub(super) async fn drive_until_settled(self: Arc<Self>, run: RunId) {
         loop {
+            if self.is_handing_over() {
+                lock(&self.active).remove(&run);
+                return;
+            }
             let Some(lease) = self.take_lease(run) else {
                 let entry = lock(&self.active).remove(&run);
                 if entry.is_some_and(|entry| entry.cancel) {
@@ -97,16 +107,23 @@ impl Shared {
                 // It expires by itself; until then no other engine takes the run over.
                 tracing::warn!(%error, %run, "the lease of a workflow run was not released");
             }
-            // A kick while the lease was released drives the run once more, under a new lease.
+            // A kick while the lease was released drives the run once more, under a new lease
+            // (unless this engine hands its runs over).
             let mut active = lock(&self.active);
             match active.get_mut(&run) {
-                Some(entry) if entry.again => entry.again = false,
+                Some(entry) if entry.again && !self.is_handing_over() => entry.again = false,
                 _ => {
                     active.remove(&run);
                     return;
                 }
             }
         }
+    }
+
+    /// Whether [`Engine::hand_over`] was called: no drive starts, and a drive stops before its
+    /// next node.
+    pub(crate) fn is_handing_over(&self) -> bool {
+        self.handing_over.load(Ordering::SeqCst)
     }
 
     /// The lease of `run` for this engine, if no other engine holds a live one.
@@ -281,11 +298,12 @@ pub(super) async fn retake(shared: Weak<Shared>, run: RunId, seen: Timestamp) {
     }
 }
 
-/// The engine, once `sweep_every` has passed; `None` once the engine is gone.
+/// The engine, once `sweep_every` has passed; `None` once the engine is gone or hands its runs
+/// over.
 async fn after_a_sweep_interval(shared: &Weak<Shared>) -> Option<Arc<Shared>> {
     let every = shared.upgrade()?.options.lease.sweep_every;
     tokio::time::sleep(every).await;
-    shared.upgrade()
+    shared.upgrade().filter(|shared| !shared.is_handing_over())
 }
 
 /// Takes over runs whose engine died, every `sweep_every`: one task per engine, started by
@@ -293,5 +311,69 @@ async fn after_a_sweep_interval(shared: &Weak<Shared>) -> Option<Arc<Shared>> {
 pub(super) async fn sweep(shared: Weak<Shared>) {
     while let Some(shared) = after_a_sweep_interval(&shared).await {
         shared.take_over();
+    }
+}
+
+/// How often [`Engine::hand_over`] looks whether every drive has ended.
+const HAND_OVER_POLL: Duration = Duration::from_millis(10);
+
+/// What [`Engine::hand_over`] did with the runs the engine was driving.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HandOver {
+    /// Drives that ended in time, each releasing its run's lease: the run stopped before its
+    /// next node (another engine's sweep continues it at once), or finished or paused meanwhile.
+    pub released: usize,
+    /// Drives still going at the deadline (a step that did not answer in time), stopped where
+    /// they were, as a crash stops them: their leases stay until they expire, and the step that
+    /// was in flight runs again under the same idempotency key on the engine that takes the
+    /// run over.
+    pub cut_off: usize,
+}
+
+impl Engine {
+    /// Hands this engine's runs over to the other engines sharing its store, as a node that
+    /// drains does before it exits. From now on no drive starts here (not from a kick, a timer,
+    /// a decision or the sweep, which all stop), and each drive in progress stops before its
+    /// next node: the step in flight finishes and is recorded, the run stays `running` at that
+    /// checkpoint, and its lease is released, so another engine's next sweep continues it
+    /// rather than waiting for the lease to expire. Waits at most `deadline` for the drives to
+    /// end; those still going then are stopped where they are (see [`HandOver::cut_off`]).
+    ///
+    /// The engine drives nothing afterwards; [`shutdown`](Self::shutdown) ends what is left.
+    pub async fn hand_over(&self, deadline: Duration) -> HandOver {
+        let shared = &self.shared;
+        shared.handing_over.store(true, Ordering::SeqCst);
+        for handle in lock(&shared.background).drain(..) {
+            handle.abort();
+        }
+        let driving = lock(&shared.active).len();
+        tracing::info!(
+            runs = driving,
+            "handing the workflow runs over: each stops before its next node"
+        );
+        let ended = tokio::time::timeout(deadline, async {
+            while !lock(&shared.active).is_empty() {
+                tokio::time::sleep(HAND_OVER_POLL).await;
+            }
+        })
+        .await;
+        let mut cut_off = 0;
+        if ended.is_err() {
+            for (run, active) in lock(&shared.active).drain() {
+                if let Some(task) = active.task {
+                    task.abort();
+                }
+                cut_off += 1;
+                tracing::warn!(
+                    %run,
+                    "a workflow run was still in a step when the hand-over ended: it stopped \
+                     there, and its lease is left to expire"
+                );
+            }
+        }
+        HandOver {
+            released: driving.saturating_sub(cut_off),
+            cut_off,
+        }
     }
 }

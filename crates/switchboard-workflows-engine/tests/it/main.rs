@@ -9,6 +9,7 @@ use switchboard_domains as _;
 mod approvals;
 mod commits;
 mod crashes;
+mod hand_over;
 mod leases;
 mod limits;
 mod nodes;
