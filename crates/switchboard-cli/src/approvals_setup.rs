@@ -14,6 +14,7 @@
 //! SQLite `synchronous` setting, live under `[approvals]` in the config file; a flag wins over
 //! the file. A database that cannot be opened stops the binary with a usage error naming the
 //! path: it never falls back to memory, which would forget approvals and replay nothing.
+//! The sample roster is kept with the approvals store (see [`crate::roster_setup`]).
 
 use std::{sync::Arc, time::Duration};
 
@@ -25,6 +26,7 @@ use switchboard::{
 };
 use switchboard_approvals_postgres::ApprovalsDatabase as PostgresApprovals;
 use switchboard_approvals_sqlite::{ApprovalsDatabase, SqliteOptions, Synchronous};
+use switchboard_domain_roster::{Roster, RosterState};
 
 use crate::{
     app::UsageError,
@@ -101,6 +103,9 @@ pub(crate) struct ApprovalsSetup {
 pub(crate) struct ApprovalsStores {
     proposals: Arc<dyn ProposalStore>,
     idempotency: Arc<dyn IdempotencyStore>,
+    /// The sample roster, kept with these stores (see [`crate::roster_setup`]); `None` keeps
+    /// the roster domain's in-memory default.
+    roster: Option<RosterState>,
 }
 
 impl ApprovalsFile {
@@ -160,6 +165,7 @@ impl ApprovalsSetup {
             StoreChoice::Memory => Ok(ApprovalsStores {
                 proposals: Arc::new(MemoryProposalStore::new()),
                 idempotency: Arc::new(MemoryIdempotencyStore::new(retention)),
+                roster: None,
             }),
             StoreChoice::Sqlite(path) => {
                 let options = SqliteOptions::default().synchronous(self.synchronous);
@@ -172,14 +178,18 @@ impl ApprovalsSetup {
                 Ok(ApprovalsStores {
                     proposals: Arc::new(database.proposal_store()),
                     idempotency: Arc::new(database.idempotency_store(retention)),
+                    roster: None,
                 })
             }
             StoreChoice::Postgres(url) => {
                 let database = PostgresApprovals::open_with(&url.options())
                     .map_err(|error| crate::postgres_setup::cannot_open("approvals", &error))?;
+                let idempotency = Arc::new(database.idempotency_store(retention));
+                let roster = crate::roster_setup::on_postgres(url, Arc::clone(&idempotency))?;
                 Ok(ApprovalsStores {
                     proposals: Arc::new(database.proposal_store()),
-                    idempotency: Arc::new(database.idempotency_store(retention)),
+                    idempotency,
+                    roster: Some(roster),
                 })
             }
         }
@@ -193,10 +203,14 @@ impl ApprovalsStores {
         builder: RegistryBuilder,
         setup: &ApprovalsSetup,
     ) -> RegistryBuilder {
-        builder
+        let builder = builder
             .config(setup.config.clone())
             .proposal_store(self.proposals)
-            .idempotency_store(self.idempotency)
+            .idempotency_store(self.idempotency);
+        match self.roster {
+            Some(roster) => builder.domain_state::<Roster>(roster),
+            None => builder,
+        }
     }
 }
 

@@ -21,6 +21,7 @@ mod output;
 mod params;
 mod postgres_setup;
 mod render;
+mod roster_setup;
 mod store_defaults;
 mod table;
 mod telemetry;

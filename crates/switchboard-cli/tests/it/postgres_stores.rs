@@ -1,7 +1,8 @@
 //! The stores in PostgreSQL, chosen as an operator does: `--audit postgres://…` (and
 //! `--approvals`, `--workflows`), or one `[store] url` in the config file with the password in
 //! a file. Each test has a fresh database on the test server `cargo xtask test` starts, and
-//! runs the real binary in separate processes, which share what they keep only through it.
+//! runs the real binary in separate processes, which share what they keep only through it
+//! (the sample roster included: it is kept with the approvals store).
 //! A URL that is wrong, a password that is wrong, or a server that is not there stops the
 //! command with one line and a non-zero exit, never showing the password.
 
@@ -106,6 +107,21 @@ async fn an_agents_proposal_kept_in_postgres_is_approved_by_another_process_and_
     )
     .await;
     assert_eq!(code, Some(1), "{stdout}");
+
+    // The roster is kept in the same database: a third process sees the approved change
+    // (the seeded shift is open; each process's in-memory roster would still show it open).
+    let (code, stdout, stderr) = run(
+        &[
+            "call",
+            "roster_get_shift",
+            r#"{"shift_id": "acme-2026-11-24-pm"}"#,
+            "--json",
+        ],
+        &[&MARK[..], &stores].concat(),
+    )
+    .await;
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert_eq!(json(&stdout)["result"]["assignee"], json!("sam"), "{stdout}");
 
     let (code, stdout, stderr) = run(&["audit", "--json", "--audit", url], &[]).await;
     assert_eq!(code, Some(0), "{stderr}");
