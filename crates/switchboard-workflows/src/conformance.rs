@@ -71,7 +71,8 @@ pub use checkpoint_checks::{
     steps_upsert_by_key_and_list_in_key_order,
 };
 pub use concurrency_checks::{
-    concurrent_checkpoints_use_each_event_number_once, racing_run_changes_have_exactly_one_winner,
+    concurrent_checkpoints_use_each_event_number_once,
+    nodes_number_events_once_and_let_one_racer_win, racing_run_changes_have_exactly_one_winner,
 };
 pub use lease_checks::{
     a_lease_is_one_owners_until_it_expires,

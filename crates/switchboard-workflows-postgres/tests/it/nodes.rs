@@ -1,17 +1,15 @@
 //! Two stores on one database, as two nodes of a fleet hold them: each sees the other's runs,
-//! steps and events at once; events written through both are numbered once each; and of two
-//! checkpoints racing to move a run from the same state, one through each node, exactly one
-//! wins and the other is refused with `StateChanged`.
+//! steps and events at once; events written through both are numbered once each; and of
+//! checkpoints racing to move a run from the same state through both nodes, exactly one wins
+//! and the others are refused with `StateChanged` (the suite's concurrency checks, through two
+//! nodes).
 
-use std::{
-    sync::{Arc, Barrier},
-    thread,
-};
+use std::sync::Arc;
 
 use serde_json::json;
 use switchboard_workflows::{
-    Checkpoint, NodeEvent, NodePath, NodeState, RunChange, RunEvent, RunState, RunStore,
-    RunStoreError, StepKey, StepRecord, WorkflowEvent,
+    Checkpoint, NodeEvent, NodePath, NodeState, RunStore, StepKey, StepRecord, WorkflowEvent,
+    conformance,
 };
 use switchboard_workflows_postgres::{PostgresOptions, PostgresRunStore};
 
@@ -89,100 +87,14 @@ fn each_node_sees_the_others_writes_at_once() {
 
 #[test]
 fn two_nodes_number_events_once_and_let_one_racer_win() {
-    const WRITERS: usize = 4;
-    const EACH: usize = 20;
     let test = fresh_database();
     let options = PostgresOptions::new(test.url());
-    let stores = [
-        Arc::new(PostgresRunStore::open(&options).expect("a opens")),
-        Arc::new(PostgresRunStore::open(&options).expect("b opens")),
-    ];
-    let shared = run("acme");
-    stores[0].create_run(&shared).expect("created");
-
-    let barrier = Arc::new(Barrier::new(WRITERS));
-    let mut numbers: Vec<u64> = thread::scope(|scope| {
-        let handles: Vec<_> = (0..WRITERS)
-            .map(|writer| {
-                let store = Arc::clone(&stores[writer % 2]);
-                let barrier = Arc::clone(&barrier);
-                let id = shared.id;
-                scope.spawn(move || {
-                    barrier.wait();
-                    (0..EACH)
-                        .map(|n| {
-                            store
-                                .checkpoint(&completed(id, &format!("writer_{writer}"), n as u32))
-                                .expect("written")
-                        })
-                        .collect::<Vec<u64>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|handle| handle.join().expect("the writer finished"))
-            .collect()
-    });
-    numbers.sort_unstable();
-    assert_eq!(numbers, (1..=(WRITERS * EACH) as u64).collect::<Vec<_>>());
-
-    for round in 0..10 {
-        let from = stores[0]
-            .run(shared.id)
-            .expect("read")
-            .expect("exists")
-            .state;
-        let barrier = Arc::new(Barrier::new(2));
-        let results: Vec<Result<u64, RunStoreError>> = thread::scope(|scope| {
-            let handles: Vec<_> = stores
-                .iter()
-                .enumerate()
-                .map(|(racer, store)| {
-                    let barrier = Arc::clone(&barrier);
-                    let from = from.clone();
-                    let id = shared.id;
-                    scope.spawn(move || {
-                        let to = RunState::Paused {
-                            reason: format!("round {round}, node {racer}"),
-                        };
-                        barrier.wait();
-                        store.checkpoint(&Checkpoint {
-                            run: id,
-                            at: at(100 + round),
-                            run_change: Some(RunChange {
-                                from,
-                                to: to.clone(),
-                                output: None,
-                                wake_at: None,
-                                steps_taken: racer as u32,
-                            }),
-                            step: None,
-                            event: WorkflowEvent::Run {
-                                event: RunEvent::Pause {
-                                    reason: format!("node {racer}"),
-                                },
-                                state: to,
-                            },
-                            fence: None,
-                        })
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|handle| handle.join().expect("the racer finished"))
-                .collect()
-        });
-        let winners = results.iter().filter(|result| result.is_ok()).count();
-        assert_eq!(winners, 1, "round {round}: {results:?}");
-        assert!(
-            results
-                .iter()
-                .any(|result| matches!(result, Err(RunStoreError::StateChanged { .. }))),
-            "round {round}: the loser is refused with StateChanged: {results:?}"
-        );
+    let node = || -> Arc<dyn RunStore> {
+        Arc::new(PostgresRunStore::open(&options).expect("a node opens"))
+    };
+    if let Err(failure) =
+        conformance::nodes_number_events_once_and_let_one_racer_win(&[node(), node()])
+    {
+        panic!("{failure}");
     }
-    let events = stores[1].events(shared.id, 0, usize::MAX).expect("read");
-    assert_eq!(events.len(), WRITERS * EACH + 10);
 }

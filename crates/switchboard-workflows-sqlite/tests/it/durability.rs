@@ -5,18 +5,14 @@
 //! database that cannot be written fails closed: the checkpoint is an error naming the file,
 //! and nothing of it is written.
 
-use std::{
-    path::Path,
-    sync::{Arc, Barrier},
-    thread,
-};
+use std::{path::Path, sync::Arc};
 
 use jiff::Timestamp;
 use serde_json::json;
 use switchboard_core::{CallContext, Initiator};
 use switchboard_workflows::{
     Checkpoint, NodeEvent, NodePath, NodeState, RunChange, RunEvent, RunId, RunRecord, RunState,
-    RunStore, RunStoreError, StepKey, StepRecord, WorkflowEvent,
+    RunStore, RunStoreError, StepKey, StepRecord, WorkflowEvent, conformance,
 };
 use switchboard_workflows_sqlite::{SqliteOptions, SqliteRunStore, Synchronous};
 
@@ -182,112 +178,14 @@ fn runs_steps_and_events_survive_reopening_the_file() {
 
 #[test]
 fn two_stores_on_one_file_number_events_once_and_let_one_racer_win() {
-    const WRITERS: usize = 4;
-    const EACH: usize = 20;
     let dir = tempfile::tempdir().expect("a temporary directory");
     let path = dir.path().join("workflows.db");
-    let stores = [Arc::new(open(&path)), Arc::new(open(&path))];
-    let shared = run("acme");
-    stores[0].create_run(&shared).expect("created");
-
-    let barrier = Arc::new(Barrier::new(WRITERS));
-    let mut numbers: Vec<u64> = thread::scope(|scope| {
-        let handles: Vec<_> = (0..WRITERS)
-            .map(|writer| {
-                let store = Arc::clone(&stores[writer % 2]);
-                let barrier = Arc::clone(&barrier);
-                let id = shared.id;
-                scope.spawn(move || {
-                    barrier.wait();
-                    (0..EACH)
-                        .map(|n| {
-                            let step = step(
-                                id,
-                                &format!("writer_{writer}"),
-                                n as u32,
-                                NodeState::Completed,
-                            );
-                            store
-                                .checkpoint(&Checkpoint {
-                                    run: id,
-                                    at: at(n as i64),
-                                    run_change: None,
-                                    event: node_event(&step),
-                                    step: Some(step),
-                                    fence: None,
-                                })
-                                .expect("written")
-                        })
-                        .collect::<Vec<u64>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|handle| handle.join().expect("the writer finished"))
-            .collect()
-    });
-    numbers.sort_unstable();
-    assert_eq!(numbers, (1..=(WRITERS * EACH) as u64).collect::<Vec<_>>());
-
-    for round in 0..10 {
-        let from = stores[0]
-            .run(shared.id)
-            .expect("read")
-            .expect("exists")
-            .state;
-        let barrier = Arc::new(Barrier::new(2));
-        let results: Vec<Result<u64, RunStoreError>> = thread::scope(|scope| {
-            let handles: Vec<_> = stores
-                .iter()
-                .enumerate()
-                .map(|(racer, store)| {
-                    let barrier = Arc::clone(&barrier);
-                    let from = from.clone();
-                    let id = shared.id;
-                    scope.spawn(move || {
-                        let to = RunState::Paused {
-                            reason: format!("round {round}, store {racer}"),
-                        };
-                        barrier.wait();
-                        store.checkpoint(&Checkpoint {
-                            run: id,
-                            at: at(100 + round),
-                            run_change: Some(RunChange {
-                                from,
-                                to: to.clone(),
-                                output: None,
-                                wake_at: None,
-                                steps_taken: racer as u32,
-                            }),
-                            step: None,
-                            event: WorkflowEvent::Run {
-                                event: RunEvent::Pause {
-                                    reason: format!("store {racer}"),
-                                },
-                                state: to,
-                            },
-                            fence: None,
-                        })
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|handle| handle.join().expect("the racer finished"))
-                .collect()
-        });
-        let winners = results.iter().filter(|result| result.is_ok()).count();
-        assert_eq!(winners, 1, "round {round}: {results:?}");
-        assert!(
-            results
-                .iter()
-                .any(|result| matches!(result, Err(RunStoreError::StateChanged { .. }))),
-            "round {round}: the loser is refused with StateChanged: {results:?}"
-        );
+    let store = || -> Arc<dyn RunStore> { Arc::new(open(&path)) };
+    if let Err(failure) =
+        conformance::nodes_number_events_once_and_let_one_racer_win(&[store(), store()])
+    {
+        panic!("{failure}");
     }
-    let events = stores[1].events(shared.id, 0, usize::MAX).expect("read");
-    assert_eq!(events.len(), WRITERS * EACH + 10);
 }
 
 #[test]

@@ -1,5 +1,7 @@
 //! The checks of checkpoints from several threads at once: event numbers are never used twice
-//! or skipped, and of engines racing to move a run from the same state exactly one wins.
+//! or skipped, and of engines racing to move a run from the same state exactly one wins. The
+//! suite runs them on one store; a store shared by several nodes runs them through two of its
+//! values at once ([`nodes_number_events_once_and_let_one_racer_win`]).
 
 use std::{
     collections::BTreeMap,
@@ -13,7 +15,7 @@ use super::{
 };
 use crate::{
     run::{RunEvent, RunState},
-    store::{Checkpoint, RunStoreError},
+    store::{Checkpoint, RunStore, RunStoreError},
 };
 
 /// Checkpoints written on one run by several threads at once (no run change) each get their
@@ -22,16 +24,40 @@ use crate::{
 pub fn concurrent_checkpoints_use_each_event_number_once(
     make: &RunStoreFactory,
 ) -> Result<(), Failure> {
+    checkpoints_are_numbered_once(&[make()])
+}
+
+/// Of checkpoints racing to change a run from the same state, exactly one applies: the others
+/// are refused with `StateChanged` naming the winner's state, and write nothing (one event and
+/// one step per round, the winner's).
+pub fn racing_run_changes_have_exactly_one_winner(make: &RunStoreFactory) -> Result<(), Failure> {
+    run_changes_have_one_winner(&[make()])
+}
+
+/// The two checks above through several stores on one database (the nodes of a fleet, or two
+/// processes' connections to one file), not part of the suite since a factory makes
+/// independent stores: thread `n` writes through `nodes[n % nodes.len()]`, and what was
+/// written is read back through the last node. Event numbers are used once each across the
+/// nodes, and of run changes racing through them exactly one wins.
+pub fn nodes_number_events_once_and_let_one_racer_win(
+    nodes: &[Arc<dyn RunStore>],
+) -> Result<(), Failure> {
+    checkpoints_are_numbered_once(nodes)?;
+    run_changes_have_one_winner(nodes)
+}
+
+/// [`concurrent_checkpoints_use_each_event_number_once`] through `nodes`.
+fn checkpoints_are_numbered_once(nodes: &[Arc<dyn RunStore>]) -> Result<(), Failure> {
     const WRITERS: usize = 8;
     const EACH: usize = 25;
-    let store = make();
+    let (first, store) = first_and_last(nodes)?;
     let run = sample_run(50, "acme", "assign_week", RunState::Running);
-    store.create_run(&run)?;
+    first.create_run(&run)?;
     let barrier = Arc::new(Barrier::new(WRITERS));
     let results: Vec<Result<Vec<(u64, Checkpoint)>, RunStoreError>> = thread::scope(|scope| {
         let handles: Vec<_> = (0..WRITERS)
             .map(|writer| {
-                let store = Arc::clone(&store);
+                let store = Arc::clone(&nodes[writer % nodes.len()]);
                 let barrier = Arc::clone(&barrier);
                 scope.spawn(move || {
                     barrier.wait();
@@ -87,7 +113,7 @@ pub fn concurrent_checkpoints_use_each_event_number_once(
         "{WRITERS} threads writing {EACH} checkpoints each got the numbers {numbers:?}, not 1 to \
          {total} once each"
     );
-    let events = all_events(&*store, run.id)?;
+    let events = all_events(store, run.id)?;
     ensure!(
         events.len() == by_seq.len(),
         "{} checkpoints written, {} events read",
@@ -128,14 +154,12 @@ pub fn concurrent_checkpoints_use_each_event_number_once(
     Ok(())
 }
 
-/// Of checkpoints racing to change a run from the same state, exactly one applies: the others
-/// are refused with `StateChanged` naming the winner's state, and write nothing (one event and
-/// one step per round, the winner's).
-pub fn racing_run_changes_have_exactly_one_winner(make: &RunStoreFactory) -> Result<(), Failure> {
+/// [`racing_run_changes_have_exactly_one_winner`] through `nodes`.
+fn run_changes_have_one_winner(nodes: &[Arc<dyn RunStore>]) -> Result<(), Failure> {
     const RACERS: usize = 8;
-    let store = make();
+    let (first, store) = first_and_last(nodes)?;
     let run = sample_run(60, "acme", "assign_week", RunState::Running);
-    store.create_run(&run)?;
+    first.create_run(&run)?;
     let mut current = RunState::Running;
     for round in 0..20_usize {
         let barrier = Arc::new(Barrier::new(RACERS));
@@ -143,7 +167,7 @@ pub fn racing_run_changes_have_exactly_one_winner(make: &RunStoreFactory) -> Res
         let results: Vec<Result<u64, RunStoreError>> = thread::scope(|scope| {
             let handles: Vec<_> = (0..RACERS)
                 .map(|racer| {
-                    let store = Arc::clone(&store);
+                    let store = Arc::clone(&nodes[racer % nodes.len()]);
                     let barrier = Arc::clone(&barrier);
                     let from = from.clone();
                     scope.spawn(move || {
@@ -218,14 +242,14 @@ pub fn racing_run_changes_have_exactly_one_winner(make: &RunStoreFactory) -> Res
                  winner's {winner_state:?}, got {result:?}"
             );
         }
-        let stored = stored_run(&*store, run.id)?;
+        let stored = stored_run(store, run.id)?;
         ensure!(
             stored.state == winner_state && stored.steps_taken == winner as u32,
             "round {round}: the store holds {:?} with {} steps, not the winner's change",
             stored.state,
             stored.steps_taken
         );
-        let events = all_events(&*store, run.id)?;
+        let events = all_events(store, run.id)?;
         ensure!(
             events.len() == round + 1,
             "round {round}: {} events stored, expected one per round",
@@ -244,4 +268,12 @@ pub fn racing_run_changes_have_exactly_one_winner(make: &RunStoreFactory) -> Res
         current = winner_state;
     }
     Ok(())
+}
+
+/// The node that creates a check's run, and the one that reads back what was written.
+fn first_and_last(nodes: &[Arc<dyn RunStore>]) -> Result<(&dyn RunStore, &dyn RunStore), Failure> {
+    match (nodes.first(), nodes.last()) {
+        (Some(first), Some(last)) => Ok((&**first, &**last)),
+        _ => Err(Failure::new("no store was given")),
+    }
 }
