@@ -1,5 +1,5 @@
 //! Several nodes, one truth: two real `switchboard serve --http` processes share one
-//! PostgreSQL database (audit, proposals, idempotency keys, workflow runs) and one
+//! PostgreSQL database (audit, proposals, idempotency keys, workflow runs, the roster) and one
 //! requestState key, and a test drives them alternately, as a load balancer would. A
 //! 2026-07-28 client is stateless, so each of its requests may land on either node.
 
@@ -173,6 +173,19 @@ async fn a_proposal_sealed_by_one_node_is_approved_through_the_other_and_runs_on
     assert_eq!(
         again["result"]["_meta"]["switchboard/error"]["kind"],
         json!("proposal_closed")
+    );
+    // The roster is kept in the fleet's database: node A reads what node B changed.
+    let read = stateless_call(
+        5,
+        "roster_get_shift",
+        json!({"shift_id": "acme-2026-11-24-pm"}),
+        json!({}),
+    );
+    let seen = post_stateless(&mut a, "roster_get_shift", &read).await;
+    assert_eq!(
+        seen["result"]["structuredContent"]["assignee"],
+        json!("sam"),
+        "{seen:#}"
     );
     let records = fleet.audit_records().await;
     assert_eq!(executions(&records, ASSIGN).len(), 1, "{records:#?}");
