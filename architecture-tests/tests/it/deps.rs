@@ -158,6 +158,13 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
             "switchboard-approvals-postgres",
             "switchboard-postgres",
         ]),
+        // The roster domain's store in a SQLite file: the domain's store trait and the shared
+        // opening of SQLite files; the idempotency keys are in another file, so no approvals.
+        "switchboard-roster-sqlite" => Allowed::Only(&[
+            "switchboard-core",
+            "switchboard-domain-roster",
+            "switchboard-sqlite",
+        ]),
         // Links the sample domains into binaries; it holds no code of its own.
         "switchboard-domains" => Allowed::DomainCrates,
         "switchboard-cli" => Allowed::Anything,

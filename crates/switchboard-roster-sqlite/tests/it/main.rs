@@ -1,0 +1,10 @@
+//! The SQLite roster store's integration tests, in one test binary: the store contract on a
+//! real file, opening and migrating files, two store values on one file (two processes' view),
+//! and what a panicking change leaves.
+
+mod common;
+
+mod changes;
+mod conformance;
+mod open;
+mod processes;
