@@ -20,6 +20,11 @@
 //!
 //! [`run_all`] runs every check in a loop instead, for callers without a test harness.
 //!
+//! Beside the suite: [`model`], the test of a store against the in-memory table on random
+//! histories, which every persistent store runs with `proptest!`; [`Guarded`], a store with
+//! its temporary directory or database, which a store's tests hand to the suite; and
+//! [`call_record`], the sample record of their other tests.
+//!
 //! What the suite assumes of a store: a fresh store from the factory is empty and independent of
 //! every other store the factory made; it holds at least [`MIN_CAPACITY`] records without
 //! evicting any; it returns records exactly as they were appended (timestamps to the
@@ -50,7 +55,11 @@ macro_rules! ensure {
 }
 
 mod log_checks;
+pub mod model;
 mod store_checks;
+mod support;
+
+pub use support::{Guarded, call_record, correlation_digest};
 
 pub use log_checks::{
     log_relaxed_query_after_flush_sees_everything, log_retention_sweep_deletes_expired_records,

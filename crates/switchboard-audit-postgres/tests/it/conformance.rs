@@ -2,6 +2,6 @@
 //! on a fresh database per check: the same checks the in-memory table and the SQLite store pass,
 //! unchanged.
 
-use crate::common::TestStore;
+use crate::common::fresh_store;
 
-switchboard_audit::audit_store_conformance!(TestStore::fresh);
+switchboard_audit::audit_store_conformance!(fresh_store);

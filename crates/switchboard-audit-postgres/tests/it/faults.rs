@@ -19,7 +19,7 @@ use switchboard_audit::{AuditQuery, AuditRecord, AuditStore};
 use switchboard_audit_postgres::{PostgresAuditStore, PostgresOptions};
 use switchboard_test_postgres::TestCluster;
 
-use crate::common::{input_digest, record};
+use crate::common::{correlation_digest, record};
 
 const CALL_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -149,7 +149,7 @@ fn acknowledged_batches_survive_an_immediate_stop_mid_stream_exactly_once() {
         assert!(
             found
                 .iter()
-                .all(|found| found.input_hash == Some(input_digest(&correlation_id)))
+                .all(|found| found.input_hash == correlation_digest(&correlation_id))
         );
         expected_total += found.len();
     }

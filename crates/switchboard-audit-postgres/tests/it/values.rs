@@ -4,19 +4,19 @@
 
 use switchboard_audit::{AuditQuery, AuditStore};
 
-use crate::common::{TestStore, record};
+use crate::common::{record, test_store};
 
 #[test]
 fn a_nul_in_a_caller_supplied_value_is_stored_as_the_replacement_character() {
-    let test = TestStore::new();
+    let test = test_store();
     let mut nul = record("trace\0id");
     nul.tool = "tool\0name".into();
     let mut batch = vec![record("plain"), nul, record("plain")];
-    test.store
+    test.store()
         .append_batch(&mut batch)
         .expect("a NUL does not fail the batch");
     let found = test
-        .store
+        .store()
         .query(&AuditQuery::correlation("trace\0id").tool("tool\0name"))
         .expect("query");
     assert_eq!(found.len(), 1);
@@ -27,7 +27,7 @@ fn a_nul_in_a_caller_supplied_value_is_stored_as_the_replacement_character() {
     );
     assert_eq!(found[0].id, batch[1].id);
     assert_eq!(
-        test.store.query(&AuditQuery::all()).expect("query").len(),
+        test.store().query(&AuditQuery::all()).expect("query").len(),
         3
     );
 }

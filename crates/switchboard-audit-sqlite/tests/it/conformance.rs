@@ -5,18 +5,16 @@
 
 use std::sync::Arc;
 
-use crate::common::TempStore;
+use crate::common::{TempStore, fresh_store};
 use switchboard_audit_sqlite::{SqliteOptions, Synchronous};
 
-switchboard_audit::audit_store_conformance!(TempStore::fresh);
+switchboard_audit::audit_store_conformance!(|| fresh_store(SqliteOptions::default()));
 
 mod synchronous_normal {
     use super::*;
 
     fn fresh() -> Arc<TempStore> {
-        Arc::new(TempStore::new(
-            SqliteOptions::default().synchronous(Synchronous::Normal),
-        ))
+        fresh_store(SqliteOptions::default().synchronous(Synchronous::Normal))
     }
 
     switchboard_audit::audit_store_conformance!(fresh);

@@ -65,7 +65,7 @@ fn ensure_all_present(path: &Path, acknowledged: &BTreeSet<String>) {
         );
         assert_eq!(
             found[0].input_hash,
-            Some(crate::common::input_digest(correlation_id))
+            crate::common::correlation_digest(correlation_id)
         );
     }
     drop(store);
