@@ -323,13 +323,16 @@ impl AuditLog {
     pub async fn reserve(&self) -> Result<Reservation, AuditError> {
         let shared = &self.shared;
         if shared.config.durability == Durability::Strict && self.is_failing() {
-            return Err(self.refuse_failing("its records cannot be committed now"));
+            return Err(self.refuse_failing(
+                "the audit writer is retrying the records it did not take, and a strict log runs \
+                 no call until they are written",
+            ));
         }
         let permit = match shared.sender.clone().try_reserve_owned() {
             Ok(permit) => permit,
             Err(mpsc::error::TrySendError::Closed(_)) => return Err(closed_error()),
             Err(mpsc::error::TrySendError::Full(_)) if self.is_failing() => {
-                return Err(self.refuse_failing("the queue is full"));
+                return Err(self.refuse_failing("the queue of records waiting for it is full"));
             }
             Err(mpsc::error::TrySendError::Full(sender)) => match shared.config.when_full {
                 WhenFull::Block => {
@@ -341,7 +344,7 @@ impl AuditLog {
                         // `wait_for` fails only when the writer is gone: the room wait ends
                         // with the closed channel then.
                         Ok(_) = failing.wait_for(Option::is_some) => {
-                            return Err(self.refuse_failing("the queue is full"));
+                            return Err(self.refuse_failing("the queue of records waiting for it is full"));
                         }
                     }
                 }
@@ -368,16 +371,11 @@ impl AuditLog {
 
     /// Counts and logs a call refused because the store is failing, and says why.
     fn refuse_failing(&self, why: &str) -> AuditError {
-        self.shared
-            .counters
-            .rejected
-            .fetch_add(1, Ordering::Relaxed);
+        let shared = &self.shared;
+        shared.counters.rejected.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(why, "call refused: the audit store is failing");
-        let error = self.shared.failing.borrow().clone().unwrap_or_default();
-        AuditError::StoreFailing(format!(
-            "the audit writer is retrying records the store did not take ({error}), and {why}; \
-             the call was not run: try it again once the audit store is back"
-        ))
+        let error = shared.failing.borrow().clone().unwrap_or_default();
+        AuditError::StoreFailing(format!("{error}; {why}"))
     }
 
     /// Waits until every record sent before this call is in the store (or reported lost), or

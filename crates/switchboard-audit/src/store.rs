@@ -25,7 +25,7 @@ pub enum AuditError {
     InvalidQuery(String),
     /// The log refuses a call before it runs: its writer is retrying a batch the store failed
     /// to take, and the log's durability is strict (or its queue is full). Nothing ran.
-    #[error("the audit store is failing, so calls are refused until it is back: {0}")]
+    #[error("the audit store is failing ({0})")]
     StoreFailing(String),
     /// A strict record was not written in time (the store failed, or did not answer within
     /// [`AuditConfig::strict_timeout`](crate::AuditConfig::strict_timeout)). The call it

@@ -4,8 +4,10 @@
 //! gets a thread of its own rather than a task on the callers' runtime, where a blocking append
 //! would stall every call scheduled on the same worker. That thread runs a single-threaded tokio
 //! runtime only to wait on three things at once: records (received in batches with
-//! `recv_many`), the retention sweep's timer, and the request to stop. Store calls block the
-//! thread, which is what it is there for.
+//! `recv_many`), the retention sweep's timer, and the request to stop. The retention sweep's
+//! store calls block the thread, which is what it is there for; an append runs on the
+//! runtime's blocking pool, so that the thread can tell, while it waits, that the store is not
+//! answering.
 //!
 //! After a batch smaller than the largest, the writer pauses for [`LINGER`] before it waits on
 //! the channel again, and the records sent meanwhile make the next batch. The reason is the
@@ -21,9 +23,11 @@
 //! under a [`BatchKey`] minted for it, the same on every attempt. A batch the store refuses (or
 //! panics on) is kept and tried again, with a pause that doubles from 10 ms to 1 s, until the
 //! store takes it or the writer stops: the key lets a store whose timed-out attempt committed
-//! after all store the batch once. From the first failed attempt until a batch is written the
-//! writer is *failing* (an atomic flag and a watch channel the log reads): a strict log refuses
-//! new calls, and strict callers stop waiting (see `log.rs`). The records of a batch still
+//! after all store the batch once. An attempt runs on a blocking thread while the writer's
+//! thread watches the clock. After [`FAILING_AFTER_ATTEMPTS`] failed attempts, or once an
+//! attempt has gone unanswered or a batch has kept failing for [`FAILING_AFTER`], and until a
+//! batch is written, the writer is *failing* (an atomic flag and a watch channel the log
+//! reads): a strict log refuses new calls, and strict callers stop waiting (see `log.rs`). The records of a batch still
 //! unwritten when the writer stops (after [`SHUTDOWN_GRACE`]) are counted in `lost` and logged,
 //! and strict callers still waiting are told. A flush is answered once the records received
 //! with it are written; whatever was sent before the flush was received no later than the
@@ -59,9 +63,11 @@ const MAX_RETRY_PAUSE: Duration = Duration::from_secs(1);
 /// one failure that the next attempt makes good (a broken connection replaced) is not the
 /// store failing.
 const FAILING_AFTER_ATTEMPTS: u64 = 3;
-/// How long after a batch's first attempt began a failed attempt makes the writer failing
-/// whatever their number: one attempt that waited a store call's whole timeout is enough.
-const FAILING_AFTER: Duration = Duration::from_secs(1);
+/// How long an attempt may go unanswered, or a batch's attempts may keep failing, before the
+/// writer counts as failing whatever their number: a store that does not answer (a frozen
+/// database, whose call times out only after its own call timeout) is failing too, and callers
+/// must not wait for its timeout.
+const FAILING_AFTER: Duration = Duration::from_secs(2);
 /// How long the writer pauses after a batch that did not fill (see the module docs).
 pub(crate) const LINGER: Duration = Duration::from_millis(1);
 
@@ -249,16 +255,12 @@ impl Writer {
         let first_attempt = Instant::now();
         let result = loop {
             let started = Instant::now();
-            // A store that panics is a store that failed: retried like any failure. Left to
-            // unwind, the panic would end this thread, and with it the audit log.
-            let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                self.store.append_keyed_batch(key, &mut records)
-            }))
-            .unwrap_or_else(|_| {
-                Err(AuditError::Unavailable(
-                    "the audit store panicked while appending a batch".to_owned(),
-                ))
-            });
+            let Some((back, result)) = self.attempt(key, records).await else {
+                counters.lost.fetch_add(count, Ordering::Relaxed);
+                tracing::error!(lost = count, %key, "audit records lost: the attempt's task ended abnormally");
+                return;
+            };
+            records = back;
             let took = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
             counters.write_time_us.fetch_add(took, Ordering::Relaxed);
             counters.max_write_us.fetch_max(took, Ordering::Relaxed);
@@ -312,6 +314,48 @@ impl Writer {
         for (record, stored) in records.iter().zip(waiting) {
             if let Some(stored) = stored {
                 let _ = stored.send(result.clone().map(|()| record.id));
+            }
+        }
+    }
+
+    /// One attempt at a batch, on a blocking thread while this one watches the clock: an
+    /// attempt still unanswered after [`FAILING_AFTER`] makes the writer failing at once, so
+    /// callers stop waiting and new strict calls are refused, whatever the store's own timeout.
+    /// Gives the records back with the result; `None` only if the attempt's task ended without
+    /// an answer (it catches the store's panics, so never in practice).
+    async fn attempt(
+        &self,
+        key: BatchKey,
+        mut records: Vec<AuditRecord>,
+    ) -> Option<(Vec<AuditRecord>, Result<(), AuditError>)> {
+        let store = Arc::clone(&self.store);
+        let task = tokio::task::spawn_blocking(move || {
+            // A store that panics is a store that failed: retried like any failure. Left to
+            // unwind, the panic would end the attempt, and with it the batch.
+            let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                store.append_keyed_batch(key, &mut records)
+            }))
+            .unwrap_or_else(|_| {
+                Err(AuditError::Unavailable(
+                    "the audit store panicked while appending a batch".to_owned(),
+                ))
+            });
+            (records, result)
+        });
+        tokio::pin!(task);
+        let slow = tokio::time::sleep(FAILING_AFTER);
+        tokio::pin!(slow);
+        let mut flagged = false;
+        loop {
+            tokio::select! {
+                done = &mut task => return done.ok(),
+                () = &mut slow, if !flagged => {
+                    flagged = true;
+                    tracing::warn!(%key, "the audit store has not answered an append for {FAILING_AFTER:?}");
+                    self.set_failing(Some(&AuditError::Unavailable(format!(
+                        "it has not answered an append for {FAILING_AFTER:?}"
+                    ))));
+                }
             }
         }
     }

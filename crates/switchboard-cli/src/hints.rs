@@ -74,7 +74,15 @@ pub(crate) fn for_invoke(error: &InvokeError, permissions: &PermissionMatrix) ->
             "the `{domain}` domain is down: retry, and look at the logs with RUST_LOG=info"
         )],
         InvokeError::AuditFailed { .. } => vec![
-            "the call was not acknowledged because it could not be audited: retry".to_owned(),
+            "the call was not acknowledged because its audit record is not written: the message \
+             says whether it ran; a retry with the same idempotency key replays a mutation that \
+             ran rather than running it again"
+                .to_owned(),
+        ],
+        InvokeError::AuditUnavailable { .. } => vec![
+            "the audit store is failing, so nothing was run: retry once it is back (the log \
+             names the store and its error)"
+                .to_owned(),
         ],
         InvokeError::StoreUnavailable { .. } => vec![
             "the approvals database failed (the log names the file and the error): fix it, \

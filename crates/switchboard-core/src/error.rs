@@ -90,6 +90,9 @@ pub enum ErrorKind {
     ApprovalDenied,
     /// A store the runtime keeps approvals in failed; nothing was changed.
     StoreUnavailable,
+    /// The audit store is failing, so the call was refused before it ran (nothing was done):
+    /// under strict durability no call runs that cannot be audited.
+    AuditUnavailable,
 }
 
 impl ErrorKind {
@@ -400,12 +403,14 @@ pub enum InvokeError {
         reason: String,
     },
 
-    /// The audit record could not be written, so the call is not acknowledged.
+    /// The audit record could not be written, so the call is not acknowledged. The call may
+    /// have run: the reason says what happened to it (a mutation's action id, its result kept
+    /// under its idempotency key) and to its record.
     #[error("the audit record for `{tool}` could not be written: {reason}")]
     AuditFailed {
         /// The tool.
         tool: String,
-        /// The store's error.
+        /// What happened to the call and to its record, and the store's error.
         reason: String,
     },
 
@@ -539,6 +544,20 @@ pub enum InvokeError {
         /// What it was doing and why it failed.
         reason: String,
     },
+
+    /// The audit store is failing (the audit writer is retrying records it did not take), so
+    /// the call was refused before it ran: nothing was done, and no idempotency key was
+    /// claimed.
+    #[error(
+        "`{tool}` was not run, because it could not be audited: {reason}; nothing was changed, \
+         so retry once the audit store works again (the server log has the details)"
+    )]
+    AuditUnavailable {
+        /// The tool.
+        tool: String,
+        /// Why the audit log refused the call.
+        reason: String,
+    },
 }
 
 fn article(category: Category) -> &'static str {
@@ -605,6 +624,7 @@ impl InvokeError {
             InvokeError::ProposalClosed { .. } => ErrorKind::ProposalClosed,
             InvokeError::ApprovalDenied { .. } => ErrorKind::ApprovalDenied,
             InvokeError::StoreUnavailable { .. } => ErrorKind::StoreUnavailable,
+            InvokeError::AuditUnavailable { .. } => ErrorKind::AuditUnavailable,
         }
     }
 

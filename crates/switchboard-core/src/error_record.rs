@@ -319,6 +319,10 @@ mod tests {
                 store: "proposals".to_owned(),
                 reason: "storing proposal prop-5: disk I/O error".to_owned(),
             },
+            InvokeError::AuditUnavailable {
+                tool: tool(),
+                reason: "the audit store is failing: connection refused".to_owned(),
+            },
         ]
     }
 

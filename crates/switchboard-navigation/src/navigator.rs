@@ -217,7 +217,7 @@ impl Navigator {
     /// `refused`'s error, once one audit record covers it: when none does yet, the refusal of
     /// a call of `tool` with `params` is recorded here (as the registry's error it is, or as
     /// `gate_refused` with the error's kind as its code). `audit_failed` when that record
-    /// cannot be written.
+    /// cannot be written (`audit_unavailable` while the audit store is failing).
     async fn recorded(
         &self,
         tool: &str,
@@ -240,7 +240,8 @@ impl Navigator {
             .record_refusal(tool, params, context, refusal)
             .await
         {
-            audit_failed @ InvokeError::AuditFailed { .. } => audit_failed.into(),
+            audit_failed @ (InvokeError::AuditFailed { .. }
+            | InvokeError::AuditUnavailable { .. }) => audit_failed.into(),
             _ => refused.error,
         }
     }

@@ -14,14 +14,20 @@
 //! The draft only borrows what the record will say (the context, the tool) and builds the
 //! record once, when it closes. Its ids are the context's, present or not: a call refused for
 //! `missing_context` is recorded with what it did give.
+//!
+//! A strict record the store does not take in time ([`AuditError::NotWrittenYet`]) makes the
+//! call `audit_failed` although it has run, and its record is kept by the audit writer, to be
+//! written once the store is back. [`Closed::acknowledged`] says so in the error's reason,
+//! with what became of the call: that it ran, its action and where its result is kept, so a
+//! caller knows a retry under the same idempotency key replays rather than runs again.
 
 use std::{panic::AssertUnwindSafe, sync::Arc, time::Instant};
 
 use jiff::Timestamp;
 use serde::Serialize;
 use switchboard_audit::{
-    AuditAction, AuditError, AuditLog, AuditRecord, Digest, DigestError, Outcome, Reservation,
-    Submitted, clamp_tool_name,
+    ActionEvent, AuditAction, AuditError, AuditLog, AuditRecord, Digest, DigestError, Outcome,
+    Reservation, Submitted, clamp_tool_name,
 };
 use switchboard_core::{CallContext, ErrorKind};
 
@@ -88,9 +94,15 @@ impl<'a> AuditDraft<'a> {
     }
 
     /// Hands the record over with its outcome; await the result's
-    /// [`acknowledged`](Submitted::acknowledged) as the log's durability asks.
-    pub(crate) fn close(mut self, outcome: Outcome, output: Option<Digested>) -> Submitted {
-        self.submit(outcome, output)
+    /// [`acknowledged`](Closed::acknowledged) as the log's durability asks.
+    pub(crate) fn close(mut self, outcome: Outcome, output: Option<Digested>) -> Closed {
+        let action = self.action.clone();
+        Closed {
+            submitted: self.submit(outcome, output),
+            tool: clamp_tool_name(self.name).to_owned(),
+            outcome,
+            action,
+        }
     }
 
     fn submit(&mut self, outcome: Outcome, output: Option<Digested>) -> Submitted {
@@ -156,6 +168,62 @@ impl Drop for AuditDraft<'_> {
         // Nobody waits for the acknowledgement: the caller is gone. The record is queued either
         // way; a strict store's failure is logged and counted by the writer.
         drop(self.submit(Outcome::Error(ErrorKind::Cancelled), None));
+    }
+}
+
+/// A closed draft's record, on its way to the store.
+pub(crate) struct Closed {
+    submitted: Submitted,
+    tool: String,
+    outcome: Outcome,
+    action: Option<AuditAction>,
+}
+
+impl Closed {
+    /// Waits for the acknowledgement the log's durability asks for. A record not written in
+    /// time comes back as [`AuditError::NotWrittenYet`] whose reason starts with what became
+    /// of the call.
+    pub(crate) async fn acknowledged(self) -> Result<(), AuditError> {
+        match self.submitted.acknowledged().await {
+            Err(AuditError::NotWrittenYet(reason)) => Err(AuditError::NotWrittenYet(format!(
+                "{}; {reason}",
+                what_happened(&self.tool, self.outcome, self.action.as_ref())
+            ))),
+            acknowledged => acknowledged,
+        }
+    }
+}
+
+/// What became of a call whose record is not written yet, for its `audit_failed` answer.
+fn what_happened(tool: &str, outcome: Outcome, action: Option<&AuditAction>) -> String {
+    let ended = match outcome {
+        Outcome::Ok => String::new(),
+        Outcome::Error(kind) => format!(" and ended with `{kind}`"),
+    };
+    match action {
+        Some(action) => match action.event {
+            ActionEvent::Executed | ActionEvent::Approved => format!(
+                "`{tool}` ran as action `{}`{ended}, and that result is kept under its \
+                 idempotency key: a retry with the same key gets it back without running again",
+                action.id
+            ),
+            ActionEvent::Replayed => format!(
+                "`{tool}` did not run again: it was answered with the result of action `{}`, \
+                 which ran before",
+                action.id
+            ),
+            ActionEvent::Proposed => format!(
+                "`{tool}` did not run: it is stored as proposal `{}`",
+                action.id
+            ),
+            ActionEvent::Rejected | ActionEvent::Expired | ActionEvent::Withdrawn => format!(
+                "`{tool}` did not run: its proposal `{}` is {}",
+                action.id,
+                action.event.as_str()
+            ),
+        },
+        None if outcome == Outcome::Ok => format!("`{tool}` ran"),
+        None => format!("`{tool}` ended with `{}`", outcome.as_str()),
     }
 }
 

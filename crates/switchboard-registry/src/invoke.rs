@@ -546,10 +546,17 @@ pub(crate) fn finish<O>(
     result
 }
 
+/// The answer of a call whose record the audit log refused or did not acknowledge:
+/// `audit_unavailable` when the log refused the call before it ran because the store is
+/// failing, else `audit_failed`.
 pub(crate) fn audit_failed(tool: &str, error: &switchboard_audit::AuditError) -> InvokeError {
-    InvokeError::AuditFailed {
-        tool: switchboard_audit::clamp_tool_name(tool).to_owned(),
-        reason: error.to_string(),
+    let tool = switchboard_audit::clamp_tool_name(tool).to_owned();
+    let reason = error.to_string();
+    match error {
+        switchboard_audit::AuditError::StoreFailing(_) => {
+            InvokeError::AuditUnavailable { tool, reason }
+        }
+        _ => InvokeError::AuditFailed { tool, reason },
     }
 }
 

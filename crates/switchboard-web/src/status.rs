@@ -22,7 +22,7 @@ pub(crate) fn of(error: &NavError) -> (StatusCode, &'static str) {
             (StatusCode::CONFLICT, "The action was refused")
         }
         "timeout" => (StatusCode::GATEWAY_TIMEOUT, "Timed out"),
-        "domain_unavailable" | "store_unavailable" | "audit_failed" => {
+        "domain_unavailable" | "store_unavailable" | "audit_failed" | "audit_unavailable" => {
             (StatusCode::SERVICE_UNAVAILABLE, "Unavailable")
         }
         _ => (StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong"),

@@ -242,3 +242,42 @@ async fn a_failing_store_refuses_calls_at_once_keeps_their_records_and_recovers(
     );
     log.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_that_does_not_answer_is_failing_before_its_own_timeout() {
+    let store = Arc::new(Flaky::default());
+    store.held.store(true, Ordering::SeqCst);
+    let log = strict_log(&store, Duration::from_secs(30));
+    let began = std::time::Instant::now();
+    let error = bounded("the answer", write(&log, "frozen"))
+        .await
+        .expect_err("not stored while the store holds it");
+    let waited = began.elapsed();
+    assert!(matches!(error, AuditError::NotWrittenYet(_)), "{error:?}");
+    assert!(
+        waited >= super::FAILING_AFTER && waited < super::FAILING_AFTER * 2,
+        "answered once the attempt went unanswered for {:?}, not at the strict timeout: \
+         {waited:?}",
+        super::FAILING_AFTER
+    );
+    assert!(log.is_failing());
+    let refused = log
+        .reserve()
+        .await
+        .expect_err("refused while the store is stuck");
+    assert!(
+        matches!(refused, AuditError::StoreFailing(_)),
+        "{refused:?}"
+    );
+    store.held.store(false, Ordering::SeqCst);
+    bounded("recovery", async {
+        while log.is_failing() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    let stored = log.query(&AuditQuery::all()).await.expect("queries");
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert_eq!(store.keys.lock().expect("keys").len(), 1, "one attempt");
+    log.shutdown().await;
+}

@@ -203,7 +203,8 @@ impl Navigation {
     }
 
     /// `answer`, once `refusal` of a call of `tool` with `params` is audited; if the record
-    /// cannot be written, the refusal that says so (`audit_failed`) instead.
+    /// cannot be written, the refusal that says so (`audit_failed`, or `audit_unavailable` while
+    /// the audit store is failing) instead.
     async fn audited(
         &self,
         tool: &str,
@@ -217,7 +218,8 @@ impl Navigation {
             .record_refusal(tool, params, context, refusal)
             .await
         {
-            audit_failed @ InvokeError::AuditFailed { .. } => {
+            audit_failed @ (InvokeError::AuditFailed { .. }
+            | InvokeError::AuditUnavailable { .. }) => {
                 result::refusal(audit_failed.to_string(), result::error_json(&audit_failed))
             }
             _ => answer,

@@ -8,6 +8,7 @@
 mod common;
 mod vault;
 
+mod audit_outage;
 mod category_advice;
 mod dispatch;
 mod domain_state;
