@@ -186,11 +186,6 @@ fn timestamp_from_sql(nanoseconds: i64) -> Result<Timestamp, QueryError> {
         .map_err(|error| QueryError::Decode(format!("timestamp_ns {nanoseconds}: {error}")))
 }
 
-/// An id as a signed `BIGINT` (ids never exceed `i64::MAX`).
-pub(crate) fn id_to_sql(id: u64) -> i64 {
-    i64::try_from(id).unwrap_or(i64::MAX)
-}
-
 /// Reads a row of `SELECT {COLUMNS}` back into a record.
 pub(crate) fn read(row: &Row) -> Result<AuditRecord, QueryError> {
     let id: i64 = get(row, 0)?;

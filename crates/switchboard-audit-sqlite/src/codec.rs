@@ -34,11 +34,6 @@ pub(crate) const INSERT: &str = "INSERT INTO audit_records (timestamp_ns, tool, 
      digest_error, duration_us, outcome, action_id, action_event, node) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)";
 
-/// An id as SQLite's signed rowid (ids never exceed `i64::MAX`).
-pub(crate) fn id_to_sql(id: u64) -> i64 {
-    i64::try_from(id).unwrap_or(i64::MAX)
-}
-
 /// Binds `record`'s fields to the parameters of [`INSERT`].
 pub(crate) fn bind(insert: &mut Statement<'_>, record: &AuditRecord) -> rusqlite::Result<()> {
     insert.raw_bind_parameter(1, timestamp_to_sql(record.timestamp))?;

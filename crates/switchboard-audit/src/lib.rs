@@ -6,6 +6,7 @@ pub mod conformance;
 mod log;
 mod memory;
 mod record;
+pub mod sql;
 mod store;
 mod writer;
 

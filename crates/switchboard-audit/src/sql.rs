@@ -1,0 +1,179 @@
+//! An [`AuditQuery`] as one SQL statement, for the stores on SQL databases: a condition per
+//! filter that is set, in a fixed order, `ORDER BY id DESC` (newest first) and the limit.
+//!
+//! The statement's text depends only on which filters are set, so a connection keeps one
+//! prepared statement per combination in use. Both SQL stores write their `audit_records`
+//! table with the same columns and encodings (timestamps as integer nanoseconds, ids as
+//! integers); they differ in how a parameter is written in the text (`?` or `$1`) and in how a
+//! value is bound, which each store does with the [`Parameter`]s in order.
+
+use jiff::Timestamp;
+
+use crate::store::AuditQuery;
+
+/// A value a [`Select`] compares a column with, or its limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parameter<'a> {
+    /// Text, as given.
+    Text(&'a str),
+    /// An integer: a timestamp's nanoseconds, an id, or the limit.
+    Integer(i64),
+}
+
+/// A `SELECT` statement on `audit_records` and its parameters, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Select<'a> {
+    /// The statement.
+    pub sql: String,
+    /// Its parameters, in the order of their placeholders.
+    pub parameters: Vec<Parameter<'a>>,
+}
+
+impl<'a> Select<'a> {
+    /// The statement that answers `query`, reading `columns`, with the `n`th parameter (from
+    /// 1) written as `placeholder(n)` returns.
+    pub fn of(query: &'a AuditQuery, columns: &str, placeholder: impl Fn(usize) -> String) -> Self {
+        let conditions = [
+            (
+                "correlation_id = ",
+                query
+                    .correlation_id
+                    .as_ref()
+                    .map(|id| Parameter::Text(id.as_str())),
+            ),
+            ("tool = ", query.tool.as_deref().map(Parameter::Text)),
+            (
+                "org_id = ",
+                query
+                    .org_id
+                    .as_ref()
+                    .map(|org| Parameter::Text(org.as_str())),
+            ),
+            (
+                "user_id = ",
+                query
+                    .user_id
+                    .as_ref()
+                    .map(|user| Parameter::Text(user.as_str())),
+            ),
+            (
+                "outcome = ",
+                query
+                    .outcome
+                    .map(|outcome| Parameter::Text(outcome.as_str())),
+            ),
+            (
+                "timestamp_ns >= ",
+                query
+                    .since
+                    .map(|since| Parameter::Integer(nanoseconds(since))),
+            ),
+            (
+                "timestamp_ns < ",
+                query
+                    .until
+                    .map(|until| Parameter::Integer(nanoseconds(until))),
+            ),
+            (
+                "id < ",
+                query.before_id.map(|id| Parameter::Integer(bound(id))),
+            ),
+        ];
+        let mut sql = format!("SELECT {columns} FROM audit_records");
+        let mut parameters = Vec::new();
+        for (condition, value) in conditions {
+            let Some(value) = value else { continue };
+            sql.push_str(if parameters.is_empty() {
+                " WHERE "
+            } else {
+                " AND "
+            });
+            parameters.push(value);
+            sql.push_str(condition);
+            sql.push_str(&placeholder(parameters.len()));
+        }
+        sql.push_str(" ORDER BY id DESC");
+        if let Some(limit) = query.limit {
+            parameters.push(Parameter::Integer(bound(limit)));
+            sql.push_str(" LIMIT ");
+            sql.push_str(&placeholder(parameters.len()));
+        }
+        Self { sql, parameters }
+    }
+}
+
+/// A timestamp as the stores keep it: integer nanoseconds since the epoch, clamped to the
+/// range of a 64-bit integer.
+fn nanoseconds(timestamp: Timestamp) -> i64 {
+    let nanoseconds = timestamp.as_nanosecond();
+    i64::try_from(nanoseconds).unwrap_or(if nanoseconds < 0 { i64::MIN } else { i64::MAX })
+}
+
+/// An id or a limit as a 64-bit integer, the largest one if it does not fit.
+fn bound(value: impl TryInto<i64>) -> i64 {
+    value.try_into().unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use switchboard_core::ErrorKind;
+
+    use super::*;
+    use crate::record::Outcome;
+
+    const COLUMNS: &str = "id, tool";
+
+    fn question_mark(_: usize) -> String {
+        "?".to_owned()
+    }
+
+    fn dollar(n: usize) -> String {
+        format!("${n}")
+    }
+
+    #[test]
+    fn no_filter_reads_every_record_newest_first() {
+        let all = AuditQuery::all();
+        let select = Select::of(&all, COLUMNS, question_mark);
+        assert_eq!(
+            select.sql,
+            "SELECT id, tool FROM audit_records ORDER BY id DESC"
+        );
+        assert!(select.parameters.is_empty());
+    }
+
+    #[test]
+    fn each_filter_set_is_one_condition_with_its_parameter_in_order() {
+        let query = AuditQuery {
+            outcome: Some(Outcome::Error(ErrorKind::Timeout)),
+            before_id: Some(u64::MAX),
+            since: Some(Timestamp::constant(1, 5)),
+            ..AuditQuery::all()
+                .org("acme")
+                .tool("roster_list_shifts")
+                .limit(3)
+        };
+        let parameters = [
+            Parameter::Text("roster_list_shifts"),
+            Parameter::Text("acme"),
+            Parameter::Text("timeout"),
+            Parameter::Integer(1_000_000_005),
+            Parameter::Integer(i64::MAX),
+            Parameter::Integer(3),
+        ];
+        let select = Select::of(&query, COLUMNS, question_mark);
+        assert_eq!(
+            select.sql,
+            "SELECT id, tool FROM audit_records WHERE tool = ? AND org_id = ? AND outcome = ? \
+             AND timestamp_ns >= ? AND id < ? ORDER BY id DESC LIMIT ?"
+        );
+        assert_eq!(select.parameters, parameters);
+        let select = Select::of(&query, COLUMNS, dollar);
+        assert_eq!(
+            select.sql,
+            "SELECT id, tool FROM audit_records WHERE tool = $1 AND org_id = $2 AND \
+             outcome = $3 AND timestamp_ns >= $4 AND id < $5 ORDER BY id DESC LIMIT $6"
+        );
+        assert_eq!(select.parameters, parameters);
+    }
+}
