@@ -33,208 +33,59 @@ use std::{
 };
 
 use criterion::Criterion;
-use jiff::Timestamp;
-use serde_json::{Value, json};
-use switchboard_core::{CallContext, Initiator};
-use switchboard_registry::ToolRegistry;
-use switchboard_workflows::{
-    Checkpoint, Definition, MemoryRunStore, NodeBuilder, NodeEvent, NodePath, NodeState, RunChange,
-    RunId, RunRecord, RunState, RunStore, StepKey, StepRecord, WorkflowBuilder, WorkflowEvent,
-};
-use switchboard_workflows_engine::{Engine, EngineOptions};
+use serde_json::json;
+use switchboard_workflows::{MemoryRunStore, RunStore};
+use switchboard_workflows_engine::Engine;
 use switchboard_workflows_sqlite::{SqliteOptions, SqliteRunStore};
 use tokio::runtime::Runtime;
 
 // The sample domains, linked so their tools register.
 use switchboard_domains as _;
 
-/// The tool every step calls.
-const TOOL: &str = "core_get_current_user";
-/// The workflow's steps.
-const STEPS: u32 = 10;
+mod support;
 
-fn context() -> CallContext {
-    CallContext::builder()
-        .org("acme")
-        .user("alice")
-        .role("admin")
-        .session("bench")
-        .correlation("bench")
-        .initiator(Initiator::Human)
-        .build()
-}
-
-/// Ten `TOOL` steps, one after the other.
-fn ten_reads(registry: &ToolRegistry) -> Arc<Definition> {
-    let mut builder = WorkflowBuilder::new("ten_reads");
-    for step in 1..=STEPS {
-        builder = builder.node(NodeBuilder::tool(format!("read_{step}"), TOOL).params(json!({})));
-    }
-    Arc::new(
-        builder
-            .build(&registry.list())
-            .expect("the benchmark's workflow is valid"),
-    )
-}
+use support::{STEPS, TOOL, Workload, median, print_figure, round_order};
 
 /// Everything the variants need, built once.
 struct Fixture {
-    registry: ToolRegistry,
-    context: CallContext,
-    definition: Arc<Definition>,
+    workload: Workload,
     memory: Engine,
     sqlite: Engine,
     memory_store: Arc<dyn RunStore>,
     sqlite_store: Arc<dyn RunStore>,
-    /// The tool's output, as a completed step stores it.
-    output: Value,
     _directory: tempfile::TempDir,
 }
 
 impl Fixture {
     async fn new() -> Self {
-        let registry = ToolRegistry::builder()
-            .start()
-            .await
-            .expect("the registry starts");
-        let context = context();
-        let definition = ten_reads(&registry);
+        let workload = Workload::new().await;
         let directory = tempfile::tempdir().expect("a temporary directory");
         let memory_store: Arc<dyn RunStore> = Arc::new(MemoryRunStore::new());
         let sqlite_store: Arc<dyn RunStore> = Arc::new(
             SqliteRunStore::open_with(directory.path().join("runs.db"), SqliteOptions::default())
                 .expect("the SQLite run store opens"),
         );
-        let engine = |store: &Arc<dyn RunStore>| {
-            Engine::new(
-                registry.clone(),
-                Arc::clone(store),
-                EngineOptions::default(),
-            )
-        };
-        let output = registry
-            .invoke(TOOL, json!({}), &context)
-            .await
-            .expect("the tool answers");
         Self {
-            memory: engine(&memory_store),
-            sqlite: engine(&sqlite_store),
-            registry,
-            context,
-            definition,
+            memory: workload.engine(&memory_store),
+            sqlite: workload.engine(&sqlite_store),
+            workload,
             memory_store,
             sqlite_store,
-            output,
             _directory: directory,
         }
     }
 
-    /// Runs the workflow to its end on `engine`, and checks it completed.
-    async fn run_workflow(&self, engine: &Engine) -> RunId {
-        let outcome = engine
-            .run_to_end(Arc::clone(&self.definition), json!({}), &self.context)
-            .await
-            .expect("the run starts");
-        assert_eq!(
-            outcome.state,
-            RunState::Completed,
-            "the benchmark's run failed"
-        );
-        outcome.run
-    }
-
     /// The baseline: the workflow's calls in a loop.
     async fn invoke_steps(&self) {
+        let workload = &self.workload;
         for _ in 0..STEPS {
-            let output = self.registry.invoke(TOOL, json!({}), &self.context).await;
+            let output = workload
+                .registry
+                .invoke(TOOL, json!({}), &workload.context)
+                .await;
             black_box(output.expect("the tool answers"));
         }
     }
-}
-
-/// A run in `store` to write step checkpoints to, as the engine has it once it runs.
-fn running_run(fixture: &Fixture, store: &Arc<dyn RunStore>) -> RunId {
-    let now = Timestamp::now();
-    let record = RunRecord {
-        id: RunId::new(),
-        org_id: fixture.context.verify().expect("a full context").org_id,
-        workflow: "ten_reads".to_owned(),
-        definition: Arc::clone(&fixture.definition.document),
-        input: json!({}),
-        caller: fixture.context.clone(),
-        parent: None,
-        state: RunState::Running,
-        output: None,
-        wake_at: None,
-        steps_taken: 0,
-        created_at: now,
-        updated_at: now,
-    };
-    store.create_run(&record).expect("the run is stored");
-    record.id
-}
-
-/// Writes the two checkpoints of step `number` of `run`, its start and its completion, in one
-/// `checkpoint_all` as the engine commits a step's completion with the next step's start.
-fn checkpoint_step(fixture: &Fixture, store: &Arc<dyn RunStore>, run: RunId, number: u32) {
-    let now = Timestamp::now();
-    let path = NodePath::new(format!("read_{number}"));
-    let mut step = StepRecord {
-        key: StepKey {
-            run,
-            path: path.clone(),
-            iteration: 0,
-        },
-        state: NodeState::Running { attempt: 1 },
-        params: Some(json!({})),
-        output: None,
-        error: None,
-        completed_seq: None,
-        started_at: now,
-        updated_at: now,
-    };
-    let start = Checkpoint {
-        run,
-        at: now,
-        run_change: Some(RunChange {
-            from: RunState::Running,
-            to: RunState::Running,
-            output: None,
-            wake_at: None,
-            steps_taken: number,
-        }),
-        event: WorkflowEvent::Node {
-            path: path.clone(),
-            iteration: 0,
-            event: NodeEvent::Start,
-            state: step.state.clone(),
-            retry_at: None,
-        },
-        step: Some(step.clone()),
-        fence: None,
-    };
-    step.state = NodeState::Completed;
-    step.output = Some(fixture.output.clone());
-    step.completed_seq = Some(u64::from(number));
-    let complete = Checkpoint {
-        run,
-        at: now,
-        run_change: None,
-        event: WorkflowEvent::Node {
-            path,
-            iteration: 0,
-            event: NodeEvent::Complete,
-            state: NodeState::Completed,
-            retry_at: None,
-        },
-        step: Some(step),
-        fence: None,
-    };
-    black_box(
-        store
-            .checkpoint_all(&[start, complete])
-            .expect("the step is written"),
-    );
 }
 
 /// The variants of the summary.
@@ -274,24 +125,25 @@ impl Round {
 
 async fn measure(fixture: &Fixture, variant: Variant, runs: u32) -> Round {
     let mut round = Round::default();
-    let memory_run = running_run(fixture, &fixture.memory_store);
-    let sqlite_run = running_run(fixture, &fixture.sqlite_store);
+    let workload = &fixture.workload;
+    let memory_run = workload.running_run(&fixture.memory_store);
+    let sqlite_run = workload.running_run(&fixture.sqlite_store);
     let started = Instant::now();
     for number in 1..=runs {
         let run_started = Instant::now();
         match variant {
             Variant::MemoryWorkflow => {
-                fixture.run_workflow(&fixture.memory).await;
+                workload.run_workflow(&fixture.memory).await;
             }
             Variant::InvokeLoop => fixture.invoke_steps().await,
             Variant::SqliteWorkflow => {
-                fixture.run_workflow(&fixture.sqlite).await;
+                workload.run_workflow(&fixture.sqlite).await;
             }
             Variant::MemoryCheckpoints => {
-                checkpoint_step(fixture, &fixture.memory_store, memory_run, number);
+                workload.checkpoint_step(&fixture.memory_store, memory_run, number);
             }
             Variant::SqliteCheckpoints => {
-                checkpoint_step(fixture, &fixture.sqlite_store, sqlite_run, number);
+                workload.checkpoint_step(&fixture.sqlite_store, sqlite_run, number);
             }
         }
         round.runs.push(run_started.elapsed());
@@ -300,27 +152,11 @@ async fn measure(fixture: &Fixture, variant: Variant, runs: u32) -> Round {
     round
 }
 
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
-/// Prints a headline figure for `cargo xtask bench`.
-fn print_figure(id: &str, median: f64, baseline: f64, unit: &str) {
-    let figure = json!({"id": id, "median": median, "baseline": baseline, "unit": unit});
-    println!("BENCH {figure}");
-}
-
 fn summary(runtime: &Runtime, fixture: &Fixture, quick: bool) {
     let (rounds, runs) = if quick { (5, 50) } else { (15, 200) };
     let mut measured: Vec<Vec<Round>> = Variant::ALL.iter().map(|_| Vec::new()).collect();
     for round in 0..rounds {
-        let mut order = Variant::ALL.to_vec();
-        order.rotate_left(round % Variant::ALL.len());
-        if round % 2 == 1 {
-            order.reverse();
-        }
-        for variant in order {
+        for variant in round_order(&Variant::ALL, round) {
             // A checkpoint round writes as many steps as a workflow round runs.
             let count = match variant {
                 Variant::MemoryCheckpoints | Variant::SqliteCheckpoints => runs * STEPS,
@@ -437,18 +273,18 @@ fn main() {
         .measurement_time(Duration::from_secs(2))
         .configure_from_args();
     criterion.bench_function("workflow of 10 reads, memory store", |b| {
-        b.iter(|| runtime.block_on(fixture.run_workflow(&fixture.memory)))
+        b.iter(|| runtime.block_on(fixture.workload.run_workflow(&fixture.memory)))
     });
     criterion.bench_function("10 invokes in a loop", |b| {
         b.iter(|| runtime.block_on(fixture.invoke_steps()))
     });
     criterion.bench_function("workflow of 10 reads, SQLite store", |b| {
-        b.iter(|| runtime.block_on(fixture.run_workflow(&fixture.sqlite)))
+        b.iter(|| runtime.block_on(fixture.workload.run_workflow(&fixture.sqlite)))
     });
     criterion.final_summary();
 
     if !profiling {
         summary(&runtime, &fixture, quick);
     }
-    runtime.block_on(fixture.registry.shutdown());
+    runtime.block_on(fixture.workload.registry.shutdown());
 }
