@@ -175,10 +175,11 @@ impl ApprovalsSetup {
                         path.display()
                     ))
                 })?;
+                let roster = crate::roster_setup::beside_sqlite(path, self.synchronous)?;
                 Ok(ApprovalsStores {
                     proposals: Arc::new(database.proposal_store()),
                     idempotency: Arc::new(database.idempotency_store(retention)),
-                    roster: None,
+                    roster: Some(roster),
                 })
             }
             StoreChoice::Postgres(url) => {

@@ -105,6 +105,21 @@ fn announce_stores(stores: &KeptStores, workflows: &StoreChoice) {
             ),
         }
     }
+    // The sample roster is kept with the proposals (see `roster_setup`).
+    match &stores.approvals {
+        StoreChoice::Sqlite(path) => tracing::info!(
+            target: STORES_TARGET,
+            "the roster is kept in {}",
+            path.with_file_name(crate::roster_setup::ROSTER_FILE).display()
+        ),
+        StoreChoice::Postgres(url) => {
+            tracing::info!(target: STORES_TARGET, "the roster is kept in PostgreSQL at {url}");
+        }
+        StoreChoice::Memory => tracing::info!(
+            target: STORES_TARGET,
+            "the roster is kept in memory, gone when the server stops (with the proposals)"
+        ),
+    }
 }
 
 /// The workflow flags of `serve`.

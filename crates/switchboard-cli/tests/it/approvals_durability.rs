@@ -165,6 +165,20 @@ async fn a_proposal_stored_by_one_process_is_approved_by_another_and_runs_once()
     assert_eq!(code, Some(0));
     assert_eq!(globex["proposals"], json!([]));
 
+    // Process 4 reads the roster the approval changed: it is kept beside the approvals file
+    // (`roster.db`), not in each process's memory, where the seeded shift is still open.
+    let shift_id =
+        json!({"shift_id": serde_json::from_str::<Value>(ASSIGN).expect("JSON")["shift_id"]});
+    let (code, shift, stderr) = stores
+        .run(
+            &["call", "roster_get_shift", &shift_id.to_string(), "--json"],
+            &MARK,
+        )
+        .await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(shift["result"]["assignee"], "sam", "{shift}");
+    assert!(dir.join("roster.db").exists());
+
     // The whole story, linked by the proposal's id: the agent's call (answered
     // `approval_required`), one run, one refusal.
     assert_eq!(
