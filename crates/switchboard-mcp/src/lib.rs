@@ -40,4 +40,7 @@ pub use result::ERROR_META_KEY;
 pub use scope::{PROJECT_META_KEY, THREAD_META_KEY};
 pub use server::McpServer;
 pub use server_info::ServerInfo;
-pub use stdio::{STDIO_MAX_MESSAGE_BYTES, serve_io, serve_io_with, serve_stdio, serve_stdio_with};
+pub use stdio::{
+    STDIO_MAX_MESSAGE_BYTES, StdioEnd, serve_io, serve_io_until, serve_io_with, serve_stdio,
+    serve_stdio_until, serve_stdio_with,
+};

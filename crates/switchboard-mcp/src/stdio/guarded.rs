@@ -38,13 +38,20 @@
 //! [`Transport::receive`] is raced against other events by rmcp's service loop, so it must be
 //! cancel-safe: it keeps its partial line in `self` and never awaits a write (its error replies
 //! are queued on the output).
+//!
+//! A transport given a [`Drain`] (by [`super::serve_io_until`]) stops reading once the drain's
+//! token is cancelled: from then on `receive` ends the session (returns `None`) as soon as no
+//! request is in flight, or at the drain's deadline, counting the requests still in flight
+//! then as cut off. Until then the answers of the requests in flight are still written, since
+//! rmcp's loop sends them between two calls of `receive`.
 
 use std::{
     borrow::Cow,
     sync::{
         Arc,
-        atomic::{AtomicBool, Ordering},
+        atomic::{AtomicBool, AtomicUsize, Ordering},
     },
+    time::Duration,
 };
 
 use rmcp::{
@@ -54,6 +61,7 @@ use rmcp::{
 };
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, BufReader};
+use tokio_util::sync::CancellationToken;
 
 use super::{
     classify::{Classified, INVALID_REQUEST, classify, error_reply},
@@ -78,6 +86,34 @@ impl Started {
     }
 }
 
+/// How a transport stops on request: see the module docs.
+#[derive(Debug)]
+pub(crate) struct Drain {
+    /// Cancelled to stop reading.
+    stop: CancellationToken,
+    /// How long the requests in flight then get to be answered.
+    timeout: Duration,
+    /// When they must be answered by, set when the stop is first seen.
+    deadline: Option<tokio::time::Instant>,
+    /// How many requests were still in flight at the deadline.
+    cut_off: Arc<AtomicUsize>,
+}
+
+impl Drain {
+    /// A drain on `stop`, giving the requests in flight `timeout`, and where it will count
+    /// those it cuts off.
+    pub(crate) fn new(stop: CancellationToken, timeout: Duration) -> (Self, Arc<AtomicUsize>) {
+        let cut_off = Arc::new(AtomicUsize::new(0));
+        let drain = Self {
+            stop,
+            timeout,
+            deadline: None,
+            cut_off: Arc::clone(&cut_off),
+        };
+        (drain, cut_off)
+    }
+}
+
 /// A server-side stdio transport with JSON-RPC error replies for bad input.
 pub(crate) struct GuardedStdio<R> {
     read: BufReader<R>,
@@ -91,6 +127,8 @@ pub(crate) struct GuardedStdio<R> {
     /// The ids of the client's requests that rmcp is serving.
     in_flight: InFlight,
     max_line_bytes: usize,
+    /// How the transport stops on request, if it may be asked to.
+    drain: Option<Drain>,
 }
 
 impl<R> std::fmt::Debug for GuardedStdio<R> {
@@ -120,7 +158,50 @@ where
             started: Started::default(),
             in_flight: InFlight::default(),
             max_line_bytes,
+            drain: None,
         }
+    }
+
+    /// This transport, stopping as `drain` says.
+    pub(crate) fn with_drain(mut self, drain: Drain) -> Self {
+        self.drain = Some(drain);
+        self
+    }
+
+    /// The next line, unless the drain's token is cancelled first: `None` then.
+    async fn next_line_unless_stopped(&mut self) -> Option<std::io::Result<bool>> {
+        let Some(stop) = self.drain.as_ref().map(|drain| drain.stop.clone()) else {
+            return Some(self.next_line().await);
+        };
+        tokio::select! {
+            biased;
+            () = stop.cancelled() => None,
+            read = self.next_line() => Some(read),
+        }
+    }
+
+    /// Once the drain's token is cancelled: returns at once when no request is in flight,
+    /// else at the deadline (rmcp drops this future to send each answer, and calls `receive`
+    /// again), counting the requests still in flight as cut off.
+    async fn drained(&mut self) {
+        let Some(drain) = self.drain.as_mut() else {
+            return;
+        };
+        let timeout = drain.timeout;
+        let deadline = *drain
+            .deadline
+            .get_or_insert_with(|| tokio::time::Instant::now() + timeout);
+        if self.in_flight.is_empty() {
+            tracing::info!("stdio drained: every request in flight was answered");
+            return;
+        }
+        tokio::time::sleep_until(deadline).await;
+        let cut_off = self.in_flight.len();
+        drain.cut_off.store(cut_off, Ordering::Release);
+        tracing::warn!(
+            cut_off,
+            "requests were still in flight on stdio when the drain ended: they were cut off"
+        );
     }
 
     /// The flag that says the session has started, for [`super::serve_io`] to set.
@@ -249,11 +330,15 @@ where
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
         loop {
-            match self.next_line().await {
-                Ok(true) => {}
-                Ok(false) => return None,
-                Err(error) => {
+            match self.next_line_unless_stopped().await {
+                Some(Ok(true)) => {}
+                Some(Ok(false)) => return None,
+                Some(Err(error)) => {
                     tracing::error!(%error, "could not read MCP messages from stdin");
+                    return None;
+                }
+                None => {
+                    self.drained().await;
                     return None;
                 }
             }

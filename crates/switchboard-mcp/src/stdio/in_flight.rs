@@ -47,9 +47,13 @@ impl InFlight {
     }
 
     /// How many requests are in flight.
-    #[cfg(test)]
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.ids.len()
+    }
+
+    /// Whether no request is in flight.
+    pub(super) fn is_empty(&self) -> bool {
+        self.ids.is_empty()
     }
 }
 

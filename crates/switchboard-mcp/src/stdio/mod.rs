@@ -7,6 +7,9 @@
 //! being dropped or ending the server. [`serve_io`] runs the same server over any reader and
 //! writer (a `tokio::io::duplex` pipe in tests).
 //!
+//! [`serve_stdio_until`] also stops on request (a process's SIGTERM): it reads no further
+//! message, lets the requests in flight be answered up to a deadline, and ends the session.
+//!
 //! [`serve_stdio`] reads and writes the standard streams through rmcp's `stdio_pipes()`: when
 //! both are pipes (the way MCP clients start a stdio server) and on Linux, they are driven by
 //! Tokio's I/O reactor instead of handing every read and write to the blocking thread pool, as
@@ -19,9 +22,12 @@ mod in_flight;
 pub(crate) mod known_methods;
 mod output;
 
+use std::{sync::atomic::Ordering, time::Duration};
+
 use rmcp::{ServiceExt as _, service::ServerInitializeError};
 use switchboard_registry::ToolRegistry;
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_util::sync::CancellationToken;
 
 use crate::{error::McpError, identity::Identity, server::McpServer};
 
@@ -39,6 +45,51 @@ pub async fn serve_stdio(registry: ToolRegistry, identity: Identity) -> Result<(
 pub async fn serve_stdio_with(server: McpServer) -> Result<(), McpError> {
     let (read, write) = rmcp::transport::stdio_pipes();
     serve_handler(server, read, write).await
+}
+
+/// How a server of [`serve_stdio_until`] ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StdioEnd {
+    /// Requests still in flight when the drain's deadline came: they were cancelled, and their
+    /// clients got no answer.
+    pub cut_off: usize,
+}
+
+/// [`serve_stdio_with`] until the client closes stdin, or until `stop` is cancelled: then no
+/// further message is read, the requests in flight get up to `drain_timeout` to be answered
+/// (their answers are written), and the session ends. Says how many requests the deadline cut
+/// off.
+pub async fn serve_stdio_until(
+    server: McpServer,
+    stop: CancellationToken,
+    drain_timeout: Duration,
+) -> Result<StdioEnd, McpError> {
+    let (read, write) = rmcp::transport::stdio_pipes();
+    serve_io_until(server, read, write, stop, drain_timeout).await
+}
+
+/// [`serve_stdio_until`] over any reader and writer, as [`serve_io_with`] is to
+/// [`serve_stdio_with`].
+pub async fn serve_io_until<R, W>(
+    server: McpServer,
+    read: R,
+    write: W,
+    stop: CancellationToken,
+    drain_timeout: Duration,
+) -> Result<StdioEnd, McpError>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (drain, cut_off) = guarded::Drain::new(stop, drain_timeout);
+    let transport =
+        guarded::GuardedStdio::new(read, write, STDIO_MAX_MESSAGE_BYTES).with_drain(drain);
+    // Boxed: the session's future is large (clippy::large_futures).
+    Box::pin(serve_transport(server, transport)).await?;
+    Ok(StdioEnd {
+        cut_off: cut_off.load(Ordering::Acquire),
+    })
 }
 
 /// Serves MCP with messages read from `read` and answers written to `write`, until `read`
@@ -73,6 +124,17 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let transport = guarded::GuardedStdio::new(read, write, STDIO_MAX_MESSAGE_BYTES);
+    // Boxed: the session's future is large (clippy::large_futures).
+    Box::pin(serve_transport(server, transport)).await
+}
+
+async fn serve_transport<R>(
+    server: McpServer,
+    transport: guarded::GuardedStdio<R>,
+) -> Result<(), McpError>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+{
     let started = transport.started();
     let running = match server.serve(transport).await {
         Ok(running) => {
