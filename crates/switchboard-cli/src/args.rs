@@ -615,7 +615,12 @@ pub(crate) struct ServeArgs {
 
     /// Warn (once per run) about a running workflow run with no progress for this long:
     /// `15m`, `1h 30m`, `90s`.
-    #[arg(long, value_name = "DURATION", default_value = "15m")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "15m",
+        help_heading = "Workflow store"
+    )]
     pub(crate) stuck_after: jiff::SignedDuration,
 
     /// Who every MCP call acts as (on stdio, and on HTTP without --tokens).

@@ -1,11 +1,13 @@
-//! What `serve --http` offers the platform that runs it: the readiness checks behind `/readyz`,
-//! the signals that stop it (SIGTERM, Ctrl-C) and its operations flags. `docs/deploy.md` is
-//! the operator's guide to all of it.
+//! What `serve` offers the platform that runs it: the readiness checks behind `/readyz`, the
+//! signals that stop it (SIGTERM, Ctrl-C; over HTTP and on stdio), the hand-over of its
+//! workflow runs when it stops, and its operations flags. `docs/deploy.md` is the operator's
+//! guide to all of it.
 //!
 //! Readiness asks each store the server opened for one cheap read it cannot fail on when the
 //! store answers: the audit store for its newest record, the proposals store for a proposal id
 //! that cannot exist, the workflow run store for a fresh run id. Under `--mounts-strict` it also
-//! asks that every mounted server be up. The store reads block (they may touch a file or the
+//! asks that every mounted server be up, one check per server (`mounted server ID`), so that
+//! `/readyz` names the one that is down. The store reads block (they may touch a file or the
 //! network), so each runs on a blocking thread; a store that hangs is reported failing without
 //! starting a second read beside the stuck one.
 
@@ -15,16 +17,19 @@ use std::{
         Arc,
         atomic::{AtomicBool, Ordering},
     },
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 use jiff::SignedDuration;
 use switchboard::{AuditQuery, OrgId, ProposalId, ToolRegistry};
-use switchboard_mcp::{CHECK_INTERVAL, CheckFuture, HttpServer, ReadinessCheck, readiness_check};
+use switchboard_mcp::{
+    CHECK_INTERVAL, CheckFuture, HttpServer, McpServer, ReadinessCheck, readiness_check,
+};
 use switchboard_mounts::{MountState, MountStatus};
 use switchboard_workflows::{RunId, RunStore};
+use switchboard_workflows_engine::Engine;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -35,14 +40,11 @@ use crate::{app::Exit, mounts_setup::MountsSetup, output, telemetry};
 #[command(next_help_heading = "Operations")]
 pub(crate) struct OperateArgs {
     /// On SIGTERM (or Ctrl-C), how long the calls in flight may take to finish before the
-    /// server stops anyway (`30s`, `2m`); meanwhile new requests get `503` with `Retry-After`
-    /// and `/readyz` says `draining`. A second signal stops at once.
-    #[arg(
-        long,
-        value_name = "DURATION",
-        default_value = "30s",
-        conflicts_with = "stdio"
-    )]
+    /// server stops anyway (`30s`, `2m`); meanwhile, over HTTP, new requests get `503` with
+    /// `Retry-After` and `/readyz` says `draining`, and on stdio no further message is read.
+    /// What is left of it is given to the workflow runs' steps in flight, before their runs
+    /// are handed over to other nodes. A second signal stops at once.
+    #[arg(long, value_name = "DURATION", default_value = "30s")]
     pub(crate) drain_timeout: SignedDuration,
 
     /// Serve Prometheus metrics at `GET /metrics` (calls by tool and outcome, latency, refusals,
@@ -120,15 +122,22 @@ pub(crate) fn readiness_checks(
         }),
     ];
     if let Some(mounts) = mounts {
-        checks.push(readiness_check("mounted servers", move || {
-            let health = mounts.borrow().clone();
-            Box::pin(async move {
-                match health.down.is_empty() {
-                    true => Ok(()),
-                    false => Err(format!("not up: {}", health.down.join(", "))),
-                }
-            })
-        }));
+        // One check per mounted server, so that `/readyz` names the one that is down.
+        let ids = mounts.borrow().all.clone();
+        for id in ids {
+            let mounts = mounts.clone();
+            let name = format!("mounted server {id}");
+            checks.push(readiness_check(&name, move || {
+                let down = mounts.borrow().down.contains(&id);
+                let id = id.clone();
+                Box::pin(async move {
+                    match down {
+                        false => Ok(()),
+                        true => Err(format!("the mounted server `{id}` is not up")),
+                    }
+                })
+            }));
+        }
     }
     checks
 }
@@ -162,6 +171,8 @@ where
 /// The mounted servers' latest state, for `/readyz`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct MountsHealth {
+    /// Every mounted server, by id.
+    pub(crate) all: Vec<String>,
     /// The servers that are not up, by id.
     pub(crate) down: Vec<String>,
 }
@@ -176,6 +187,7 @@ pub(crate) async fn mounts_health(mounts: &MountsSetup) -> watch::Sender<MountsH
 impl MountsHealth {
     fn of(statuses: &[MountStatus]) -> Self {
         Self {
+            all: statuses.iter().map(|status| status.id.clone()).collect(),
             down: statuses
                 .iter()
                 .filter(|status| status.state != MountState::Up)
@@ -212,6 +224,8 @@ const CLOSE_GRACE: Duration = Duration::from_secs(5);
 pub(crate) struct Stopping<'a> {
     /// `--drain-timeout`.
     pub(crate) drain_timeout: Duration,
+    /// The workflow engine, whose runs are handed over once the calls in flight finished.
+    pub(crate) engine: &'a Engine,
     /// Ends the pages' event streams, which last as long as their runs.
     pub(crate) streams_stop: &'a CancellationToken,
     /// The mounted servers and their health, kept up to date while serving.
@@ -219,9 +233,10 @@ pub(crate) struct Stopping<'a> {
 }
 
 /// Serves until SIGTERM or Ctrl-C, then drains: new requests are refused, the calls in flight
-/// get up to the drain timeout to finish (a second signal ends the wait), the connections
-/// close, and the audit log is flushed. The mounted servers are closed by the caller, and the
-/// registry stopped, when this returns.
+/// get up to the drain timeout to finish (a second signal ends the wait), the workflow runs
+/// this node drives are handed over within what is left of it ([`hand_over`]), the
+/// connections close, and the audit log is flushed. The mounted servers are closed by the
+/// caller, and the registry stopped, when this returns.
 ///
 /// Exit 0 when every call in flight finished; exit 1 when the deadline (or a second signal) cut
 /// calls off.
@@ -241,11 +256,11 @@ pub(crate) async fn serve_until_stopped(
         never = watching => match never {},
     };
     let deadline = stopping.drain_timeout;
+    let draining = Instant::now();
     output::write_stderr(&format!(
         "switchboard: {signal}: draining; the calls in flight have {} to finish (another \
          signal stops at once)\n",
-        SignedDuration::try_from(deadline)
-            .map_or_else(|_| "a while".to_owned(), |d| format!("{d:#}"))
+        shown(deadline)
     ));
     let drained = tokio::select! {
         drained = server.drain(deadline) => drained.cut_off,
@@ -255,6 +270,12 @@ pub(crate) async fn serve_until_stopped(
             server.in_flight()
         }
     };
+    // A second signal (or a deadline spent) leaves the runs no time: they stop where they are.
+    let left = match drained {
+        0 => deadline.saturating_sub(draining.elapsed()),
+        _ => Duration::ZERO,
+    };
+    hand_over(stopping.engine, left).await?;
     stopping.streams_stop.cancel();
     let grace = if drained == 0 {
         CLOSE_GRACE
@@ -269,14 +290,7 @@ pub(crate) async fn serve_until_stopped(
             "some HTTP connections did not close in time; stopping anyway"
         ),
     }
-    let audit = registry.audit();
-    audit.flush().await;
-    let stats = audit.stats();
-    tracing::info!(
-        written = stats.written,
-        lost = stats.lost,
-        "stopped: the audit log is flushed"
-    );
+    flush_audit(registry).await;
     if drained > 0 {
         tracing::error!(
             cut_off = drained,
@@ -289,6 +303,117 @@ pub(crate) async fn serve_until_stopped(
         return Ok(Exit::Refused);
     }
     Ok(Exit::Success)
+}
+
+/// Serves MCP on stdio until the client closes stdin, or until SIGTERM or Ctrl-C: then no
+/// further message is read, the calls in flight get up to `drain_timeout` to be answered (a
+/// second signal stops at once), the workflow runs are handed over ([`hand_over`]) and the
+/// audit log is flushed.
+///
+/// Exit 0 when every call in flight was answered; exit 1 when the deadline (or a second
+/// signal) cut calls off.
+pub(crate) async fn serve_stdio_until_stopped(
+    server: McpServer,
+    registry: &ToolRegistry,
+    engine: &Engine,
+    drain_timeout: Duration,
+) -> anyhow::Result<Exit> {
+    let stop = CancellationToken::new();
+    let served = switchboard_mcp::serve_stdio_until(server, stop.clone(), drain_timeout);
+    tokio::pin!(served);
+    let mut draining = None;
+    let cut_off = tokio::select! {
+        ended = &mut served => ended.context("serving MCP on stdio failed")?.cut_off,
+        signal = stop_signal() => {
+            let signal = signal?;
+            draining = Some(Instant::now());
+            output::write_stderr(&format!(
+                "switchboard: {signal}: draining; the calls in flight have {} to finish \
+                 (another signal stops at once)\n",
+                shown(drain_timeout)
+            ));
+            stop.cancel();
+            tokio::select! {
+                ended = &mut served => ended.context("serving MCP on stdio failed")?.cut_off,
+                again = stop_signal() => {
+                    let again = again?;
+                    tracing::warn!(signal = again, "a second signal: stopping without waiting");
+                    // Not counted: the ones in flight are dropped with the session.
+                    usize::MAX
+                }
+            }
+        }
+    };
+    let left = match (draining, cut_off) {
+        (Some(draining), 0) => drain_timeout.saturating_sub(draining.elapsed()),
+        (None, 0) => drain_timeout,
+        _ => Duration::ZERO,
+    };
+    hand_over(engine, left).await?;
+    flush_audit(registry).await;
+    match cut_off {
+        0 => Ok(Exit::Success),
+        usize::MAX => {
+            output::write_stderr(
+                "switchboard: stopped on a second signal; the calls still in flight were cut \
+                 off\n",
+            );
+            Ok(Exit::Refused)
+        }
+        cut_off => {
+            output::write_stderr(&format!(
+                "switchboard: {cut_off} requests were still in flight when the drain ended \
+                 (--drain-timeout); they were cut off\n"
+            ));
+            Ok(Exit::Refused)
+        }
+    }
+}
+
+/// Flushes the audit log: every record of every call answered is in the store.
+async fn flush_audit(registry: &ToolRegistry) {
+    let audit = registry.audit();
+    audit.flush().await;
+    let stats = audit.stats();
+    tracing::info!(
+        written = stats.written,
+        lost = stats.lost,
+        "stopped: the audit log is flushed"
+    );
+}
+
+/// `duration` as the flags write it (`30s`, `2m`).
+fn shown(duration: Duration) -> String {
+    SignedDuration::try_from(duration).map_or_else(|_| "a while".to_owned(), |d| format!("{d:#}"))
+}
+
+/// Hands the workflow runs this process drives over to the other nodes sharing its run store
+/// (`Engine::hand_over`), waiting at most `deadline` (a signal meanwhile stops the wait): each
+/// run stops before its next node and its lease is released, so another node's next sweep
+/// continues it. A run whose step outlasts the deadline is left to its lease's expiry, and
+/// said so.
+pub(crate) async fn hand_over(engine: &Engine, deadline: Duration) -> anyhow::Result<()> {
+    let handed = tokio::select! {
+        handed = engine.hand_over(deadline) => handed,
+        again = stop_signal() => {
+            let again = again?;
+            tracing::warn!(signal = again, "a second signal: the workflow runs stop where they are");
+            engine.hand_over(Duration::ZERO).await
+        }
+    };
+    tracing::info!(
+        released = handed.released,
+        cut_off = handed.cut_off,
+        "the workflow runs this node drove are handed over"
+    );
+    if handed.cut_off > 0 {
+        output::write_stderr(&format!(
+            "switchboard: {} workflow runs were still in a step when the drain ended; another \
+             node takes them over once their leases expire (--workflow-lease)\n",
+            handed.cut_off
+        ));
+    }
+    Ok(())
 }
 
 /// Waits for SIGTERM or Ctrl-C (SIGINT) and says which came.
@@ -330,14 +455,10 @@ mod tests {
             ..MountStatus::failed("search", "")
         };
         let failed = MountStatus::failed("tickets", "did not start");
-        assert_eq!(
-            MountsHealth::of(std::slice::from_ref(&up)),
-            MountsHealth::default()
-        );
-        assert_eq!(
-            MountsHealth::of(&[up, restarting, failed]).down,
-            ["search", "tickets"]
-        );
+        assert!(MountsHealth::of(std::slice::from_ref(&up)).down.is_empty());
+        let health = MountsHealth::of(&[up, restarting, failed]);
+        assert_eq!(health.all, ["files", "search", "tickets"]);
+        assert_eq!(health.down, ["search", "tickets"]);
     }
 
     #[test]

@@ -28,12 +28,14 @@
 use std::{
     path::{Path, PathBuf},
     sync::Arc,
+    time::Duration,
 };
 
 use clap::Args;
+use jiff::SignedDuration;
 use switchboard::ToolRegistry;
 use switchboard_workflows::{MemoryRunStore, RunStore, validate};
-use switchboard_workflows_engine::{DefinitionLoader, Engine, EngineOptions};
+use switchboard_workflows_engine::{DefinitionLoader, Engine, EngineOptions, LeaseOptions};
 use switchboard_workflows_postgres::PostgresRunStore;
 use switchboard_workflows_sqlite::{SqliteOptions, SqliteRunStore};
 
@@ -62,6 +64,84 @@ pub(crate) struct WorkflowStoreArgs {
     /// is given. Default: `$XDG_STATE_HOME/switchboard`, else `~/.local/state/switchboard`.
     #[arg(long, value_name = "DIR", env = "SWITCHBOARD_STATE_DIR")]
     pub(crate) state_dir: Option<PathBuf>,
+
+    /// How this process holds the leases of the runs it drives. Boxed: the commands that take
+    /// it are variants of one enum (clippy::large_enum_variant).
+    #[command(flatten)]
+    pub(crate) lease: Box<LeaseArgs>,
+}
+
+/// The workflow lease flags: how long the lease on a run this process drives lasts, and how
+/// often the process looks for runs another one left (docs/deploy.md).
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Workflow leases")]
+pub(crate) struct LeaseArgs {
+    /// How long the lease on a workflow run this process drives lasts unless renewed (it is
+    /// renewed every third of that while the run is driven): how soon after this process dies
+    /// another one may take its runs over. Shorter means a faster takeover and more renewals
+    /// (one store write per driven run per third). At least 100ms. Default: `10s`.
+    #[arg(long, value_name = "DURATION")]
+    pub(crate) workflow_lease: Option<SignedDuration>,
+
+    /// How often this process looks for unfinished runs whose lease expired or was released
+    /// (another process died or drained) and takes them over (`serve`; `workflow resume` while
+    /// another process holds the run). Shorter than --workflow-lease. Default: `3s`.
+    #[arg(long, value_name = "DURATION")]
+    pub(crate) workflow_sweep_every: Option<SignedDuration>,
+}
+
+/// The shortest `--workflow-lease`: renewed every third of it, a shorter lease would be renewed
+/// more often than a store round trip may take.
+const SHORTEST_LEASE: Duration = Duration::from_millis(100);
+
+impl LeaseArgs {
+    /// The engine's lease options: the defaults, with the flags' lease (renewed every third of
+    /// it) and sweep interval. A usage error says what to change when a duration is not
+    /// positive, the lease is shorter than 100 ms, or the sweep is not shorter than the lease.
+    pub(crate) fn options(&self) -> Result<LeaseOptions, UsageError> {
+        let mut options = LeaseOptions::default();
+        if let Some(lease) = self.workflow_lease {
+            let lease = positive(lease, "--workflow-lease", "10s")?;
+            if lease < SHORTEST_LEASE {
+                return Err(UsageError::new(format!(
+                    "--workflow-lease must be at least 100ms (it is renewed every third of it), \
+                     not {:#}",
+                    self.workflow_lease.unwrap_or_default()
+                )));
+            }
+            options = options.with_duration(lease);
+        }
+        if let Some(sweep) = self.workflow_sweep_every {
+            options = options.with_sweep_every(positive(sweep, "--workflow-sweep-every", "3s")?);
+        }
+        if options.sweep_every >= options.duration {
+            return Err(UsageError::new(format!(
+                "--workflow-sweep-every ({}) must be shorter than --workflow-lease ({}): a \
+                 process looks for runs to take over several times a lease",
+                shown(options.sweep_every),
+                shown(options.duration)
+            )));
+        }
+        Ok(options)
+    }
+}
+
+/// `duration` as a positive [`Duration`], or a usage error naming `flag` with an `example`.
+fn positive(duration: SignedDuration, flag: &str, example: &str) -> Result<Duration, UsageError> {
+    Duration::try_from(duration)
+        .ok()
+        .filter(|duration| !duration.is_zero())
+        .ok_or_else(|| {
+            UsageError::new(format!(
+                "{flag} must be a positive duration, such as `{example}`, not `{duration:#}`"
+            ))
+        })
+}
+
+/// `duration` as the flags write it (`3s`, `1m 30s`).
+fn shown(duration: Duration) -> String {
+    SignedDuration::try_from(duration)
+        .map_or_else(|_| format!("{duration:?}"), |d| format!("{d:#}"))
 }
 
 impl WorkflowStoreArgs {
@@ -69,6 +149,14 @@ impl WorkflowStoreArgs {
     /// cannot be created, and says which variables to set when no default can be found.
     pub(crate) fn state_dir(&self) -> Result<PathBuf, UsageError> {
         created(resolve_state_dir(self.state_dir.as_deref())?)
+    }
+
+    /// The run store and the engine's leases, checked.
+    pub(crate) fn choice(&self) -> Result<WorkflowsChoice, UsageError> {
+        Ok(WorkflowsChoice {
+            store: self.store_choice()?,
+            lease: self.lease.options()?,
+        })
     }
 
     /// The run store: the flag's, else `sqlite:STATE_DIR/workflows.db`.
@@ -195,15 +283,39 @@ pub(crate) fn definition_loader(registry: &ToolRegistry) -> DefinitionLoader {
     })
 }
 
-/// An engine over `registry` and `store`, with the loader above. Call inside a tokio runtime.
-/// It does not recover unfinished runs: the caller decides which (`Engine::recover` continues
-/// every organisation's).
-pub(crate) fn engine(registry: &ToolRegistry, store: Arc<dyn RunStore>) -> Engine {
+/// An engine over `registry` and `store`, with the loader above and `lease`. Call inside a
+/// tokio runtime. It does not recover unfinished runs: the caller decides which
+/// (`Engine::recover` continues every organisation's).
+pub(crate) fn engine(
+    registry: &ToolRegistry,
+    store: Arc<dyn RunStore>,
+    lease: LeaseOptions,
+) -> Engine {
     let options = EngineOptions {
         loader: Some(definition_loader(registry)),
+        lease,
         ..EngineOptions::default()
     };
     Engine::new(registry.clone(), store, options)
+}
+
+/// Where the process's engine keeps runs, and how it holds their leases: what a command chose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct WorkflowsChoice {
+    /// The run store.
+    pub(crate) store: StoreChoice,
+    /// The leases (`--workflow-lease`, `--workflow-sweep-every`).
+    pub(crate) lease: LeaseOptions,
+}
+
+impl WorkflowsChoice {
+    /// Runs in memory, with the default leases: the engine of a command that keeps no runs.
+    pub(crate) fn memory() -> Self {
+        Self {
+            store: StoreChoice::Memory,
+            lease: LeaseOptions::default(),
+        }
+    }
 }
 
 /// The one workflow engine of a process, and the store it keeps runs in. It is built before
@@ -220,13 +332,16 @@ pub(crate) struct Workflows {
 }
 
 impl Workflows {
-    /// Opens `choice` and builds the engine over it, on `registry`.
-    pub(crate) fn open(choice: StoreChoice, registry: &ToolRegistry) -> Result<Self, UsageError> {
-        let store = open_store(&choice)?;
+    /// Opens `choice`'s store and builds the engine over it, on `registry`.
+    pub(crate) fn open(
+        choice: WorkflowsChoice,
+        registry: &ToolRegistry,
+    ) -> Result<Self, UsageError> {
+        let store = open_store(&choice.store)?;
         Ok(Self {
-            engine: engine(registry, Arc::clone(&store)),
+            engine: engine(registry, Arc::clone(&store), choice.lease),
             store,
-            choice,
+            choice: choice.store,
         })
     }
 }
@@ -260,6 +375,7 @@ mod tests {
         let args = WorkflowStoreArgs {
             workflows: None,
             state_dir: Some(dir.clone()),
+            lease: Box::default(),
         };
         assert_eq!(
             args.store_choice().expect("resolves"),
@@ -277,6 +393,7 @@ mod tests {
         let flagged = WorkflowStoreArgs {
             workflows: Some(StoreChoice::Memory),
             state_dir: Some(dir.clone()),
+            lease: Box::default(),
         };
         assert_eq!(
             flagged.store_choice().expect("resolves"),
@@ -293,6 +410,7 @@ mod tests {
         let args = WorkflowStoreArgs {
             workflows: None,
             state_dir: Some(file.join("state")),
+            lease: Box::default(),
         };
         let error = args.state_dir().expect_err("under a file");
         assert!(error.to_string().contains("cannot be created"), "{error}");
@@ -309,5 +427,82 @@ mod tests {
             "{error}"
         );
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    fn leases(lease: Option<&str>, sweep: Option<&str>) -> Result<LeaseOptions, UsageError> {
+        LeaseArgs {
+            workflow_lease: lease.map(|text| text.parse().expect("a duration")),
+            workflow_sweep_every: sweep.map(|text| text.parse().expect("a duration")),
+        }
+        .options()
+    }
+
+    #[test]
+    fn the_lease_flags_set_the_engines_leases_and_are_checked() {
+        let defaults = leases(None, None).expect("the defaults");
+        assert_eq!(
+            (
+                defaults.duration,
+                defaults.renew_every,
+                defaults.sweep_every
+            ),
+            (
+                Duration::from_secs(10),
+                Duration::from_secs(3),
+                Duration::from_secs(3)
+            )
+        );
+        let short = leases(Some("3s"), Some("500ms")).expect("valid");
+        assert_eq!(
+            (short.duration, short.renew_every, short.sweep_every),
+            (
+                Duration::from_secs(3),
+                Duration::from_secs(1),
+                Duration::from_millis(500)
+            )
+        );
+        for (lease, sweep, says) in [
+            (
+                Some("0s"),
+                None,
+                "--workflow-lease must be a positive duration",
+            ),
+            (
+                Some("-5s"),
+                None,
+                "--workflow-lease must be a positive duration",
+            ),
+            (
+                Some("50ms"),
+                None,
+                "--workflow-lease must be at least 100ms",
+            ),
+            (
+                None,
+                Some("0s"),
+                "--workflow-sweep-every must be a positive duration",
+            ),
+            (
+                Some("2s"),
+                None,
+                "--workflow-sweep-every (3s) must be shorter than --workflow-lease (2s)",
+            ),
+            (
+                Some("5s"),
+                Some("5s"),
+                "must be shorter than --workflow-lease (5s)",
+            ),
+            (
+                None,
+                Some("1m"),
+                "--workflow-sweep-every (1m) must be shorter than --workflow-lease (10s)",
+            ),
+        ] {
+            let error = leases(lease, sweep).expect_err("refused");
+            assert!(
+                error.to_string().contains(says),
+                "{lease:?} {sweep:?}: {error}"
+            );
+        }
     }
 }

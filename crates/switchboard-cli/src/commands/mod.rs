@@ -30,10 +30,10 @@ use crate::{
     },
     audit_setup::AuditSetup,
     commands::serve::Serving,
-    config_file::{ServeFile, StoreChoice},
+    config_file::ServeFile,
     mounts_setup::MountsSetup,
     params,
-    workflows_setup::Workflows,
+    workflows_setup::{Workflows, WorkflowsChoice},
 };
 
 /// A command whose inputs have been checked, ready to run against the runtime.
@@ -184,17 +184,17 @@ impl Ready {
         }
     }
 
-    /// Where the process's workflow engine keeps runs: the store a `workflow` command or
-    /// `serve` chose, else memory (the runs of an exported workflow called by `call` end with
-    /// the process).
-    pub(crate) fn workflow_store(&self) -> Result<StoreChoice, UsageError> {
+    /// Where the process's workflow engine keeps runs, and how it holds their leases: what a
+    /// `workflow` command or `serve` chose, else memory (the runs of an exported workflow
+    /// called by `call` end with the process).
+    pub(crate) fn workflow_store(&self) -> Result<WorkflowsChoice, UsageError> {
         match self {
-            Ready::Serve(serving, _) => Ok(serving.workflow_store().clone()),
+            Ready::Serve(serving, _) => Ok(serving.workflows_choice()),
             Ready::Workflow(args, _) => match args.action.store_args() {
-                Some(store) => store.store_choice(),
-                None => Ok(StoreChoice::Memory),
+                Some(store) => store.choice(),
+                None => Ok(WorkflowsChoice::memory()),
             },
-            _ => Ok(StoreChoice::Memory),
+            _ => Ok(WorkflowsChoice::memory()),
         }
     }
 

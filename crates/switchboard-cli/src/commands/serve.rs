@@ -4,7 +4,7 @@
 //! flags into its configuration before the runtime boots (so an unreadable token file or
 //! requestState key, or a refused address, is a usage error, exit 2), says where the HTTP
 //! endpoint is (on standard error, as standard output may be the protocol channel) and, on
-//! SIGTERM or Ctrl-C, drains and stops the HTTP server ([`crate::operate`]).
+//! SIGTERM or Ctrl-C, drains and stops the server, stdio or HTTP ([`crate::operate`]).
 //!
 //! The workflow engine runs inside the server: the process's one engine, on `--workflows`' store,
 //! it continues at start the unfinished runs of its store, streams a run's events beside the
@@ -32,7 +32,7 @@ use crate::{
     escape::escape_controls,
     mounts_setup::MountsSetup,
     operate, output, telemetry,
-    workflows_setup::Workflows,
+    workflows_setup::{Workflows, WorkflowsChoice},
 };
 
 /// The variable that may hold the requestState key itself, in hex (`--state-key-file` wins).
@@ -126,6 +126,8 @@ fn announce_stores(stores: &KeptStores, workflows: &StoreChoice) {
 #[derive(Debug, Clone)]
 struct WorkflowsServing {
     store: StoreChoice,
+    /// `--workflow-lease` and `--workflow-sweep-every`, checked.
+    lease: switchboard_workflows_engine::LeaseOptions,
     /// Whether `--workflows` named the store (else it is the state directory's).
     store_chosen: bool,
     stuck_after: SignedDuration,
@@ -134,9 +136,12 @@ struct WorkflowsServing {
 }
 
 impl Serving {
-    /// Where the server keeps workflow runs.
-    pub(crate) fn workflow_store(&self) -> &StoreChoice {
-        &self.workflows.store
+    /// Where the server keeps workflow runs, and how its engine holds their leases.
+    pub(crate) fn workflows_choice(&self) -> WorkflowsChoice {
+        WorkflowsChoice {
+            store: self.workflows.store.clone(),
+            lease: self.workflows.lease.clone(),
+        }
     }
 
     /// Checks the flags and the config file's `[serve]` table, and builds the configuration.
@@ -154,6 +159,7 @@ impl Serving {
         }
         let workflows = WorkflowsServing {
             store: args.workflow_store.store_choice()?,
+            lease: args.workflow_store.lease.options()?,
             store_chosen: args.workflow_store.workflows.is_some(),
             stuck_after: args.stuck_after,
             approvals_persistent: stores.approvals.is_persistent(),
@@ -470,9 +476,13 @@ async fn serve_transport(
             if std::io::stdin().is_terminal() {
                 output::write_stderr(STDIO_WAITING);
             }
-            switchboard_mcp::serve_stdio_with(server)
-                .await
-                .context("serving MCP on stdio failed")?;
+            return operate::serve_stdio_until_stopped(
+                server,
+                registry,
+                engine,
+                operations.drain_timeout,
+            )
+            .await;
         }
         Transport::Http(config, summary) => {
             let mut config = (*config).state_key(state_key);
@@ -524,13 +534,13 @@ async fn serve_transport(
             }
             let stopping = operate::Stopping {
                 drain_timeout: operations.drain_timeout,
+                engine,
                 streams_stop: &streams_stop,
                 mounts: mounts.zip(mounts_health),
             };
             return operate::serve_until_stopped(server, registry, stopping).await;
         }
     }
-    Ok(Exit::Success)
 }
 
 #[cfg(test)]
