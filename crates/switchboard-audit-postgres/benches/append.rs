@@ -2,12 +2,11 @@
 //! SQLite store's (`synchronous = FULL`, its default) in the same run.
 //!
 //! This is what the audit log's writer thread does with each batch, minus the digests
-//! (computed before the store is called) and the queue. Records are distinct, like real calls':
-//! each batch takes the next slice of a pool of prebuilt records (a correlation id per 4
-//! records, growing with time like the UUIDv7s the CLI mints, 50 orgs, 10 tools, 200 users, one
-//! failure in 20); when the pool is used up it starts over with new correlation ids, minted
-//! outside the timed part. Each store writes to its own new database, which grows by hundreds of
-//! thousands of records while measured, so the rates are sustained ones.
+//! (computed before the store is called) and the queue. Records are distinct, like real calls',
+//! the same ones the SQLite store's `writer` bench appends (its `support`, included here by
+//! path), correlation ids growing with time like the UUIDv7s the CLI mints. Each store writes
+//! to its own new database, which grows by hundreds of thousands of records while measured, so
+//! the rates are sustained ones.
 //!
 //! Beside the store, a baseline on the same kind of table: the other way PostgreSQL takes a
 //! batch in, its ids reserved first (`nextval` over the batch) and the rows sent by a binary
@@ -38,11 +37,10 @@ use std::{
 };
 
 use criterion::{Criterion, Throughput};
-use jiff::Timestamp;
-use switchboard_audit::{AuditRecord, AuditStore, Outcome, digest_json};
+use switchboard_audit::{AuditRecord, AuditStore};
 use switchboard_audit_postgres::PostgresAuditStore;
 use switchboard_audit_sqlite::SqliteAuditStore;
-use switchboard_core::{Category, CorrelationId, ErrorKind, Initiator};
+use switchboard_core::Category;
 use switchboard_postgres::{
     Client, Database, QueryError,
     tokio_postgres::{binary_copy::BinaryCopyInWriter, types::Type},
@@ -50,61 +48,16 @@ use switchboard_postgres::{
 use switchboard_test_postgres::{TestDatabase, URL_VARIABLE};
 use tempfile::TempDir;
 
-const BATCH: usize = 1_024;
-const POOL: usize = 64 * BATCH;
+/// The records appended, shared with the SQLite store's `writer` bench.
+#[path = "../../switchboard-audit-sqlite/benches/support/mod.rs"]
+mod support;
+
+use support::{BATCH, Records, median};
+
 const ROUNDS: usize = 9;
 const TIME_PER_ROUND: Duration = Duration::from_millis(500);
 /// The goal, in records per second, for the PostgreSQL store.
 const TARGET: f64 = 50_000.0;
-
-/// A scrambled but deterministic number, for values that scatter.
-fn scatter(n: u64) -> u64 {
-    let mut x = n.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
-/// The correlation id of the `n`th record ever made: four records share one, growing with `n`.
-fn correlation_id(n: u64) -> CorrelationId {
-    let id = n / 4;
-    format!("bench-{id:016x}{:016x}", scatter(id)).into()
-}
-
-fn pool() -> Vec<AuditRecord> {
-    let input_hash = digest_json(&serde_json::json!({ "from": "2026-11-23", "to": "2026-11-29" }))
-        .expect("JSON has a digest");
-    let output_hash = digest_json(&serde_json::json!({ "shifts": [] })).expect("JSON has a digest");
-    let now = Timestamp::now();
-    (0..POOL as u64)
-        .map(|n| {
-            let failed = n.is_multiple_of(20);
-            AuditRecord {
-                node: None,
-                id: 0,
-                timestamp: now,
-                tool: format!("roster_tool_{}", n % 10).into(),
-                domain: Some("roster".into()),
-                category: Some(Category::Read),
-                org_id: Some(format!("org-{}", scatter(n) % 50).into()),
-                user_id: Some(format!("user-{}", scatter(n + 1) % 200).into()),
-                session_id: Some(format!("session-{:x}", scatter(n / 16)).into()),
-                correlation_id: Some(correlation_id(n)),
-                initiator: Initiator::Human,
-                input_hash: Some(input_hash),
-                output_hash: (!failed).then_some(output_hash),
-                digest_error: None,
-                duration_us: 40 + n % 100,
-                outcome: if failed {
-                    Outcome::Error(ErrorKind::PermissionDenied)
-                } else {
-                    Outcome::Ok
-                },
-                action: None,
-            }
-        })
-        .collect()
-}
 
 /// Reserves `$1` ids from the identity's sequence, for the `COPY` baseline.
 const RESERVE_IDS: &str = "SELECT nextval(pg_get_serial_sequence('audit_records', 'id')) \
@@ -209,9 +162,7 @@ impl Sink {
 struct Case {
     name: &'static str,
     sink: Sink,
-    pool: Vec<AuditRecord>,
-    next: usize,
-    passes: u64,
+    records: Records,
     rates: Vec<f64>,
 }
 
@@ -220,35 +171,18 @@ impl Case {
         Self {
             name,
             sink,
-            pool: pool(),
-            next: 0,
-            passes: 0,
+            records: Records::new(true),
             rates: Vec::new(),
         }
     }
 
-    /// Gives every record of the pool a new correlation id once it is used up.
-    fn make_room(&mut self) {
-        if self.next + BATCH <= self.pool.len() {
-            return;
-        }
-        self.passes += 1;
-        let first = self.passes * POOL as u64;
-        for (n, record) in (first..).zip(&mut self.pool) {
-            record.correlation_id = Some(correlation_id(n));
-        }
-        self.next = 0;
-    }
-
     /// Appends the next batch and returns how long the store took.
     fn append_one(&mut self) -> Duration {
-        self.make_room();
-        let batch = &mut self.pool[self.next..self.next + BATCH];
+        let batch = self.records.next_batch();
         let started = Instant::now();
         self.sink.append(batch);
         let took = started.elapsed();
         black_box(batch.last().map(|record| record.id));
-        self.next += BATCH;
         took
     }
 
@@ -264,8 +198,7 @@ impl Case {
     }
 
     fn median(&mut self) -> f64 {
-        self.rates.sort_by(f64::total_cmp);
-        self.rates[self.rates.len() / 2]
+        median(&mut self.rates)
     }
 }
 

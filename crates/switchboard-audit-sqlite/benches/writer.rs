@@ -4,12 +4,10 @@
 //! itself costs for this table and its indexes), and the in-memory store.
 //!
 //! This is what the audit log's writer thread does with each batch, minus the digests
-//! (computed before the store is called) and the queue. Records are distinct, like real calls':
-//! each batch takes the next slice of a pool of prebuilt records (a correlation id per 4
-//! records, 50 orgs, 10 tools, 200 users, one failure in 20). Correlation ids grow with time,
+//! (computed before the store is called) and the queue. Records are distinct, like real calls'
+//! (`support`, shared with the PostgreSQL store's benchmark): correlation ids grow with time,
 //! like the UUIDv7s the CLI and the MCP server mint; a second SQLite case uses random ones, like
-//! trace ids a caller passes in, which land all over the correlation index. When the pool is
-//! used up it starts over with new correlation ids, minted outside the timed part. Each case
+//! trace ids a caller passes in, which land all over the correlation index. Each case
 //! writes to its own file, which grows by hundreds of thousands of records while measured, so
 //! the rates are sustained ones. The cases take turns, round by round, so that machine noise
 //! hits them alike; the summary is the median of the rounds.
@@ -29,15 +27,16 @@ use std::{
     time::{Duration, Instant},
 };
 
-use jiff::Timestamp;
 use rusqlite::{Connection, TransactionBehavior};
-use switchboard_audit::{AuditRecord, AuditStore, MemoryAuditStore, Outcome, digest_json};
+use switchboard_audit::{AuditRecord, AuditStore, MemoryAuditStore};
 use switchboard_audit_sqlite::SqliteAuditStore;
-use switchboard_core::{Category, CorrelationId, ErrorKind, Initiator};
+use switchboard_core::Category;
 use tempfile::TempDir;
 
-const BATCH: usize = 1_024;
-const POOL: usize = 64 * BATCH;
+mod support;
+
+use support::{BATCH, Records, median};
+
 const ROUNDS: usize = 7;
 const TIME_PER_ROUND: Duration = Duration::from_millis(500);
 /// The guard, in records per second, for the store under `synchronous = FULL`.
@@ -48,60 +47,6 @@ const RAW_INSERT: &str = "INSERT INTO audit_records (timestamp_ns, tool, domain,
      org_id, user_id, session_id, correlation_id, initiator, input_hash, output_hash, \
      digest_error, duration_us, outcome, action_id, action_event) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
-
-/// A scrambled but deterministic number, for values that scatter.
-fn scatter(n: u64) -> u64 {
-    let mut x = n.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
-/// The correlation id of the `n`th record ever made (four records share one): time-ordered
-/// ids grow with `n`, random ones scatter.
-fn correlation_id(n: u64, ordered: bool) -> CorrelationId {
-    let id = n / 4;
-    if ordered {
-        format!("bench-{id:016x}{:016x}", scatter(id)).into()
-    } else {
-        format!("bench-{:016x}{id:016x}", scatter(id)).into()
-    }
-}
-
-fn pool(ordered: bool) -> Vec<AuditRecord> {
-    let input_hash = digest_json(&serde_json::json!({ "from": "2026-11-23", "to": "2026-11-29" }))
-        .expect("JSON has a digest");
-    let output_hash = digest_json(&serde_json::json!({ "shifts": [] })).expect("JSON has a digest");
-    let now = Timestamp::now();
-    (0..POOL as u64)
-        .map(|n| {
-            let failed = n.is_multiple_of(20);
-            AuditRecord {
-                node: None,
-                id: 0,
-                timestamp: now,
-                tool: format!("roster_tool_{}", n % 10).into(),
-                domain: Some("roster".into()),
-                category: Some(Category::Read),
-                org_id: Some(format!("org-{}", scatter(n) % 50).into()),
-                user_id: Some(format!("user-{}", scatter(n + 1) % 200).into()),
-                session_id: Some(format!("session-{:x}", scatter(n / 16)).into()),
-                correlation_id: Some(correlation_id(n, ordered)),
-                initiator: Initiator::Human,
-                input_hash: Some(input_hash),
-                output_hash: (!failed).then_some(output_hash),
-                digest_error: None,
-                duration_us: 40 + n % 100,
-                outcome: if failed {
-                    Outcome::Error(ErrorKind::PermissionDenied)
-                } else {
-                    Outcome::Ok
-                },
-                action: None,
-            }
-        })
-        .collect()
-}
 
 /// What a case appends to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,10 +107,7 @@ struct Case {
     name: &'static str,
     sink: Sink,
     _dir: Option<TempDir>,
-    pool: Vec<AuditRecord>,
-    ordered: bool,
-    next: usize,
-    passes: u64,
+    records: Records,
     rates: Vec<f64>,
     cpu_rates: Vec<f64>,
 }
@@ -199,26 +141,10 @@ impl Case {
             name,
             sink,
             _dir: dir,
-            pool: pool(ordered),
-            ordered,
-            next: 0,
-            passes: 0,
+            records: Records::new(ordered),
             rates: Vec::new(),
             cpu_rates: Vec::new(),
         }
-    }
-
-    /// Gives every record of the pool a new correlation id once it is used up.
-    fn make_room(&mut self) {
-        if self.next + BATCH <= self.pool.len() {
-            return;
-        }
-        self.passes += 1;
-        let first = self.passes * POOL as u64;
-        for (n, record) in (first..).zip(&mut self.pool) {
-            record.correlation_id = Some(correlation_id(n, self.ordered));
-        }
-        self.next = 0;
     }
 
     /// Appends batches for about `time` and records the rate.
@@ -227,8 +153,7 @@ impl Case {
         let mut cpu = Some(Duration::ZERO);
         let mut records = 0_u64;
         while timed < time {
-            self.make_room();
-            let batch = &mut self.pool[self.next..self.next + BATCH];
+            let batch = self.records.next_batch();
             let cpu_started = thread_cpu_time();
             let started = Instant::now();
             self.sink.append(batch);
@@ -237,7 +162,6 @@ impl Case {
                 (Some(cpu), Some(before), Some(after)) => Some(cpu + after.saturating_sub(before)),
                 _ => None,
             };
-            self.next += BATCH;
             records += BATCH as u64;
         }
         self.rates.push(records as f64 / timed.as_secs_f64());
@@ -253,11 +177,6 @@ impl Case {
             measured.then(|| median(&mut self.cpu_rates))
         })
     }
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
 }
 
 /// How long this thread has run on a CPU, where Linux tells (`None` elsewhere).
