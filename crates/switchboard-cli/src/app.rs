@@ -152,6 +152,7 @@ fn try_run(mut cli: Cli) -> anyhow::Result<Exit> {
         audit.config = audit.config.clone().node(node.as_str());
     }
     let mounts = MountsSetup::resolve(&cli.command.mount_args())?;
+    let may_run_tools = cli.command.may_run_tools();
     // Params are read before the runtime boots: a typo should cost nothing.
     let command = match Ready::prepare(cli.command, &audit, &approvals, kept, &file.serve)? {
         Prepared::Runtime(command) => command,
@@ -165,7 +166,7 @@ fn try_run(mut cli: Cli) -> anyhow::Result<Exit> {
     // A store that cannot be opened stops here, naming the file: never a silent fallback.
     let workflow_store = command.workflow_store()?;
     let store = audit.open()?;
-    let approval_stores = approvals.open()?;
+    let approval_stores = approvals.open(may_run_tools)?;
     let builder = ToolRegistry::builder()
         .permissions(permissions)
         .audit_store(store)

@@ -157,9 +157,10 @@ impl ApprovalsSetup {
         })
     }
 
-    /// Opens the chosen stores. A file that is not a usable approvals database is a usage
+    /// Opens the chosen stores, and the sample roster kept with them when `with_roster` (a
+    /// command that runs tools). A file that is not a usable approvals database is a usage
     /// error naming it; there is no fallback.
-    pub(crate) fn open(&self) -> Result<ApprovalsStores, UsageError> {
+    pub(crate) fn open(&self, with_roster: bool) -> Result<ApprovalsStores, UsageError> {
         let retention: Duration = self.config.idempotency_retention;
         match &self.store {
             StoreChoice::Memory => Ok(ApprovalsStores {
@@ -175,22 +176,26 @@ impl ApprovalsSetup {
                         path.display()
                     ))
                 })?;
-                let roster = crate::roster_setup::beside_sqlite(path, self.synchronous)?;
+                let roster = with_roster
+                    .then(|| crate::roster_setup::beside_sqlite(path, self.synchronous))
+                    .transpose()?;
                 Ok(ApprovalsStores {
                     proposals: Arc::new(database.proposal_store()),
                     idempotency: Arc::new(database.idempotency_store(retention)),
-                    roster: Some(roster),
+                    roster,
                 })
             }
             StoreChoice::Postgres(url) => {
                 let database = PostgresApprovals::open_with(&url.options())
                     .map_err(|error| crate::postgres_setup::cannot_open("approvals", &error))?;
                 let idempotency = Arc::new(database.idempotency_store(retention));
-                let roster = crate::roster_setup::on_postgres(url, Arc::clone(&idempotency))?;
+                let roster = with_roster
+                    .then(|| crate::roster_setup::on_postgres(url, Arc::clone(&idempotency)))
+                    .transpose()?;
                 Ok(ApprovalsStores {
                     proposals: Arc::new(database.proposal_store()),
                     idempotency,
-                    roster: Some(roster),
+                    roster,
                 })
             }
         }
@@ -312,7 +317,7 @@ mod tests {
             &ApprovalsFile::default(),
         )
         .expect("resolves");
-        let Err(error) = setup.open() else {
+        let Err(error) = setup.open(true) else {
             panic!("a garbage file must not open");
         };
         let message = error.to_string();

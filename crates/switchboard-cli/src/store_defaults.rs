@@ -100,6 +100,13 @@ impl Command {
             Command::Proposals(_) | Command::Approve(_) | Command::Reject(_)
         )
     }
+
+    /// Whether this command may run a roster tool, and so needs the roster kept with the
+    /// approvals store (see [`crate::roster_setup`]): every command but `proposals` and
+    /// `reject`, which only read and decide proposals, and so create no roster file.
+    pub(crate) fn may_run_tools(&self) -> bool {
+        !matches!(self, Command::Proposals(_) | Command::Reject(_))
+    }
 }
 
 #[cfg(test)]

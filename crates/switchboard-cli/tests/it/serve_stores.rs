@@ -263,6 +263,20 @@ async fn serve_says_at_start_where_each_store_is_kept() {
 /// Mark, an acme manager: a human who may decide a shift assignment.
 const MARK: [&str; 6] = ["--org", "acme", "--user", "mark", "--role", "manager"];
 
+/// sam of acme, as an agent whose changes become proposals.
+const SAM_AGENT: [&str; 10] = [
+    "--org",
+    "acme",
+    "--user",
+    "sam",
+    "--role",
+    "staff",
+    "--initiator",
+    "agent",
+    "--agent-mutations",
+    "propose",
+];
+
 /// `switchboard COMMAND… --state-dir DIR IDENTITY`, run to its end.
 async fn run_in(dir: &StateDir, command: &[&str], identity: &[&str]) -> std::process::Output {
     let mut args = command.to_vec();
@@ -362,23 +376,11 @@ async fn a_proposal_an_agent_made_through_serve_is_listed_and_approved_with_iden
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agents_one_shot_call_keeps_its_proposal_where_approve_finds_it() {
     let dir = StateDir::new();
-    let sam_agent = [
-        "--org",
-        "acme",
-        "--user",
-        "sam",
-        "--role",
-        "staff",
-        "--initiator",
-        "agent",
-        "--agent-mutations",
-        "propose",
-    ];
     let shift = r#"{"shift_id": "acme-2026-11-24-pm", "user_id": "sam"}"#;
     let proposed = run_in(
         &dir,
         &["call", "roster_assign_shift", shift, "--json"],
-        &sam_agent,
+        &SAM_AGENT,
     )
     .await;
     assert_eq!(proposed.status.code(), Some(1), "{proposed:?}");
@@ -457,5 +459,39 @@ async fn on_a_state_directory_nothing_was_kept_in_the_commands_say_so_and_create
     assert!(
         !dir.0.exists(),
         "no command created the state directory or a store in it"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listing_and_rejecting_proposals_create_no_roster_file() {
+    let dir = StateDir::new();
+    let shift = r#"{"shift_id": "acme-2026-11-24-pm", "user_id": "sam"}"#;
+    let proposed = run_in(
+        &dir,
+        &["call", "roster_assign_shift", shift, "--json"],
+        &SAM_AGENT,
+    )
+    .await;
+    let proposed = json_of(&proposed);
+    let proposal = proposed["error"]["proposal_id"]
+        .as_str()
+        .expect("the proposal's id");
+    // The agent's call may run tools, so it kept the roster beside the proposals.
+    let roster = dir.0.join("roster.db");
+    assert!(roster.exists(), "{}", roster.display());
+    std::fs::remove_file(&roster).expect("the roster file goes");
+
+    let listed = json_of(&run_in(&dir, &["proposals", "--json"], &MARK).await);
+    assert_eq!(listed["proposals"][0]["id"], json!(proposal), "{listed:#}");
+    let rejected = run_in(
+        &dir,
+        &["reject", proposal, "--feedback", "no", "--json"],
+        &MARK,
+    )
+    .await;
+    assert_eq!(rejected.status.code(), Some(0), "{rejected:?}");
+    assert!(
+        !roster.exists(),
+        "`proposals` and `reject` run no tool, so they open no roster"
     );
 }
