@@ -121,7 +121,11 @@ async fn an_agents_proposal_kept_in_postgres_is_approved_by_another_process_and_
     )
     .await;
     assert_eq!(code, Some(0), "{stdout}{stderr}");
-    assert_eq!(json(&stdout)["result"]["assignee"], json!("sam"), "{stdout}");
+    assert_eq!(
+        json(&stdout)["result"]["assignee"],
+        json!("sam"),
+        "{stdout}"
+    );
 
     let (code, stdout, stderr) = run(&["audit", "--json", "--audit", url], &[]).await;
     assert_eq!(code, Some(0), "{stderr}");
