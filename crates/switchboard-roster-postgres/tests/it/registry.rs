@@ -9,8 +9,8 @@ use switchboard_approvals_postgres::ApprovalsDatabase;
 use switchboard_audit::{ActionEvent, AuditQuery};
 use switchboard_core::{CallContext, Initiator, InvokeError};
 use switchboard_domain_roster::{Roster, RosterBook, RosterState, RosterStore};
-use switchboard_roster_postgres::PostgresRosterStore;
 use switchboard_registry::ToolRegistry;
+use switchboard_roster_postgres::PostgresRosterStore;
 
 use crate::common::fresh_database;
 
