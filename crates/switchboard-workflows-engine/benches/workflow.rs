@@ -32,7 +32,6 @@ use std::{
     time::{Duration, Instant},
 };
 
-use criterion::Criterion;
 use serde_json::json;
 use switchboard_workflows::{MemoryRunStore, RunStore};
 use switchboard_workflows_engine::Engine;
@@ -44,7 +43,7 @@ use switchboard_domains as _;
 
 mod support;
 
-use support::{STEPS, TOOL, Workload, median, print_figure, round_order};
+use support::{Harness, STEPS, TOOL, Workload, median, print_figure, round_order};
 
 /// Everything the variants need, built once.
 struct Fixture {
@@ -257,34 +256,21 @@ fn summary(runtime: &Runtime, fixture: &Fixture, quick: bool) {
 }
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    let fixture = runtime.block_on(Fixture::new());
-    // Criterion's own `--quick` shortens its runs; the summary takes it too.
-    let quick = std::env::args().any(|argument| argument == "--quick");
-    // Under a profiler (`--profile-time N`), criterion runs the chosen function alone: the
-    // summary would only blur the profile.
-    let profiling = std::env::args().any(|argument| argument == "--profile-time");
-
-    let mut criterion = Criterion::default()
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2))
-        .configure_from_args();
-    criterion.bench_function("workflow of 10 reads, memory store", |b| {
-        b.iter(|| runtime.block_on(fixture.workload.run_workflow(&fixture.memory)))
-    });
-    criterion.bench_function("10 invokes in a loop", |b| {
-        b.iter(|| runtime.block_on(fixture.invoke_steps()))
-    });
-    criterion.bench_function("workflow of 10 reads, SQLite store", |b| {
-        b.iter(|| runtime.block_on(fixture.workload.run_workflow(&fixture.sqlite)))
-    });
-    criterion.final_summary();
-
-    if !profiling {
-        summary(&runtime, &fixture, quick);
-    }
-    runtime.block_on(fixture.workload.registry.shutdown());
+    let harness = Harness::new();
+    let fixture = harness.runtime.block_on(Fixture::new());
+    harness.run(
+        &fixture.workload,
+        |criterion, runtime| {
+            criterion.bench_function("workflow of 10 reads, memory store", |b| {
+                b.iter(|| runtime.block_on(fixture.workload.run_workflow(&fixture.memory)))
+            });
+            criterion.bench_function("10 invokes in a loop", |b| {
+                b.iter(|| runtime.block_on(fixture.invoke_steps()))
+            });
+            criterion.bench_function("workflow of 10 reads, SQLite store", |b| {
+                b.iter(|| runtime.block_on(fixture.workload.run_workflow(&fixture.sqlite)))
+            });
+        },
+        |runtime, quick| summary(runtime, &fixture, quick),
+    );
 }

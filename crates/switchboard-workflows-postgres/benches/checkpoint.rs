@@ -28,7 +28,6 @@ use std::{
     time::{Duration, Instant},
 };
 
-use criterion::Criterion;
 use switchboard_test_postgres::{TestDatabase, URL_VARIABLE, test_database};
 use switchboard_workflows::RunStore;
 use switchboard_workflows_engine::Engine;
@@ -43,7 +42,7 @@ use switchboard_domains as _;
 #[path = "../../switchboard-workflows-engine/benches/support/mod.rs"]
 mod support;
 
-use support::{STEPS, TOOL, Workload, median, print_figure, round_order};
+use support::{Harness, STEPS, TOOL, Workload, median, print_figure, round_order};
 
 /// Everything the variants need, built once.
 struct Fixture {
@@ -205,28 +204,18 @@ fn summary(runtime: &Runtime, fixture: &Fixture, quick: bool) {
 }
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    let fixture = runtime.block_on(Fixture::new());
-    let quick = std::env::args().any(|argument| argument == "--quick");
-    let profiling = std::env::args().any(|argument| argument == "--profile-time");
-
-    let mut criterion = Criterion::default()
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2))
-        .configure_from_args();
-    criterion.bench_function("workflow of 10 reads, SQLite store", |b| {
-        b.iter(|| runtime.block_on(fixture.workload.run_workflow(&fixture.sqlite)))
-    });
-    criterion.bench_function("workflow of 10 reads, PostgreSQL store", |b| {
-        b.iter(|| runtime.block_on(fixture.workload.run_workflow(&fixture.postgres)))
-    });
-    criterion.final_summary();
-
-    if !profiling {
-        summary(&runtime, &fixture, quick);
-    }
-    runtime.block_on(fixture.workload.registry.shutdown());
+    let harness = Harness::new();
+    let fixture = harness.runtime.block_on(Fixture::new());
+    harness.run(
+        &fixture.workload,
+        |criterion, runtime| {
+            criterion.bench_function("workflow of 10 reads, SQLite store", |b| {
+                b.iter(|| runtime.block_on(fixture.workload.run_workflow(&fixture.sqlite)))
+            });
+            criterion.bench_function("workflow of 10 reads, PostgreSQL store", |b| {
+                b.iter(|| runtime.block_on(fixture.workload.run_workflow(&fixture.postgres)))
+            });
+        },
+        |runtime, quick| summary(runtime, &fixture, quick),
+    );
 }

@@ -6,8 +6,9 @@
 //! and `switchboard-workflows-postgres`'s `checkpoint` (PostgreSQL beside SQLite), which
 //! includes this file by its path, so that both time exactly the same step.
 
-use std::{hint::black_box, sync::Arc};
+use std::{hint::black_box, sync::Arc, time::Duration};
 
+use criterion::Criterion;
 use jiff::Timestamp;
 use serde_json::{Value, json};
 use switchboard_core::{CallContext, Initiator};
@@ -17,11 +18,62 @@ use switchboard_workflows::{
     RunRecord, RunState, RunStore, StepKey, StepRecord, WorkflowBuilder, WorkflowEvent,
 };
 use switchboard_workflows_engine::{Engine, EngineOptions};
+use tokio::runtime::Runtime;
 
 /// The tool every step calls.
 pub(crate) const TOOL: &str = "core_get_current_user";
 /// The workflow's steps.
 pub(crate) const STEPS: u32 = 10;
+
+/// What a benchmark's `main` starts with: one thread, criterion, and how it was asked to run.
+pub(crate) struct Harness {
+    /// A current-thread runtime: the engine, the tools and the store share one thread.
+    pub(crate) runtime: Runtime,
+    /// Criterion, half a second of warm-up and two seconds measured per function, then the
+    /// command line's options.
+    criterion: Criterion,
+    /// `--quick`: criterion's own option, which shortens its runs; the summary takes it too.
+    quick: bool,
+    /// `--profile-time N`: criterion runs the chosen function alone, for a profiler, and the
+    /// summary would only blur the profile.
+    profiling: bool,
+}
+
+impl Harness {
+    /// The runtime, criterion and the options of this run.
+    pub(crate) fn new() -> Self {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a tokio runtime");
+        let criterion = Criterion::default()
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(2))
+            .configure_from_args();
+        Self {
+            runtime,
+            criterion,
+            quick: std::env::args().any(|argument| argument == "--quick"),
+            profiling: std::env::args().any(|argument| argument == "--profile-time"),
+        }
+    }
+
+    /// Runs `functions` under criterion, then `summary` (told whether the run is `--quick`)
+    /// unless criterion is profiling, then stops `workload`'s registry.
+    pub(crate) fn run(
+        mut self,
+        workload: &Workload,
+        functions: impl FnOnce(&mut Criterion, &Runtime),
+        summary: impl FnOnce(&Runtime, bool),
+    ) {
+        functions(&mut self.criterion, &self.runtime);
+        self.criterion.final_summary();
+        if !self.profiling {
+            summary(&self.runtime, self.quick);
+        }
+        self.runtime.block_on(workload.registry.shutdown());
+    }
+}
 
 /// The registry, the caller and the workflow every variant runs, built once.
 pub(crate) struct Workload {
