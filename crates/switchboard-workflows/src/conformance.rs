@@ -26,8 +26,9 @@
 //! the generated tests turn a failure into a panic naming the check.
 //!
 //! For the tests around a store, [`WrappedStore`] makes a store out of another one that
-//! overrides only the operations a test watches or breaks, and [`Guarded`] keeps a store's
-//! temporary directory or database alive as long as the store.
+//! overrides only the operations a test watches or breaks, [`Guarded`] keeps a store's
+//! temporary directory or database alive as long as the store, and [`fixtures`] has the
+//! records its other tests write.
 //!
 //! Timestamps are compared to the nanosecond: a store that rounds them fails the round-trip
 //! checks. The suite's instants lie between 1970 and 2262, the range an integer count of
@@ -60,6 +61,7 @@ macro_rules! ensure {
 
 mod checkpoint_checks;
 mod concurrency_checks;
+pub mod fixtures;
 mod lease_checks;
 mod run_checks;
 mod wrapper;

@@ -6,45 +6,13 @@
 
 use std::sync::Arc;
 
-use serde_json::json;
 use switchboard_workflows::{
-    Checkpoint, NodeEvent, NodePath, NodeState, RunStore, StepKey, StepRecord, WorkflowEvent,
-    conformance,
+    RunStore,
+    conformance::{self, fixtures::step_completed},
 };
 use switchboard_workflows_postgres::{PostgresOptions, PostgresRunStore};
 
-use crate::common::{at, fresh_database, resumed, run};
-
-fn completed(run: switchboard_workflows::RunId, path: &str, iteration: u32) -> Checkpoint {
-    let step = StepRecord {
-        key: StepKey {
-            run,
-            path: NodePath::new(path),
-            iteration,
-        },
-        state: NodeState::Completed,
-        params: Some(json!({ "shift": iteration })),
-        output: Some(json!(null)),
-        error: None,
-        completed_seq: Some(u64::from(iteration) + 1),
-        started_at: at(i64::from(iteration)),
-        updated_at: at(i64::from(iteration) + 1),
-    };
-    Checkpoint {
-        run,
-        at: at(i64::from(iteration)),
-        run_change: None,
-        event: WorkflowEvent::Node {
-            path: step.key.path.clone(),
-            iteration,
-            event: NodeEvent::Complete,
-            state: NodeState::Completed,
-            retry_at: None,
-        },
-        step: Some(step),
-        fence: None,
-    }
-}
+use crate::common::{fresh_database, resumed, run};
 
 #[test]
 fn each_node_sees_the_others_writes_at_once() {
@@ -68,7 +36,7 @@ fn each_node_sees_the_others_writes_at_once() {
         [started.id]
     );
     let first = node_b
-        .checkpoint(&completed(started.id, "assign", 0))
+        .checkpoint(&step_completed(started.id, "assign", 0))
         .expect("written on b");
     let second = node_a
         .checkpoint(&resumed(started.id, 5))

@@ -7,76 +7,18 @@
 
 use std::{path::Path, sync::Arc};
 
-use jiff::Timestamp;
 use serde_json::json;
-use switchboard_core::{CallContext, Initiator};
 use switchboard_workflows::{
-    Checkpoint, NodeEvent, NodePath, NodeState, RunChange, RunEvent, RunId, RunRecord, RunState,
-    RunStore, RunStoreError, StepKey, StepRecord, WorkflowEvent, conformance,
+    Checkpoint, RunChange, RunEvent, RunId, RunState, RunStore, RunStoreError, WorkflowEvent,
+    conformance::{
+        self,
+        fixtures::{instant, running_run, step_completed},
+    },
 };
 use switchboard_workflows_sqlite::{SqliteOptions, SqliteRunStore, Synchronous};
 
-fn at(second: i64) -> Timestamp {
-    Timestamp::constant(1_795_000_000 + second, 987_654_321)
-}
-
 fn open(path: &Path) -> SqliteRunStore {
     SqliteRunStore::open(path).expect("the workflows database opens")
-}
-
-fn run(org: &str) -> RunRecord {
-    RunRecord {
-        id: RunId::new(),
-        org_id: org.into(),
-        workflow: "assign_week".to_owned(),
-        definition: std::sync::Arc::new(
-            json!({ "name": "assign_week", "nodes": [{ "id": "assign" }] }),
-        ),
-        input: json!({ "week": "2026-W48", "users": ["sam", "ünï"] }),
-        caller: CallContext::builder()
-            .org(org)
-            .user("sam")
-            .session("session-1")
-            .correlation("correlation-1")
-            .roles(["planner"])
-            .initiator(Initiator::Agent)
-            .agent_type("planner")
-            .build(),
-        parent: None,
-        state: RunState::Running,
-        output: None,
-        wake_at: Some(at(60)),
-        steps_taken: 0,
-        created_at: at(0),
-        updated_at: at(0),
-    }
-}
-
-fn step(run: RunId, path: &str, iteration: u32, state: NodeState) -> StepRecord {
-    StepRecord {
-        key: StepKey {
-            run,
-            path: NodePath::new(path),
-            iteration,
-        },
-        state,
-        params: Some(json!({ "shift": iteration })),
-        output: Some(json!(null)),
-        error: None,
-        completed_seq: Some(u64::from(iteration) + 1),
-        started_at: at(i64::from(iteration)),
-        updated_at: at(i64::from(iteration) + 1),
-    }
-}
-
-fn node_event(step: &StepRecord) -> WorkflowEvent {
-    WorkflowEvent::Node {
-        path: step.key.path.clone(),
-        iteration: step.key.iteration,
-        event: NodeEvent::Complete,
-        state: step.state.clone(),
-        retry_at: None,
-    }
 }
 
 #[test]
@@ -87,32 +29,19 @@ fn runs_steps_and_events_survive_reopening_the_file() {
         let store =
             SqliteRunStore::open_with(&path, SqliteOptions::default().synchronous(synchronous))
                 .expect("opens");
-        let unfinished = run("acme");
-        let finished = run("globex");
+        let unfinished = running_run("acme");
+        let finished = running_run("globex");
         store.create_run(&unfinished).expect("created");
         store.create_run(&finished).expect("created");
         for iteration in 0..5 {
-            let step = step(
-                unfinished.id,
-                "fan_out/assign",
-                iteration,
-                NodeState::Completed,
-            );
             store
-                .checkpoint(&Checkpoint {
-                    run: unfinished.id,
-                    at: at(10 + i64::from(iteration)),
-                    run_change: None,
-                    event: node_event(&step),
-                    step: Some(step),
-                    fence: None,
-                })
+                .checkpoint(&step_completed(unfinished.id, "fan_out/assign", iteration))
                 .expect("written");
         }
         store
             .checkpoint(&Checkpoint {
                 run: finished.id,
-                at: at(30),
+                at: instant(30),
                 run_change: Some(RunChange {
                     from: RunState::Running,
                     to: RunState::Completed,
@@ -162,7 +91,7 @@ fn runs_steps_and_events_survive_reopening_the_file() {
         let next = reopened
             .checkpoint(&Checkpoint {
                 run: unfinished.id,
-                at: at(40),
+                at: instant(40),
                 run_change: None,
                 step: None,
                 event: WorkflowEvent::Run {
@@ -197,7 +126,7 @@ fn a_locked_database_fails_closed_naming_the_file() {
         SqliteOptions::default().busy_timeout(std::time::Duration::from_millis(50)),
     )
     .expect("opens");
-    let locked = run("acme");
+    let locked = running_run("acme");
     store.create_run(&locked).expect("created");
     // Another process holds the write lock for longer than the busy timeout.
     let other = rusqlite::Connection::open(&path).expect("opens with plain SQLite");
@@ -206,7 +135,7 @@ fn a_locked_database_fails_closed_naming_the_file() {
         .expect("takes the write lock");
     let refused = store.checkpoint(&Checkpoint {
         run: locked.id,
-        at: at(5),
+        at: instant(5),
         run_change: Some(RunChange {
             from: RunState::Running,
             to: RunState::Completed,
