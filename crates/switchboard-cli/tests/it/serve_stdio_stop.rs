@@ -197,4 +197,15 @@ async fn a_call_that_outlasts_the_drain_timeout_is_cut_off_and_the_exit_code_is_
         stderr.contains("1 requests were still in flight when the drain ended (--drain-timeout)"),
         "{stderr}"
     );
+    let records = audit_records(&format!("sqlite:{}/audit.db", dir.path())).await;
+    let outcomes: Vec<&Value> = records
+        .iter()
+        .filter(|record| record["tool"] == json!("lab_slow"))
+        .map(|record| &record["outcome"])
+        .collect();
+    assert_eq!(
+        outcomes,
+        [&json!("cancelled")],
+        "the cut-off call is audited as cancelled: {records:#?}"
+    );
 }

@@ -41,9 +41,11 @@
 //!
 //! A transport given a [`Drain`] (by [`super::serve_io_until`]) stops reading once the drain's
 //! token is cancelled: from then on `receive` ends the session (returns `None`) as soon as no
-//! request is in flight, or at the drain's deadline, counting the requests still in flight
-//! then as cut off. Until then the answers of the requests in flight are still written, since
-//! rmcp's loop sends them between two calls of `receive`.
+//! request is in flight. Until then the answers of the requests in flight are still written,
+//! since rmcp's loop sends them between two calls of `receive`. At the drain's deadline, the
+//! requests still in flight are cut off: `receive` hands rmcp a `notifications/cancelled` for
+//! each, as if the client had cancelled it (rmcp cancels its handler, which records the call
+//! `cancelled`, and writes no answer), and counts them.
 
 use std::{
     borrow::Cow,
@@ -180,28 +182,44 @@ where
         }
     }
 
-    /// Once the drain's token is cancelled: returns at once when no request is in flight,
-    /// else at the deadline (rmcp drops this future to send each answer, and calls `receive`
-    /// again), counting the requests still in flight as cut off.
-    async fn drained(&mut self) {
-        let Some(drain) = self.drain.as_mut() else {
-            return;
-        };
+    /// Once the drain's token is cancelled: `None` at once when no request is in flight (the
+    /// session ends), else waits for the deadline (rmcp drops this future to send each answer,
+    /// and calls `receive` again) and then returns the cancel of one request still in flight,
+    /// counting it as cut off.
+    async fn drained(&mut self) -> Option<ClientJsonRpcMessage> {
+        let drain = self.drain.as_mut()?;
         let timeout = drain.timeout;
         let deadline = *drain
             .deadline
             .get_or_insert_with(|| tokio::time::Instant::now() + timeout);
-        if self.in_flight.is_empty() {
-            tracing::info!("stdio drained: every request in flight was answered");
-            return;
-        }
+        let Some(id) = self.in_flight.ids().into_iter().next() else {
+            tracing::info!("stdio drained: no request is in flight");
+            return None;
+        };
         tokio::time::sleep_until(deadline).await;
-        let cut_off = self.in_flight.len();
-        drain.cut_off.store(cut_off, Ordering::Release);
+        let cut_off = drain.cut_off.fetch_add(1, Ordering::AcqRel) + 1;
         tracing::warn!(
+            %id,
             cut_off,
-            "requests were still in flight on stdio when the drain ended: they were cut off"
+            "a request was still in flight on stdio when the drain ended: it is cancelled"
         );
+        // Its id is free once rmcp has it: rmcp answers no cancelled request.
+        self.in_flight.finish(&id);
+        let cancel = serde_json::json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {
+                "requestId": id.into_json_value(),
+                "reason": "the server is stopping: the drain's deadline passed",
+            },
+        });
+        match serde_json::from_value(cancel) {
+            Ok(message) => Some(message),
+            Err(error) => {
+                tracing::error!(%error, "could not cancel a request in flight");
+                None
+            }
+        }
     }
 
     /// The flag that says the session has started, for [`super::serve_io`] to set.
@@ -337,10 +355,7 @@ where
                     tracing::error!(%error, "could not read MCP messages from stdin");
                     return None;
                 }
-                None => {
-                    self.drained().await;
-                    return None;
-                }
+                None => return self.drained().await,
             }
             let classified = {
                 let text = self.line.strip_suffix(b"\n").unwrap_or(&self.line);

@@ -47,13 +47,14 @@ impl InFlight {
     }
 
     /// How many requests are in flight.
-    pub(super) fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.ids.len()
     }
 
-    /// Whether no request is in flight.
-    pub(super) fn is_empty(&self) -> bool {
-        self.ids.is_empty()
+    /// The ids in flight.
+    pub(super) fn ids(&self) -> Vec<RequestId> {
+        self.ids.iter().cloned().collect()
     }
 }
 

@@ -24,5 +24,6 @@ mod mcp_resources;
 mod mcp_server;
 mod mcp_server_info;
 mod mcp_session_lists;
+mod mcp_stdio_drain;
 mod mcp_stdio_garbage;
 mod mcp_workflows;
