@@ -237,155 +237,176 @@ async fn finished(
         .expect("the run is readable")
 }
 
-async fn fresh_database() -> TestDatabase {
-    test_database()
+/// Starts the workflow `name` on `engine`, and waits until its slow step runs.
+async fn start_until_slow(
+    engine: &switchboard_workflows_engine::Engine,
+    definition: &Arc<switchboard_workflows::Definition>,
+    caller: &switchboard_core::CallContext,
+    name: &str,
+) -> RunId {
+    let run = engine
+        .start(Arc::clone(definition), json!({}), caller)
         .await
-        .expect("a test database (run the tests through `cargo xtask test`)")
+        .expect("starts on node a");
+    slow_step_started(name).await;
+    run
+}
+
+/// Two nodes on a fresh database, sharing one registry, each with its engine, and the
+/// workflow they run: [`three_touches`] named `name`.
+struct TwoNodes {
+    name: &'static str,
+    definition: Arc<switchboard_workflows::Definition>,
+    caller: switchboard_core::CallContext,
+    node_a: Arc<Node>,
+    node_b: Arc<Node>,
+    engine_a: switchboard_workflows_engine::Engine,
+    engine_b: switchboard_workflows_engine::Engine,
+    _database: TestDatabase,
+}
+
+impl TwoNodes {
+    async fn new(name: &'static str, sleep_ms: u64) -> Self {
+        let database = test_database()
+            .await
+            .expect("a test database (run the tests through `cargo xtask test`)");
+        let registry = registry().await;
+        let (node_a, node_b) = (Node::open(&database), Node::open(&database));
+        let definition = three_touches(name, sleep_ms);
+        Self {
+            name,
+            caller: human(name),
+            engine_a: engine_on(&registry, &node_a, &definition, "node-a"),
+            engine_b: engine_on(&registry, &node_b, &definition, "node-b"),
+            definition,
+            node_a,
+            node_b,
+            _database: database,
+        }
+    }
+
+    /// Starts the run on node a, and waits until its slow step runs.
+    async fn start_on_a(&self) -> RunId {
+        start_until_slow(&self.engine_a, &self.definition, &self.caller, self.name).await
+    }
+
+    /// Node b recovers first (nothing yet: it sweeps from then on), then the run starts on
+    /// node a; waits until its slow step runs.
+    async fn start_on_a_with_b_sweeping(&self) -> RunId {
+        self.engine_b
+            .recover()
+            .await
+            .expect("node b recovers (nothing yet)");
+        self.start_on_a().await
+    }
 }
 
 #[tokio::test]
 async fn a_run_whose_engine_died_is_taken_over_once_its_lease_expired() {
-    let database = fresh_database().await;
-    let registry = registry().await;
-    let (node_a, node_b) = (Node::open(&database), Node::open(&database));
-    let name = "takeover";
-    let definition = three_touches(name, 1_500);
-    let caller = human(name);
-    let engine_a = engine_on(&registry, &node_a, &definition, "node-a");
-    let engine_b = engine_on(&registry, &node_b, &definition, "node-b");
-    engine_b
-        .recover()
-        .await
-        .expect("node b recovers (nothing yet)");
-    let run = engine_a
-        .start(Arc::clone(&definition), json!({}), &caller)
-        .await
-        .expect("starts on node a");
-    slow_step_started(name).await;
+    let nodes = TwoNodes::new("takeover", 1_500).await;
+    let run = nodes.start_on_a_with_b_sweeping().await;
     // Node a dies mid-step, as SIGKILL stops it: its lease stays in the store.
     let killed = Instant::now();
-    engine_a.shutdown();
+    nodes.engine_a.shutdown();
 
     // The lease was renewed at most RENEW before: it is live for LEASE - RENEW at least.
     tokio::time::sleep(LEASE - RENEW - Duration::from_millis(100)).await;
     assert!(
-        node_b.taken(run).is_empty(),
+        nodes.node_b.taken(run).is_empty(),
         "node b took the run over while node a's lease was live"
     );
-    let outcome = finished(&engine_b, run, &caller).await;
+    let outcome = finished(&nodes.engine_b, run, &nodes.caller).await;
     assert_eq!(outcome.state, RunState::Completed);
-    let taken = node_b.taken(run);
+    let taken = nodes.node_b.taken(run);
     assert_eq!(taken.len(), 1, "node b took the run over once");
     assert!(
         taken[0] - killed >= LEASE - RENEW - Duration::from_millis(20),
         "node b took the run over {:?} after node a died, before its lease expired",
         taken[0] - killed
     );
-    each_ran_once(name);
-    let steps = engine_b.steps(run, &caller).expect("readable");
+    each_ran_once(nodes.name);
+    let steps = nodes.engine_b.steps(run, &nodes.caller).expect("readable");
     assert_eq!(
         step(&steps, "slow", 0).output.expect("stored")["calls"],
         1,
         "the slow step's first result was replayed to node b, not run again"
     );
-    assert_eq!(node_a.fenced_out.load(Ordering::SeqCst), 0);
+    assert_eq!(nodes.node_a.fenced_out.load(Ordering::SeqCst), 0);
 }
 
 #[tokio::test]
 async fn a_run_under_a_live_lease_is_never_driven_by_another_engine() {
-    let database = fresh_database().await;
-    let registry = registry().await;
-    let (node_a, node_b) = (Node::open(&database), Node::open(&database));
-    let name = "live-lease";
     // The slow step outlasts several leases: node a renews its lease all along.
-    let definition = three_touches(name, 2_000);
-    let caller = human(name);
-    let engine_a = engine_on(&registry, &node_a, &definition, "node-a");
-    let engine_b = engine_on(&registry, &node_b, &definition, "node-b");
-    let run = engine_a
-        .start(Arc::clone(&definition), json!({}), &caller)
-        .await
-        .expect("starts on node a");
-    slow_step_started(name).await;
+    let nodes = TwoNodes::new("live-lease", 2_000).await;
+    let run = nodes.start_on_a().await;
     // Node b starts now: it tries the run at once, and sweeps every 50 ms from then on.
-    assert_eq!(engine_b.recover().await.expect("node b recovers"), 1);
+    assert_eq!(nodes.engine_b.recover().await.expect("node b recovers"), 1);
     // A watcher on node b sees node a's run through the store: every event, then its end.
-    let watched = engine_b.events(run, &caller).expect("watchable on node b");
+    let watched = nodes
+        .engine_b
+        .events(run, &nodes.caller)
+        .expect("watchable on node b");
     let watched: Vec<_> = tokio::time::timeout(
         Duration::from_secs(30),
         futures::StreamExt::collect::<Vec<_>>(watched),
     )
     .await
     .expect("node b's event stream ends with the run");
-    let outcome = finished(&engine_b, run, &caller).await;
+    let outcome = finished(&nodes.engine_b, run, &nodes.caller).await;
     assert_eq!(outcome.state, RunState::Completed);
     assert_eq!(
         watched,
-        node_b.events(run, 0, usize::MAX).expect("readable"),
+        nodes.node_b.events(run, 0, usize::MAX).expect("readable"),
         "node b's watcher saw every event of the run, in order"
     );
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(
-        node_b.refused.load(Ordering::SeqCst) >= 1,
+        nodes.node_b.refused.load(Ordering::SeqCst) >= 1,
         "node b tried the run and was refused its lease"
     );
     assert!(
-        node_b.taken(run).is_empty(),
+        nodes.node_b.taken(run).is_empty(),
         "node b took the lease of a run node a drove"
     );
     assert_eq!(
-        node_b.steps_read.load(Ordering::SeqCst),
+        nodes.node_b.steps_read.load(Ordering::SeqCst),
         0,
         "node b read the run's steps: it began to drive the run"
     );
     assert_eq!(
-        node_b.written.load(Ordering::SeqCst) + node_b.fenced_out.load(Ordering::SeqCst),
+        nodes.node_b.written.load(Ordering::SeqCst)
+            + nodes.node_b.fenced_out.load(Ordering::SeqCst),
         0,
         "node b tried to write a checkpoint: it drove the run"
     );
-    assert_eq!(node_a.taken(run).len(), 1);
-    each_ran_once(name);
+    assert_eq!(nodes.node_a.taken(run).len(), 1);
+    each_ran_once(nodes.name);
 }
 
 #[tokio::test]
 async fn an_engine_that_drove_past_its_lease_cannot_write_over_the_new_holder() {
-    let database = fresh_database().await;
-    let registry = registry().await;
-    let (node_a, node_b) = (Node::open(&database), Node::open(&database));
-    let name = "fenced";
-    let definition = three_touches(name, 1_500);
-    let caller = human(name);
-    let engine_a = engine_on(&registry, &node_a, &definition, "node-a");
-    let engine_b = engine_on(&registry, &node_b, &definition, "node-b");
-    engine_b
-        .recover()
-        .await
-        .expect("node b recovers (nothing yet)");
-    let run = engine_a
-        .start(Arc::clone(&definition), json!({}), &caller)
-        .await
-        .expect("starts on node a");
-    slow_step_started(name).await;
+    let nodes = TwoNodes::new("fenced", 1_500).await;
+    let run = nodes.start_on_a_with_b_sweeping().await;
     // Node a is cut off from the database for its renewals, but its drive goes on: when the
     // slow step answers, it tries to record it, long after its lease expired.
-    node_a.renewals_fail.store(true, Ordering::SeqCst);
+    nodes.node_a.renewals_fail.store(true, Ordering::SeqCst);
 
-    let outcome = finished(&engine_b, run, &caller).await;
+    let outcome = finished(&nodes.engine_b, run, &nodes.caller).await;
     assert_eq!(outcome.state, RunState::Completed);
-    assert_eq!(node_b.taken(run).len(), 1, "node b took the run over");
+    assert_eq!(nodes.node_b.taken(run).len(), 1, "node b took the run over");
     for _ in 0..200 {
-        if node_a.fenced_out.load(Ordering::SeqCst) > 0 {
+        if nodes.node_a.fenced_out.load(Ordering::SeqCst) > 0 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert!(
-        node_a.fenced_out.load(Ordering::SeqCst) >= 1,
+        nodes.node_a.fenced_out.load(Ordering::SeqCst) >= 1,
         "node a's checkpoint after the takeover was refused by the fence"
     );
     // Node a stopped there: it never ran the last step, and nothing ran twice.
-    each_ran_once(name);
-    let events = engine_b.run(run, &caller).expect("readable");
+    each_ran_once(nodes.name);
+    let events = nodes.engine_b.run(run, &nodes.caller).expect("readable");
     assert_eq!(events.state, RunState::Completed);
 }
 
@@ -417,11 +438,7 @@ async fn a_cancel_asked_while_another_engine_drives_the_run_takes_effect_when_it
         .recover()
         .await
         .expect("node b recovers (nothing yet)");
-    let run = engine_a
-        .start(Arc::clone(&definition), json!({}), &caller)
-        .await
-        .expect("starts on node a");
-    slow_step_started(name).await;
+    let run = start_until_slow(&engine_a, &definition, &caller, name).await;
     // Node a holds the lease: node b cannot drive the cancel now.
     engine_b
         .cancel(run, &caller)
