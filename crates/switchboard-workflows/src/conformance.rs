@@ -491,6 +491,26 @@ fn all_events(store: &dyn RunStore, run: RunId) -> Result<Vec<EventRecord>, Fail
     Ok(store.events(run, 0, usize::MAX)?)
 }
 
+/// What the scoped threads of a check answered, in order; a thread that panicked answers a
+/// backend failure while `action`, naming it as the check's `thread` (a writer, a racer).
+fn joined<T>(
+    handles: Vec<std::thread::ScopedJoinHandle<'_, Result<T, RunStoreError>>>,
+    action: &str,
+    thread: &str,
+) -> Vec<Result<T, RunStoreError>> {
+    handles
+        .into_iter()
+        .map(|handle| {
+            handle.join().unwrap_or_else(|_| {
+                Err(RunStoreError::Backend {
+                    action: action.to_owned(),
+                    reason: format!("the {thread} thread panicked"),
+                })
+            })
+        })
+        .collect()
+}
+
 /// The ids of `runs`, in their order.
 fn ids(runs: &[RunRecord]) -> Vec<RunId> {
     runs.iter().map(|run| run.id).collect()

@@ -10,7 +10,7 @@ use std::{
 };
 
 use super::{
-    Failure, RunStoreFactory, all_events, at, change, run_event, sample_run, sample_step,
+    Failure, RunStoreFactory, all_events, at, change, joined, run_event, sample_run, sample_step,
     step_event, stored_run,
 };
 use crate::{
@@ -84,17 +84,7 @@ fn checkpoints_are_numbered_once(nodes: &[Arc<dyn RunStore>]) -> Result<(), Fail
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|handle| {
-                handle.join().unwrap_or_else(|_| {
-                    Err(RunStoreError::Backend {
-                        action: "writing checkpoints".to_owned(),
-                        reason: "the writer thread panicked".to_owned(),
-                    })
-                })
-            })
-            .collect()
+        joined(handles, "writing checkpoints", "writer")
     });
     let mut by_seq: BTreeMap<u64, Checkpoint> = BTreeMap::new();
     for result in results {
@@ -193,17 +183,7 @@ fn run_changes_have_one_winner(nodes: &[Arc<dyn RunStore>]) -> Result<(), Failur
                     })
                 })
                 .collect();
-            handles
-                .into_iter()
-                .map(|handle| {
-                    handle.join().unwrap_or_else(|_| {
-                        Err(RunStoreError::Backend {
-                            action: "racing".to_owned(),
-                            reason: "the racer thread panicked".to_owned(),
-                        })
-                    })
-                })
-                .collect()
+            joined(handles, "racing", "racer")
         });
         let winners: Vec<usize> = results
             .iter()

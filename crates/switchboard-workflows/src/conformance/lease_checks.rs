@@ -8,8 +8,8 @@ use std::{
 };
 
 use super::{
-    Failure, RunStoreFactory, all_events, at, change, event_only, ids, run_event, sample_run,
-    sample_step, step_event, stored_run,
+    Failure, RunStoreFactory, all_events, at, change, event_only, ids, joined, run_event,
+    sample_run, sample_step, step_event, stored_run,
 };
 use crate::{
     run::{RunEvent, RunState},
@@ -329,17 +329,7 @@ pub fn racing_takers_have_exactly_one_winner(make: &RunStoreFactory) -> Result<(
                     })
                 })
                 .collect();
-            handles
-                .into_iter()
-                .map(|handle| {
-                    handle.join().unwrap_or_else(|_| {
-                        Err(RunStoreError::Backend {
-                            action: "taking a lease".to_owned(),
-                            reason: "the taker thread panicked".to_owned(),
-                        })
-                    })
-                })
-                .collect()
+            joined(handles, "taking a lease", "taker")
         });
         let mut winners = Vec::new();
         for result in results {
