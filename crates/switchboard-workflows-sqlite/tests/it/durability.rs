@@ -12,7 +12,7 @@ use switchboard_workflows::{
     Checkpoint, RunChange, RunEvent, RunId, RunState, RunStore, RunStoreError, WorkflowEvent,
     conformance::{
         self,
-        fixtures::{instant, running_run, step_completed},
+        fixtures::{instant, resumed, running_run, step_completed},
     },
 };
 use switchboard_workflows_sqlite::{SqliteOptions, SqliteRunStore, Synchronous};
@@ -89,17 +89,7 @@ fn runs_steps_and_events_survive_reopening_the_file() {
         assert_eq!(still_unfinished, [unfinished.id]);
         // Numbering continues after the reopen.
         let next = reopened
-            .checkpoint(&Checkpoint {
-                run: unfinished.id,
-                at: instant(40),
-                run_change: None,
-                step: None,
-                event: WorkflowEvent::Run {
-                    event: RunEvent::Resume,
-                    state: RunState::Running,
-                },
-                fence: None,
-            })
+            .checkpoint(&resumed(unfinished.id, 40))
             .expect("written");
         assert_eq!(next, 6);
     }
