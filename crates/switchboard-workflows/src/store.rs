@@ -465,3 +465,67 @@ pub enum RunStoreError {
         reason: String,
     },
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lease() -> Lease {
+        Lease {
+            run: RunId::new(),
+            owner: "node-a".to_owned(),
+            token: 3,
+            expires_at: Timestamp::constant(1_795_000_000, 0),
+        }
+    }
+
+    #[test]
+    fn a_held_lease_renews_to_the_new_expiry_and_a_lost_one_is_refused() {
+        let lease = lease();
+        let until = Timestamp::constant(1_795_000_010, 5);
+        assert_eq!(
+            lease.renewed(true, until),
+            Ok(Lease {
+                expires_at: until,
+                ..lease.clone()
+            })
+        );
+        assert_eq!(
+            lease.renewed(false, until),
+            Err(RunStoreError::LeaseLost {
+                run: lease.run,
+                owner: "node-a".to_owned(),
+            })
+        );
+    }
+
+    #[test]
+    fn a_fence_passes_only_its_holder_with_its_token() {
+        let lease = lease();
+        let fence = lease.fence();
+        let lost = Err(RunStoreError::LeaseLost {
+            run: lease.run,
+            owner: "node-a".to_owned(),
+        });
+        assert_eq!(fence.check(lease.run, Some("node-a"), 3), Ok(()));
+        assert_eq!(fence.check(lease.run, Some("node-a"), 4), lost);
+        assert_eq!(fence.check(lease.run, Some("node-b"), 3), lost);
+        assert_eq!(fence.check(lease.run, None, 3), lost);
+    }
+
+    #[test]
+    fn unless_missing_tells_a_condition_that_failed_from_a_missing_run() {
+        let run = RunId::new();
+        let never = || -> Result<bool, ()> { panic!("asked whether the run exists") };
+        assert_eq!(unless_missing(run, Some(7), never), Ok(Ok(Some(7))));
+        assert_eq!(
+            unless_missing(run, None::<u8>, || Ok::<_, ()>(true)),
+            Ok(Ok(None))
+        );
+        assert_eq!(
+            unless_missing(run, None::<u8>, || Ok::<_, ()>(false)),
+            Ok(Err(RunStoreError::RunNotFound(run)))
+        );
+        assert_eq!(unless_missing(run, None::<u8>, || Err("down")), Err("down"));
+    }
+}
