@@ -97,6 +97,7 @@ fn step_state<'v>(shown: &'v Value, id: &str) -> &'v Value {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::print_stderr, reason = "the figure docs/deploy.md quotes")]
 async fn a_node_drained_by_sigterm_hands_its_run_over_and_another_finishes_it_well_within_the_lease()
  {
     let database = test_database()
@@ -163,6 +164,7 @@ async fn a_node_drained_by_sigterm_hands_its_run_over_and_another_finishes_it_we
         .await
         .expect("node A is waited for");
     assert_eq!(status.code(), Some(0), "{}", node_a.log());
+    let exited = Instant::now();
 
     let listed = bounded(
         "workflow list",
@@ -208,6 +210,11 @@ async fn a_node_drained_by_sigterm_hands_its_run_over_and_another_finishes_it_we
          (node A: {}; node B: {})",
         node_a.log(),
         node_b.log()
+    );
+    eprintln!(
+        "node B finished the run {took:?} after node A got SIGTERM, {:?} after node A exited \
+         (60 s leases, a sweep every 500 ms, the run read every 200 ms by new processes)",
+        exited.elapsed()
     );
     assert_eq!(finished["run"]["steps_taken"], json!(5), "{finished:#}");
     assert_eq!(lab.calls(), 1, "the slow step ran once");
