@@ -10,10 +10,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{bounded, switchboard};
+use crate::common::{MARK, bounded, switchboard};
 use serde_json::{Value, json};
 
-const MARK: [&str; 6] = ["--org", "acme", "--user", "mark", "--role", "manager"];
 const SAM_AGENT: [&str; 8] = [
     "--org",
     "acme",

@@ -4,6 +4,23 @@
 use std::{future::Future, process::Stdio, time::Duration};
 
 /// The longest any single step may take; a hang fails the test instead of stalling CI.
+/// mark, acme's manager: decides acme's proposals.
+pub(crate) const MARK: [&str; 6] = ["--org", "acme", "--user", "mark", "--role", "manager"];
+
+/// sam of acme, as an agent whose changes become proposals.
+pub(crate) const SAM_AGENT: [&str; 10] = [
+    "--org",
+    "acme",
+    "--user",
+    "sam",
+    "--role",
+    "staff",
+    "--initiator",
+    "agent",
+    "--agent-mutations",
+    "propose",
+];
+
 pub(crate) const LIMIT: Duration = Duration::from_secs(60);
 
 /// Waits for `future`, failing the test with `what` if it takes longer than [`LIMIT`].

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use switchboard_test_postgres::{TestDatabase, test_database};
 
 use crate::{
-    common::{TempFile, bounded, switchboard},
+    common::{MARK, TempFile, bounded, switchboard},
     http_client::{Client, Server},
 };
 
@@ -311,8 +311,6 @@ nodes:
     tool: roster_post_notice
     params: { text: "notice 3" }
 "#;
-
-const MARK: [&str; 6] = ["--org", "acme", "--user", "mark", "--role", "manager"];
 
 /// `switchboard ARGS` on the fleet's stores, as mark, run to its end: its JSON output.
 async fn on_the_fleet(fleet: &Fleet, args: &[&str]) -> Value {

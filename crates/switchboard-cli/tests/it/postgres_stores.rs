@@ -9,21 +9,8 @@
 use serde_json::{Value, json};
 use switchboard_test_postgres::{TestDatabase, test_database};
 
-use crate::common::{StateDir, TempFile, bounded, switchboard};
+use crate::common::{MARK, SAM_AGENT, StateDir, TempFile, bounded, switchboard};
 
-const MARK: [&str; 6] = ["--org", "acme", "--user", "mark", "--role", "manager"];
-const SAM_AGENT: [&str; 10] = [
-    "--org",
-    "acme",
-    "--user",
-    "sam",
-    "--role",
-    "staff",
-    "--initiator",
-    "agent",
-    "--agent-mutations",
-    "propose",
-];
 const SHIFT: &str = r#"{"shift_id": "acme-2026-11-24-pm", "user_id": "sam"}"#;
 
 async fn database() -> TestDatabase {

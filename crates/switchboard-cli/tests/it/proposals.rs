@@ -8,7 +8,7 @@
 use assert_cmd::{Command, cargo::cargo_bin_cmd};
 use serde_json::Value;
 
-use crate::common::StateDir;
+use crate::common::{MARK, StateDir};
 
 /// The binary with nothing inherited from the environment that could change what it does, on
 /// `state`.
@@ -31,8 +31,6 @@ fn switchboard_in(state: &StateDir) -> Command {
     command.env("SWITCHBOARD_STATE_DIR", &state.0);
     command
 }
-
-const MARK: [&str; 6] = ["--org", "acme", "--user", "mark", "--role", "manager"];
 
 fn json_of(output: &std::process::Output) -> Value {
     serde_json::from_slice(&output.stdout).expect("stdout is JSON")

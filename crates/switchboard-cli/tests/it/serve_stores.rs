@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 
 use crate::{
-    common::{StateDir, bounded, switchboard},
+    common::{MARK, SAM_AGENT, StateDir, bounded, switchboard},
     stdio_client::StdioServer,
 };
 
@@ -259,23 +259,6 @@ async fn serve_says_at_start_where_each_store_is_kept() {
         );
     }
 }
-
-/// Mark, an acme manager: a human who may decide a shift assignment.
-const MARK: [&str; 6] = ["--org", "acme", "--user", "mark", "--role", "manager"];
-
-/// sam of acme, as an agent whose changes become proposals.
-const SAM_AGENT: [&str; 10] = [
-    "--org",
-    "acme",
-    "--user",
-    "sam",
-    "--role",
-    "staff",
-    "--initiator",
-    "agent",
-    "--agent-mutations",
-    "propose",
-];
 
 /// `switchboard COMMAND… --state-dir DIR IDENTITY`, run to its end.
 async fn run_in(dir: &StateDir, command: &[&str], identity: &[&str]) -> std::process::Output {
