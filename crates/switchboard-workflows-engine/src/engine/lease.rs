@@ -207,8 +207,8 @@ impl Shared {
     /// Continues `run` as [`Engine::recover`](crate::Engine::recover) does: drives it unless
     /// it waits, and watches what it waits for. `starting`: at recovery (a paused parent of a
     /// child run that was in flight is driven, to look at its child); else from the sweep,
-    /// which also leaves a run that has never started and is younger than a lease to the
-    /// engine that created it.
+    /// which drives a paused parent only once its child run ended, and leaves a run that has
+    /// never started and is younger than a lease to the engine that created it.
     pub(super) fn continue_run(
         self: &Arc<Self>,
         run: &RunRecord,
@@ -223,15 +223,22 @@ impl Shared {
                 {
                     self.await_decision(run.id);
                 }
-                if starting
-                    && steps.iter().any(|step| {
-                        matches!(step.state, NodeState::Running { .. })
-                            && step
-                                .params
-                                .as_ref()
-                                .is_some_and(|params| params.get(crate::drive::CHILD_RUN).is_some())
+                let children: Vec<Option<RunId>> = steps
+                    .iter()
+                    .filter(|step| matches!(step.state, NodeState::Running { .. }))
+                    .filter_map(|step| step.params.as_ref()?.get(crate::drive::CHILD_RUN))
+                    .map(|child| child.as_str().and_then(|id| id.parse().ok()))
+                    .collect();
+                // A child run that ended kicks its parent on the engine that drove it; that kick
+                // is lost if the engine died or was handing its runs over, so the sweep looks.
+                let child_ended = |child: &Option<RunId>| {
+                    child.is_some_and(|child| {
+                        self.store.run(child).is_ok_and(|record| {
+                            record.is_some_and(|record| record.state.is_terminal())
+                        })
                     })
-                {
+                };
+                if (starting && !children.is_empty()) || children.iter().any(child_ended) {
                     self.kick(run.id);
                 }
                 if let Some(at) = run.wake_at {

@@ -24,7 +24,7 @@ const LONG_LEASE: Duration = Duration::from_secs(60);
 
 /// An engine named `name` on its own pool to `url`, leasing for [`LONG_LEASE`] and sweeping
 /// every 50 ms.
-fn node(
+fn engine_on(
     registry: &switchboard_registry::ToolRegistry,
     url: &str,
     definition: &Arc<Definition>,
@@ -88,8 +88,8 @@ async fn a_run_handed_over_by_a_stopping_engine_is_taken_over_at_its_next_sweep(
     let name = "hand-over";
     let definition = three_touches(name, 800);
     let caller = human(name);
-    let node_a = node(&registry, database.url(), &definition, "node-a");
-    let node_b = node(&registry, database.url(), &definition, "node-b");
+    let node_a = engine_on(&registry, database.url(), &definition, "node-a");
+    let node_b = engine_on(&registry, database.url(), &definition, "node-b");
     node_b.recover().await.expect("node b recovers (nothing)");
     let run = node_a
         .start(Arc::clone(&definition), json!({}), &caller)
@@ -146,8 +146,8 @@ async fn a_step_that_outlasts_the_hand_over_is_cut_off_and_keeps_its_lease() {
     let name = "hand-over-cut";
     let definition = three_touches(name, 3_000);
     let caller = human(name);
-    let node_a = node(&registry, database.url(), &definition, "node-a");
-    let node_b = node(&registry, database.url(), &definition, "node-b");
+    let node_a = engine_on(&registry, database.url(), &definition, "node-a");
+    let node_b = engine_on(&registry, database.url(), &definition, "node-b");
     node_b.recover().await.expect("node b recovers (nothing)");
     let run = node_a
         .start(Arc::clone(&definition), json!({}), &caller)
@@ -171,6 +171,62 @@ async fn a_step_that_outlasts_the_hand_over_is_cut_off_and_keeps_its_lease() {
         "the slow step was left in flight, not redriven: {steps:#?}"
     );
     assert_eq!(calls(name, "slow"), 1, "node b did not run the step again");
+    node_a.shutdown();
+    node_b.shutdown();
+}
+
+#[tokio::test]
+async fn a_parent_whose_child_ended_during_a_hand_over_is_continued_by_another_engine() {
+    let database = test_database()
+        .await
+        .expect("a test database (run the tests through `cargo xtask test`)");
+    let registry = registry().await;
+    let name = "hand-over-child";
+    let child = definition(
+        &format!("{name}-child"),
+        vec![tool(
+            "slow",
+            "probe_touch",
+            lit(json!({ "key": format!("{name}-slow"), "sleep_ms": 800 })),
+        )],
+    );
+    let parent = definition(
+        name,
+        vec![
+            node(
+                "sub",
+                switchboard_workflows::NodeKind::Workflow {
+                    definition: Arc::clone(&child),
+                    input: lit(json!({})),
+                },
+            ),
+            tool(
+                "last",
+                "probe_touch",
+                lit(json!({ "key": format!("{name}-last") })),
+            ),
+        ],
+    );
+    let caller = human(name);
+    let node_a = engine_on(&registry, database.url(), &parent, "node-a");
+    let node_b = engine_on(&registry, database.url(), &parent, "node-b");
+    node_b.recover().await.expect("node b recovers (nothing)");
+    let run = node_a
+        .start(Arc::clone(&parent), json!({}), &caller)
+        .await
+        .expect("starts on node a");
+    slow_step_started(name).await;
+    // The child's one step finishes on node a, which ends the child; the parent waits for it,
+    // paused, and node a no longer drives anything: its kick of the parent is not acted on.
+    let handed = node_a.hand_over(Duration::from_secs(20)).await;
+    assert_eq!(handed.cut_off, 0, "{handed:?}");
+    let outcome = tokio::time::timeout(Duration::from_secs(10), node_b.wait(run, &caller))
+        .await
+        .expect("node b's sweep continues the parent once its child ended")
+        .expect("readable");
+    assert_eq!(outcome.state, RunState::Completed);
+    assert_eq!(calls(name, "slow"), 1);
+    assert_eq!(calls(name, "last"), 1);
     node_a.shutdown();
     node_b.shutdown();
 }
