@@ -6,6 +6,8 @@
 //!   and finishes it, every step once.
 //! - A step that outlasts the hand-over's deadline is cut off where it is, as a crash stops it:
 //!   its lease is kept, so the other engine does not take the run over before it expires.
+//! - A child run that ends during the hand-over cannot have its parent driven by the stopping
+//!   engine: the other engine's sweep sees the child ended and continues the parent.
 
 use std::sync::Arc;
 use std::time::Duration;
