@@ -46,6 +46,9 @@ use crate::{
     writer::{Counters, Writer},
 };
 
+/// Why a failing store refuses a call when the queue is full.
+const QUEUE_FULL: &str = "the queue of records waiting for it is full";
+
 /// While the writer retries a batch the store failed: the store's last error.
 pub(crate) type Failing = Option<Arc<str>>;
 
@@ -332,7 +335,7 @@ impl AuditLog {
             Ok(permit) => permit,
             Err(mpsc::error::TrySendError::Closed(_)) => return Err(closed_error()),
             Err(mpsc::error::TrySendError::Full(_)) if self.is_failing() => {
-                return Err(self.refuse_failing("the queue of records waiting for it is full"));
+                return Err(self.refuse_failing(QUEUE_FULL));
             }
             Err(mpsc::error::TrySendError::Full(sender)) => match shared.config.when_full {
                 WhenFull::Block => {
@@ -344,7 +347,7 @@ impl AuditLog {
                         // `wait_for` fails only when the writer is gone: the room wait ends
                         // with the closed channel then.
                         Ok(_) = failing.wait_for(Option::is_some) => {
-                            return Err(self.refuse_failing("the queue of records waiting for it is full"));
+                            return Err(self.refuse_failing(QUEUE_FULL));
                         }
                     }
                 }

@@ -27,11 +27,11 @@
 //! thread watches the clock. After [`FAILING_AFTER_ATTEMPTS`] failed attempts, or once an
 //! attempt has gone unanswered or a batch has kept failing for [`FAILING_AFTER`], and until a
 //! batch is written, the writer is *failing* (an atomic flag and a watch channel the log
-//! reads): a strict log refuses new calls, and strict callers stop waiting (see `log.rs`). The records of a batch still
-//! unwritten when the writer stops (after [`SHUTDOWN_GRACE`]) are counted in `lost` and logged,
-//! and strict callers still waiting are told. A flush is answered once the records received
-//! with it are written; whatever was sent before the flush was received no later than the
-//! flush itself.
+//! reads): a strict log refuses new calls, and strict callers stop waiting (see `log.rs`). The
+//! records of a batch still unwritten when the writer stops (after [`SHUTDOWN_GRACE`]) are
+//! counted in `lost` and logged, and strict callers still waiting are told. A flush is answered
+//! once the records received with it are written; whatever was sent before the flush was
+//! received no later than the flush itself.
 
 use std::{
     panic::AssertUnwindSafe,
@@ -257,7 +257,11 @@ impl Writer {
             let started = Instant::now();
             let Some((back, result)) = self.attempt(key, records).await else {
                 counters.lost.fetch_add(count, Ordering::Relaxed);
-                tracing::error!(lost = count, %key, "audit records lost: the attempt's task ended abnormally");
+                tracing::error!(
+                    lost = count,
+                    %key,
+                    "audit records lost: the attempt's task ended abnormally"
+                );
                 return;
             };
             records = back;
@@ -270,7 +274,11 @@ impl Writer {
                     counters.batches.fetch_add(1, Ordering::Relaxed);
                     counters.largest_batch.fetch_max(count, Ordering::Relaxed);
                     if attempt > 1 {
-                        tracing::info!(attempts = attempt, %key, "audit batch written: the store is back");
+                        tracing::info!(
+                            attempts = attempt,
+                            %key,
+                            "audit batch written: the store is back"
+                        );
                     }
                     tracing::trace!(took_us = took, "audit batch written");
                     if self.counters.failing.load(Ordering::Acquire) {
@@ -351,7 +359,10 @@ impl Writer {
                 done = &mut task => return done.ok(),
                 () = &mut slow, if !flagged => {
                     flagged = true;
-                    tracing::warn!(%key, "the audit store has not answered an append for {FAILING_AFTER:?}");
+                    tracing::warn!(
+                        %key,
+                        "the audit store has not answered an append for {FAILING_AFTER:?}"
+                    );
                     self.set_failing(Some(&AuditError::Unavailable(format!(
                         "it has not answered an append for {FAILING_AFTER:?}"
                     ))));
