@@ -60,13 +60,76 @@ pub struct StdioEnd {
 /// further message is read, the requests in flight get up to `drain_timeout` to be answered
 /// (their answers are written), and the session ends. Says how many requests the deadline cut
 /// off.
+///
+/// Stdin is read through rmcp's non-blocking pipes when stdin and stdout are both pipes (on
+/// Linux); otherwise (a terminal, above all) by a thread of its own, not by Tokio's blocking
+/// pool: a read still waiting for a line when the session ends must not keep the runtime, and
+/// so the process, from stopping.
 pub async fn serve_stdio_until(
     server: McpServer,
     stop: CancellationToken,
     drain_timeout: Duration,
 ) -> Result<StdioEnd, McpError> {
     let (read, write) = rmcp::transport::stdio_pipes();
-    serve_io_until(server, read, write, stop, drain_timeout).await
+    if both_pipes() {
+        return serve_io_until(server, read, write, stop, drain_timeout).await;
+    }
+    // Never polled: no read is started through Tokio's blocking pool.
+    drop(read);
+    serve_io_until(server, stdin_by_thread(), write, stop, drain_timeout).await
+}
+
+/// Whether stdin and stdout are both pipes, as rmcp's `stdio_pipes` needs them for its
+/// non-blocking transport.
+fn both_pipes() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        let pipe = |fd: u8| {
+            std::fs::metadata(format!("/proc/self/fd/{fd}"))
+                .is_ok_and(|metadata| metadata.file_type().is_fifo())
+        };
+        pipe(0) && pipe(1)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
+/// Stdin, read by a thread of its own into a pipe this process reads asynchronously. The
+/// thread ends at the end of stdin, or when the pipe's reader is gone and a read returns; a
+/// read that never returns ends with the process.
+fn stdin_by_thread() -> tokio::io::DuplexStream {
+    use std::io::Read as _;
+    use tokio::io::AsyncWriteExt as _;
+
+    let (reader, mut writer) = tokio::io::duplex(64 * 1024);
+    let runtime = tokio::runtime::Handle::current();
+    let spawned = std::thread::Builder::new()
+        .name("mcp-stdin".to_owned())
+        .spawn(move || {
+            let mut stdin = std::io::stdin().lock();
+            let mut buffer = vec![0_u8; 64 * 1024];
+            loop {
+                let read = match stdin.read(&mut buffer) {
+                    Ok(0) => return,
+                    Ok(read) => read,
+                    Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(error) => {
+                        tracing::error!(%error, "could not read MCP messages from stdin");
+                        return;
+                    }
+                };
+                if runtime.block_on(writer.write_all(&buffer[..read])).is_err() {
+                    return;
+                }
+            }
+        });
+    if let Err(error) = spawned {
+        tracing::error!(%error, "could not start the thread that reads stdin");
+    }
+    reader
 }
 
 /// [`serve_stdio_until`] over any reader and writer, as [`serve_io_with`] is to
