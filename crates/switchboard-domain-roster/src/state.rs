@@ -7,7 +7,10 @@
 //! store (memory, SQLite, PostgreSQL) applies the same rules: a store keeps each organisation's
 //! part, an [`OrgRoster`], as one record, and a change is a function of the book.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    sync::Arc,
+};
 
 use jiff::{
     Timestamp,
@@ -37,9 +40,12 @@ pub struct OrgRoster {
 }
 
 /// Organisations' members and shifts: every one a store holds, or the one part a call loaded.
+///
+/// Each part is shared (`Arc`) and copied on its first change, so the in-memory store hands a
+/// read its current part without copying it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RosterBook {
-    orgs: BTreeMap<String, OrgRoster>,
+    orgs: BTreeMap<String, Arc<OrgRoster>>,
 }
 
 impl RosterBook {
@@ -57,29 +63,29 @@ impl RosterBook {
     }
 
     /// A book holding only `part`, as the roster of `org_id`.
-    pub fn of_org(org_id: &OrgId, part: OrgRoster) -> Self {
+    pub fn of_org(org_id: &OrgId, part: impl Into<Arc<OrgRoster>>) -> Self {
         let mut book = Self::new();
         book.put_org_part(org_id, part);
         book
     }
 
     /// Puts `part` in the book as the roster of `org_id`, replacing what it held.
-    pub fn put_org_part(&mut self, org_id: &OrgId, part: OrgRoster) {
-        self.orgs.insert(org_id.to_string(), part);
+    pub fn put_org_part(&mut self, org_id: &OrgId, part: impl Into<Arc<OrgRoster>>) {
+        self.orgs.insert(org_id.to_string(), part.into());
     }
 
     /// The part of `org_id`, if the book holds one.
     pub fn org_part(&self, org_id: &OrgId) -> Option<&OrgRoster> {
-        self.orgs.get(org_id.as_str())
+        self.org(org_id)
     }
 
     /// Takes the part of `org_id` out of the book (an empty one if it holds none).
-    pub fn take_org_part(&mut self, org_id: &OrgId) -> OrgRoster {
+    pub fn take_org_part(&mut self, org_id: &OrgId) -> Arc<OrgRoster> {
         self.orgs.remove(org_id.as_str()).unwrap_or_default()
     }
 
     /// Every organisation's part, by organisation.
-    pub fn into_parts(self) -> impl Iterator<Item = (OrgId, OrgRoster)> {
+    pub fn into_parts(self) -> impl Iterator<Item = (OrgId, Arc<OrgRoster>)> {
         self.orgs
             .into_iter()
             .map(|(org_id, part)| (OrgId::from(org_id), part))
@@ -87,18 +93,14 @@ impl RosterBook {
 
     /// Adds `member` to the roster of `org_id`, replacing a member with the same user id.
     pub fn insert_member(&mut self, org_id: &OrgId, member: Member) {
-        self.orgs
-            .entry(org_id.to_string())
-            .or_default()
+        self.org_entry(org_id)
             .members
             .insert(member.user_id.clone(), member);
     }
 
     /// Adds `shift` to the roster of its `org_id`, replacing a shift with the same id there.
     pub fn insert_shift(&mut self, shift: Shift) {
-        self.orgs
-            .entry(shift.org_id.clone())
-            .or_default()
+        self.org_entry(&OrgId::from(shift.org_id.as_str()))
             .shifts
             .insert(shift.id.clone(), shift);
     }
@@ -180,8 +182,7 @@ impl RosterBook {
         let OrgRoster {
             members, shifts, ..
         } = self
-            .orgs
-            .get_mut(org_id.as_str())
+            .org_mut(org_id)
             .ok_or_else(|| shift_not_found(shift_id))?;
         let shift = shifts
             .get_mut(shift_id)
@@ -200,8 +201,7 @@ impl RosterBook {
     /// is harmless.
     pub fn unassign(&mut self, org_id: &OrgId, shift_id: &str) -> Result<Shift, RosterError> {
         let shift = self
-            .orgs
-            .get_mut(org_id.as_str())
+            .org_mut(org_id)
             .and_then(|org| org.shifts.get_mut(shift_id))
             .ok_or_else(|| shift_not_found(shift_id))?;
         shift.assignee = None;
@@ -235,7 +235,7 @@ impl RosterBook {
                 weekday,
             });
         }
-        let Some(org) = self.orgs.get_mut(org_id.as_str()) else {
+        let Some(org) = self.org_mut(org_id) else {
             return Ok(0);
         };
         let cleared = org
@@ -257,11 +257,7 @@ impl RosterBook {
                 weekday,
             });
         }
-        self.orgs
-            .entry(org_id.to_string())
-            .or_default()
-            .locked_weeks
-            .insert(week_start);
+        self.org_entry(org_id).locked_weeks.insert(week_start);
         Ok(())
     }
 
@@ -283,7 +279,7 @@ impl RosterBook {
         text: String,
         posted_at: Timestamp,
     ) -> Notice {
-        let notices = &mut self.orgs.entry(org_id.to_string()).or_default().notices;
+        let notices = &mut self.org_entry(org_id).notices;
         let notice = Notice {
             id: format!("{org_id}-notice-{}", notices.len() + 1),
             org_id: org_id.to_string(),
@@ -301,7 +297,17 @@ impl RosterBook {
     }
 
     fn org(&self, org_id: &OrgId) -> Option<&OrgRoster> {
-        self.orgs.get(org_id.as_str())
+        self.orgs.get(org_id.as_str()).map(Arc::as_ref)
+    }
+
+    /// The part of `org_id` to change, copied first if it is shared.
+    fn org_mut(&mut self, org_id: &OrgId) -> Option<&mut OrgRoster> {
+        self.orgs.get_mut(org_id.as_str()).map(Arc::make_mut)
+    }
+
+    /// The part of `org_id` to change, made empty first if the book holds none.
+    fn org_entry(&mut self, org_id: &OrgId) -> &mut OrgRoster {
+        Arc::make_mut(self.orgs.entry(org_id.to_string()).or_default())
     }
 }
 

@@ -103,7 +103,7 @@ pub trait RosterStore: Send + Sync + 'static {
 /// The roster in memory: each organisation's part behind one lock, for the process's life.
 #[derive(Debug, Default)]
 pub struct MemoryRosterStore {
-    orgs: Mutex<BTreeMap<OrgId, OrgRoster>>,
+    orgs: Mutex<BTreeMap<OrgId, Arc<OrgRoster>>>,
 }
 
 impl MemoryRosterStore {
@@ -124,14 +124,14 @@ impl MemoryRosterStore {
         let orgs = self.lock();
         let mut book = RosterBook::new();
         for (org_id, part) in orgs.iter() {
-            book.put_org_part(org_id, part.clone());
+            book.put_org_part(org_id, Arc::clone(part));
         }
         book
     }
 
     // A change that panicked poisons the lock without having changed anything (a part is
     // replaced only after its change succeeded), so the data behind a poisoned lock is sound.
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<OrgId, OrgRoster>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<OrgId, Arc<OrgRoster>>> {
         self.orgs.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
