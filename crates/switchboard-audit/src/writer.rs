@@ -66,8 +66,10 @@ const FAILING_AFTER_ATTEMPTS: u64 = 3;
 /// How long an attempt may go unanswered, or a batch's attempts may keep failing, before the
 /// writer counts as failing whatever their number: a store that does not answer (a frozen
 /// database, whose call times out only after its own call timeout) is failing too, and callers
-/// must not wait for its timeout.
-const FAILING_AFTER: Duration = Duration::from_secs(2);
+/// must not wait for its timeout. A call that met the frozen database in a store of its own
+/// first (its tool's, its idempotency key's) has waited that store's call timeout already; its
+/// record then waits at most this much more.
+const FAILING_AFTER: Duration = Duration::from_secs(1);
 /// How long the writer pauses after a batch that did not fill (see the module docs).
 pub(crate) const LINGER: Duration = Duration::from_millis(1);
 
