@@ -103,6 +103,11 @@ pub(crate) struct ServeFile {
     /// The file holding the requestState key in hex; `--state-key-file` and
     /// `SWITCHBOARD_STATE_KEY` win over it.
     pub(crate) state_key_file: Option<PathBuf>,
+    /// `serve`'s workflow lease (`10s`); `--workflow-lease` wins over it.
+    pub(crate) workflow_lease: Option<String>,
+    /// How often `serve` sweeps for runs to take over (`3s`); `--workflow-sweep-every` wins
+    /// over it.
+    pub(crate) workflow_sweep_every: Option<String>,
 }
 
 impl ConfigFile {

@@ -126,6 +126,49 @@ impl LeaseArgs {
     }
 }
 
+impl LeaseArgs {
+    /// These flags, with the config file's `[serve] workflow_lease` and
+    /// `[serve] workflow_sweep_every` in place of the ones not given, checked as
+    /// [`options`](Self::options) checks them; a usage error names the file's key when its
+    /// value is not a duration, and says when a value came from the file.
+    pub(crate) fn options_or_file(
+        &self,
+        lease: Option<&str>,
+        sweep_every: Option<&str>,
+    ) -> Result<LeaseOptions, UsageError> {
+        let from_file = |key: &str, text: Option<&str>| {
+            text.map(|text| {
+                text.trim().parse::<SignedDuration>().map_err(|error| {
+                    UsageError::new(format!(
+                        "`[serve] {key}` in the config file: `{text}` is not a duration like \
+                         `10s` or `1m 30s`: {error}"
+                    ))
+                })
+            })
+            .transpose()
+        };
+        let merged = Self {
+            workflow_lease: match self.workflow_lease {
+                Some(flag) => Some(flag),
+                None => from_file("workflow_lease", lease)?,
+            },
+            workflow_sweep_every: match self.workflow_sweep_every {
+                Some(flag) => Some(flag),
+                None => from_file("workflow_sweep_every", sweep_every)?,
+            },
+        };
+        let filed = (self.workflow_lease.is_none() && lease.is_some())
+            || (self.workflow_sweep_every.is_none() && sweep_every.is_some());
+        merged.options().map_err(|error| match filed {
+            true => UsageError::new(format!(
+                "{error} (set in the config file's [serve] table: workflow_lease, \
+                 workflow_sweep_every)"
+            )),
+            false => error,
+        })
+    }
+}
+
 /// `duration` as a positive [`Duration`], or a usage error naming `flag` with an `example`.
 fn positive(duration: SignedDuration, flag: &str, example: &str) -> Result<Duration, UsageError> {
     Duration::try_from(duration)
@@ -435,6 +478,40 @@ mod tests {
             workflow_sweep_every: sweep.map(|text| text.parse().expect("a duration")),
         }
         .options()
+    }
+
+    #[test]
+    fn the_config_files_leases_fill_in_for_the_flags_not_given() {
+        let flags = LeaseArgs {
+            workflow_lease: Some("20s".parse().expect("a duration")),
+            workflow_sweep_every: None,
+        };
+        let options = flags
+            .options_or_file(Some("5s"), Some("2s"))
+            .expect("valid");
+        assert_eq!(
+            (options.duration, options.sweep_every),
+            (Duration::from_secs(20), Duration::from_secs(2)),
+            "the flag wins, the file fills in"
+        );
+        let error = LeaseArgs::default()
+            .options_or_file(Some("soon"), None)
+            .expect_err("not a duration");
+        assert!(
+            error
+                .to_string()
+                .contains("`[serve] workflow_lease` in the config file: `soon`"),
+            "{error}"
+        );
+        let error = LeaseArgs::default()
+            .options_or_file(Some("2s"), None)
+            .expect_err("the default sweep is not shorter");
+        assert!(
+            error
+                .to_string()
+                .contains("(set in the config file's [serve] table"),
+            "{error}"
+        );
     }
 
     #[test]

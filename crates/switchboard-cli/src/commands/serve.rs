@@ -159,7 +159,10 @@ impl Serving {
         }
         let workflows = WorkflowsServing {
             store: args.workflow_store.store_choice()?,
-            lease: args.workflow_store.lease.options()?,
+            lease: args.workflow_store.lease.options_or_file(
+                file.workflow_lease.as_deref(),
+                file.workflow_sweep_every.as_deref(),
+            )?,
             store_chosen: args.workflow_store.workflows.is_some(),
             stuck_after: args.stuck_after,
             approvals_persistent: stores.approvals.is_persistent(),
