@@ -7,15 +7,10 @@
 //! each operation is one short statement or transaction, committed before the lock is released.
 //! Across processes SQLite's own write lock (with the busy timeout) orders the writers.
 
-use std::{
-    path::{Path, PathBuf},
-    sync::{Arc, Mutex, MutexGuard, PoisonError},
-    time::Duration,
-};
+use std::{ops::Deref, path::Path, sync::Arc, time::Duration};
 
-use rusqlite::Connection;
 use switchboard_approvals::StoreError;
-use switchboard_sqlite::{ConnectionSettings, OpenError, Synchronous, open_database};
+use switchboard_sqlite::{ConnectionSettings, OpenError, SharedConnection};
 
 use crate::{
     idempotency::SqliteIdempotencyStore,
@@ -23,83 +18,31 @@ use crate::{
     schema::{SCHEMA, SCHEMA_VERSION},
 };
 
-/// How the stores use their file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct SqliteOptions {
-    /// When a commit counts as done (default [`Synchronous::Full`]: a claim, a result or a
-    /// decision is on stable storage before the call that made it returns).
-    pub synchronous: Synchronous,
-    /// How long a statement waits for another process's write lock before failing (default
-    /// 5 s).
-    pub busy_timeout: Duration,
-}
-
-impl Default for SqliteOptions {
-    fn default() -> Self {
-        Self {
-            synchronous: Synchronous::Full,
-            busy_timeout: Duration::from_secs(5),
-        }
-    }
-}
-
-impl SqliteOptions {
-    /// These options with `synchronous`.
-    #[must_use]
-    pub fn synchronous(mut self, synchronous: Synchronous) -> Self {
-        self.synchronous = synchronous;
-        self
-    }
-
-    /// These options with `busy_timeout`.
-    #[must_use]
-    pub fn busy_timeout(mut self, busy_timeout: Duration) -> Self {
-        self.busy_timeout = busy_timeout;
-        self
-    }
-}
+/// How the stores use their file: when a commit counts as done (default
+/// [`Synchronous::Full`](switchboard_sqlite::Synchronous::Full): a claim, a result or a
+/// decision is on stable storage before the call that made it returns), and how long a
+/// statement waits for another process's write lock before failing (default 5 s).
+pub type SqliteOptions = ConnectionSettings;
 
 /// The open file and its connection, shared by the stores made from one [`ApprovalsDatabase`].
 #[derive(Debug)]
-pub(crate) struct Database {
-    path: PathBuf,
-    connection: Mutex<Connection>,
+pub(crate) struct Database(SharedConnection);
+
+impl Deref for Database {
+    type Target = SharedConnection;
+
+    fn deref(&self) -> &SharedConnection {
+        &self.0
+    }
 }
 
 impl Database {
-    /// The database file.
-    pub(crate) fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// The connection, locked. A panic while it was held cannot leave a transaction open
-    /// (`Transaction` rolls back when dropped), so a poisoned lock still guards a usable
-    /// connection.
-    pub(crate) fn connection(&self) -> MutexGuard<'_, Connection> {
-        self.connection
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Logs a failed operation. The idempotency store's trait has no error channel, so it
-    /// decides what a failure means for its caller; this only makes it visible.
-    pub(crate) fn log_failure(&self, action: &str, error: &rusqlite::Error) {
-        tracing::error!(
-            path = %self.path.display(),
-            %error,
-            "the approvals database failed while {action}"
-        );
-    }
-
     /// Logs a failed proposal-store operation and returns it as the error its caller gets,
-    /// naming the file.
-    pub(crate) fn failure(&self, action: String, error: &rusqlite::Error) -> StoreError {
-        self.log_failure(&action, error);
-        StoreError::new(
-            action,
-            format!("{error} (approvals database {})", self.path.display()),
-        )
+    /// naming the file. (The idempotency store's trait has no error channel, so it decides
+    /// what a failure means for its caller, and only logs it.)
+    pub(crate) fn store_error(&self, action: String, error: &rusqlite::Error) -> StoreError {
+        let reason = self.failure(&action, error);
+        StoreError::new(action, reason)
     }
 }
 
@@ -123,27 +66,21 @@ impl ApprovalsDatabase {
 
     /// [`open`](Self::open) with these options.
     pub fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, OpenError> {
-        let path = path.as_ref().to_path_buf();
-        let settings = ConnectionSettings::new(options.synchronous, options.busy_timeout);
-        let connection = open_database(&path, &SCHEMA, settings)?;
-        connection.set_prepared_statement_cache_capacity(32);
-        // Opening reads the header and the schema only; counting walks both tables, so a file
-        // damaged past its first page is refused here, at startup, rather than failing calls.
-        let (proposals, keys): (i64, i64) = connection
-            .query_row(
+        let database = SharedConnection::open(path, &SCHEMA, options)?;
+        database
+            .connection()
+            .set_prepared_statement_cache_capacity(32);
+        let (proposals, keys): (i64, i64) =
+            database.first_read("counting its rows", |connection| {
+                connection.query_row(
                 "SELECT (SELECT count(*) FROM proposals), (SELECT count(*) FROM idempotency_keys)",
                 [],
                 |row| Ok((row.get(0)?, row.get(1)?)),
             )
-            .map_err(|error| {
-                OpenError::classify(SCHEMA.store, &path, "counting its rows", error)
             })?;
-        tracing::debug!(path = %path.display(), proposals, keys, "approvals database open");
+        tracing::debug!(path = %database.path().display(), proposals, keys, "approvals database open");
         Ok(Self {
-            database: Arc::new(Database {
-                path,
-                connection: Mutex::new(connection),
-            }),
+            database: Arc::new(Database(database)),
         })
     }
 

@@ -143,7 +143,7 @@ impl ProposalStore for SqliteProposalStore {
             .map(drop)
             .map_err(|error| {
                 self.database
-                    .failure(format!("storing proposal {}", proposal.id), &error)
+                    .store_error(format!("storing proposal {}", proposal.id), &error)
             })
     }
 
@@ -153,7 +153,7 @@ impl ProposalStore for SqliteProposalStore {
         let written = connection
             .prepare_cached(INSERT_NEW)
             .and_then(|mut statement| proposal_rows::insert(&mut statement, &proposal))
-            .map_err(|error| self.database.failure(action(), &error))?;
+            .map_err(|error| self.database.store_error(action(), &error))?;
         if written > 0 {
             return Ok(None);
         }
@@ -164,7 +164,7 @@ impl ProposalStore for SqliteProposalStore {
                 action(),
                 "the id is taken by a proposal of another organisation",
             )),
-            Err(error) => Err(self.database.failure(action(), &error)),
+            Err(error) => Err(self.database.store_error(action(), &error)),
         }
     }
 
@@ -172,7 +172,7 @@ impl ProposalStore for SqliteProposalStore {
         let connection = self.database.connection();
         self.select_one(&connection, org_id, id).map_err(|error| {
             self.database
-                .failure(format!("reading proposal {id}"), &error)
+                .store_error(format!("reading proposal {id}"), &error)
         })
     }
 
@@ -190,7 +190,7 @@ impl ProposalStore for SqliteProposalStore {
             })
             .map_err(|error| {
                 self.database
-                    .failure(format!("listing the proposals of {org_id}"), &error)
+                    .store_error(format!("listing the proposals of {org_id}"), &error)
             })
     }
 
@@ -208,7 +208,7 @@ impl ProposalStore for SqliteProposalStore {
             Ok(result) => result,
             Err(error) => Err(TransitionError::Store(
                 self.database
-                    .failure(format!("deciding proposal {id}"), &error),
+                    .store_error(format!("deciding proposal {id}"), &error),
             )),
         }
     }
@@ -231,7 +231,7 @@ impl ProposalStore for SqliteProposalStore {
             .map(drop)
             .map_err(|error| {
                 self.database
-                    .failure(format!("recording the outcome of proposal {id}"), &error)
+                    .store_error(format!("recording the outcome of proposal {id}"), &error)
             })
     }
 
@@ -249,7 +249,7 @@ impl ProposalStore for SqliteProposalStore {
             })
             .map_err(|error| {
                 self.database
-                    .failure("expiring overdue proposals".to_owned(), &error)
+                    .store_error("expiring overdue proposals".to_owned(), &error)
             })
     }
 }

@@ -39,9 +39,8 @@
 use std::{
     any::Any,
     panic::{AssertUnwindSafe, catch_unwind, resume_unwind},
-    path::{Path, PathBuf},
-    sync::{Arc, Mutex, MutexGuard, PoisonError},
-    time::Duration,
+    path::Path,
+    sync::Arc,
 };
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
@@ -49,93 +48,40 @@ use switchboard_core::{ActionKey, BoxFuture, OrgId};
 use switchboard_domain_roster::{
     Changed, OrgRoster, RosterBook, RosterChange, RosterError, RosterStore,
 };
-use switchboard_sqlite::{ConnectionSettings, OpenError, Synchronous, open_database};
+use switchboard_sqlite::{ConnectionSettings, OpenError, SharedConnection};
 
 use crate::schema::{SCHEMA, SCHEMA_VERSION};
 
-/// How the store uses its file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct SqliteOptions {
-    /// When a commit counts as done (default [`Synchronous::Full`]: a change is on stable
-    /// storage before the tool that made it returns).
-    pub synchronous: Synchronous,
-    /// How long a change waits for another process's write lock before failing with
-    /// [`RosterError::Unavailable`] (default 5 s).
-    pub busy_timeout: Duration,
-}
+/// How the store uses its file: when a commit counts as done (default
+/// [`Synchronous::Full`](switchboard_sqlite::Synchronous::Full): a change is on stable storage
+/// before the tool that made it returns), and how long a change waits for another process's
+/// write lock before failing with [`RosterError::Unavailable`] (default 5 s).
+pub type SqliteOptions = ConnectionSettings;
 
-impl Default for SqliteOptions {
-    fn default() -> Self {
-        Self {
-            synchronous: Synchronous::Full,
-            busy_timeout: Duration::from_secs(5),
-        }
+/// Logs a failed operation and returns it as the error its caller gets, naming the file.
+fn unavailable(database: &SharedConnection, action: &str, error: &rusqlite::Error) -> RosterError {
+    RosterError::Unavailable {
+        reason: format!("{action} failed: {}", database.failure(action, error)),
     }
 }
 
-impl SqliteOptions {
-    /// These options with `synchronous`.
-    #[must_use]
-    pub fn synchronous(mut self, synchronous: Synchronous) -> Self {
-        self.synchronous = synchronous;
-        self
-    }
-
-    /// These options with `busy_timeout`.
-    #[must_use]
-    pub fn busy_timeout(mut self, busy_timeout: Duration) -> Self {
-        self.busy_timeout = busy_timeout;
-        self
-    }
-}
-
-/// The open file and its connection, shared with the operations running on the blocking pool.
-#[derive(Debug)]
-struct Database {
-    path: PathBuf,
-    connection: Mutex<Connection>,
-}
-
-impl Database {
-    /// The connection, locked. A panic while it was held cannot leave a transaction open
-    /// (a change's panic is caught and rolled back, and `Transaction` rolls back when dropped),
-    /// so a poisoned lock still guards a usable connection.
-    fn connection(&self) -> MutexGuard<'_, Connection> {
-        self.connection
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Logs a failed operation and returns it as the error its caller gets, naming the file.
-    fn failure(&self, action: &str, error: &rusqlite::Error) -> RosterError {
-        tracing::error!(
-            path = %self.path.display(),
-            %error,
-            "the roster database failed while {action}"
-        );
-        RosterError::Unavailable {
-            reason: format!(
-                "{action} failed: {error} (roster database {})",
-                self.path.display()
-            ),
-        }
-    }
-
-    fn decode(&self, org_id: &OrgId, text: &str) -> Result<OrgRoster, RosterError> {
-        serde_json::from_str(text).map_err(|error| RosterError::Unavailable {
-            reason: format!(
-                "the stored roster of `{org_id}` in {} cannot be read: {error}",
-                self.path.display()
-            ),
-        })
-    }
+fn decode(
+    database: &SharedConnection,
+    org_id: &OrgId,
+    text: &str,
+) -> Result<OrgRoster, RosterError> {
+    serde_json::from_str(text).map_err(|error| RosterError::Unavailable {
+        reason: format!(
+            "the stored roster of `{org_id}` in {} cannot be read: {error}",
+            database.path().display()
+        ),
+    })
 }
 
 /// The roster in a SQLite file, shared by every process that opens it.
 #[derive(Debug)]
 pub struct SqliteRosterStore {
-    database: Arc<Database>,
+    database: Arc<SharedConnection>,
 }
 
 /// How a change's transaction ended, short of a database error.
@@ -158,28 +104,19 @@ impl SqliteRosterStore {
 
     /// [`open`](Self::open) with these options.
     pub fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, OpenError> {
-        let path = path.as_ref().to_path_buf();
-        let settings = ConnectionSettings::new(options.synchronous, options.busy_timeout);
-        let connection = open_database(&path, &SCHEMA, settings)?;
-        // Opening reads the header and the schema only; counting walks the table, so a file
-        // damaged there is refused here, at startup, rather than failing calls.
-        let orgs: i64 = connection
-            .query_row("SELECT count(*) FROM roster_orgs", [], |row| row.get(0))
-            .map_err(|error| {
-                OpenError::classify(SCHEMA.store, &path, "counting its organisations", error)
-            })?;
-        tracing::debug!(path = %path.display(), orgs, "roster database open");
+        let database = SharedConnection::open(path, &SCHEMA, options)?;
+        let orgs: i64 = database.first_read("counting its organisations", |connection| {
+            connection.query_row("SELECT count(*) FROM roster_orgs", [], |row| row.get(0))
+        })?;
+        tracing::debug!(path = %database.path().display(), orgs, "roster database open");
         Ok(Self {
-            database: Arc::new(Database {
-                path,
-                connection: Mutex::new(connection),
-            }),
+            database: Arc::new(database),
         })
     }
 
     /// The database file.
     pub fn path(&self) -> &Path {
-        &self.database.path
+        self.database.path()
     }
 
     /// The schema version of the file (always [`SCHEMA_VERSION`] once open).
@@ -191,7 +128,7 @@ impl SqliteRosterStore {
     /// runtime, on this thread otherwise.
     async fn run<T: Send + 'static>(
         &self,
-        operation: impl FnOnce(&Database) -> Result<T, RosterError> + Send + 'static,
+        operation: impl FnOnce(&SharedConnection) -> Result<T, RosterError> + Send + 'static,
     ) -> Result<T, RosterError> {
         let database = Arc::clone(&self.database);
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
@@ -228,18 +165,18 @@ fn read_row(connection: &Connection, org_id: &OrgId) -> rusqlite::Result<Option<
 
 /// The transaction of one change (see the module docs).
 fn apply(
-    database: &Database,
+    database: &SharedConnection,
     org_id: &OrgId,
     change: RosterChange,
 ) -> Result<Applied, RosterError> {
     let action = format!("changing the roster of `{org_id}`");
-    let failed = |error: rusqlite::Error| database.failure(&action, &error);
+    let failed = |error: rusqlite::Error| unavailable(database, &action, &error);
     let mut connection = database.connection();
     let transaction = connection
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(failed)?;
     let part = match read_row(&transaction, org_id).map_err(failed)? {
-        Some(text) => database.decode(org_id, &text)?,
+        Some(text) => decode(database, org_id, &text)?,
         None => OrgRoster::default(),
     };
     let mut book = RosterBook::of_org(org_id, part);
@@ -254,7 +191,7 @@ fn apply(
             if let Err(error) = transaction.rollback() {
                 // The panic is what the caller must see; the connection is rolled back when
                 // it next begins, or closed with the store.
-                database.failure(&action, &error);
+                database.log_failure(&action, &error);
             }
             return Ok(Applied::Panicked(panic));
         }
@@ -275,10 +212,14 @@ impl RosterStore for SqliteRosterStore {
     fn load(&self, org_id: OrgId) -> BoxFuture<'_, Result<RosterBook, RosterError>> {
         Box::pin(self.run(move |database| {
             let text = read_row(&database.connection(), &org_id).map_err(|error| {
-                database.failure(&format!("reading the roster of `{org_id}`"), &error)
+                unavailable(
+                    database,
+                    &format!("reading the roster of `{org_id}`"),
+                    &error,
+                )
             })?;
             let part = match text {
-                Some(text) => database.decode(&org_id, &text)?,
+                Some(text) => decode(database, &org_id, &text)?,
                 None => OrgRoster::default(),
             };
             Ok(RosterBook::of_org(&org_id, part))
@@ -313,7 +254,7 @@ impl RosterStore for SqliteRosterStore {
             }
             self.run(move |database| {
                 let failed =
-                    |error: rusqlite::Error| database.failure("seeding the roster", &error);
+                    |error: rusqlite::Error| unavailable(database, "seeding the roster", &error);
                 let mut connection = database.connection();
                 let transaction = connection
                     .transaction_with_behavior(TransactionBehavior::Immediate)

@@ -68,6 +68,20 @@ impl ConnectionSettings {
             busy_timeout,
         }
     }
+
+    /// These settings with `synchronous`.
+    #[must_use]
+    pub fn synchronous(mut self, synchronous: Synchronous) -> Self {
+        self.synchronous = synchronous;
+        self
+    }
+
+    /// These settings with `busy_timeout`.
+    #[must_use]
+    pub fn busy_timeout(mut self, busy_timeout: Duration) -> Self {
+        self.busy_timeout = busy_timeout;
+        self
+    }
 }
 
 /// Opens (creating it if missing) the database of `schema`'s store at `path` and returns a

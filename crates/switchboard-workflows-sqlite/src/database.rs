@@ -9,14 +9,10 @@
 //! listing) are short indexed queries that share the connection and its cached statements.
 //! Across processes, SQLite's write lock (with the busy timeout) orders the writers.
 
-use std::{
-    path::{Path, PathBuf},
-    sync::{Mutex, MutexGuard, PoisonError},
-    time::Duration,
-};
+use std::{path::Path, sync::MutexGuard, time::Duration};
 
 use rusqlite::Connection;
-use switchboard_sqlite::{ConnectionSettings, OpenError, Synchronous, open_database};
+use switchboard_sqlite::{ConnectionSettings, OpenError, SharedConnection, Synchronous};
 use switchboard_workflows::RunStoreError;
 
 use crate::schema::{SCHEMA, SCHEMA_VERSION};
@@ -67,8 +63,7 @@ impl SqliteOptions {
 /// crash and a restart, and every process that opens the file shares them.
 #[derive(Debug)]
 pub struct SqliteRunStore {
-    path: PathBuf,
-    connection: Mutex<Connection>,
+    database: SharedConnection,
 }
 
 impl SqliteRunStore {
@@ -84,30 +79,25 @@ impl SqliteRunStore {
 
     /// [`open`](Self::open) with these options.
     pub fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, OpenError> {
-        let path = path.as_ref().to_path_buf();
+        let path = path.as_ref();
         let _span =
             tracing::debug_span!("open_workflows_database", path = %path.display()).entered();
         let settings = ConnectionSettings::new(options.synchronous, options.busy_timeout);
-        let connection = open_database(&path, &SCHEMA, settings)?;
+        let database = SharedConnection::open(path, &SCHEMA, settings)?;
         // Every statement a checkpoint runs stays prepared between checkpoints.
-        connection.set_prepared_statement_cache_capacity(32);
-        // Opening reads the header and the schema only; counting the runs walks their table,
-        // so a file damaged there is refused here, at startup, rather than failing calls.
-        let runs: i64 = connection
-            .query_row("SELECT count(*) FROM runs", [], |row| row.get(0))
-            .map_err(|error| {
-                OpenError::classify(SCHEMA.store, &path, "counting its runs", error)
-            })?;
+        database
+            .connection()
+            .set_prepared_statement_cache_capacity(32);
+        let runs: i64 = database.first_read("counting its runs", |connection| {
+            connection.query_row("SELECT count(*) FROM runs", [], |row| row.get(0))
+        })?;
         tracing::debug!(runs, "workflows database open");
-        Ok(Self {
-            path,
-            connection: Mutex::new(connection),
-        })
+        Ok(Self { database })
     }
 
     /// The database file.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.database.path()
     }
 
     /// The schema version of the file (always [`SCHEMA_VERSION`] once open).
@@ -115,25 +105,14 @@ impl SqliteRunStore {
         SCHEMA_VERSION
     }
 
-    /// The connection, locked. A panic while it was held cannot leave a transaction open
-    /// (`Transaction` rolls back when dropped), so a poisoned lock still guards a usable
-    /// connection.
+    /// The connection, locked (see [`SharedConnection::connection`]).
     pub(crate) fn connection(&self) -> MutexGuard<'_, Connection> {
-        self.connection
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.database.connection()
     }
 
     /// Logs a failed operation and returns it as the error its caller gets, naming the file.
     pub(crate) fn failure(&self, action: String, error: &rusqlite::Error) -> RunStoreError {
-        tracing::error!(
-            path = %self.path.display(),
-            %error,
-            "the workflows database failed while {action}"
-        );
-        RunStoreError::Backend {
-            action,
-            reason: format!("{error} (workflows database {})", self.path.display()),
-        }
+        let reason = self.database.failure(&action, error);
+        RunStoreError::Backend { action, reason }
     }
 }

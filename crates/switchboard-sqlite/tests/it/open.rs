@@ -1,14 +1,15 @@
 //! Files `open_database` accepts: a missing or empty file becomes a new database, migrated and
 //! in WAL mode; a reopened one keeps its rows and migrates nothing; one at an older schema
-//! version gets only the migrations it lacks, and a failing migration leaves it where it was.
+//! version gets only the migrations it lacks, and a failing migration leaves it where it was;
+//! a `SharedConnection` on it describes a failed operation naming the store and the file.
 
 use std::{fs, path::Path};
 
-use switchboard_sqlite::{Migration, OpenError, Schema};
+use switchboard_sqlite::{ConnectionSettings, Migration, OpenError, Schema, SharedConnection};
 
 use crate::test_schema::{
-    APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, STORE, assert_names_file_and_store, header_fields,
-    open, scratch,
+    APPLICATION_ID, MIGRATIONS, SCHEMA, SCHEMA_VERSION, STORE, assert_names_file_and_store,
+    header_fields, open, scratch,
 };
 
 fn widget_names(connection: &rusqlite::Connection) -> Vec<String> {
@@ -173,4 +174,30 @@ fn statements_keep_their_plan_whatever_is_bound() {
             "re-prepared on a new value"
         );
     }
+}
+
+/// A store's operations share one connection; a failed one is logged and described with
+/// SQLite's error, the store and the file.
+#[test]
+fn a_shared_connection_names_the_store_and_the_file_of_a_failure() {
+    let dir = scratch();
+    let path = dir.path().join("widgets.db");
+    let database = SharedConnection::open(&path, &SCHEMA, ConnectionSettings::default())
+        .expect("a new file opens");
+    assert_eq!((database.store(), database.path()), (STORE, path.as_path()));
+    let widgets: i64 = database
+        .first_read("counting its rows", |connection| {
+            connection.query_row("SELECT count(*) FROM widgets", [], |row| row.get(0))
+        })
+        .expect("the table is readable");
+    assert_eq!(widgets, 0);
+    let error = database
+        .connection()
+        .execute("INSERT INTO gadgets (name) VALUES ('x')", [])
+        .expect_err("there is no such table");
+    let reason = database.failure("storing a gadget", &error);
+    assert_eq!(
+        reason,
+        format!("{error} (widgets database {})", path.display())
+    );
 }

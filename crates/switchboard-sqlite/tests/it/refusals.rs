@@ -8,10 +8,11 @@
 use std::{fs, path::Path};
 
 use rusqlite::Connection;
-use switchboard_sqlite::OpenError;
+use switchboard_sqlite::{ConnectionSettings, OpenError, SharedConnection};
 
 use crate::test_schema::{
-    SCHEMA_VERSION, STORE, assert_names_file_and_store, header_fields, open, refused, scratch,
+    SCHEMA, SCHEMA_VERSION, STORE, assert_names_file_and_store, header_fields, open, refused,
+    scratch,
 };
 
 #[test]
@@ -54,8 +55,9 @@ fn a_database_cut_short_after_its_header_is_refused_as_corrupt() {
 }
 
 /// `open_database` reads only the header and the schema (page 1), so pages damaged past them
-/// pass it; a store's first read of its tables at open (counting its rows) meets the damage,
-/// and [`OpenError::classify`] reports it as `Corrupt`, naming the file and the store.
+/// pass it; a store's first read of its tables at open (counting its rows,
+/// `SharedConnection::first_read`) meets the damage, and [`OpenError::classify`] reports it as
+/// `Corrupt`, naming the file, the store and what it was doing.
 #[test]
 fn damage_past_the_header_is_classified_as_corrupt_on_the_first_read() {
     let dir = scratch();
@@ -63,13 +65,14 @@ fn damage_past_the_header_is_classified_as_corrupt_on_the_first_read() {
     let mut bytes = database_of_several_pages(&path);
     bytes[4_096..].fill(0xFF);
     fs::write(&path, &bytes).expect("every page past the first damaged");
-    let connection = open(&path).expect("the header and the schema are intact");
-    let error = connection
-        .query_row("SELECT count(*) FROM widgets", [], |row| {
-            row.get::<_, i64>(0)
+    let database = SharedConnection::open(&path, &SCHEMA, ConnectionSettings::default())
+        .expect("the header and the schema are intact");
+    let error = database
+        .first_read("counting its rows", |connection| {
+            connection.query_row("SELECT count(*) FROM widgets", [], |row| {
+                row.get::<_, i64>(0)
+            })
         })
-        .map(drop)
-        .map_err(|error| OpenError::classify(STORE, &path, "counting its rows", error))
         .expect_err("the table pages are damaged");
     assert_names_file_and_store(&error, &path);
     assert!(matches!(error, OpenError::Corrupt { .. }), "{error:?}");
