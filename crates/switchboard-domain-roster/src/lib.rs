@@ -32,7 +32,7 @@ pub use pages::{
 };
 pub use seed::{LOCKED_WEEK_START, SEED_WEEK_START};
 pub use state::{OrgRoster, RosterBook};
-pub use store::{Changed, MemoryRosterStore, RosterChange, RosterState, RosterStore};
+pub use store::{Applied, Changed, MemoryRosterStore, RosterChange, RosterState, RosterStore};
 pub use tools::{
     AddMember, AssignShift, ClaimShift, ClearRoster, GetShift, ListNotices, ListShifts, PostNotice,
     ProposeShiftSwap, UnassignShift, add_member, assign_shift, claim_shift, clear_roster,

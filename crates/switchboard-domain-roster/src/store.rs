@@ -24,6 +24,7 @@ use std::{
     any::Any,
     collections::BTreeMap,
     fmt,
+    panic::{AssertUnwindSafe, catch_unwind, resume_unwind},
     sync::{Arc, Mutex, PoisonError},
 };
 
@@ -77,6 +78,53 @@ impl fmt::Debug for Changed {
 /// A change to one organisation's part of the roster. It gets a book holding only that part,
 /// and its error leaves the part as it was.
 pub type RosterChange = Box<dyn FnOnce(&mut RosterBook) -> Result<Changed, RosterError> + Send>;
+
+/// How a change ran in a database store's transaction: what the transaction does next (commit,
+/// or roll back) and what the store's caller then gets ([`Applied::into_result`]).
+///
+/// The change runs inside the transaction, where a panic must not escape before the
+/// transaction is rolled back: [`Applied::of`] catches it, and [`Applied::into_result`] resumes
+/// it in the caller, where the registry reports it like any tool's panic.
+pub enum Applied {
+    /// The change succeeded: write the changed part and commit.
+    Kept(Changed),
+    /// The roster's rules refused it (or the store could not keep it): roll back.
+    Refused(RosterError),
+    /// It panicked: roll back, then resume the panic.
+    Panicked(Box<dyn Any + Send>),
+}
+
+impl Applied {
+    /// Runs `change` on `book`, catching a panic. A book a change panicked on may be half
+    /// changed: the store rolls back and never keeps it.
+    pub fn of(change: RosterChange, book: &mut RosterBook) -> Self {
+        match catch_unwind(AssertUnwindSafe(|| change(book))) {
+            Ok(Ok(changed)) => Applied::Kept(changed),
+            Ok(Err(refused)) => Applied::Refused(refused),
+            Err(panic) => Applied::Panicked(panic),
+        }
+    }
+
+    /// What the store's caller gets: the change's result, its refusal, or its panic, resumed
+    /// here.
+    pub fn into_result(self) -> Result<Changed, RosterError> {
+        match self {
+            Applied::Kept(changed) => Ok(changed),
+            Applied::Refused(error) => Err(error),
+            Applied::Panicked(panic) => resume_unwind(panic),
+        }
+    }
+}
+
+impl fmt::Debug for Applied {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Applied::Kept(changed) => f.debug_tuple("Kept").field(changed).finish(),
+            Applied::Refused(error) => f.debug_tuple("Refused").field(error).finish(),
+            Applied::Panicked(_) => f.debug_tuple("Panicked").finish_non_exhaustive(),
+        }
+    }
+}
 
 /// Where the roster is kept. Each method acts for one organisation, named by the caller's
 /// context, never by a tool's input.
@@ -216,4 +264,48 @@ pub(crate) async fn change<T: Serialize + Send + 'static>(
         .change(ctx.caller().org_id.clone(), ctx.action().cloned(), change)
         .await?;
     Ok(changed.into_typed()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+
+    use super::*;
+
+    fn acme() -> OrgId {
+        OrgId::from("acme")
+    }
+
+    #[test]
+    fn a_change_is_kept_refused_or_its_panic_caught_and_resumed() {
+        let mut book = RosterBook::seeded();
+        let kept = Applied::of(
+            Box::new(|book: &mut RosterBook| Changed::new(book.notices(&acme()).len())),
+            &mut book,
+        );
+        assert_eq!(
+            kept.into_result().expect("kept").output,
+            serde_json::json!(0)
+        );
+
+        let exists = RosterError::MemberExists {
+            user_id: "mark".to_owned(),
+        };
+        let refusal = exists.clone();
+        let refused = Applied::of(Box::new(move |_: &mut RosterBook| Err(refusal)), &mut book);
+        assert!(matches!(refused, Applied::Refused(_)), "{refused:?}");
+        assert_eq!(refused.into_result().err(), Some(exists));
+
+        let panicked = Applied::of(
+            Box::new(|_: &mut RosterBook| panic!("the change broke")),
+            &mut book,
+        );
+        assert!(matches!(panicked, Applied::Panicked(_)), "{panicked:?}");
+        let resumed = catch_unwind(AssertUnwindSafe(|| panicked.into_result()))
+            .expect_err("the panic is resumed in the caller");
+        assert_eq!(
+            resumed.downcast_ref::<&str>().copied(),
+            Some("the change broke")
+        );
+    }
 }

@@ -16,17 +16,13 @@
 //! it rolls the transaction back and is resumed in the calling tool, where the registry
 //! reports it like any tool's panic.
 
-use std::{
-    any::Any,
-    panic::{AssertUnwindSafe, catch_unwind, resume_unwind},
-    sync::Arc,
-};
+use std::sync::Arc;
 
 use switchboard_approvals::{IdempotencyScope, StoredOutcome};
 use switchboard_approvals_postgres::PostgresIdempotencyStore;
 use switchboard_core::{ActionKey, BoxFuture, OrgId};
 use switchboard_domain_roster::{
-    Changed, OrgRoster, RosterBook, RosterChange, RosterError, RosterStore,
+    Applied, Changed, OrgRoster, RosterBook, RosterChange, RosterError, RosterStore,
 };
 use switchboard_postgres::{Client, Database, OpenError, PostgresOptions, QueryError, Target};
 
@@ -46,13 +42,6 @@ impl std::fmt::Debug for PostgresRosterStore {
             .field("completes_keys", &self.keys.is_some())
             .finish()
     }
-}
-
-/// How a change's transaction ended, short of a database error.
-enum Applied {
-    Kept(Changed),
-    Refused(RosterError),
-    Panicked(Box<dyn Any + Send>),
 }
 
 impl PostgresRosterStore {
@@ -149,10 +138,9 @@ async fn apply(
         Err(error) => return Ok(Applied::Refused(error)),
     };
     let mut book = RosterBook::of_org(&org_id, part);
-    let changed = match catch_unwind(AssertUnwindSafe(|| change(&mut book))) {
-        Ok(Ok(changed)) => changed,
-        Ok(Err(refused)) => return Ok(Applied::Refused(refused)),
-        Err(panic) => return Ok(Applied::Panicked(panic)),
+    let changed = match Applied::of(change, &mut book) {
+        Applied::Kept(changed) => changed,
+        not_kept => return Ok(not_kept),
     };
     let text = match encode(&book.take_org_part(&org_id)) {
         Ok(text) => text,
@@ -214,16 +202,11 @@ impl RosterStore for PostgresRosterStore {
     ) -> BoxFuture<'_, Result<Changed, RosterError>> {
         let completion = self.keys.clone().zip(action);
         Box::pin(async move {
-            let applied = self
-                .database
+            self.database
                 .run(move |client| apply(client, org_id, completion, change))
                 .await
-                .map_err(|error| unavailable(&error))?;
-            match applied {
-                Applied::Kept(changed) => Ok(changed),
-                Applied::Refused(error) => Err(error),
-                Applied::Panicked(panic) => resume_unwind(panic),
-            }
+                .map_err(|error| unavailable(&error))?
+                .into_result()
         })
     }
 

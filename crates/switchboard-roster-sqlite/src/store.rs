@@ -36,17 +36,12 @@
 //! will retry. The PostgreSQL store, whose keys live in the same database, closes the window by
 //! committing both in one transaction.
 
-use std::{
-    any::Any,
-    panic::{AssertUnwindSafe, catch_unwind, resume_unwind},
-    path::Path,
-    sync::Arc,
-};
+use std::{panic::resume_unwind, path::Path, sync::Arc};
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use switchboard_core::{ActionKey, BoxFuture, OrgId};
 use switchboard_domain_roster::{
-    Changed, OrgRoster, RosterBook, RosterChange, RosterError, RosterStore,
+    Applied, Changed, OrgRoster, RosterBook, RosterChange, RosterError, RosterStore,
 };
 use switchboard_sqlite::{ConnectionSettings, OpenError, SharedConnection};
 
@@ -82,13 +77,6 @@ fn decode(
 #[derive(Debug)]
 pub struct SqliteRosterStore {
     database: Arc<SharedConnection>,
-}
-
-/// How a change's transaction ended, short of a database error.
-enum Applied {
-    Kept(Changed),
-    Refused(RosterError),
-    Panicked(Box<dyn Any + Send>),
 }
 
 impl SqliteRosterStore {
@@ -180,20 +168,19 @@ fn apply(
         None => OrgRoster::default(),
     };
     let mut book = RosterBook::of_org(org_id, part);
-    let outcome = catch_unwind(AssertUnwindSafe(|| change(&mut book)));
-    let changed = match outcome {
-        Ok(Ok(changed)) => changed,
-        Ok(Err(refused)) => {
+    let changed = match Applied::of(change, &mut book) {
+        Applied::Kept(changed) => changed,
+        refused @ Applied::Refused(_) => {
             transaction.rollback().map_err(failed)?;
-            return Ok(Applied::Refused(refused));
+            return Ok(refused);
         }
-        Err(panic) => {
+        panicked @ Applied::Panicked(_) => {
             if let Err(error) = transaction.rollback() {
                 // The panic is what the caller must see; the connection is rolled back when
                 // it next begins, or closed with the store.
                 database.log_failure(&action, &error);
             }
-            return Ok(Applied::Panicked(panic));
+            return Ok(panicked);
         }
     };
     let text = encode(&book.take_org_part(org_id))?;
@@ -235,14 +222,9 @@ impl RosterStore for SqliteRosterStore {
         change: RosterChange,
     ) -> BoxFuture<'_, Result<Changed, RosterError>> {
         Box::pin(async move {
-            let applied = self
-                .run(move |database| apply(database, &org_id, change))
-                .await?;
-            match applied {
-                Applied::Kept(changed) => Ok(changed),
-                Applied::Refused(error) => Err(error),
-                Applied::Panicked(panic) => resume_unwind(panic),
-            }
+            self.run(move |database| apply(database, &org_id, change))
+                .await?
+                .into_result()
         })
     }
 
