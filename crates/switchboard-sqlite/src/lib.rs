@@ -1,6 +1,8 @@
 #![doc = include_str!("../README.md")]
 
 mod codec;
+#[cfg(feature = "conformance")]
+pub mod conformance;
 mod error;
 mod open;
 mod schema;

@@ -10,36 +10,15 @@ use std::{fs, path::Path};
 use rusqlite::Connection;
 use switchboard_approvals::ProposalStore;
 use switchboard_approvals_sqlite::{APPLICATION_ID, ApprovalsDatabase, OpenError, SCHEMA_VERSION};
+use switchboard_sqlite::conformance::{self, header_fields};
 
 fn scratch() -> tempfile::TempDir {
     tempfile::tempdir().expect("a temporary directory")
 }
 
-/// Opens `path` expecting a refusal, and checks the message names the file and the store.
+/// Opens `path` expecting a refusal, and checks the error names the file and the store.
 fn refused(path: &Path) -> OpenError {
-    let error = ApprovalsDatabase::open(path).expect_err("the store must refuse this file");
-    let message = error.to_string();
-    assert!(
-        message.contains(&path.display().to_string()),
-        "the message should name the file: {message}"
-    );
-    assert_eq!(error.path(), path);
-    assert_eq!(error.store(), "approvals");
-    error
-}
-
-fn header_fields(path: &Path) -> (i32, i64, String) {
-    let connection = Connection::open(path).expect("the file opens with plain SQLite");
-    let application_id = connection
-        .pragma_query_value(None, "application_id", |row| row.get(0))
-        .expect("application_id");
-    let version = connection
-        .pragma_query_value(None, "user_version", |row| row.get(0))
-        .expect("user_version");
-    let mode = connection
-        .pragma_query_value(None, "journal_mode", |row| row.get(0))
-        .expect("journal_mode");
-    (application_id, version, mode)
+    conformance::refused(ApprovalsDatabase::open(path), path, "approvals")
 }
 
 #[test]
@@ -96,35 +75,14 @@ fn a_database_damaged_past_its_header_is_refused_as_corrupt() {
 
 #[test]
 fn an_audit_database_is_another_stores_file_and_is_refused_untouched() {
-    let dir = scratch();
-    let path = dir.path().join("audit.db");
-    {
-        let connection = Connection::open(&path).expect("creates");
-        connection
-            .execute_batch(
-                "CREATE TABLE audit_records (id INTEGER PRIMARY KEY); \
-                 PRAGMA application_id = 1396851029; PRAGMA user_version = 2;",
-            )
-            .expect("an audit-like database (application id SBAU)");
-    }
-    let error = refused(&path);
-    match &error {
-        OpenError::ForeignDatabase {
-            application_id,
-            tables,
-            ..
-        } => {
-            assert_eq!(*application_id, 0x5342_4155);
-            assert_eq!(tables, "audit_records");
-        }
-        other => panic!("expected ForeignDatabase, got {other:?}"),
-    }
-    assert!(
-        error
-            .to_string()
-            .contains("not a Switchboard approvals database")
+    // Application id SBAU.
+    conformance::another_stores_file_is_refused_untouched(
+        "approvals",
+        "audit_records",
+        0x5342_4155,
+        scratch().path(),
+        |path| ApprovalsDatabase::open(path),
     );
-    assert_eq!(header_fields(&path), (0x5342_4155, 2, "delete".to_owned()));
 }
 
 /// The first released schema's tables, as a file written by that build holds them.

@@ -8,7 +8,7 @@
 use std::{fs, path::Path};
 
 use rusqlite::Connection;
-use switchboard_sqlite::{ConnectionSettings, OpenError, SharedConnection};
+use switchboard_sqlite::{ConnectionSettings, OpenError, SharedConnection, conformance};
 
 use crate::test_schema::{
     SCHEMA, SCHEMA_VERSION, STORE, assert_names_file_and_store, header_fields, open, refused,
@@ -134,25 +134,20 @@ fn a_database_with_another_application_id_and_no_tables_is_refused() {
 
 #[test]
 fn a_newer_schema_is_refused_untouched() {
-    let dir = scratch();
-    let path = dir.path().join("widgets.db");
-    drop(open(&path).expect("opens"));
-    {
-        let connection = Connection::open(&path).expect("opens with plain SQLite");
-        connection
-            .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
-            .expect("a future version");
-    }
-    let error = refused(&path);
-    assert!(
-        matches!(
-            error,
-            OpenError::TooNew { found, supported, .. }
-                if found == SCHEMA_VERSION + 1 && supported == SCHEMA_VERSION
-        ),
-        "{error:?}"
+    conformance::a_newer_file_is_refused_untouched(STORE, SCHEMA_VERSION, scratch().path(), open);
+}
+
+/// The check every store runs on its own `open`, here on the test store: another store's
+/// database is refused untouched.
+#[test]
+fn another_stores_database_is_refused_untouched() {
+    conformance::another_stores_file_is_refused_untouched(
+        STORE,
+        "proposals",
+        0x5342_4150,
+        scratch().path(),
+        open,
     );
-    assert_eq!(header_fields(&path).1, SCHEMA_VERSION + 1);
 }
 
 #[test]

@@ -1,10 +1,13 @@
-//! A small store schema for the tests, and what they share: opening a file with it, and
-//! reading a file's header with plain SQLite.
+//! A small store schema for the tests, and what they share: opening a file with it, and the
+//! helpers of `switchboard_sqlite::conformance` for the test store.
 
 use std::path::Path;
 
 use rusqlite::Connection;
-use switchboard_sqlite::{ConnectionSettings, Migration, OpenError, Schema, open_database};
+pub(crate) use switchboard_sqlite::conformance::header_fields;
+use switchboard_sqlite::{
+    ConnectionSettings, Migration, OpenError, Schema, conformance, open_database,
+};
 
 /// The test store's name, as every error must name it.
 pub(crate) const STORE: &str = "widgets";
@@ -45,31 +48,10 @@ pub(crate) fn open(path: &Path) -> Result<Connection, OpenError> {
 
 /// Opens `path` expecting a refusal, and checks the error names the file and the store.
 pub(crate) fn refused(path: &Path) -> OpenError {
-    let error = open(path).expect_err("the store must refuse this file");
-    assert_names_file_and_store(&error, path);
-    error
+    conformance::refused(open(path), path, STORE)
 }
 
 /// Checks the error's message names the file, and the error the file and the store.
 pub(crate) fn assert_names_file_and_store(error: &OpenError, path: &Path) {
-    let message = error.to_string();
-    assert!(
-        message.contains(&path.display().to_string()),
-        "the message should name the file: {message}"
-    );
-    assert_eq!(error.path(), path);
-    assert_eq!(error.store(), STORE);
-}
-
-/// The file's `application_id`, `user_version` and journal mode, read with plain SQLite.
-pub(crate) fn header_fields(path: &Path) -> (i32, i64, String) {
-    Connection::open(path)
-        .and_then(|connection| {
-            connection.query_row(
-                "SELECT * FROM pragma_application_id, pragma_user_version, pragma_journal_mode",
-                [],
-                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
-            )
-        })
-        .expect("the header reads with plain SQLite")
+    conformance::assert_names_file_and_store(error, path, STORE);
 }

@@ -6,6 +6,7 @@
 use std::{fs, path::Path};
 
 use rusqlite::Connection;
+use switchboard_sqlite::conformance::{self, header_fields};
 use switchboard_workflows::RunStore;
 use switchboard_workflows_sqlite::{APPLICATION_ID, OpenError, SCHEMA_VERSION, SqliteRunStore};
 
@@ -13,31 +14,9 @@ fn scratch() -> tempfile::TempDir {
     tempfile::tempdir().expect("a temporary directory")
 }
 
-/// Opens `path` expecting a refusal, and checks the message names the file and the store.
+/// Opens `path` expecting a refusal, and checks the error names the file and the store.
 fn refused(path: &Path) -> OpenError {
-    let error = SqliteRunStore::open(path).expect_err("the store must refuse this file");
-    let message = error.to_string();
-    assert!(
-        message.contains(&path.display().to_string()),
-        "the message should name the file: {message}"
-    );
-    assert_eq!(error.path(), path);
-    assert_eq!(error.store(), "workflows");
-    error
-}
-
-fn header_fields(path: &Path) -> (i32, i64, String) {
-    let connection = Connection::open(path).expect("the file opens with plain SQLite");
-    let application_id = connection
-        .pragma_query_value(None, "application_id", |row| row.get(0))
-        .expect("application_id");
-    let version = connection
-        .pragma_query_value(None, "user_version", |row| row.get(0))
-        .expect("user_version");
-    let mode = connection
-        .pragma_query_value(None, "journal_mode", |row| row.get(0))
-        .expect("journal_mode");
-    (application_id, version, mode)
+    conformance::refused(SqliteRunStore::open(path), path, "workflows")
 }
 
 #[test]
@@ -106,51 +85,22 @@ fn another_applications_database_is_refused_untouched() {
 
 #[test]
 fn an_approvals_database_is_another_stores_file_and_is_refused() {
-    let dir = scratch();
-    let path = dir.path().join("approvals.db");
-    {
-        let connection = Connection::open(&path).expect("creates");
-        connection
-            .execute_batch(
-                "CREATE TABLE proposals (id TEXT PRIMARY KEY); \
-                 PRAGMA application_id = 1396851024; PRAGMA user_version = 1;",
-            )
-            .expect("an approvals-like database (application id SBAP)");
-    }
-    let error = refused(&path);
-    assert!(
-        matches!(
-            &error,
-            OpenError::ForeignDatabase {
-                application_id: 0x5342_4150,
-                ..
-            }
-        ),
-        "{error:?}"
+    // Application id SBAP.
+    conformance::another_stores_file_is_refused_untouched(
+        "workflows",
+        "proposals",
+        0x5342_4150,
+        scratch().path(),
+        |path| SqliteRunStore::open(path),
     );
-    assert_eq!(header_fields(&path), (0x5342_4150, 1, "delete".to_owned()));
 }
 
 #[test]
 fn a_database_of_a_newer_build_is_refused_untouched() {
-    let dir = scratch();
-    let path = dir.path().join("workflows.db");
-    drop(SqliteRunStore::open(&path).expect("a new database opens"));
-    {
-        let connection = Connection::open(&path).expect("opens with plain SQLite");
-        connection
-            .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
-            .expect("a newer schema version");
-    }
-    let error = refused(&path);
-    match &error {
-        OpenError::TooNew {
-            found, supported, ..
-        } => {
-            assert_eq!(*found, SCHEMA_VERSION + 1);
-            assert_eq!(*supported, SCHEMA_VERSION);
-        }
-        other => panic!("expected TooNew, got {other:?}"),
-    }
-    assert_eq!(header_fields(&path).1, SCHEMA_VERSION + 1);
+    conformance::a_newer_file_is_refused_untouched(
+        "workflows",
+        SCHEMA_VERSION,
+        scratch().path(),
+        |path| SqliteRunStore::open(path),
+    );
 }
