@@ -79,6 +79,26 @@ impl fmt::Debug for Changed {
 /// and its error leaves the part as it was.
 pub type RosterChange = Box<dyn FnOnce(&mut RosterBook) -> Result<Changed, RosterError> + Send>;
 
+impl OrgRoster {
+    /// This part as a database store keeps it: its JSON, the form this type serializes to, so
+    /// that the roster's rules stay in this crate, one place for every store.
+    pub fn to_stored(&self) -> Result<String, RosterError> {
+        serde_json::to_string(self).map_err(|error| RosterError::Unavailable {
+            reason: format!("an organisation's roster cannot be serialized: {error}"),
+        })
+    }
+}
+
+impl RosterBook {
+    /// Every organisation's part, as a database store keeps it ([`OrgRoster::to_stored`]):
+    /// `(organisation, JSON)` rows, for a seed.
+    pub fn into_stored_parts(self) -> Result<Vec<(String, String)>, RosterError> {
+        self.into_parts()
+            .map(|(org_id, part)| Ok((org_id.to_string(), part.to_stored()?)))
+            .collect()
+    }
+}
+
 /// How a change ran in a database store's transaction: what the transaction does next (commit,
 /// or roll back) and what the store's caller then gets ([`Applied::into_result`]).
 ///
@@ -274,6 +294,18 @@ mod tests {
 
     fn acme() -> OrgId {
         OrgId::from("acme")
+    }
+
+    #[test]
+    fn the_stored_parts_are_each_organisations_json_and_read_back_the_same() {
+        let seeded = RosterBook::seeded();
+        let rows = seeded.clone().into_stored_parts().expect("serializes");
+        let orgs: Vec<&str> = rows.iter().map(|(org, _)| org.as_str()).collect();
+        assert_eq!(orgs, ["acme", "globex"]);
+        for (org, text) in &rows {
+            let part: OrgRoster = serde_json::from_str(text).expect("the stored JSON reads");
+            assert_eq!(Some(&part), seeded.org_part(&OrgId::from(org.as_str())));
+        }
     }
 
     #[test]

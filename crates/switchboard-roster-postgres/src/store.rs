@@ -90,12 +90,6 @@ fn unavailable(error: &QueryError) -> RosterError {
     }
 }
 
-fn encode(part: &OrgRoster) -> Result<String, RosterError> {
-    serde_json::to_string(part).map_err(|error| RosterError::Unavailable {
-        reason: format!("an organisation's roster cannot be serialized: {error}"),
-    })
-}
-
 fn decode(org_id: &str, text: &str) -> Result<OrgRoster, RosterError> {
     serde_json::from_str(text).map_err(|error| RosterError::Unavailable {
         reason: format!("the stored roster of `{org_id}` cannot be read: {error}"),
@@ -142,7 +136,7 @@ async fn apply(
         Applied::Kept(changed) => changed,
         not_kept => return Ok(not_kept),
     };
-    let text = match encode(&book.take_org_part(&org_id)) {
+    let text = match book.take_org_part(&org_id).to_stored() {
         Ok(text) => text,
         Err(error) => return Ok(Applied::Refused(error)),
     };
@@ -212,10 +206,7 @@ impl RosterStore for PostgresRosterStore {
 
     fn seed(&self, book: RosterBook) -> BoxFuture<'_, Result<(), RosterError>> {
         Box::pin(async move {
-            let mut rows = Vec::new();
-            for (org_id, part) in book.into_parts() {
-                rows.push((org_id.to_string(), encode(&part)?));
-            }
+            let rows = book.into_stored_parts()?;
             self.database
                 .run(move |client| async move {
                     let statement = client

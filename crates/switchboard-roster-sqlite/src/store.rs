@@ -137,12 +137,6 @@ impl SqliteRosterStore {
     }
 }
 
-fn encode(part: &OrgRoster) -> Result<String, RosterError> {
-    serde_json::to_string(part).map_err(|error| RosterError::Unavailable {
-        reason: format!("an organisation's roster cannot be serialized: {error}"),
-    })
-}
-
 /// Reads the roster of `org_id` as stored, if it has a row.
 fn read_row(connection: &Connection, org_id: &OrgId) -> rusqlite::Result<Option<String>> {
     connection
@@ -183,7 +177,7 @@ fn apply(
             return Ok(panicked);
         }
     };
-    let text = encode(&book.take_org_part(org_id))?;
+    let text = book.take_org_part(org_id).to_stored()?;
     transaction
         .prepare_cached(
             "INSERT INTO roster_orgs (org_id, roster) VALUES (?1, ?2) \
@@ -230,10 +224,7 @@ impl RosterStore for SqliteRosterStore {
 
     fn seed(&self, book: RosterBook) -> BoxFuture<'_, Result<(), RosterError>> {
         Box::pin(async move {
-            let mut rows = Vec::new();
-            for (org_id, part) in book.into_parts() {
-                rows.push((org_id.to_string(), encode(&part)?));
-            }
+            let rows = book.into_stored_parts()?;
             self.run(move |database| {
                 let failed =
                     |error: rusqlite::Error| unavailable(database, "seeding the roster", &error);
