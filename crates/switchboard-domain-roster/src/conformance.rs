@@ -5,7 +5,7 @@
 //! in-memory store runs it in this crate's tests; the SQLite and PostgreSQL stores run it
 //! against a real file and a real server.
 
-use std::{future::Future, sync::Arc};
+use std::future::Future;
 
 use jiff::{Timestamp, civil::date};
 use switchboard_core::OrgId;
@@ -65,7 +65,7 @@ where
     seeding_adds_only_what_is_missing(&open().await).await;
     a_change_is_kept_and_a_refused_one_changes_nothing(&open().await).await;
     organisations_are_kept_apart(&open().await).await;
-    concurrent_changes_of_one_organisation_are_serialized(Arc::new(open().await)).await;
+    concurrent_changes_of_one_organisation_are_serialized(&[&open().await]).await;
 }
 
 /// Loading an organisation the store has never seen gives its empty roster, not an error.
@@ -167,21 +167,23 @@ pub async fn organisations_are_kept_apart(store: &dyn RosterStore) {
     );
 }
 
-/// Changes of one organisation made at once are applied one after another: none is lost, and
-/// each sees the ones before it (the notices are numbered 1 to N, each once).
-pub async fn concurrent_changes_of_one_organisation_are_serialized<S: RosterStore>(store: Arc<S>) {
+/// Changes of one organisation made at once, through each of `stores` in turn (one store, or
+/// several on one database, as several processes or nodes see it), are applied one after
+/// another: none is lost, and each sees the ones before it (the notices are numbered 1 to N,
+/// each once); every store then loads them all.
+pub async fn concurrent_changes_of_one_organisation_are_serialized(stores: &[&dyn RosterStore]) {
     const CHANGES: usize = 16;
-    let mut posting = Vec::new();
-    for number in 0..CHANGES {
-        let store = Arc::clone(&store);
-        posting.push(async move {
+    assert!(!stores.is_empty(), "the check needs a store");
+    let posting = (0..CHANGES).map(|number| {
+        let store = stores[number % stores.len()];
+        async move {
             store
                 .change(acme(), None, post(acme(), format!("notice {number}")))
                 .await
                 .expect("posted")
                 .output
-        });
-    }
+        }
+    });
     let mut ids: Vec<String> = futures::future::join_all(posting)
         .await
         .into_iter()
@@ -191,5 +193,7 @@ pub async fn concurrent_changes_of_one_organisation_are_serialized<S: RosterStor
     let mut expected: Vec<String> = (1..=CHANGES).map(|n| format!("acme-notice-{n}")).collect();
     expected.sort();
     assert_eq!(ids, expected, "notices lost or numbered twice");
-    assert_eq!(load(&*store, acme()).await.notices(&acme()).len(), CHANGES);
+    for store in stores {
+        assert_eq!(load(*store, acme()).await.notices(&acme()).len(), CHANGES);
+    }
 }

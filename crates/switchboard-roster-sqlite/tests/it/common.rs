@@ -1,5 +1,5 @@
-//! What the test files share: a store on a new file in its own temporary directory, and a
-//! change that posts a notice.
+//! What the test files share: a store on a new file in its own temporary directory, a change
+//! that posts a notice, and the notices a store loads.
 
 use std::{ops::Deref, path::PathBuf};
 
@@ -65,4 +65,13 @@ pub(crate) fn post(text: String) -> RosterChange {
         let notice = book.post_notice(&acme(), "mark", text, Timestamp::UNIX_EPOCH);
         Changed::new(notice.id)
     })
+}
+
+/// The texts of acme's notices as `store` loads them, oldest first.
+pub(crate) async fn notice_texts(store: &dyn RosterStore) -> Vec<String> {
+    let book = store.load(acme()).await.expect("loads");
+    book.notices(&acme())
+        .iter()
+        .map(|notice| notice.text.clone())
+        .collect()
 }

@@ -3,13 +3,13 @@
 //! once through both are all kept, and a change waits for the other's write lock up to the busy
 //! timeout, then fails without keeping anything.
 
-use std::{sync::Arc, time::Duration};
+use std::time::Duration;
 
 use rusqlite::Connection;
-use switchboard_domain_roster::{RosterBook, RosterError, RosterStore};
+use switchboard_domain_roster::{RosterBook, RosterError, RosterStore, conformance};
 use switchboard_roster_sqlite::{SqliteOptions, SqliteRosterStore};
 
-use crate::common::{TempStore, acme, post};
+use crate::common::{TempStore, acme, notice_texts, post};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_change_through_one_store_is_what_the_other_loads() {
@@ -25,56 +25,23 @@ async fn a_change_through_one_store_is_what_the_other_loads() {
         .change(acme(), None, post("through the first".to_owned()))
         .await
         .expect("posted through the first");
-    let seen = second.load(acme()).await.expect("the second loads");
-    let texts: Vec<&str> = seen
-        .notices(&acme())
-        .iter()
-        .map(|notice| notice.text.as_str())
-        .collect();
-    assert_eq!(texts, ["through the first"]);
+    assert_eq!(notice_texts(&second).await, ["through the first"]);
 
     second
         .change(acme(), None, post("through the second".to_owned()))
         .await
         .expect("posted through the second");
-    let seen = first.load(acme()).await.expect("the first loads");
-    assert_eq!(seen.notices(&acme()).len(), 2, "{seen:?}");
+    assert_eq!(
+        notice_texts(&first).await,
+        ["through the first", "through the second"]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn changes_made_at_once_through_two_stores_are_all_kept() {
-    const CHANGES: usize = 8;
     let first = TempStore::new();
-    let path = first.path();
-    let stores: [Arc<dyn RosterStore>; 2] = [
-        Arc::new(first),
-        Arc::new(SqliteRosterStore::open(&path).expect("a second store on the file")),
-    ];
-    let mut posting = tokio::task::JoinSet::new();
-    for number in 0..CHANGES {
-        let store = Arc::clone(&stores[number % 2]);
-        posting.spawn(async move {
-            store
-                .change(acme(), None, post(format!("notice {number}")))
-                .await
-                .expect("posted")
-                .output
-        });
-    }
-    let mut ids: Vec<String> = posting
-        .join_all()
-        .await
-        .into_iter()
-        .map(|id| id.as_str().unwrap_or_default().to_owned())
-        .collect();
-    ids.sort();
-    let mut expected: Vec<String> = (1..=CHANGES).map(|n| format!("acme-notice-{n}")).collect();
-    expected.sort();
-    assert_eq!(ids, expected, "notices lost or numbered twice");
-    for store in &stores {
-        let book = store.load(acme()).await.expect("loads");
-        assert_eq!(book.notices(&acme()).len(), CHANGES);
-    }
+    let second = SqliteRosterStore::open(first.path()).expect("a second store on the file");
+    conformance::concurrent_changes_of_one_organisation_are_serialized(&[&*first, &second]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -122,16 +89,8 @@ async fn a_change_waits_for_another_writer_up_to_the_busy_timeout() {
         .expect("the task ends")
         .expect("posted once the lock is free");
 
-    let texts: Vec<String> = waiting
-        .load(acme())
-        .await
-        .expect("loads")
-        .notices(&acme())
-        .iter()
-        .map(|notice| notice.text.clone())
-        .collect();
     assert_eq!(
-        texts,
+        notice_texts(&waiting).await,
         ["after the wait"],
         "the failed change left something"
     );
