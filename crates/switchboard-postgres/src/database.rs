@@ -23,6 +23,7 @@ use tokio::runtime::{Handle, Runtime};
 
 use crate::{
     error::{OpenError, QueryError},
+    health::Health,
     listen::Listener,
     options::{PostgresOptions, Target, first_host},
     schema::{MigrateError, Schema, migrate_to},
@@ -42,6 +43,8 @@ struct Inner {
     call_timeout: Duration,
     client_config: tokio_postgres::Config,
     listener: std::sync::OnceLock<Listener>,
+    /// Whether the database answers, shared with every `Database` on the same target.
+    health: Arc<Health>,
 }
 
 impl std::fmt::Debug for Database {
@@ -103,6 +106,7 @@ impl Database {
                 call_timeout: options.call_timeout,
                 client_config: config,
                 listener: std::sync::OnceLock::new(),
+                health: Health::of(&target),
             }),
         };
         let url = options.url_for_scrubbing().to_owned();
@@ -154,18 +158,24 @@ impl Database {
     /// Runs `work` with a pooled connection on the store's runtime and waits for its answer,
     /// at most the call timeout (waiting for a connection included). Blocks the calling
     /// thread; see the module docs for why that is safe from any thread but the store's own.
+    /// Refused at once ([`QueryError::Unresponsive`]) while a call to the same database has
+    /// lately timed out (see the `health` module).
     pub fn call<T, W, F>(&self, work: W) -> Result<T, QueryError>
     where
         T: Send + 'static,
         W: FnOnce(Object) -> F + Send + 'static,
         F: Future<Output = Result<T, QueryError>> + Send + 'static,
     {
+        self.admit()?;
         let pool = self.inner.pool.clone();
-        self.block_on(self.inner.call_timeout, async move {
-            let client = pool.get().await?;
-            work(client).await
-        })
-        .and_then(|answer| answer)
+        let answer = self
+            .block_on(self.inner.call_timeout, async move {
+                let client = pool.get().await?;
+                work(client).await
+            })
+            .and_then(|answer| answer);
+        self.note(&answer);
+        answer
     }
 
     /// [`Database::call`] for async code: awaits the answer without blocking a thread.
@@ -175,6 +185,7 @@ impl Database {
         W: FnOnce(Object) -> F + Send + 'static,
         F: Future<Output = Result<T, QueryError>> + Send + 'static,
     {
+        self.admit()?;
         let pool = self.inner.pool.clone();
         let timeout = self.inner.call_timeout;
         let task = self.inner.runtime.handle().spawn(async move {
@@ -182,7 +193,25 @@ impl Database {
                 .await
                 .map_err(|_| QueryError::Timeout(timeout))?
         });
-        task.await.map_err(|_| QueryError::Closed)?
+        let answer = task.await.map_err(|_| QueryError::Closed)?;
+        self.note(&answer);
+        answer
+    }
+
+    /// Refuses a call at once while the database is marked unresponsive.
+    fn admit(&self) -> Result<(), QueryError> {
+        let inner = &self.inner;
+        inner
+            .health
+            .admit(inner.runtime.handle(), &inner.pool, inner.call_timeout)
+    }
+
+    /// Marks the database unresponsive when `answer` is a timeout.
+    fn note<T>(&self, answer: &Result<T, QueryError>) {
+        let inner = &self.inner;
+        inner
+            .health
+            .note(answer, inner.runtime.handle(), &inner.pool, inner.call_timeout);
     }
 
     /// Runs `future` on the store's runtime and waits for it, at most `timeout`.

@@ -170,6 +170,16 @@ pub enum QueryError {
     /// The call did not finish within the store's call timeout.
     #[error("the database did not answer within {0:?}")]
     Timeout(std::time::Duration),
+    /// A call to this database timed out a moment ago and no probe has had an answer since:
+    /// refused at once rather than wait another timeout (see `health`).
+    #[error(
+        "the database has not answered for {for_:?} (a call timed out); calls fail at once \
+         until it answers again"
+    )]
+    Unresponsive {
+        /// How long ago the database was found unresponsive.
+        for_: std::time::Duration,
+    },
     /// The store's runtime is gone (the store is being dropped).
     #[error("the store is shutting down")]
     Closed,
@@ -197,7 +207,7 @@ impl QueryError {
     pub fn is_unavailable(&self) -> bool {
         match self {
             Self::Postgres(error) => error.as_db_error().is_none() || error.is_closed(),
-            Self::Pool(_) | Self::Timeout(_) | Self::Closed => true,
+            Self::Pool(_) | Self::Timeout(_) | Self::Unresponsive { .. } | Self::Closed => true,
             Self::Decode(_) => false,
         }
     }

@@ -2,6 +2,7 @@
 
 mod database;
 mod error;
+mod health;
 mod listen;
 mod options;
 mod schema;
@@ -9,6 +10,7 @@ mod schema;
 pub use database::Database;
 pub use deadpool_postgres::Object as Client;
 pub use error::{OpenError, QueryError};
+pub use health::PROBE_INTERVAL;
 pub use listen::{Listener, Notification};
 pub use options::{PostgresOptions, Target, without_password};
 pub use schema::{Migration, Schema, schema_version};

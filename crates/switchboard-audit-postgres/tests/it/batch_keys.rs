@@ -19,11 +19,17 @@ use crate::common::{fresh_database, record};
 const CALL_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// How many records of `correlation` the store holds.
+/// How many records of `correlation` the store holds, asked again while the database is
+/// marked unresponsive after a timeout (calls then fail at once until a probe has an answer).
 fn count(store: &PostgresAuditStore, correlation: &str) -> usize {
-    store
-        .query(&AuditQuery::correlation(correlation))
-        .expect("the store answers")
-        .len()
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match store.query(&AuditQuery::correlation(correlation)) {
+            Ok(records) => return records.len(),
+            Err(_) if Instant::now() < deadline => thread::sleep(Duration::from_millis(50)),
+            Err(error) => panic!("the store answers: {error}"),
+        }
+    }
 }
 
 #[test]
@@ -75,6 +81,11 @@ fn an_attempt_that_timed_out_and_committed_late_is_not_stored_again_by_its_retry
         .block_on(locker.batch_execute("BEGIN; LOCK TABLE audit_batches IN ACCESS EXCLUSIVE MODE"))
         .expect("the lock is taken");
 
+    // Another store value (another node's) with a longer timeout, for the retry.
+    let second = PostgresAuditStore::open_with(
+        &PostgresOptions::new(database.url()).with_call_timeout(CALL_TIMEOUT * 5),
+    )
+    .expect("a second store opens");
     let key = BatchKey::new();
     let mut records = vec![record("late"); 4];
     let began = Instant::now();
@@ -90,14 +101,22 @@ fn an_attempt_that_timed_out_and_committed_late_is_not_stored_again_by_its_retry
     // A retry while the first attempt still waits on the server: it waits too.
     let retrying = thread::spawn({
         let mut records = vec![record("late"); 4];
-        let store = PostgresAuditStore::open_with(
-            &PostgresOptions::new(database.url()).with_call_timeout(CALL_TIMEOUT * 5),
-        )
-        .expect("a second store opens");
+        let store = second;
+        // Refused at once until a probe has had an answer (the earlier call timed out), then
+        // tried again, as the audit writer does.
         move || {
-            store
-                .append_keyed_batch(key, &mut records)
-                .map(|()| records)
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                match store.append_keyed_batch(key, &mut records) {
+                    Err(error)
+                        if error.to_string().contains("fail at once")
+                            && Instant::now() < deadline =>
+                    {
+                        thread::sleep(Duration::from_millis(20));
+                    }
+                    answer => return answer.map(|()| records),
+                }
+            }
         }
     });
     thread::sleep(Duration::from_millis(300));
@@ -116,7 +135,7 @@ fn an_attempt_that_timed_out_and_committed_late_is_not_stored_again_by_its_retry
     let mut last = vec![record("late"); 4];
     store
         .append_keyed_batch(key, &mut last)
-        .expect("the last retry gets the stored batch's ids");
+        .expect("the last retry gets the stored batch's ids (the database answers again)");
     let stored: Vec<u64> = store
         .query(&AuditQuery::correlation("late"))
         .expect("queries")

@@ -82,10 +82,10 @@ async fn an_unknown_tool_is_the_clients_mistake_not_our_warning() {
     const UNKNOWN: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}"#;
     let calls = [INITIALIZE, INITIALIZED, UNKNOWN];
     let quiet = serve_stdio_stderr(&[("SWITCHBOARD_STATE_KEY", STATE_KEY)], &calls).await;
-    // At the default level: the start-up lines saying where each store is kept, and nothing
-    // about the client's mistake.
+    // At the default level: the start-up lines saying where each store is kept (audit,
+    // proposals, runs, the roster), and nothing about the client's mistake.
     let lines: Vec<&str> = quiet.lines().collect();
-    assert_eq!(lines.len(), 3, "{quiet}");
+    assert_eq!(lines.len(), 4, "{quiet}");
     assert!(
         lines
             .iter()

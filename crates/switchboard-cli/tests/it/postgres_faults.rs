@@ -454,16 +454,12 @@ fn signal_cluster(cluster: &TestCluster, signal: nix::sys::signal::Signal) {
 
 /// A server that stops answering without closing its connections (SIGSTOP, as a hung host or
 /// a network partition would): a call may wait on it at most the stores' call timeout, and a
-/// write that timed out and was tried again is stored once. (The audit writer counts a store
-/// that leaves an append unanswered for a second as failing, so a call whose tool met the
-/// frozen database first waits for its record at most a second more.)
+/// write that timed out and was tried again is stored once. A call runs several statements
+/// (a gate's read, the key's claim, the tool's change, the key's completion): once one of them
+/// has timed out, the others fail at once (`switchboard-postgres`'s health check), and the audit
+/// writer counts a store that leaves an append unanswered for a second as failing, so a call
+/// waits for its record at most a second more.
 #[allow(clippy::print_stderr, reason = "the freeze's figures, for a report")]
-#[ignore = "fails on the roster's store, not the audit: a roster mutation met by the freeze \
-            waits on the frozen database for two or three store calls in a row (its gate's \
-            load, its change, its key's completion: 20 to 25 s, `roster_unavailable` or \
-            `audit_failed` after the tool failed) and its record then waits at most a second; \
-            the audit assertions (no record twice, none missing, no refused call recorded) \
-            pass in every run"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_frozen_database_fails_calls_within_the_call_timeout() {
     let (cluster, url) = blocking(private_cluster);

@@ -65,8 +65,8 @@ fn a_call_longer_than_the_timeout_fails_without_hanging() {
         error.is_unavailable() || error.sql_state().is_some(),
         "{error:?}"
     );
-    // The store still answers afterwards.
-    assert_eq!(one(&database).expect("still usable"), 1);
+    // The store answers again as soon as a probe has had an answer.
+    answers_again(&database);
 }
 
 #[test]
@@ -118,4 +118,77 @@ fn a_notification_from_one_node_wakes_a_waiter_on_another() {
         |_, payload| payload == "never",
     ));
     assert!(started.elapsed() >= Duration::from_millis(200));
+}
+
+/// Waits (at most 10 s) until `database` answers again after a timeout marked it
+/// unresponsive.
+fn answers_again(database: &Database) {
+    let started = std::time::Instant::now();
+    loop {
+        match one(database) {
+            Ok(answer) => {
+                assert_eq!(answer, 1);
+                return;
+            }
+            Err(QueryError::Unresponsive { .. }) if started.elapsed() < Duration::from_secs(10) => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(error) => panic!("the database should answer again: {error}"),
+        }
+    }
+}
+
+#[test]
+fn after_a_timeout_every_store_on_the_database_fails_at_once_until_it_answers_again() {
+    let test = fresh();
+    let options = PostgresOptions::new(test.url()).with_call_timeout(Duration::from_millis(400));
+    let slow = Database::open(&options, &EMPTY).expect("open");
+    // Another store of the same process on the same database.
+    let other = Database::open(&options, &EMPTY).expect("open");
+    let timed_out = slow.call(|client| async move {
+        client.execute("SELECT pg_sleep(2)", &[]).await?;
+        Ok(())
+    });
+    assert!(
+        matches!(timed_out, Err(QueryError::Timeout(_))),
+        "{timed_out:?}"
+    );
+    // Both stores refuse at once rather than wait another timeout each.
+    for database in [&slow, &other] {
+        let started = std::time::Instant::now();
+        let refused = one(database);
+        assert!(
+            matches!(refused, Err(QueryError::Unresponsive { .. })),
+            "{refused:?}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_millis(100),
+            "refused after {:?}",
+            started.elapsed()
+        );
+        let message = refused.expect_err("refused").to_string();
+        assert!(message.contains("fail at once"), "{message}");
+    }
+    // The server answers (the slow statement is its only busy connection): a probe notices,
+    // and calls of both stores go through again.
+    answers_again(&other);
+    assert_eq!(one(&slow).expect("the slow store answers too"), 1);
+}
+
+#[test]
+fn a_database_on_another_target_is_not_marked() {
+    let slow_test = fresh();
+    let other_test = fresh();
+    let short = Duration::from_millis(300);
+    let slow = Database::open(
+        &PostgresOptions::new(slow_test.url()).with_call_timeout(short),
+        &EMPTY,
+    )
+    .expect("open");
+    let other = Database::open(&PostgresOptions::new(other_test.url()), &EMPTY).expect("open");
+    let _ = slow.call(|client| async move {
+        client.execute("SELECT pg_sleep(2)", &[]).await?;
+        Ok(())
+    });
+    assert_eq!(one(&other).expect("another database is not marked"), 1);
 }
