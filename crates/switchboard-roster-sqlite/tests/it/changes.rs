@@ -49,7 +49,7 @@ async fn a_panicking_change_rolls_back_and_its_panic_reaches_the_caller() {
         .change(acme(), None, post("after the panic".to_owned()))
         .await
         .expect("the next change is made");
-    assert_eq!(notice_texts(&*store).await, ["after the panic"]);
+    assert_eq!(notice_texts(&**store).await, ["after the panic"]);
 }
 
 #[tokio::test]
@@ -65,7 +65,7 @@ async fn a_change_with_an_action_is_made_like_any_other() {
         .await
         .expect("posted");
     assert_eq!(changed.output, serde_json::json!("acme-notice-1"));
-    assert_eq!(notice_texts(&store).await, ["keyed"]);
+    assert_eq!(notice_texts(&*store).await, ["keyed"]);
 }
 
 #[test]
@@ -78,6 +78,6 @@ fn the_store_works_without_a_runtime() {
             .await
             .expect("posted");
         assert_eq!(changed.output, serde_json::json!("acme-notice-1"));
-        assert_eq!(notice_texts(&store).await, ["no runtime"]);
+        assert_eq!(notice_texts(&*store).await, ["no runtime"]);
     });
 }

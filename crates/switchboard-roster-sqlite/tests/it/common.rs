@@ -4,8 +4,8 @@
 use std::{ops::Deref, path::PathBuf};
 
 use jiff::Timestamp;
-use switchboard_core::{ActionKey, BoxFuture, OrgId};
-use switchboard_domain_roster::{Changed, RosterBook, RosterChange, RosterError, RosterStore};
+use switchboard_core::OrgId;
+use switchboard_domain_roster::{Changed, RosterBook, RosterChange, RosterStore};
 use switchboard_roster_sqlite::SqliteRosterStore;
 
 /// A store on a new file, with the directory that holds it (removed when dropped).
@@ -33,25 +33,6 @@ impl Deref for TempStore {
 
     fn deref(&self) -> &SqliteRosterStore {
         &self.store
-    }
-}
-
-impl RosterStore for TempStore {
-    fn load(&self, org_id: OrgId) -> BoxFuture<'_, Result<RosterBook, RosterError>> {
-        self.store.load(org_id)
-    }
-
-    fn change(
-        &self,
-        org_id: OrgId,
-        action: Option<ActionKey>,
-        change: RosterChange,
-    ) -> BoxFuture<'_, Result<Changed, RosterError>> {
-        self.store.change(org_id, action, change)
-    }
-
-    fn seed(&self, book: RosterBook) -> BoxFuture<'_, Result<(), RosterError>> {
-        self.store.seed(book)
     }
 }
 

@@ -32,7 +32,7 @@ async fn a_change_through_one_store_is_what_the_other_loads() {
         .await
         .expect("posted through the second");
     assert_eq!(
-        notice_texts(&first).await,
+        notice_texts(&*first).await,
         ["through the first", "through the second"]
     );
 }
@@ -90,7 +90,7 @@ async fn a_change_waits_for_another_writer_up_to_the_busy_timeout() {
         .expect("posted once the lock is free");
 
     assert_eq!(
-        notice_texts(&waiting).await,
+        notice_texts(&*waiting).await,
         ["after the wait"],
         "the failed change left something"
     );
