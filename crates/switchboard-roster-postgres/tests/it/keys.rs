@@ -25,6 +25,15 @@ fn keys(url: &str) -> Arc<PostgresIdempotencyStore> {
     )
 }
 
+/// The seeded roster at `url`, completing each change's key through `keys`.
+async fn seeded_roster(url: &str, keys: Arc<PostgresIdempotencyStore>) -> PostgresRosterStore {
+    let roster = PostgresRosterStore::open(url)
+        .expect("opens")
+        .completing_keys_of(keys);
+    roster.seed(RosterBook::seeded()).await.expect("seeded");
+    roster
+}
+
 fn assign_to_alice() -> RosterChange {
     Box::new(|book: &mut RosterBook| {
         let shift = book.assign(&OrgId::from("acme"), SHIFT, "alice")?;
@@ -62,10 +71,7 @@ async fn a_change_leaves_its_key_done_even_if_the_registry_never_completes_it() 
     let test = fresh_database().await;
     let node_a = keys(test.url());
     let node_b = keys(test.url());
-    let roster = PostgresRosterStore::open(test.url())
-        .expect("opens")
-        .completing_keys_of(Arc::clone(&node_a));
-    roster.seed(RosterBook::seeded()).await.expect("seeded");
+    let roster = seeded_roster(test.url(), Arc::clone(&node_a)).await;
     let (scope, fingerprint, action) = claimed(&node_a);
     let changed = roster
         .change(OrgId::from("acme"), Some(action), assign_to_alice())
@@ -89,10 +95,7 @@ async fn a_change_whose_key_this_node_does_not_hold_is_not_made() {
     let holder = keys(test.url());
     let other = keys(test.url());
     // This roster completes keys through `other`, which never claimed the call's key.
-    let roster = PostgresRosterStore::open(test.url())
-        .expect("opens")
-        .completing_keys_of(other);
-    roster.seed(RosterBook::seeded()).await.expect("seeded");
+    let roster = seeded_roster(test.url(), other).await;
     let before = assignee(&roster).await;
     let (_, _, action) = claimed(&holder);
     let error = roster
