@@ -3,7 +3,10 @@
 //!
 //! Each check takes a function that opens a new, empty store, and panics with what broke. The
 //! in-memory store runs it in this crate's tests; the SQLite and PostgreSQL stores run it
-//! against a real file and a real server.
+//! against a real file and a real server. [`calls`] are the sample people's calls, for the
+//! tests that run the real registry on the roster.
+
+pub mod calls;
 
 use std::future::Future;
 

@@ -15,10 +15,10 @@ use std::{sync::Arc, time::Duration};
 
 use serde_json::{Value, json};
 use switchboard::{
-    AgentMutations, CallContext, ErrorKind, Initiator, InvokeError, ProposalStatus, RegistryConfig,
-    ToolRegistry,
+    AgentMutations, ErrorKind, InvokeError, ProposalStatus, RegistryConfig, ToolRegistry,
 };
 use switchboard_approvals_postgres::ApprovalsDatabase;
+use switchboard_domain_roster::conformance::calls::{mark, sam_agent};
 
 use crate::common::fresh_database;
 
@@ -47,21 +47,6 @@ async fn node(url: &str) -> ToolRegistry {
         .expect("the registry starts")
 }
 
-fn context(user: &str, role: &str, initiator: Initiator, correlation: &str) -> CallContext {
-    CallContext::builder()
-        .org("acme")
-        .user(user)
-        .role(role)
-        .session("registry-tests")
-        .correlation(correlation)
-        .initiator(initiator)
-        .build()
-}
-
-fn mark(correlation: &str) -> CallContext {
-    context("mark", "manager", Initiator::Human, correlation)
-}
-
 /// Who works the seeded shift in this node's roster.
 async fn assignee(registry: &ToolRegistry) -> Value {
     let shifts = registry
@@ -85,7 +70,7 @@ async fn a_proposal_made_on_one_node_and_approved_on_the_other_runs_once() {
         .await
         .expect("a database");
     let (node_a, node_b) = (node(test.url()).await, node(test.url()).await);
-    let agent = context("sam", "staff", Initiator::Agent, "proposing");
+    let agent = sam_agent("proposing");
     let error = node_a
         .invoke("roster_assign_shift", assign_params(), &agent)
         .await

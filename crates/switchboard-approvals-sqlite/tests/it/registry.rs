@@ -13,13 +13,16 @@ use std::{path::Path, sync::Arc, time::Duration};
 
 use serde_json::{Value, json};
 use switchboard::{
-    AgentMutations, AuditQuery, CallContext, ErrorKind, Initiator, InvokeError, ProposalStatus,
-    RegistryConfig, ToolRegistry, audit::ActionEvent,
+    AgentMutations, AuditQuery, ErrorKind, InvokeError, ProposalStatus, RegistryConfig,
+    ToolRegistry, audit::ActionEvent,
 };
 use switchboard_approvals::{Claim, Fingerprint, IdempotencyScope, IdempotencyStore};
 use switchboard_approvals_sqlite::ApprovalsDatabase;
 use switchboard_core::digest_json;
-use switchboard_domain_roster::{AssignShift, AssignShiftInput};
+use switchboard_domain_roster::{
+    AssignShift, AssignShiftInput,
+    conformance::calls::{mark, sam_agent},
+};
 
 const RETENTION: Duration = Duration::from_secs(3_600);
 
@@ -44,21 +47,6 @@ async fn start(path: &Path) -> ToolRegistry {
         .start()
         .await
         .expect("the registry starts")
-}
-
-fn context(user: &str, role: &str, initiator: Initiator, correlation: &str) -> CallContext {
-    CallContext::builder()
-        .org("acme")
-        .user(user)
-        .role(role)
-        .session("registry-tests")
-        .correlation(correlation)
-        .initiator(initiator)
-        .build()
-}
-
-fn mark(correlation: &str) -> CallContext {
-    context("mark", "manager", Initiator::Human, correlation)
 }
 
 /// Who works the seeded shift in this registry's roster.
@@ -97,7 +85,7 @@ async fn an_agents_proposal_is_approved_after_a_restart_and_runs_once() {
     let path = dir.path().join("approvals.db");
 
     let first = start(&path).await;
-    let agent = context("sam", "staff", Initiator::Agent, "proposing");
+    let agent = sam_agent("proposing");
     let error = first
         .invoke("roster_assign_shift", assign_params(), &agent)
         .await

@@ -8,8 +8,11 @@ use std::{path::Path, sync::Arc, time::Duration};
 
 use serde_json::{Value, json};
 use switchboard_approvals_sqlite::ApprovalsDatabase;
-use switchboard_core::{CallContext, Initiator, InvokeError};
-use switchboard_domain_roster::{Roster, RosterBook, RosterState, RosterStore};
+use switchboard_core::InvokeError;
+use switchboard_domain_roster::{
+    Roster, RosterBook, RosterState, RosterStore,
+    conformance::calls::{mark, sam_agent},
+};
 use switchboard_registry::{AgentMutations, RegistryConfig, ToolRegistry};
 use switchboard_roster_sqlite::SqliteRosterStore;
 
@@ -36,21 +39,6 @@ async fn process(dir: &Path) -> ToolRegistry {
         .start()
         .await
         .expect("the registry starts")
-}
-
-fn context(user: &str, role: &str, initiator: Initiator, correlation: &str) -> CallContext {
-    CallContext::builder()
-        .org("acme")
-        .user(user)
-        .role(role)
-        .session("registry-tests")
-        .correlation(correlation)
-        .initiator(initiator)
-        .build()
-}
-
-fn mark(correlation: &str) -> CallContext {
-    context("mark", "manager", Initiator::Human, correlation)
 }
 
 /// Who works the seeded shift, as this registry reads it.
@@ -80,7 +68,7 @@ async fn a_proposal_approved_in_another_process_changes_the_roster_both_read() {
     let serve = process(dir.path()).await;
     let approve = process(dir.path()).await;
 
-    let agent = context("sam", "staff", Initiator::Agent, "proposing");
+    let agent = sam_agent("proposing");
     let error = serve
         .invoke(
             "roster_assign_shift",
