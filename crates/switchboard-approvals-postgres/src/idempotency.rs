@@ -16,8 +16,9 @@
 //! liveness lock is held, see `liveness`): alive, a [`Claim::Running`] waiter that resolves with
 //! the first result (see `waiter`); gone, the in-doubt answer (`outcome_unknown`), never a
 //! second run, until the claim's retention has passed and the key is new again. A key whose
-//! row names this store value but that it is not running (its release could not be written)
-//! is in doubt as well, as in the SQLite store.
+//! row names this store value but that it is not running is claimed again: this store value
+//! never ran the tool under it (its claim's answer was lost, or its release was not written),
+//! so a retry once the database answers runs the tool, rather than wait out the retention.
 
 use std::{sync::Arc, time::Duration};
 
@@ -216,6 +217,11 @@ impl PostgresIdempotencyStore {
             if claimed {
                 return Ok(Claim::Run);
             }
+            if self.is_own_unrun_claim(found.as_ref(), fingerprint, now)
+                && self.reclaim(scope, now)?
+            {
+                return Ok(Claim::Run);
+            }
             if let Some(claim) = self.answer(found, scope, fingerprint, now) {
                 return Ok(claim);
             }
@@ -227,6 +233,54 @@ impl PostgresIdempotencyStore {
             "idempotency key {} changed under three claims in a row",
             scope.key
         )))
+    }
+
+    /// Whether `found` is a claim this store value made and is not running (a claim it runs is
+    /// in its in-flight table, which is asked before the database): its answer was lost (the
+    /// statement committed, the reply did not arrive), or its release could not be written.
+    /// Either way the registry never ran the tool under it, so the claim may be taken again.
+    fn is_own_unrun_claim(
+        &self,
+        found: Option<&(KeyRow, bool)>,
+        fingerprint: &Fingerprint,
+        now: Timestamp,
+    ) -> bool {
+        found.is_some_and(|(row, _)| {
+            !row.done && row.owner == self.owner && row.expires_at > now && row.matches(fingerprint)
+        })
+    }
+
+    /// Takes this store value's own unrun claim of `scope` again, from `now`; `false` if the
+    /// row changed meanwhile (completed, released, or taken over after its expiry).
+    fn reclaim(&self, scope: &IdempotencyScope, now: Timestamp) -> Result<bool, QueryError> {
+        let (org, key, owner) = (
+            scope.org_id.to_string(),
+            scope.key.to_string(),
+            self.owner.clone(),
+        );
+        let (claimed_at, expires_at) = (
+            timestamp_to_sql(now),
+            timestamp_to_sql(self.retention.expiry(now)),
+        );
+        let updated = self.shared.database.call(move |client| async move {
+            let statement = client
+                .prepare_cached(
+                    "UPDATE approvals_idempotency_keys SET claimed_at_ns = $4, expires_at_ns = $5 \
+                     WHERE org_id = $1 AND idempotency_key = $2 AND owner = $3 \
+                     AND state = 'running'",
+                )
+                .await?;
+            Ok(client
+                .execute(&statement, &[&org, &key, &owner, &claimed_at, &expires_at])
+                .await?)
+        })?;
+        if updated == 1 {
+            tracing::info!(
+                key = %scope.key,
+                "an idempotency key this node claimed but never ran is claimed again"
+            );
+        }
+        Ok(updated == 1)
     }
 
     /// The answer a key's row gives, if it has one that has not expired at `now`.
@@ -249,7 +303,8 @@ impl PostgresIdempotencyStore {
             )));
         }
         // Running, and not in this store value's table (that is asked first): another store
-        // value runs it, or nobody does any more.
+        // value runs it, or nobody does any more (this one's own unrun claim is taken again
+        // before this answer is asked for).
         if row.owner == self.owner || !alive {
             return Some(Claim::Done(idempotency_rows::in_doubt(scope, &row)));
         }

@@ -201,17 +201,20 @@ impl Database {
     /// Refuses a call at once while the database is marked unresponsive.
     fn admit(&self) -> Result<(), QueryError> {
         let inner = &self.inner;
-        inner
-            .health
-            .admit(inner.runtime.handle(), &inner.pool, inner.call_timeout)
+        inner.health.admit(&inner.client_config, inner.call_timeout)
     }
 
-    /// Marks the database unresponsive when `answer` is a timeout.
+    /// Marks the database unresponsive when `answer` is a timeout, and closes the pool's idle
+    /// connections: the one whose statement timed out went back to the pool still waiting on
+    /// the server, and would hold up whatever ran on it next.
     fn note<T>(&self, answer: &Result<T, QueryError>) {
         let inner = &self.inner;
+        if let Err(QueryError::Timeout(_)) = answer {
+            inner.pool.retain(|_, _| false);
+        }
         inner
             .health
-            .note(answer, inner.runtime.handle(), &inner.pool, inner.call_timeout);
+            .note(answer, &inner.client_config, inner.call_timeout);
     }
 
     /// Runs `future` on the store's runtime and waits for it, at most `timeout`.

@@ -8,9 +8,12 @@
 //! would hang for several. With it, the first timeout marks the database unresponsive for every
 //! [`Database`](crate::Database) on the same target (the stores of one process on one
 //! database), the calls that follow fail at once with [`QueryError::Unresponsive`], and a probe
-//! (`SELECT 1`, every [`PROBE_INTERVAL`], itself bounded by the call timeout) clears the mark as
-//! soon as the server answers. A call already waiting when the server stopped still waits its
-//! own timeout, and no longer.
+//! clears the mark as soon as the server answers: every [`PROBE_INTERVAL`] it opens a new
+//! connection and runs `SELECT 1`, bounded by the call timeout. (A new connection, not a pooled
+//! one: a pooled connection may still be waiting on the statement that timed out.) The probe
+//! runs on a thread of its own, shared by every target, so it outlives whichever store started
+//! it. A call already waiting when the server stopped still waits its own timeout, and no
+//! longer.
 //!
 //! A server that refuses connections (stopped, restarting) is not marked: its calls fail at
 //! once by themselves.
@@ -28,8 +31,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use deadpool_postgres::Pool;
-use tokio::runtime::Handle;
+use tokio::runtime::Runtime;
 
 use crate::{error::QueryError, options::Target};
 
@@ -47,6 +49,19 @@ pub(crate) struct Health {
 
 /// Every target's health, by target; an entry lives as long as a `Database` holds it.
 static HEALTH: LazyLock<Mutex<HashMap<String, Weak<Health>>>> = LazyLock::new(Mutex::default);
+
+/// The probes' runtime: one thread for every target's probe, for the process's life. `None`
+/// if the thread could not be started; a marked database then stays marked until a call that
+/// is let through answers (see [`Health::admit`]).
+static PROBES: LazyLock<Option<Runtime>> = LazyLock::new(|| {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("switchboard-postgres-probe")
+        .enable_all()
+        .build()
+        .inspect_err(|error| tracing::error!(%error, "cannot start the database probes' thread"))
+        .ok()
+});
 
 impl Health {
     /// The health of `target`, shared with every other open `Database` on it.
@@ -70,80 +85,94 @@ impl Health {
     }
 
     /// Refuses a call at once while the database is marked unresponsive (and makes sure a
-    /// probe runs, on `handle`, against `pool`).
+    /// probe runs, connecting as `config` says). Without a probes' thread, every
+    /// [`PROBE_INTERVAL`] one call is let through instead, and its answer clears the mark.
     pub(crate) fn admit(
         self: &Arc<Self>,
-        handle: &Handle,
-        pool: &Pool,
+        config: &tokio_postgres::Config,
         call_timeout: Duration,
     ) -> Result<(), QueryError> {
-        match self.since() {
-            None => Ok(()),
-            Some(since) => {
-                self.probe(handle, pool, call_timeout);
-                Err(QueryError::Unresponsive {
-                    for_: since.elapsed(),
-                })
-            }
+        let Some(since) = self.since() else {
+            return Ok(());
+        };
+        if PROBES.is_none() && since.elapsed() >= PROBE_INTERVAL {
+            return Ok(());
         }
+        self.probe(config, call_timeout);
+        Err(QueryError::Unresponsive {
+            for_: since.elapsed(),
+        })
     }
 
-    /// Notes how a call ended: a timeout marks the database unresponsive and starts a probe.
+    /// Notes how a call ended: a timeout marks the database unresponsive and starts a probe;
+    /// any other answer means the server answers, and clears the mark.
     pub(crate) fn note<T>(
         self: &Arc<Self>,
         result: &Result<T, QueryError>,
-        handle: &Handle,
-        pool: &Pool,
+        config: &tokio_postgres::Config,
         call_timeout: Duration,
     ) {
-        if let Err(QueryError::Timeout(_)) = result {
-            let mut since = self
-                .unresponsive_since
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            if since.is_none() {
-                *since = Some(Instant::now());
-                tracing::warn!(
-                    ?call_timeout,
-                    "the database did not answer a call in time; calls to it fail at once until \
-                     it answers a probe"
-                );
+        if !matches!(result, Err(QueryError::Timeout(_))) {
+            if PROBES.is_none() && self.since().is_some() {
+                self.clear();
             }
-            drop(since);
-            self.probe(handle, pool, call_timeout);
+            return;
+        }
+        let mut since = self
+            .unresponsive_since
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if since.is_none() {
+            *since = Some(Instant::now());
+            tracing::warn!(
+                ?call_timeout,
+                "the database did not answer a call in time; calls to it fail at once until it \
+                 answers a probe"
+            );
+        }
+        drop(since);
+        self.probe(config, call_timeout);
+    }
+
+    /// Clears the mark: the database answers.
+    fn clear(&self) {
+        let mut since = self
+            .unresponsive_since
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(since) = since.take() {
+            tracing::info!(after = ?since.elapsed(), "the database answers again");
         }
     }
 
-    /// Starts the probe unless one runs: `SELECT 1` every [`PROBE_INTERVAL`] until the database
-    /// answers, then clears the mark.
-    fn probe(self: &Arc<Self>, handle: &Handle, pool: &Pool, call_timeout: Duration) {
+    /// Starts the probe unless one runs: a new connection and `SELECT 1` every
+    /// [`PROBE_INTERVAL`] until the database answers, then clears the mark.
+    fn probe(self: &Arc<Self>, config: &tokio_postgres::Config, call_timeout: Duration) {
+        let Some(probes) = PROBES.as_ref() else {
+            return;
+        };
         if self.probing.swap(true, Ordering::AcqRel) {
             return;
         }
         let health = Arc::clone(self);
-        let pool = pool.clone();
-        handle.spawn(async move {
-            // Clears `probing` however the probe ends, its runtime shutting down included, so
-            // that the next refused call starts another.
+        let config = config.clone();
+        probes.spawn(async move {
+            // Clears `probing` however the probe ends, so that the next refused call starts
+            // another.
             let _probing = Probing(Arc::clone(&health));
             loop {
                 tokio::time::sleep(PROBE_INTERVAL).await;
                 let answered = tokio::time::timeout(call_timeout, async {
-                    let client = pool.get().await.ok()?;
-                    client.simple_query("SELECT 1").await.ok()
+                    let (client, connection) = config.connect(tokio_postgres::NoTls).await.ok()?;
+                    let driver = tokio::spawn(connection);
+                    let answer = client.simple_query("SELECT 1").await.ok();
+                    drop(client);
+                    let _ = driver.await;
+                    answer
                 })
                 .await;
                 if let Ok(Some(_)) = answered {
-                    let mut since = health
-                        .unresponsive_since
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner);
-                    if let Some(since) = since.take() {
-                        tracing::info!(
-                            after = ?since.elapsed(),
-                            "the database answers again"
-                        );
-                    }
+                    health.clear();
                     return;
                 }
             }

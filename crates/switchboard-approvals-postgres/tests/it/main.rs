@@ -8,6 +8,7 @@ mod common;
 mod complete_in;
 mod conformance;
 mod nodes;
+mod own_claim;
 mod open;
 mod outage;
 mod registry;

@@ -120,6 +120,11 @@ fn a_notification_from_one_node_wakes_a_waiter_on_another() {
     assert!(started.elapsed() >= Duration::from_millis(200));
 }
 
+/// A statement that outlasts a short call timeout on the client's side: the server's own
+/// statement timeout is lifted for it, so it is the client that stops waiting, as it does for
+/// a server that does not answer at all.
+const STALL: &str = "BEGIN; SET LOCAL statement_timeout = 0; SELECT pg_sleep(2); COMMIT";
+
 /// Waits (at most 10 s) until `database` answers again after a timeout marked it
 /// unresponsive.
 fn answers_again(database: &Database) {
@@ -146,7 +151,7 @@ fn after_a_timeout_every_store_on_the_database_fails_at_once_until_it_answers_ag
     // Another store of the same process on the same database.
     let other = Database::open(&options, &EMPTY).expect("open");
     let timed_out = slow.call(|client| async move {
-        client.execute("SELECT pg_sleep(2)", &[]).await?;
+        client.batch_execute(STALL).await?;
         Ok(())
     });
     assert!(
@@ -187,7 +192,7 @@ fn a_database_on_another_target_is_not_marked() {
     .expect("open");
     let other = Database::open(&PostgresOptions::new(other_test.url()), &EMPTY).expect("open");
     let _ = slow.call(|client| async move {
-        client.execute("SELECT pg_sleep(2)", &[]).await?;
+        client.batch_execute(STALL).await?;
         Ok(())
     });
     assert_eq!(one(&other).expect("another database is not marked"), 1);
