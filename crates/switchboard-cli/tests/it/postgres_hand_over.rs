@@ -16,7 +16,7 @@ use switchboard_test_postgres::test_database;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 
 use crate::{
-    common::{TempFile, bounded, switchboard},
+    common::{MARK, TempFile, bounded, switchboard},
     lab_server::LabServer,
     serve_operate::{Served, audit_records},
 };
@@ -40,8 +40,6 @@ nodes:
     tool: roster_post_notice
     params: { text: "notice 3" }
 "#;
-
-const MARK: [&str; 6] = ["--org", "acme", "--user", "mark", "--role", "manager"];
 
 /// Lease flags far from their defaults: a minute's lease, a sweep every half second.
 const LEASES: [&str; 4] = ["--workflow-lease", "60s", "--workflow-sweep-every", "500ms"];
