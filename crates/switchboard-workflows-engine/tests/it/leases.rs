@@ -29,7 +29,6 @@ use switchboard_workflows::{
 use switchboard_workflows_postgres::{PostgresOptions, PostgresRunStore};
 use tokio::time::Instant;
 
-use crate::probe;
 use crate::support::*;
 
 /// How long the tests' leases last, and how often they are renewed.
@@ -166,63 +165,13 @@ fn engine_on(
     definition: &Arc<switchboard_workflows::Definition>,
     name: &str,
 ) -> switchboard_workflows_engine::Engine {
-    let definition = Arc::clone(definition);
-    let store: Arc<dyn RunStore> = Arc::clone(node) as Arc<dyn RunStore>;
-    switchboard_workflows_engine::Engine::new(
-        registry.clone(),
-        store,
-        switchboard_workflows_engine::EngineOptions {
-            loader: Some(Arc::new(move |_| Ok(Arc::clone(&definition)))),
-            lease: test_lease()
-                .with_owner(name)
-                .with_duration(LEASE)
-                .with_sweep_every(Duration::from_millis(50)),
-            ..switchboard_workflows_engine::EngineOptions::default()
-        },
-    )
-}
-
-/// Three mutating steps; the middle one sleeps `sleep_ms`. Each counts its real runs under
-/// its own probe key, prefixed with `name`.
-fn three_touches(name: &str, sleep_ms: u64) -> Arc<switchboard_workflows::Definition> {
-    definition(
+    leasing_engine(
+        registry,
+        Arc::clone(node) as Arc<dyn RunStore>,
+        definition,
         name,
-        vec![
-            tool(
-                "first",
-                "probe_touch",
-                lit(json!({ "key": format!("{name}-first") })),
-            ),
-            tool(
-                "slow",
-                "probe_touch",
-                lit(json!({ "key": format!("{name}-slow"), "sleep_ms": sleep_ms })),
-            ),
-            tool(
-                "last",
-                "probe_touch",
-                lit(json!({ "key": format!("{name}-last") })),
-            ),
-        ],
+        LEASE,
     )
-}
-
-fn each_ran_once(name: &str) {
-    for step in ["first", "slow", "last"] {
-        let key = format!("{name}-{step}");
-        assert_eq!(probe::calls(&key).len(), 1, "`{key}` ran exactly once");
-    }
-}
-
-async fn slow_step_started(name: &str) {
-    let key = format!("{name}-slow");
-    for _ in 0..2_000 {
-        if !probe::calls(&key).is_empty() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    panic!("the slow step never started");
 }
 
 /// Waits for the run's end on `engine`, at most 30 s.
@@ -235,21 +184,6 @@ async fn finished(
         .await
         .expect("the run ends within 30 s")
         .expect("the run is readable")
-}
-
-/// Starts the workflow `name` on `engine`, and waits until its slow step runs.
-async fn start_until_slow(
-    engine: &switchboard_workflows_engine::Engine,
-    definition: &Arc<switchboard_workflows::Definition>,
-    caller: &switchboard_core::CallContext,
-    name: &str,
-) -> RunId {
-    let run = engine
-        .start(Arc::clone(definition), json!({}), caller)
-        .await
-        .expect("starts on node a");
-    slow_step_started(name).await;
-    run
 }
 
 /// Two nodes on a fresh database, sharing one registry, each with its engine, and the
@@ -446,5 +380,5 @@ async fn a_cancel_asked_while_another_engine_drives_the_run_takes_effect_when_it
         .expect("the cancel is taken");
     let outcome = finished(&engine_b, run, &caller).await;
     assert_eq!(outcome.state, RunState::Cancelled);
-    assert_eq!(probe::calls(&format!("{name}-slow")).len(), 1);
+    assert_eq!(touches(name, "slow"), 1);
 }

@@ -281,3 +281,84 @@ impl switchboard_workflows::conformance::WrappedStore for HookedStore {
         self.inner.checkpoint_all(checkpoints)
     }
 }
+
+/// An engine over `store` named `owner` (its lease owner), leasing for `lease` and sweeping
+/// every 50 ms, loading any run's definition as `definition`: one of several engines sharing
+/// a run store, as the nodes of a fleet do.
+pub(crate) fn leasing_engine(
+    registry: &ToolRegistry,
+    store: Arc<dyn RunStore>,
+    definition: &Arc<Definition>,
+    owner: &str,
+    lease: Duration,
+) -> Engine {
+    let definition = Arc::clone(definition);
+    Engine::new(
+        registry.clone(),
+        store,
+        EngineOptions {
+            loader: Some(Arc::new(move |_| Ok(Arc::clone(&definition)))),
+            lease: LeaseOptions::default()
+                .with_owner(owner)
+                .with_duration(lease)
+                .with_sweep_every(Duration::from_millis(50)),
+            ..EngineOptions::default()
+        },
+    )
+}
+
+/// Three mutating steps; the middle one sleeps `sleep_ms`. Each counts its real runs under its
+/// own probe key, prefixed with `name`.
+pub(crate) fn three_touches(name: &str, sleep_ms: u64) -> Arc<Definition> {
+    let touch = |step: &str, sleep_ms: u64| {
+        tool(
+            step,
+            "probe_touch",
+            lit(json!({ "key": format!("{name}-{step}"), "sleep_ms": sleep_ms })),
+        )
+    };
+    definition(
+        name,
+        vec![touch("first", 0), touch("slow", sleep_ms), touch("last", 0)],
+    )
+}
+
+/// How many times the step `step` of the workflow `name` really ran (its probe key is
+/// `{name}-{step}`, as [`three_touches`] names them).
+pub(crate) fn touches(name: &str, step: &str) -> usize {
+    crate::probe::calls(&format!("{name}-{step}")).len()
+}
+
+/// Each step of [`three_touches`] named `name` ran exactly once.
+pub(crate) fn each_ran_once(name: &str) {
+    for step in ["first", "slow", "last"] {
+        assert_eq!(touches(name, step), 1, "`{name}-{step}` ran exactly once");
+    }
+}
+
+/// Waits until the step `slow` of the workflow `name` runs (its probe key `{name}-slow` is
+/// touched), at most 10 s.
+pub(crate) async fn slow_step_started(name: &str) {
+    for _ in 0..2_000 {
+        if touches(name, "slow") > 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    panic!("the slow step never started");
+}
+
+/// Starts `definition` (the workflow `name`) on `engine`, and waits until its slow step runs.
+pub(crate) async fn start_until_slow(
+    engine: &Engine,
+    definition: &Arc<Definition>,
+    caller: &CallContext,
+    name: &str,
+) -> RunId {
+    let run = engine
+        .start(Arc::clone(definition), json!({}), caller)
+        .await
+        .expect("the run starts");
+    slow_step_started(name).await;
+    run
+}
