@@ -22,8 +22,9 @@
 //!
 //! Beside the suite: [`model`], the test of a store against the in-memory table on random
 //! histories, which every persistent store runs with `proptest!`; [`Guarded`], a store with
-//! its temporary directory or database, which a store's tests hand to the suite; and
-//! [`call_record`], the sample record of their other tests.
+//! its temporary directory or database, which a store's tests hand to the suite;
+//! [`call_record`], the sample record of their other tests; and [`WrappedStore`], for the test
+//! stores that change a few operations of another store (refusing, holding or counting them).
 //!
 //! What the suite assumes of a store: a fresh store from the factory is empty and independent of
 //! every other store the factory made; it holds at least [`MIN_CAPACITY`] records without
@@ -59,7 +60,7 @@ pub mod model;
 mod store_checks;
 mod support;
 
-pub use support::{Guarded, call_record, correlation_digest};
+pub use support::{Guarded, WrappedStore, call_record, correlation_digest};
 
 pub use log_checks::{
     log_relaxed_query_after_flush_sees_everything, log_retention_sweep_deletes_expired_records,

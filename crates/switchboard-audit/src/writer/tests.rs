@@ -14,8 +14,8 @@ use jiff::Timestamp;
 use switchboard_core::{CorrelationId, Initiator};
 
 use crate::{
-    AuditConfig, AuditError, AuditLog, AuditQuery, AuditRecord, AuditStats, AuditStore, BatchKey,
-    Durability, MemoryAuditStore, Outcome,
+    AuditConfig, AuditError, AuditLog, AuditQuery, AuditRecord, AuditStore, BatchKey, Durability,
+    MemoryAuditStore, Outcome,
 };
 
 /// Generous bound for what must happen; a hang fails instead of stalling the run.
@@ -65,7 +65,11 @@ struct Flaky {
     committed: Mutex<Vec<(BatchKey, Vec<u64>)>>,
 }
 
-impl AuditStore for Flaky {
+impl crate::conformance::WrappedStore for Flaky {
+    fn inner(&self) -> &dyn AuditStore {
+        &self.inner
+    }
+
     fn append_batch(&self, _: &mut [AuditRecord]) -> Result<(), AuditError> {
         Err(AuditError::Unavailable(
             "the writer appends with a key".to_owned(),
@@ -106,18 +110,6 @@ impl AuditStore for Flaky {
             ));
         }
         Ok(())
-    }
-
-    fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, AuditError> {
-        self.inner.query(query)
-    }
-
-    fn delete_before(&self, cutoff: Timestamp, limit: usize) -> Result<u64, AuditError> {
-        self.inner.delete_before(cutoff, limit)
-    }
-
-    fn stats(&self) -> AuditStats {
-        self.inner.stats()
     }
 }
 

@@ -69,7 +69,11 @@ impl GatedStore {
     }
 }
 
-impl AuditStore for GatedStore {
+impl switchboard_audit::conformance::WrappedStore for GatedStore {
+    fn inner(&self) -> &dyn AuditStore {
+        &self.inner
+    }
+
     fn append_batch(&self, records: &mut [AuditRecord]) -> Result<(), AuditError> {
         let open = self.open.lock().expect("gate lock");
         drop(
@@ -78,18 +82,6 @@ impl AuditStore for GatedStore {
                 .expect("gate lock"),
         );
         self.inner.append_batch(records)
-    }
-
-    fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, AuditError> {
-        self.inner.query(query)
-    }
-
-    fn delete_before(&self, cutoff: Timestamp, limit: usize) -> Result<u64, AuditError> {
-        self.inner.delete_before(cutoff, limit)
-    }
-
-    fn stats(&self) -> AuditStats {
-        self.inner.stats()
     }
 }
 

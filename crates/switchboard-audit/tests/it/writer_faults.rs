@@ -11,8 +11,8 @@ use std::{
 
 use jiff::Timestamp;
 use switchboard_audit::{
-    AuditConfig, AuditError, AuditLog, AuditQuery, AuditRecord, AuditStats, AuditStore, Durability,
-    MemoryAuditStore, Outcome, digest_json,
+    AuditConfig, AuditError, AuditLog, AuditRecord, AuditStore, Durability, MemoryAuditStore,
+    Outcome, digest_json,
 };
 use switchboard_core::Initiator;
 
@@ -22,7 +22,11 @@ struct PanicsAtFirst {
     panics: AtomicU64,
 }
 
-impl AuditStore for PanicsAtFirst {
+impl switchboard_audit::conformance::WrappedStore for PanicsAtFirst {
+    fn inner(&self) -> &dyn AuditStore {
+        &self.inner
+    }
+
     fn append_batch(&self, records: &mut [AuditRecord]) -> Result<(), AuditError> {
         let left = self.panics.load(Ordering::SeqCst);
         if left > 0 {
@@ -30,18 +34,6 @@ impl AuditStore for PanicsAtFirst {
             panic!("the store panicked");
         }
         self.inner.append_batch(records)
-    }
-
-    fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, AuditError> {
-        self.inner.query(query)
-    }
-
-    fn delete_before(&self, cutoff: Timestamp, limit: usize) -> Result<u64, AuditError> {
-        self.inner.delete_before(cutoff, limit)
-    }
-
-    fn stats(&self) -> AuditStats {
-        self.inner.stats()
     }
 }
 

@@ -10,11 +10,9 @@ use std::sync::{
     atomic::{AtomicBool, Ordering},
 };
 
-use jiff::Timestamp;
 use serde_json::json;
 use switchboard_audit::{
-    ActionEvent, AuditConfig, AuditError, AuditQuery, AuditRecord, AuditStats, AuditStore,
-    Durability, MemoryAuditStore,
+    ActionEvent, AuditConfig, AuditError, AuditRecord, AuditStore, Durability, MemoryAuditStore,
 };
 use switchboard_core::{ErrorKind, InvokeError};
 use switchboard_registry::ToolRegistry;
@@ -28,24 +26,16 @@ struct Switchable {
     down: AtomicBool,
 }
 
-impl AuditStore for Switchable {
+impl switchboard_audit::conformance::WrappedStore for Switchable {
+    fn inner(&self) -> &dyn AuditStore {
+        &self.inner
+    }
+
     fn append_batch(&self, records: &mut [AuditRecord]) -> Result<(), AuditError> {
         if self.down.load(Ordering::SeqCst) {
             return Err(AuditError::Unavailable("connection refused".to_owned()));
         }
         self.inner.append_batch(records)
-    }
-
-    fn query(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, AuditError> {
-        self.inner.query(query)
-    }
-
-    fn delete_before(&self, cutoff: Timestamp, limit: usize) -> Result<u64, AuditError> {
-        self.inner.delete_before(cutoff, limit)
-    }
-
-    fn stats(&self) -> AuditStats {
-        self.inner.stats()
     }
 }
 
@@ -70,7 +60,9 @@ async fn a_failing_audit_store_refuses_calls_before_they_run_and_loses_no_record
     let store = Arc::new(Switchable::default());
     let registry = strict_registry(&store).await;
     assert_eq!(
-        invoke(&registry, "ledger_add", "before").await.expect("runs"),
+        invoke(&registry, "ledger_add", "before")
+            .await
+            .expect("runs"),
         json!(1)
     );
 
@@ -102,9 +94,14 @@ async fn a_failing_audit_store_refuses_calls_before_they_run_and_loses_no_record
 
     // The store comes back: the writer writes what it kept, and calls run again.
     store.down.store(false, Ordering::SeqCst);
-    wait_until("the audit writer recovers", || !registry.audit().is_failing()).await;
+    wait_until("the audit writer recovers", || {
+        !registry.audit().is_failing()
+    })
+    .await;
     assert_eq!(
-        invoke(&registry, "ledger_count", "after").await.expect("runs"),
+        invoke(&registry, "ledger_count", "after")
+            .await
+            .expect("runs"),
         json!(2),
         "the refused mutation did not run"
     );
@@ -115,11 +112,15 @@ async fn a_failing_audit_store_refuses_calls_before_they_run_and_loses_no_record
 
     // The retry of the mutation that ran replays it; the refused one runs now.
     assert_eq!(
-        invoke(&registry, "ledger_add", "during").await.expect("replays"),
+        invoke(&registry, "ledger_add", "during")
+            .await
+            .expect("replays"),
         json!(2)
     );
     assert_eq!(
-        invoke(&registry, "ledger_add", "refused").await.expect("runs"),
+        invoke(&registry, "ledger_add", "refused")
+            .await
+            .expect("runs"),
         json!(3)
     );
     let mut during = events(&records_of(&registry, "during").await);
