@@ -7,7 +7,7 @@
 //! Each call carries its own `_meta.traceparent`, which the server uses as the call's
 //! correlation id, so an answer can be matched to its record.
 
-use crate::common::{bounded, switchboard};
+use crate::common::{bounded, exit_of, switchboard};
 use std::{
     collections::BTreeSet,
     path::{Path, PathBuf},
@@ -156,7 +156,7 @@ async fn every_call_answered_before_a_sigkill_has_its_record_after_restart() {
         }
     }
     assert!(killed, "the server answered fewer than {KILL_AFTER} calls");
-    let status = bounded("the kill", child.wait()).await.expect("wait");
+    let status = exit_of("the kill", &mut child).await;
     assert!(!status.success(), "the server was killed, not stopped");
     drop(sender);
     assert!(

@@ -1,9 +1,18 @@
-//! What the tests that run the built `switchboard` binary share: a bound on every wait, and the
-//! command with nothing inherited from the environment that could change what it does.
+//! What the tests that run the built `switchboard` binary share: a bound on every wait, the
+//! command with nothing inherited from the environment that could change what it does, and
+//! the handling of its processes (their exit, their standard error's lines).
 
-use std::{future::Future, process::Stdio, time::Duration};
+use std::{
+    future::Future,
+    process::{ExitStatus, Stdio},
+    time::Duration,
+};
 
-/// The longest any single step may take; a hang fails the test instead of stalling CI.
+use tokio::{
+    io::{AsyncBufRead, AsyncBufReadExt as _, BufReader, Lines},
+    process::ChildStderr,
+};
+
 /// mark, acme's manager: decides acme's proposals.
 pub(crate) const MARK: [&str; 6] = ["--org", "acme", "--user", "mark", "--role", "manager"];
 
@@ -21,6 +30,7 @@ pub(crate) const SAM_AGENT: [&str; 10] = [
     "propose",
 ];
 
+/// The longest any single step may take; a hang fails the test instead of stalling CI.
 pub(crate) const LIMIT: Duration = Duration::from_secs(60);
 
 /// Waits for `future`, failing the test with `what` if it takes longer than [`LIMIT`].
@@ -28,6 +38,81 @@ pub(crate) async fn bounded<T>(what: &str, future: impl Future<Output = T>) -> T
     tokio::time::timeout(LIMIT, future)
         .await
         .unwrap_or_else(|_| panic!("{what} took longer than {LIMIT:?}"))
+}
+
+/// Waits for `child` to exit, failing the test with `what` if it takes longer than [`LIMIT`].
+pub(crate) async fn exit_of(what: &str, child: &mut tokio::process::Child) -> ExitStatus {
+    bounded(what, child.wait())
+        .await
+        .unwrap_or_else(|error| panic!("{what}: the process cannot be waited for: {error}"))
+}
+
+/// Kills `child` (`SIGKILL`, as a crash stops it) and waits for it to exit.
+pub(crate) async fn killed(child: &mut tokio::process::Child) {
+    child.start_kill().expect("SIGKILL");
+    exit_of("the killed process", child).await;
+}
+
+/// The standard error of `child` (spawned with it piped), line by line.
+pub(crate) fn stderr_lines(child: &mut tokio::process::Child) -> Lines<BufReader<ChildStderr>> {
+    BufReader::new(child.stderr.take().expect("piped stderr")).lines()
+}
+
+/// Reads `lines` up to the first one that contains `needle`, and returns it; fails the test
+/// with `what` if the stream ends first or it takes longer than [`LIMIT`].
+pub(crate) async fn line_containing<R: AsyncBufRead + Unpin>(
+    what: &str,
+    lines: &mut Lines<R>,
+    needle: &str,
+) -> String {
+    bounded(what, async {
+        while let Some(line) = lines.next_line().await.expect("readable") {
+            if line.contains(needle) {
+                return line;
+            }
+        }
+        panic!("{what}: the stream ended before a line with `{needle}`");
+    })
+    .await
+}
+
+/// The address (`host:port`) of the MCP endpoint a `serve --http` start-up line names as
+/// `http://ADDRESS/mcp`, if it names one.
+pub(crate) fn mcp_address(line: &str) -> Option<&str> {
+    line.split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split("/mcp").next())
+}
+
+/// The flags of a fleet's node named `name` on the database `url`: its node name, and its
+/// audit, approvals and workflow stores there.
+pub(crate) fn fleet_node_flags<'a>(name: &'a str, url: &'a str) -> Vec<&'a str> {
+    vec![
+        "--node",
+        name,
+        "--audit",
+        url,
+        "--approvals",
+        url,
+        "--workflows",
+        url,
+    ]
+}
+
+/// `switchboard ARGS` as [`MARK`] on the audit, approvals and workflow stores at `url` (one
+/// database, as a fleet's nodes share), run to its end with exit code 0: its JSON output.
+pub(crate) async fn json_on_stores(url: &str, args: &[&str]) -> serde_json::Value {
+    let output = bounded(
+        "switchboard",
+        switchboard(args)
+            .args(MARK)
+            .args(["--workflows", url, "--approvals", url, "--audit", url])
+            .output(),
+    )
+    .await
+    .expect("the binary runs");
+    assert_eq!(output.status.code(), Some(0), "{args:?}: {output:?}");
+    serde_json::from_slice(&output.stdout).expect("JSON")
 }
 
 /// `switchboard ARGS`: no identity, audit, approvals or workflow store, config or log filter

@@ -8,7 +8,7 @@
 use std::process::Stdio;
 
 use crate::{
-    common::{bounded, switchboard},
+    common::{bounded, exit_of, switchboard},
     stdio_client::{INITIALIZED, StdioServer},
 };
 use rmcp::{
@@ -159,8 +159,6 @@ async fn a_2026_07_28_client_without_initialize_is_served() {
     bounded("closing the client", client.cancel())
         .await
         .expect("the client closes");
-    let status = bounded("the server exiting", child.wait())
-        .await
-        .expect("the exit status");
+    let status = exit_of("the server exiting", &mut child).await;
     assert!(status.success(), "{status:?}");
 }

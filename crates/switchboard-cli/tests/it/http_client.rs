@@ -9,12 +9,12 @@ use hyper::{Request, Response, body::Bytes, client::conn::http1::SendRequest};
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::{
-    io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader},
+    io::{AsyncReadExt as _, AsyncWriteExt as _},
     net::{TcpSocket, TcpStream},
     process::Child,
 };
 
-use crate::common::{bounded, switchboard, switchboard_under};
+use crate::common::{bounded, mcp_address, stderr_lines, switchboard, switchboard_under};
 
 /// The `initialize` of a 2025-11-25 client.
 pub(crate) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"edge-http-test","version":"1"}}}"#;
@@ -55,17 +55,13 @@ impl Server {
             .stderr(Stdio::piped())
             .spawn()
             .expect("the binary starts");
-        let mut stderr = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
+        let mut stderr = stderr_lines(&mut child);
         let addr = loop {
             let line = bounded("the start-up line", stderr.next_line())
                 .await
                 .expect("stderr is readable")
                 .expect("the server printed its address before exiting");
-            if let Some(addr) = line
-                .split("http://")
-                .nth(1)
-                .and_then(|rest| rest.split("/mcp").next())
-            {
+            if let Some(addr) = mcp_address(&line) {
                 break addr.parse().expect("a socket address");
             }
         };

@@ -6,7 +6,7 @@
 
 #![allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).
 
-use crate::common::{bounded, switchboard};
+use crate::common::{bounded, exit_of, switchboard};
 
 use std::{
     process::Stdio,
@@ -142,9 +142,7 @@ async fn serve_conformance_serves_the_suites_tools_with_progress_and_logs() {
     bounded("closing the client", client.cancel())
         .await
         .expect("the client closes");
-    let status = bounded("the server exiting", child.wait())
-        .await
-        .expect("the exit status");
+    let status = exit_of("the server exiting", &mut child).await;
     assert!(status.success(), "{status:?}");
 }
 

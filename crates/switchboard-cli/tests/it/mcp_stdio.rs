@@ -3,7 +3,7 @@
 //! the client closes stdin. Every wait is bounded by `common::LIMIT`; the child is killed on drop if
 //! anything goes wrong.
 
-use crate::common::{bounded, catalog_tool_names, switchboard};
+use crate::common::{bounded, catalog_tool_names, exit_of, switchboard};
 use std::process::Stdio;
 
 use rmcp::{
@@ -67,9 +67,7 @@ async fn serve_stdio_lists_and_calls_tools_then_exits_when_stdin_closes() {
     bounded("closing the client", client.cancel())
         .await
         .expect("the client closes");
-    let status = bounded("the server exiting", child.wait())
-        .await
-        .expect("the exit status");
+    let status = exit_of("the server exiting", &mut child).await;
     assert!(status.success(), "{status:?}");
 }
 
@@ -158,8 +156,6 @@ async fn serve_with_navigation_only_offers_the_two_meta_tools_and_the_pages() {
     bounded("closing the client", client.cancel())
         .await
         .expect("the client closes");
-    let status = bounded("the server exiting", child.wait())
-        .await
-        .expect("the exit status");
+    let status = exit_of("the server exiting", &mut child).await;
     assert!(status.success(), "{status:?}");
 }

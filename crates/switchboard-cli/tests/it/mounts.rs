@@ -7,7 +7,7 @@
 use std::process::Output;
 
 use crate::{
-    common::{TempFile, bounded, switchboard},
+    common::{TempFile, bounded, exit_of, switchboard},
     mounts_support::{ACME_ADMIN, close, npm_bin, serve_on_loopback, serve_stdio_mounting},
 };
 
@@ -223,9 +223,7 @@ async fn no_mounted_server_outlives_a_switchboard_killed_with_sigkill() {
         .status()
         .expect("kill runs");
     assert!(killed.success());
-    bounded("switchboard dying", switchboard_process.wait())
-        .await
-        .expect("waited");
+    exit_of("switchboard dying", &mut switchboard_process).await;
     bounded("the mounted server dying with it", async {
         while running(server) {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;

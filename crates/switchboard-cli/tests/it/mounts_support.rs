@@ -13,7 +13,7 @@ use rmcp::{
     },
 };
 
-use crate::common::{TempFile, bounded, switchboard};
+use crate::common::{TempFile, bounded, exit_of, switchboard};
 
 /// The identity flags of alice, an acme admin.
 pub(crate) const ACME_ADMIN: [&str; 6] = ["--org", "acme", "--user", "alice", "--role", "admin"];
@@ -74,8 +74,6 @@ pub(crate) async fn close<H: ClientHandler>(
     bounded("closing the client", client.cancel())
         .await
         .expect("closes");
-    let status = bounded("the server exiting", server.wait())
-        .await
-        .expect("the server ends");
+    let status = exit_of("the server exiting", &mut server).await;
     assert!(status.success(), "{status}");
 }

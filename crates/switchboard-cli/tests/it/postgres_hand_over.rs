@@ -13,10 +13,12 @@ use std::{
 use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 use switchboard_test_postgres::test_database;
-use tokio::io::{AsyncBufReadExt as _, BufReader};
 
 use crate::{
-    common::{MARK, TempFile, bounded, switchboard},
+    common::{
+        TempFile, bounded, exit_of, fleet_node_flags, json_on_stores, killed, line_containing,
+        stderr_lines, switchboard,
+    },
     lab_server::LabServer,
     serve_operate::{Served, audit_records},
 };
@@ -46,24 +48,9 @@ const LEASES: [&str; 4] = ["--workflow-lease", "60s", "--workflow-sweep-every", 
 
 /// A `serve --http` node named `name` on the database `url`, mounting `mounts`.
 async fn node(name: &str, url: &str, mounts: &TempFile) -> Served {
-    let mut args = vec![
-        "--org",
-        "acme",
-        "--user",
-        "alice",
-        "--role",
-        "admin",
-        "--node",
-        name,
-        "--audit",
-        url,
-        "--approvals",
-        url,
-        "--workflows",
-        url,
-        "--mounts",
-        mounts.path(),
-    ];
+    let mut args = vec!["--org", "acme", "--user", "alice", "--role", "admin"];
+    args.extend(fleet_node_flags(name, url));
+    args.extend_from_slice(&["--mounts", mounts.path()]);
     args.extend_from_slice(&LEASES);
     Served::start(
         &args,
@@ -74,17 +61,7 @@ async fn node(name: &str, url: &str, mounts: &TempFile) -> Served {
 
 /// `switchboard workflow show RUN --json` on the database `url`.
 async fn show(url: &str, run: &str) -> Value {
-    let output = bounded(
-        "workflow show",
-        switchboard(&["workflow", "show", run, "--json"])
-            .args(MARK)
-            .args(["--workflows", url, "--approvals", url, "--audit", url])
-            .output(),
-    )
-    .await
-    .expect("the binary runs");
-    assert_eq!(output.status.code(), Some(0), "{output:?}");
-    serde_json::from_slice(&output.stdout).expect("JSON")
+    json_on_stores(url, &["workflow", "show", run, "--json"]).await
 }
 
 fn step_state<'v>(shown: &'v Value, id: &str) -> &'v Value {
@@ -118,18 +95,14 @@ async fn a_node_drained_by_sigterm_hands_its_run_over_and_another_finishes_it_we
         .stderr(Stdio::piped())
         .spawn()
         .expect("the binary starts");
-    let mut lines = BufReader::new(starter.stderr.take().expect("piped")).lines();
-    bounded("the run reaching its wait", async {
-        while let Some(line) = lines.next_line().await.expect("readable") {
-            if line.contains("pause#0  waiting until") {
-                return;
-            }
-        }
-        panic!("the run ended before its wait");
-    })
+    let mut lines = stderr_lines(&mut starter);
+    line_containing(
+        "the run reaching its wait",
+        &mut lines,
+        "pause#0  waiting until",
+    )
     .await;
-    starter.start_kill().expect("SIGKILL");
-    let _ = bounded("the killed process", starter.wait()).await;
+    killed(&mut starter).await;
     let called = tokio::time::timeout(Duration::from_secs(30), async {
         while lab.calls() == 0 {
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -137,16 +110,8 @@ async fn a_node_drained_by_sigterm_hands_its_run_over_and_another_finishes_it_we
     })
     .await;
     if called.is_err() {
-        let listed = switchboard(&["workflow", "list", "--json"])
-            .args(MARK)
-            .args(["--workflows", &url, "--approvals", &url, "--audit", &url])
-            .output()
-            .await
-            .expect("runs");
-        let run = serde_json::from_slice::<Value>(&listed.stdout).expect("json")["runs"][0]["id"]
-            .as_str()
-            .expect("a run")
-            .to_owned();
+        let listed = json_on_stores(&url, &["workflow", "list", "--json"]).await;
+        let run = listed["runs"][0]["id"].as_str().expect("a run").to_owned();
         panic!(
             "node A never called the slow step: {}\n{:#}",
             node_a.log(),
@@ -158,22 +123,11 @@ async fn a_node_drained_by_sigterm_hands_its_run_over_and_another_finishes_it_we
     let node_b = node("node-b", &url, &mounts).await;
     node_a.signal(Signal::SIGTERM);
     let signalled = Instant::now();
-    let status = bounded("node A's exit", node_a.child.wait())
-        .await
-        .expect("node A is waited for");
+    let status = exit_of("node A's exit", &mut node_a.child).await;
     assert_eq!(status.code(), Some(0), "{}", node_a.log());
     let exited = Instant::now();
 
-    let listed = bounded(
-        "workflow list",
-        switchboard(&["workflow", "list", "--json"])
-            .args(MARK)
-            .args(["--workflows", &url, "--approvals", &url, "--audit", &url])
-            .output(),
-    )
-    .await
-    .expect("the binary runs");
-    let listed: Value = serde_json::from_slice(&listed.stdout).expect("JSON");
+    let listed = json_on_stores(&url, &["workflow", "list", "--json"]).await;
     let run = listed["runs"][0]["id"]
         .as_str()
         .expect("the run")

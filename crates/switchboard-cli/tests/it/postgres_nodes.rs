@@ -7,7 +7,10 @@ use serde_json::{Value, json};
 use switchboard_test_postgres::{TestDatabase, test_database};
 
 use crate::{
-    common::{MARK, TempFile, bounded, switchboard},
+    common::{
+        MARK, TempFile, bounded, fleet_node_flags, json_on_stores, killed, line_containing,
+        stderr_lines, switchboard,
+    },
     http_client::{Client, Server},
 };
 
@@ -32,18 +35,8 @@ impl Fleet {
         let url = database.url().to_owned();
         let mut nodes = Vec::new();
         for name in ["node-a", "node-b"] {
-            let mut flags = vec![
-                "--node",
-                name,
-                "--audit",
-                &url,
-                "--approvals",
-                &url,
-                "--workflows",
-                &url,
-                "--state-key-file",
-                key.path(),
-            ];
+            let mut flags = fleet_node_flags(name, &url);
+            flags.extend_from_slice(&["--state-key-file", key.path()]);
             flags.extend_from_slice(extra);
             nodes.push(Server::start(&flags).await);
         }
@@ -314,25 +307,12 @@ nodes:
 
 /// `switchboard ARGS` on the fleet's stores, as mark, run to its end: its JSON output.
 async fn on_the_fleet(fleet: &Fleet, args: &[&str]) -> Value {
-    let url = fleet.database.url();
-    let output = bounded(
-        "switchboard",
-        switchboard(args)
-            .args(MARK)
-            .args(["--workflows", url, "--approvals", url, "--audit", url])
-            .output(),
-    )
-    .await
-    .expect("the binary runs");
-    assert_eq!(output.status.code(), Some(0), "{args:?}: {output:?}");
-    serde_json::from_slice(&output.stdout).expect("JSON")
+    json_on_stores(fleet.database.url(), args).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_whose_node_was_killed_is_finished_by_another_node_with_each_step_once() {
     use std::process::Stdio;
-
-    use tokio::io::{AsyncBufReadExt as _, BufReader};
 
     let fleet = Fleet::start(&[]).await;
     let definition = TempFile::new(THREE_NOTICES);
@@ -344,18 +324,14 @@ async fn a_run_whose_node_was_killed_is_finished_by_another_node_with_each_step_
         .stderr(Stdio::piped())
         .spawn()
         .expect("the binary starts");
-    let mut lines = BufReader::new(node_a.stderr.take().expect("piped")).lines();
-    bounded("the run reaching its wait", async {
-        while let Some(line) = lines.next_line().await.expect("readable") {
-            if line.contains("pause#0  waiting until") {
-                return;
-            }
-        }
-        panic!("the run ended before its wait");
-    })
+    let mut lines = stderr_lines(&mut node_a);
+    line_containing(
+        "the run reaching its wait",
+        &mut lines,
+        "pause#0  waiting until",
+    )
     .await;
-    node_a.start_kill().expect("SIGKILL");
-    let _ = bounded("the killed process", node_a.wait()).await;
+    killed(&mut node_a).await;
 
     let listed = on_the_fleet(&fleet, &["workflow", "list", "--unfinished", "--json"]).await;
     let run = listed["runs"][0]["id"]

@@ -4,10 +4,10 @@
 //! `docs/mcp.md` says. HTTP is spoken by hand over TCP (the CLI has no HTTP client). Every wait
 //! is bounded; the server child is killed on drop.
 
-use crate::common::{TempFile, bounded, switchboard};
+use crate::common::{TempFile, bounded, killed, mcp_address, stderr_lines, switchboard};
 use std::process::{Output, Stdio};
 
-use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 /// The token the test file maps to acme/alice, and its SHA-256 (`printf %s ... | sha256sum`).
 const TOKEN: &str = "test";
@@ -104,7 +104,7 @@ async fn with_tokens_no_identity_flags_are_needed_and_requests_are_checked() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("the binary starts");
-    let mut stderr = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
+    let mut stderr = stderr_lines(&mut child);
     let started = bounded("the start-up line", stderr.next_line())
         .await
         .expect("stderr is readable")
@@ -113,10 +113,7 @@ async fn with_tokens_no_identity_flags_are_needed_and_requests_are_checked() {
         started.contains("bearer tokens") && started.contains("(1 token)"),
         "{started}"
     );
-    let addr = started
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split("/mcp").next())
+    let addr = mcp_address(&started)
         .expect("the URL on the start-up line")
         .to_owned();
 
@@ -143,6 +140,5 @@ async fn with_tokens_no_identity_flags_are_needed_and_requests_are_checked() {
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(answer.contains("\"serverInfo\""), "{answer}");
 
-    child.start_kill().expect("the server can be stopped");
-    let _ = bounded("the server exiting", child.wait()).await;
+    killed(&mut child).await;
 }

@@ -17,13 +17,9 @@ use http_body_util::{BodyExt as _, Full};
 use hyper::{Request, body::Bytes, client::conn::http1::SendRequest};
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
-use tokio::{
-    io::{AsyncBufReadExt as _, BufReader},
-    net::TcpStream,
-    process::Child,
-};
+use tokio::{net::TcpStream, process::Child};
 
-use crate::common::{StateDir, TempFile, bounded, switchboard};
+use crate::common::{StateDir, TempFile, bounded, exit_of, mcp_address, stderr_lines, switchboard};
 
 /// SHA-256 of the bearer token `test`.
 const TOKEN_SHA256: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
@@ -49,18 +45,14 @@ impl Served {
             .stderr(Stdio::piped())
             .spawn()
             .expect("the binary starts");
-        let mut stderr = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
+        let mut stderr = stderr_lines(&mut child);
         let log = Arc::new(Mutex::new(Vec::new()));
         let addr = loop {
             let line = bounded("the start-up line", stderr.next_line())
                 .await
                 .expect("stderr is readable")
                 .unwrap_or_else(|| panic!("the server exited: {:?}", log.lock()));
-            let found = line
-                .split("http://")
-                .nth(1)
-                .and_then(|rest| rest.split("/mcp").next())
-                .map(|addr| addr.parse().expect("a socket address"));
+            let found = mcp_address(&line).map(|addr| addr.parse().expect("a socket address"));
             log.lock().expect("the log").push(line);
             if let Some(addr) = found {
                 break addr;
@@ -424,9 +416,7 @@ async fn sigterm_under_load_drains_every_call_in_flight_and_audits_each_answered
     .await;
     server.signal(nix::sys::signal::Signal::SIGTERM);
 
-    let status = bounded("the server's exit", server.child.wait())
-        .await
-        .expect("the server is waited for");
+    let status = exit_of("the server's exit", &mut server.child).await;
     for worker in workers {
         bounded("a worker", worker).await.expect("the worker ends");
     }
@@ -501,9 +491,7 @@ async fn a_drain_cut_short_by_its_deadline_says_so_and_exits_1() {
     })
     .await;
     server.signal(nix::sys::signal::Signal::SIGTERM);
-    let status = bounded("the server's exit", server.child.wait())
-        .await
-        .expect("the server is waited for");
+    let status = exit_of("the server's exit", &mut server.child).await;
     for worker in workers {
         bounded("a worker", worker).await.expect("the worker ends");
     }

@@ -13,7 +13,7 @@ use tokio::{
 };
 
 use crate::{
-    common::{StateDir, TempFile, bounded, switchboard},
+    common::{StateDir, TempFile, bounded, exit_of, switchboard},
     lab_server::LabServer,
     serve_operate::audit_records,
     stdio_client::{INITIALIZE, INITIALIZED},
@@ -95,9 +95,7 @@ impl StdioChild {
 
     /// Waits for the exit: its code, and what it wrote on standard error.
     async fn exit(mut self) -> (Option<i32>, String) {
-        let status = bounded("the server's exit", self.child.wait())
-            .await
-            .expect("the server is waited for");
+        let status = exit_of("the server's exit", &mut self.child).await;
         let mut stderr = String::new();
         if let Some(mut pipe) = self.child.stderr.take() {
             let _ = bounded("its stderr", pipe.read_to_string(&mut stderr)).await;

@@ -13,10 +13,9 @@
 use std::{path::Path, process::Stdio};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt as _, BufReader};
 
 use crate::{
-    common::{MARK, SAM_AGENT, StateDir, bounded, switchboard},
+    common::{MARK, SAM_AGENT, StateDir, bounded, exit_of, stderr_lines, switchboard},
     stdio_client::StdioServer,
 };
 
@@ -213,7 +212,7 @@ async fn start_up_lines(dir: &Path, extra: &[&str]) -> Vec<String> {
         .stderr(Stdio::piped())
         .spawn()
         .expect("the binary starts");
-    let mut stderr = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
+    let mut stderr = stderr_lines(&mut child);
     let mut lines = Vec::new();
     bounded("the start-up lines", async {
         while let Some(line) = stderr.next_line().await.expect("readable") {
@@ -227,7 +226,7 @@ async fn start_up_lines(dir: &Path, extra: &[&str]) -> Vec<String> {
     })
     .await;
     drop(child.stdin.take());
-    let _ = bounded("the server exiting", child.wait()).await;
+    exit_of("the server exiting", &mut child).await;
     lines
 }
 

@@ -13,10 +13,9 @@ use switchboard_domains as _;
 use switchboard_workflows::{RunId, RunRecord, RunState, RunStore};
 use switchboard_workflows_engine::{Engine, EngineOptions};
 use switchboard_workflows_sqlite::SqliteRunStore;
-use tokio::io::{AsyncBufReadExt as _, BufReader};
 
 use crate::{
-    common::{TempFile, bounded, switchboard},
+    common::{TempFile, bounded, stderr_lines, switchboard},
     http_client::{Client, Server},
 };
 
@@ -199,7 +198,7 @@ async fn a_run_that_makes_no_progress_is_reported_once() {
     .stderr(Stdio::piped())
     .spawn()
     .expect("the binary starts");
-    let mut stderr = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
+    let mut stderr = stderr_lines(&mut child);
     let mut seen = Vec::new();
     let run_text = run.to_string();
     bounded("the stuck-run warning", async {

@@ -10,7 +10,7 @@ use tokio::{
     process::{Child, ChildStdin, ChildStdout},
 };
 
-use crate::common::{bounded, switchboard};
+use crate::common::{bounded, exit_of, switchboard};
 
 pub(crate) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"stdio-test","version":"1"}}}"#;
 pub(crate) const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
@@ -138,9 +138,7 @@ impl StdioServer {
             mut child, stdin, ..
         } = self;
         drop(stdin);
-        let status = bounded("the server exiting", child.wait())
-            .await
-            .expect("the exit status");
+        let status = exit_of("the server exiting", &mut child).await;
         assert!(status.success(), "{status:?}");
     }
 }

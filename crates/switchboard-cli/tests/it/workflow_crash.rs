@@ -17,7 +17,7 @@ use tokio::io::{AsyncBufReadExt as _, BufReader};
 use serde_json::Value;
 
 use crate::{
-    common::bounded,
+    common::{bounded, exit_of, killed},
     mounts_support::{ACME_ADMIN, npm_bin},
     workflow_support::{MARK, TempDir, in_state, json, run_in, text, with},
 };
@@ -113,9 +113,7 @@ async fn a_run_killed_in_the_middle_finishes_in_a_new_process_with_each_step_onc
     .await;
     // SIGKILL: the process gets no chance to write anything more.
     first.start_kill().expect("the run's process is killed");
-    let status = bounded("the killed process", first.wait())
-        .await
-        .expect("it ends");
+    let status = exit_of("the killed process", &mut first).await;
     assert!(!status.success(), "{status:?}");
     let run = unfinished_run(&dir).await;
 
@@ -202,10 +200,7 @@ nodes:
     )
     .await;
     tokio::time::sleep(Duration::from_secs(1)).await;
-    first.start_kill().expect("the run's process is killed");
-    bounded("the killed process", first.wait())
-        .await
-        .expect("it ends");
+    killed(&mut first).await;
     let run = unfinished_run(&dir).await;
 
     // The killed process's lease on the run expires first (10 s): `resume` waits for it.
