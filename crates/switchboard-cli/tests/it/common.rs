@@ -59,21 +59,43 @@ pub(crate) fn stderr_lines(child: &mut tokio::process::Child) -> Lines<BufReader
 }
 
 /// Reads `lines` up to the first one that contains `needle`, and returns it; fails the test
-/// with `what` if the stream ends first or it takes longer than [`LIMIT`].
+/// with `what` (and the lines read) if the stream ends first, or if it takes longer than
+/// [`LIMIT`].
 pub(crate) async fn line_containing<R: AsyncBufRead + Unpin>(
     what: &str,
     lines: &mut Lines<R>,
     needle: &str,
 ) -> String {
+    let mut seen = Vec::new();
     bounded(what, async {
         while let Some(line) = lines.next_line().await.expect("readable") {
             if line.contains(needle) {
                 return line;
             }
+            seen.push(line);
         }
-        panic!("{what}: the stream ended before a line with `{needle}`");
+        panic!(
+            "{what}: the stream ended before a line with `{needle}`:\n{}",
+            seen.join("\n")
+        );
     })
     .await
+}
+
+/// Spawns `command` with its standard error piped, and returns the process once it printed a
+/// line containing `event` (e.g. a `workflow run --watch` reaching a step), failing the test
+/// as [`line_containing`] does.
+pub(crate) async fn spawned_until(
+    command: &mut tokio::process::Command,
+    event: &str,
+) -> tokio::process::Child {
+    let mut child = command
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let mut lines = stderr_lines(&mut child);
+    line_containing(&format!("the run reaching `{event}`"), &mut lines, event).await;
+    child
 }
 
 /// The address (`host:port`) of the MCP endpoint a `serve --http` start-up line names as

@@ -5,10 +5,7 @@
 //! node A releases the run's lease and exits 0, and node B finishes the run within seconds, not
 //! a lease later, with every step run exactly once.
 
-use std::{
-    process::Stdio,
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 use serde_json::{Value, json};
@@ -16,8 +13,8 @@ use switchboard_test_postgres::test_database;
 
 use crate::{
     common::{
-        TempFile, bounded, exit_of, fleet_node_flags, json_on_stores, killed, line_containing,
-        stderr_lines, switchboard,
+        TempFile, bounded, exit_of, fleet_node_flags, json_on_stores, killed, spawned_until,
+        switchboard,
     },
     lab_server::LabServer,
     serve_operate::{Served, audit_records},
@@ -87,18 +84,12 @@ async fn a_node_drained_by_sigterm_hands_its_run_over_and_another_finishes_it_we
     // The run is started by a `workflow run` process as an admin (who may call the mounted
     // tool), with a one-second lease, killed inside the wait: node A, the only node yet, takes
     // it over once that lease expired and drives it into the slow step.
-    let mut starter = switchboard(&["workflow", "run", definition.path(), "--watch"])
-        .args(["--org", "acme", "--user", "alice", "--role", "admin"])
-        .args(["--workflows", &url, "--approvals", &url, "--audit", &url])
-        .args(["--mounts", mounts.path()])
-        .args(["--workflow-lease", "1s", "--workflow-sweep-every", "300ms"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    let mut lines = stderr_lines(&mut starter);
-    line_containing(
-        "the run reaching its wait",
-        &mut lines,
+    let mut starter = spawned_until(
+        switchboard(&["workflow", "run", definition.path(), "--watch"])
+            .args(["--org", "acme", "--user", "alice", "--role", "admin"])
+            .args(["--workflows", &url, "--approvals", &url, "--audit", &url])
+            .args(["--mounts", mounts.path()])
+            .args(["--workflow-lease", "1s", "--workflow-sweep-every", "300ms"]),
         "pause#0  waiting until",
     )
     .await;

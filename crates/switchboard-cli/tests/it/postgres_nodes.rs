@@ -8,8 +8,8 @@ use switchboard_test_postgres::{TestDatabase, test_database};
 
 use crate::{
     common::{
-        MARK, TempFile, bounded, fleet_node_flags, json_on_stores, killed, line_containing,
-        stderr_lines, switchboard,
+        MARK, TempFile, bounded, fleet_node_flags, json_on_stores, killed, spawned_until,
+        switchboard,
     },
     http_client::{Client, Server},
 };
@@ -312,22 +312,14 @@ async fn on_the_fleet(fleet: &Fleet, args: &[&str]) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_whose_node_was_killed_is_finished_by_another_node_with_each_step_once() {
-    use std::process::Stdio;
-
     let fleet = Fleet::start(&[]).await;
     let definition = TempFile::new(THREE_NOTICES);
     let url = fleet.database.url();
     // Node A: a `workflow run` process on the fleet's stores, killed inside the wait.
-    let mut node_a = switchboard(&["workflow", "run", definition.path(), "--watch"])
-        .args(MARK)
-        .args(["--workflows", url, "--approvals", url, "--audit", url])
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    let mut lines = stderr_lines(&mut node_a);
-    line_containing(
-        "the run reaching its wait",
-        &mut lines,
+    let mut node_a = spawned_until(
+        switchboard(&["workflow", "run", definition.path(), "--watch"])
+            .args(MARK)
+            .args(["--workflows", url, "--approvals", url, "--audit", url]),
         "pause#0  waiting until",
     )
     .await;

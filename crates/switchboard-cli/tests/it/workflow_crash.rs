@@ -10,14 +10,12 @@
 //! and never completed: the resumed run must not run it again, and pauses for a person,
 //! saying that the step's outcome is unknown.
 
-use std::{process::Stdio, time::Duration};
-
-use tokio::io::{AsyncBufReadExt as _, BufReader};
+use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::{
-    common::{bounded, exit_of, killed},
+    common::{bounded, exit_of, killed, spawned_until},
     mounts_support::{ACME_ADMIN, npm_bin},
     workflow_support::{MARK, TempDir, in_state, json, run_in, text, with},
 };
@@ -50,24 +48,7 @@ nodes:
 async fn run_until(dir: &TempDir, args: &[&str], event: &str) -> tokio::process::Child {
     let mut args = args.to_vec();
     args.push("--watch");
-    let mut child = in_state(dir, &args)
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    let stderr = child.stderr.take().expect("piped standard error");
-    let mut lines = BufReader::new(stderr).lines();
-    let mut seen = Vec::new();
-    bounded(&format!("the run reaching `{event}`"), async {
-        loop {
-            match lines.next_line().await.expect("standard error is readable") {
-                Some(line) if line.contains(event) => return,
-                Some(line) => seen.push(line),
-                None => panic!("the run ended before `{event}`:\n{}", seen.join("\n")),
-            }
-        }
-    })
-    .await;
-    child
+    spawned_until(&mut in_state(dir, &args), event).await
 }
 
 /// The id of the only unfinished run of acme in `dir`.
