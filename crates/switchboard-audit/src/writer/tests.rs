@@ -128,6 +128,39 @@ async fn write(log: &AuditLog, correlation: &str) -> Result<(), AuditError> {
         .await
 }
 
+/// Writes a record for `correlation` through the strict `log`, which must answer
+/// [`AuditError::NotWrittenYet`] (`why` the record is not stored yet): the error, and how long
+/// the caller waited for it.
+async fn not_written_yet(log: &AuditLog, correlation: &str, why: &str) -> (AuditError, Duration) {
+    let began = std::time::Instant::now();
+    let error = bounded("the answer", write(log, correlation))
+        .await
+        .expect_err(why);
+    let waited = began.elapsed();
+    assert!(matches!(error, AuditError::NotWrittenYet(_)), "{error:?}");
+    (error, waited)
+}
+
+/// The failing `log` refuses a reservation (`when`) with [`AuditError::StoreFailing`], before
+/// the call would run.
+async fn refused_while_failing(log: &AuditLog, when: &str) {
+    let refused = log.reserve().await.expect_err(when);
+    assert!(
+        matches!(refused, AuditError::StoreFailing(_)),
+        "{refused:?}"
+    );
+}
+
+/// Waits until the `log` no longer counts its store as failing.
+async fn recovered(log: &AuditLog) {
+    bounded("recovery", async {
+        while log.is_failing() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_attempt_that_committed_unseen_is_retried_under_its_key_and_stored_once() {
     let store = Arc::new(Flaky::default());
@@ -160,12 +193,7 @@ async fn a_strict_caller_waits_at_most_the_strict_timeout_and_its_record_is_writ
     let store = Arc::new(Flaky::default());
     store.held.store(true, Ordering::SeqCst);
     let log = strict_log(&store, Duration::from_millis(200));
-    let began = std::time::Instant::now();
-    let error = bounded("the answer", write(&log, "frozen"))
-        .await
-        .expect_err("not stored while the store holds it");
-    let waited = began.elapsed();
-    assert!(matches!(error, AuditError::NotWrittenYet(_)), "{error:?}");
+    let (_, waited) = not_written_yet(&log, "frozen", "not stored while the store holds it").await;
     assert!(
         waited >= Duration::from_millis(200) && waited < Duration::from_secs(2),
         "waited {waited:?}"
@@ -188,35 +216,19 @@ async fn a_failing_store_refuses_calls_at_once_keeps_their_records_and_recovers(
     let store = Arc::new(Flaky::default());
     store.down.store(true, Ordering::SeqCst);
     let log = strict_log(&store, Duration::from_secs(10));
-    let began = std::time::Instant::now();
-    let error = bounded("the answer", write(&log, "during"))
-        .await
-        .expect_err("not stored while the store is down");
-    assert!(matches!(error, AuditError::NotWrittenYet(_)), "{error:?}");
+    let (error, waited) =
+        not_written_yet(&log, "during", "not stored while the store is down").await;
     assert!(error.to_string().contains("connection refused"), "{error}");
     assert!(
-        began.elapsed() < Duration::from_secs(2),
-        "answered once the writer is failing, not at the strict timeout: {:?}",
-        began.elapsed()
+        waited < Duration::from_secs(2),
+        "answered once the writer is failing, not at the strict timeout: {waited:?}"
     );
     assert!(log.is_failing());
-    let refused = log
-        .reserve()
-        .await
-        .expect_err("refused before the call runs");
-    assert!(
-        matches!(refused, AuditError::StoreFailing(_)),
-        "{refused:?}"
-    );
+    refused_while_failing(&log, "refused before the call runs").await;
     // A flush (and so a query) does not wait for the store to come back.
     bounded("a flush while failing", log.flush()).await;
     store.down.store(false, Ordering::SeqCst);
-    bounded("recovery", async {
-        while log.is_failing() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await;
+    recovered(&log).await;
     bounded("a call after recovery", write(&log, "after"))
         .await
         .expect("stored");
@@ -240,12 +252,7 @@ async fn a_store_that_does_not_answer_is_failing_before_its_own_timeout() {
     let store = Arc::new(Flaky::default());
     store.held.store(true, Ordering::SeqCst);
     let log = strict_log(&store, Duration::from_secs(30));
-    let began = std::time::Instant::now();
-    let error = bounded("the answer", write(&log, "frozen"))
-        .await
-        .expect_err("not stored while the store holds it");
-    let waited = began.elapsed();
-    assert!(matches!(error, AuditError::NotWrittenYet(_)), "{error:?}");
+    let (_, waited) = not_written_yet(&log, "frozen", "not stored while the store holds it").await;
     assert!(
         waited >= super::FAILING_AFTER && waited < super::FAILING_AFTER * 2,
         "answered once the attempt went unanswered for {:?}, not at the strict timeout: \
@@ -253,21 +260,9 @@ async fn a_store_that_does_not_answer_is_failing_before_its_own_timeout() {
         super::FAILING_AFTER
     );
     assert!(log.is_failing());
-    let refused = log
-        .reserve()
-        .await
-        .expect_err("refused while the store is stuck");
-    assert!(
-        matches!(refused, AuditError::StoreFailing(_)),
-        "{refused:?}"
-    );
+    refused_while_failing(&log, "refused while the store is stuck").await;
     store.held.store(false, Ordering::SeqCst);
-    bounded("recovery", async {
-        while log.is_failing() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await;
+    recovered(&log).await;
     let stored = log.query(&AuditQuery::all()).await.expect("queries");
     assert_eq!(stored.len(), 1, "{stored:?}");
     assert_eq!(store.keys.lock().expect("keys").len(), 1, "one attempt");
