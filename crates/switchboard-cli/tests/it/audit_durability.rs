@@ -7,7 +7,7 @@
 //! Each call carries its own `_meta.traceparent`, which the server uses as the call's
 //! correlation id, so an answer can be matched to its record.
 
-use crate::common::{bounded, exit_of, switchboard};
+use crate::common::{ACME_ADMIN, bounded, exit_of, switchboard};
 use std::{
     collections::BTreeSet,
     path::{Path, PathBuf},
@@ -194,22 +194,10 @@ async fn every_call_answered_before_a_sigkill_has_its_record_after_restart() {
     // The restarted binary serves and audits on the same file.
     let after = bounded(
         "a call after the restart",
-        switchboard(&[
-            "call",
-            "core_get_current_user",
-            "--audit",
-            &store,
-            "--org",
-            "acme",
-            "--user",
-            "alice",
-            "--role",
-            "admin",
-            "--correlation",
-            "after-restart",
-            "--json",
-        ])
-        .output(),
+        switchboard(&["call", "core_get_current_user", "--audit", &store])
+            .args(ACME_ADMIN)
+            .args(["--correlation", "after-restart", "--json"])
+            .output(),
     )
     .await
     .expect("the binary runs");

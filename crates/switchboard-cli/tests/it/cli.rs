@@ -10,7 +10,7 @@ use std::process::Output;
 use assert_cmd::{Command, cargo::cargo_bin_cmd};
 use serde_json::{Value, json};
 
-use crate::common::{catalog_tool_names, test_state_dir};
+use crate::common::{ACME_ADMIN, catalog_tool_names, test_state_dir};
 
 // The refusals live in their own file (`cli/refusals.rs`) to keep each under the line budget.
 mod refusals;
@@ -92,7 +92,6 @@ fn stdout_of(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-const ACME_ADMIN: [&str; 6] = ["--org", "acme", "--user", "alice", "--role", "admin"];
 const ACME_MANAGER: [&str; 6] = ["--org", "acme", "--user", "mark", "--role", "manager"];
 const ACME_STAFF: [&str; 6] = ["--org", "acme", "--user", "sam", "--role", "staff"];
 

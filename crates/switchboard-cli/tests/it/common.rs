@@ -13,6 +13,9 @@ use tokio::{
     process::ChildStderr,
 };
 
+/// The identity flags of alice, an acme admin.
+pub(crate) const ACME_ADMIN: [&str; 6] = ["--org", "acme", "--user", "alice", "--role", "admin"];
+
 /// mark, acme's manager: decides acme's proposals.
 pub(crate) const MARK: [&str; 6] = ["--org", "acme", "--user", "mark", "--role", "manager"];
 

@@ -15,7 +15,7 @@
 //! Every wait is bounded by `common::LIMIT`, and children are killed on drop.
 
 use crate::{
-    common::{bounded, switchboard},
+    common::{ACME_ADMIN, bounded, switchboard},
     stdio_client::StdioServer,
 };
 use std::{
@@ -213,18 +213,11 @@ async fn a_flag_naming_an_id_that_is_not_one_is_a_usage_error() {
     let output = run(
         "a good correlation id",
         &[
-            "call",
-            "core_get_current_user",
-            "--org",
-            "acme",
-            "--user",
-            "alice",
-            "--role",
-            "admin",
-            "--correlation",
-            "c-1:ok.2",
-            "--json",
-        ],
+            &["call", "core_get_current_user"][..],
+            &ACME_ADMIN,
+            &["--correlation", "c-1:ok.2", "--json"],
+        ]
+        .concat(),
     )
     .await;
     assert!(output.status.success(), "{output:?}");

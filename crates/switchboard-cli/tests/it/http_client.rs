@@ -14,7 +14,9 @@ use tokio::{
     process::Child,
 };
 
-use crate::common::{bounded, mcp_address, stderr_lines, switchboard, switchboard_under};
+use crate::common::{
+    ACME_ADMIN, bounded, mcp_address, stderr_lines, switchboard, switchboard_under,
+};
 
 /// The `initialize` of a 2025-11-25 client.
 pub(crate) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"edge-http-test","version":"1"}}}"#;
@@ -33,17 +35,8 @@ impl Server {
 
     /// Starts the server with `extra` flags under the program `prefix` (e.g. `prlimit ...`).
     pub(crate) async fn start_under(prefix: &[&str], extra: &[&str]) -> Self {
-        let mut args = vec![
-            "serve",
-            "--http",
-            "127.0.0.1:0",
-            "--org",
-            "acme",
-            "--user",
-            "alice",
-            "--role",
-            "admin",
-        ];
+        let mut args = vec!["serve", "--http", "127.0.0.1:0"];
+        args.extend_from_slice(&ACME_ADMIN);
         args.extend_from_slice(extra);
         let mut command = if prefix.is_empty() {
             switchboard(&args)

@@ -7,8 +7,8 @@
 use std::process::Output;
 
 use crate::{
-    common::{TempFile, bounded, exit_of, switchboard},
-    mounts_support::{ACME_ADMIN, close, npm_bin, serve_on_loopback, serve_stdio_mounting},
+    common::{ACME_ADMIN, TempFile, bounded, exit_of, switchboard},
+    mounts_support::{close, npm_bin, serve_on_loopback, serve_stdio_mounting},
 };
 
 /// The npm server's executable.

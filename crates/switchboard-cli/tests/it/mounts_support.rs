@@ -13,10 +13,7 @@ use rmcp::{
     },
 };
 
-use crate::common::{TempFile, bounded, exit_of, switchboard};
-
-/// The identity flags of alice, an acme admin.
-pub(crate) const ACME_ADMIN: [&str; 6] = ["--org", "acme", "--user", "alice", "--role", "admin"];
+use crate::common::{ACME_ADMIN, TempFile, bounded, exit_of, switchboard};
 
 /// The executable `name` of an npm server under `target/mcp-servers`, failing the test with
 /// what to run when it is missing.

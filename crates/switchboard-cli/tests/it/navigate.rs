@@ -7,7 +7,7 @@ use std::process::Output;
 use assert_cmd::{Command, cargo::cargo_bin_cmd};
 use serde_json::{Value, json};
 
-use crate::common::test_state_dir;
+use crate::common::{ACME_ADMIN, test_state_dir};
 
 /// An open shift: `claim` and `assign` are offered there.
 const OPEN_SHIFT: &str = "/roster/shifts/acme-2026-11-24-pm";
@@ -202,16 +202,7 @@ fn an_agents_change_becomes_a_proposal_and_a_restricted_one_is_refused() {
         "an agent never decides: {report:#}"
     );
 
-    let admin_agent = [
-        "--org",
-        "acme",
-        "--user",
-        "alice",
-        "--role",
-        "admin",
-        "--initiator",
-        "agent",
-    ];
+    let admin_agent = [&ACME_ADMIN[..], &["--initiator", "agent"]].concat();
     let refused = json_of(&run(
         &["act", "/roster/weeks/2026-11-23", "clear_week"],
         &admin_agent,

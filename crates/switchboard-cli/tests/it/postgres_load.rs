@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use switchboard_test_postgres::TestCluster;
 
 use crate::{
-    common::{bounded, switchboard},
+    common::{ACME_ADMIN, bounded, switchboard},
     http_client::{Client, Server},
 };
 
@@ -343,19 +343,9 @@ pub(crate) async fn decider(load: Arc<Load>, url: String) {
 /// `switchboard ARGS` for the stores at `url`, as alice (acme admin): its output, with exit 0.
 pub(crate) async fn read_back(args: &[&str], url: &str) -> Value {
     let mut all = args.to_vec();
-    all.extend_from_slice(&[
-        "--json",
-        "--org",
-        "acme",
-        "--user",
-        "alice",
-        "--role",
-        "admin",
-        "--audit",
-        url,
-        "--approvals",
-        url,
-    ]);
+    all.push("--json");
+    all.extend_from_slice(&ACME_ADMIN);
+    all.extend_from_slice(&["--audit", url, "--approvals", url]);
     let output = bounded("reading the stores back", switchboard(&all).output())
         .await
         .expect("the binary runs");

@@ -8,7 +8,7 @@ use http_body_util::Full;
 use hyper::{Request, body::Bytes};
 
 use crate::{
-    common::{StateDir, bounded},
+    common::{ACME_ADMIN, StateDir, bounded},
     serve_operate::{Served, connect, exchange, get, tools_call},
 };
 
@@ -55,17 +55,10 @@ async fn metrics_count_exactly_the_calls_and_refusals_made() {
     let dir = StateDir::new();
     let server = Served::start(
         &[
-            "--metrics",
-            "--conformance",
-            "--state-dir",
-            dir.path(),
-            "--org",
-            "acme",
-            "--user",
-            "alice",
-            "--role",
-            "admin",
-        ],
+            &["--metrics", "--conformance", "--state-dir", dir.path()][..],
+            &ACME_ADMIN,
+        ]
+        .concat(),
         &[],
     )
     .await;

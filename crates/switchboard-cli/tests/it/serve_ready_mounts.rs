@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::{
-    common::{StateDir, bounded},
+    common::{ACME_ADMIN, StateDir, bounded},
     lab_server::LabServer,
     serve_operate::{Served, connect, exchange, get},
 };
@@ -46,20 +46,11 @@ fn quick_to_notice(lab: &LabServer) -> crate::common::TempFile {
 }
 
 fn serving(dir: &StateDir, mounts: &str, strict: bool) -> Vec<String> {
-    let mut args: Vec<String> = [
-        "--org",
-        "acme",
-        "--user",
-        "alice",
-        "--role",
-        "admin",
-        "--state-dir",
-        dir.path(),
-        "--mounts",
-        mounts,
-    ]
-    .map(str::to_owned)
-    .to_vec();
+    let mut args: Vec<String> = ACME_ADMIN
+        .into_iter()
+        .chain(["--state-dir", dir.path(), "--mounts", mounts])
+        .map(str::to_owned)
+        .collect();
     if strict {
         args.push("--mounts-strict".to_owned());
     }

@@ -13,7 +13,7 @@ use tokio::{
 };
 
 use crate::{
-    common::{StateDir, TempFile, bounded, exit_of, switchboard},
+    common::{ACME_ADMIN, StateDir, TempFile, bounded, exit_of, switchboard},
     lab_server::LabServer,
     serve_operate::audit_records,
     stdio_client::{INITIALIZE, INITIALIZED},
@@ -29,20 +29,9 @@ struct StdioChild {
 
 impl StdioChild {
     fn start(mounts: &TempFile, dir: &StateDir, extra: &[&str]) -> Self {
-        let mut args = vec![
-            "serve",
-            "--stdio",
-            "--org",
-            "acme",
-            "--user",
-            "alice",
-            "--role",
-            "admin",
-            "--mounts",
-            mounts.path(),
-            "--state-dir",
-            dir.path(),
-        ];
+        let mut args = vec!["serve", "--stdio"];
+        args.extend_from_slice(&ACME_ADMIN);
+        args.extend_from_slice(&["--mounts", mounts.path(), "--state-dir", dir.path()]);
         args.extend_from_slice(extra);
         let mut child = switchboard(&args)
             .stdin(Stdio::piped())

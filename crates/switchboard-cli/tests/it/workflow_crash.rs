@@ -15,8 +15,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::{
-    common::{bounded, exit_of, killed, spawned_until},
-    mounts_support::{ACME_ADMIN, npm_bin},
+    common::{ACME_ADMIN, bounded, exit_of, killed, spawned_until},
+    mounts_support::npm_bin,
     workflow_support::{MARK, TempDir, in_state, json, run_in, text, with},
 };
 
