@@ -10,38 +10,13 @@ use std::{
     time::Duration,
 };
 
-use jiff::Timestamp;
-use switchboard_core::{CorrelationId, Initiator};
-
 use crate::{
     AuditConfig, AuditError, AuditLog, AuditQuery, AuditRecord, AuditStore, BatchKey, Durability,
-    MemoryAuditStore, Outcome,
+    MemoryAuditStore,
 };
 
 /// Generous bound for what must happen; a hang fails instead of stalling the run.
 const PATIENCE: Duration = Duration::from_secs(20);
-
-fn record(correlation: &str) -> AuditRecord {
-    AuditRecord {
-        node: None,
-        id: 0,
-        timestamp: Timestamp::now(),
-        tool: "core_get_current_user".into(),
-        domain: None,
-        category: None,
-        org_id: Some("acme".into()),
-        user_id: None,
-        session_id: None,
-        correlation_id: Some(CorrelationId::from(correlation)),
-        initiator: Initiator::Human,
-        input_hash: None,
-        output_hash: None,
-        digest_error: None,
-        duration_us: 1,
-        outcome: Outcome::Ok,
-        action: None,
-    }
-}
 
 async fn bounded<T>(what: &str, future: impl Future<Output = T>) -> T {
     tokio::time::timeout(PATIENCE, future)
@@ -123,7 +98,7 @@ fn strict_log(store: &Arc<Flaky>, strict_timeout: Duration) -> AuditLog {
 async fn write(log: &AuditLog, correlation: &str) -> Result<(), AuditError> {
     log.reserve()
         .await?
-        .submit(record(correlation))
+        .submit(crate::conformance::call_record(correlation))
         .acknowledged()
         .await
 }
