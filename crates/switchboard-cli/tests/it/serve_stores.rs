@@ -269,6 +269,20 @@ async fn run_in(dir: &StateDir, command: &[&str], identity: &[&str]) -> std::pro
         .expect("the binary runs")
 }
 
+/// sam, as an agent, asks for the afternoon shift of 2026-11-24 in `dir` with a one-shot
+/// call: it exits 1 with a proposal instead of running. Its JSON output.
+async fn sams_proposal(dir: &StateDir) -> Value {
+    let shift = r#"{"shift_id": "acme-2026-11-24-pm", "user_id": "sam"}"#;
+    let proposed = run_in(
+        dir,
+        &["call", "roster_assign_shift", shift, "--json"],
+        &SAM_AGENT,
+    )
+    .await;
+    assert_eq!(proposed.status.code(), Some(1), "{proposed:?}");
+    json_of(&proposed)
+}
+
 /// Standard output as JSON, or the test fails showing both streams.
 fn json_of(output: &std::process::Output) -> Value {
     serde_json::from_slice(&output.stdout).unwrap_or_else(|error| {
@@ -358,15 +372,7 @@ async fn a_proposal_an_agent_made_through_serve_is_listed_and_approved_with_iden
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agents_one_shot_call_keeps_its_proposal_where_approve_finds_it() {
     let dir = StateDir::new();
-    let shift = r#"{"shift_id": "acme-2026-11-24-pm", "user_id": "sam"}"#;
-    let proposed = run_in(
-        &dir,
-        &["call", "roster_assign_shift", shift, "--json"],
-        &SAM_AGENT,
-    )
-    .await;
-    assert_eq!(proposed.status.code(), Some(1), "{proposed:?}");
-    let proposed = json_of(&proposed);
+    let proposed = sams_proposal(&dir).await;
     assert_eq!(proposed["error"]["kind"], json!("approval_required"));
     let proposal = proposed["error"]["proposal_id"]
         .as_str()
@@ -447,14 +453,7 @@ async fn on_a_state_directory_nothing_was_kept_in_the_commands_say_so_and_create
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn listing_and_rejecting_proposals_create_no_roster_file() {
     let dir = StateDir::new();
-    let shift = r#"{"shift_id": "acme-2026-11-24-pm", "user_id": "sam"}"#;
-    let proposed = run_in(
-        &dir,
-        &["call", "roster_assign_shift", shift, "--json"],
-        &SAM_AGENT,
-    )
-    .await;
-    let proposed = json_of(&proposed);
+    let proposed = sams_proposal(&dir).await;
     let proposal = proposed["error"]["proposal_id"]
         .as_str()
         .expect("the proposal's id");
