@@ -10,19 +10,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{MARK, bounded, switchboard};
+use crate::common::{MARK, SAM_AGENT, bounded, switchboard};
 use serde_json::{Value, json};
 
-const SAM_AGENT: [&str; 8] = [
-    "--org",
-    "acme",
-    "--user",
-    "sam",
-    "--role",
-    "staff",
-    "--initiator",
-    "agent",
-];
 const ASSIGN: &str = r#"{"shift_id": "acme-2026-11-24-pm", "user_id": "sam"}"#;
 
 /// A fresh directory for this test's databases.
@@ -115,14 +105,7 @@ async fn a_proposal_stored_by_one_process_is_approved_by_another_and_runs_once()
     // Process 1: an agent's mutation is stored as a proposal.
     let (code, report, stderr) = stores
         .run(
-            &[
-                "call",
-                "roster_assign_shift",
-                ASSIGN,
-                "--json",
-                "--agent-mutations",
-                "propose",
-            ],
+            &["call", "roster_assign_shift", ASSIGN, "--json"],
             &SAM_AGENT,
         )
         .await;
