@@ -20,15 +20,11 @@ use rmcp::{
         PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
     },
     service::RequestContext,
-    transport::{
-        StreamableHttpServerConfig, StreamableHttpService,
-        streamable_http_server::session::local::LocalSessionManager,
-    },
 };
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::common::TempFile;
+use crate::{common::TempFile, mounts_support::mcp_app_on_loopback};
 
 /// The handler: `slow {"ms": N}` sleeps N ms, then answers `slept N ms`.
 #[derive(Clone, Default)]
@@ -88,16 +84,7 @@ impl LabServer {
     pub(crate) async fn start() -> Self {
         let lab = Lab::default();
         let calls = Arc::clone(&lab.calls);
-        let service = StreamableHttpService::new(
-            move || Ok(lab.clone()),
-            Arc::new(LocalSessionManager::default()),
-            StreamableHttpServerConfig::default(),
-        );
-        let app = axum::Router::new().nest_service("/mcp", service);
-        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
-            .await
-            .expect("a loopback port");
-        let addr = listener.local_addr().expect("the bound address");
+        let (app, listener, addr) = mcp_app_on_loopback(lab).await;
         let stop = CancellationToken::new();
         let stopped = stop.clone();
         tokio::spawn(async move {

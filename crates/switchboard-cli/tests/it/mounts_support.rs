@@ -36,6 +36,19 @@ pub(crate) async fn serve_on_loopback<H>(handler: H) -> SocketAddr
 where
     H: ServerHandler + Clone,
 {
+    let (app, listener, address) = mcp_app_on_loopback(handler).await;
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    address
+}
+
+/// The app that serves a clone of `handler` to each MCP session at `/mcp`, and a listener on
+/// a free loopback port with its address, for a test that serves them its own way.
+pub(crate) async fn mcp_app_on_loopback<H>(
+    handler: H,
+) -> (axum::Router, tokio::net::TcpListener, SocketAddr)
+where
+    H: ServerHandler + Clone,
+{
     let service = StreamableHttpService::new(
         move || Ok(handler.clone()),
         Arc::new(LocalSessionManager::default()),
@@ -46,8 +59,7 @@ where
         .await
         .expect("a loopback port");
     let address = listener.local_addr().expect("the bound address");
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    address
+    (app, listener, address)
 }
 
 /// `switchboard serve --stdio` as alice, an acme admin, mounting `file`, with its stdin and
