@@ -8,7 +8,7 @@ mod common;
 mod complete_in;
 mod conformance;
 mod nodes;
-mod own_claim;
 mod open;
 mod outage;
+mod own_claim;
 mod registry;

@@ -142,8 +142,8 @@ impl McpServer {
             .registry
             .record_refusal(&request.name, &params, &call_context, refusal)
             .await;
-        if let InvokeError::AuditFailed { reason, .. } | InvokeError::AuditUnavailable { reason, .. } =
-            recorded
+        if let InvokeError::AuditFailed { reason, .. }
+        | InvokeError::AuditUnavailable { reason, .. } = recorded
         {
             tracing::error!(tool = %request.name, %reason, "a refused MCP tools/call could not be audited");
         }
