@@ -51,8 +51,8 @@ pub(crate) struct Health {
 static HEALTH: LazyLock<Mutex<HashMap<String, Weak<Health>>>> = LazyLock::new(Mutex::default);
 
 /// The probes' runtime: one thread for every target's probe, for the process's life. `None`
-/// if the thread could not be started; a marked database then stays marked until a call that
-/// is let through answers (see [`Health::admit`]).
+/// if the thread could not be started: nothing is then marked, and every call waits its own
+/// timeout, as without this module.
 static PROBES: LazyLock<Option<Runtime>> = LazyLock::new(|| {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -85,8 +85,7 @@ impl Health {
     }
 
     /// Refuses a call at once while the database is marked unresponsive (and makes sure a
-    /// probe runs, connecting as `config` says). Without a probes' thread, every
-    /// [`PROBE_INTERVAL`] one call is let through instead, and its answer clears the mark.
+    /// probe runs, connecting as `config` says).
     pub(crate) fn admit(
         self: &Arc<Self>,
         config: &tokio_postgres::Config,
@@ -95,27 +94,21 @@ impl Health {
         let Some(since) = self.since() else {
             return Ok(());
         };
-        if PROBES.is_none() && since.elapsed() >= PROBE_INTERVAL {
-            return Ok(());
-        }
         self.probe(config, call_timeout);
         Err(QueryError::Unresponsive {
             for_: since.elapsed(),
         })
     }
 
-    /// Notes how a call ended: a timeout marks the database unresponsive and starts a probe;
-    /// any other answer means the server answers, and clears the mark.
+    /// Notes how a call ended: a timeout marks the database unresponsive and starts a probe
+    /// (unless there is no probes' thread to clear the mark again).
     pub(crate) fn note<T>(
         self: &Arc<Self>,
         result: &Result<T, QueryError>,
         config: &tokio_postgres::Config,
         call_timeout: Duration,
     ) {
-        if !matches!(result, Err(QueryError::Timeout(_))) {
-            if PROBES.is_none() && self.since().is_some() {
-                self.clear();
-            }
+        if !matches!(result, Err(QueryError::Timeout(_))) || PROBES.is_none() {
             return;
         }
         let mut since = self
