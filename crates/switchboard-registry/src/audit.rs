@@ -95,11 +95,11 @@ impl<'a> AuditDraft<'a> {
 
     /// Hands the record over with its outcome; await the result's
     /// [`acknowledged`](Closed::acknowledged) as the log's durability asks.
-    pub(crate) fn close(mut self, outcome: Outcome, output: Option<Digested>) -> Closed {
+    pub(crate) fn close(mut self, outcome: Outcome, output: Option<Digested>) -> Closed<'a> {
         let action = self.action.clone();
         Closed {
             submitted: self.submit(outcome, output),
-            tool: clamp_tool_name(self.name).to_owned(),
+            tool: clamp_tool_name(self.name),
             outcome,
             action,
         }
@@ -172,14 +172,14 @@ impl Drop for AuditDraft<'_> {
 }
 
 /// A closed draft's record, on its way to the store.
-pub(crate) struct Closed {
+pub(crate) struct Closed<'a> {
     submitted: Submitted,
-    tool: String,
+    tool: &'a str,
     outcome: Outcome,
     action: Option<AuditAction>,
 }
 
-impl Closed {
+impl Closed<'_> {
     /// Waits for the acknowledgement the log's durability asks for. A record not written in
     /// time comes back as [`AuditError::NotWrittenYet`] whose reason starts with what became
     /// of the call.
@@ -187,7 +187,7 @@ impl Closed {
         match self.submitted.acknowledged().await {
             Err(AuditError::NotWrittenYet(reason)) => Err(AuditError::NotWrittenYet(format!(
                 "{}; {reason}",
-                what_happened(&self.tool, self.outcome, self.action.as_ref())
+                what_happened(self.tool, self.outcome, self.action.as_ref())
             ))),
             acknowledged => acknowledged,
         }
