@@ -191,6 +191,7 @@ pub(crate) fn read(row: &Row) -> Result<AuditRecord, QueryError> {
     let id: i64 = get(row, 0)?;
     let duration: i64 = get(row, 13)?;
     Ok(AuditRecord {
+        asks: Vec::new(),
         node: get::<Option<&str>>(row, 17)?.map(Arc::from),
         id: id.unsigned_abs(),
         timestamp: timestamp_from_sql(get(row, 1)?)?,
@@ -290,6 +291,7 @@ mod tests {
     #[test]
     fn a_batch_is_one_array_per_column_in_record_order() {
         let record = |tool: &str, org: Option<&str>| AuditRecord {
+            asks: Vec::new(),
             node: None,
             id: 0,
             timestamp: Timestamp::constant(1_795_000_000, 0),

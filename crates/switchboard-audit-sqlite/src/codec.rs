@@ -66,6 +66,7 @@ pub(crate) fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<AuditRecord> {
     let timestamp = timestamp_from_sql(1, row.get(1)?)?;
     let duration: i64 = row.get(13)?;
     Ok(AuditRecord {
+        asks: Vec::new(),
         node: row.get_ref(17)?.as_str_or_null()?.map(Arc::from),
         id: id.unsigned_abs(),
         timestamp,

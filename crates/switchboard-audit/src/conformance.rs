@@ -248,6 +248,7 @@ fn sample(n: usize) -> AuditRecord {
     };
     let category = Category::ALL[n % Category::ALL.len()];
     AuditRecord {
+        asks: Vec::new(),
         // Every third record names the node that ran it, so stores round-trip that too.
         node: n
             .is_multiple_of(3)

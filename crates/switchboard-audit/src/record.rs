@@ -8,7 +8,7 @@ use std::{fmt, sync::Arc};
 use jiff::Timestamp;
 use serde::{Serialize, Serializer};
 use switchboard_core::{
-    Category, CorrelationId, Digest, ErrorKind, Initiator, OrgId, SessionId, UserId,
+    Category, CorrelationId, Digest, ErrorKind, Initiator, OrgId, SessionId, UserId, ask::AskRecord,
 };
 
 /// A record's position in its store: unique and increasing in the order records were appended.
@@ -119,6 +119,10 @@ pub struct AuditRecord {
     /// [`AuditConfig::node`]: crate::AuditConfig::node
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<Arc<str>>,
+    /// What the tool asked the client while it ran (forms, pages, completions), in order, as
+    /// digests: see [`switchboard_core::ask`]. Empty for almost every call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub asks: Vec<AskRecord>,
 }
 
 /// Longest tool name kept in a record; names come from callers and may be garbage.

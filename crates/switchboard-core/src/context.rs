@@ -14,6 +14,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::{
+    ask::ClientLink,
     ids::{
         AgentType, CorrelationId, IdempotencyKey, OrgId, ProjectId, Role, SessionId, ThreadId,
         UserId,
@@ -90,6 +91,10 @@ pub struct CallContext {
     /// equality.
     #[serde(skip)]
     pub progress: ProgressNotifier,
+    /// Where the tool's questions for the client go (default: nowhere, or the registry's own
+    /// handler). Not serialised, and ignored by equality.
+    #[serde(skip)]
+    pub client: ClientLink,
     /// The kind of agent making the call, filled by the runtime, the CLI or the MCP identity
     /// (never from params). Checked against the agent scope table.
     pub agent_type: Option<AgentType>,
@@ -140,6 +145,7 @@ impl CallContext {
                 initiator: self.initiator,
                 confirmed: self.confirmed,
                 progress: self.progress.clone(),
+                client: self.client.clone(),
                 agent_type: self.agent_type.clone(),
                 thread_id: self.thread_id.clone(),
                 project_id: self.project_id.clone(),
@@ -207,6 +213,12 @@ impl CallContextBuilder {
         self
     }
 
+    /// Sends the tool's questions for the client to `link`.
+    pub fn client(mut self, link: ClientLink) -> Self {
+        self.context.client = link;
+        self
+    }
+
     /// Sends the tool's progress reports to `notifier`.
     pub fn progress(mut self, notifier: ProgressNotifier) -> Self {
         self.context.progress = notifier;
@@ -269,6 +281,12 @@ pub struct Caller {
     /// to report. Not serialised, and ignored by equality.
     #[serde(skip)]
     pub progress: ProgressNotifier,
+    /// Where its questions for the client go; use
+    /// [`ToolContext::elicit`](crate::ToolContext::elicit) and
+    /// [`ToolContext::sample`](crate::ToolContext::sample) to ask. Not serialised, and ignored by
+    /// equality.
+    #[serde(skip)]
+    pub client: ClientLink,
     /// The kind of agent making the call, if one is.
     pub agent_type: Option<AgentType>,
     /// The conversation thread, owned by `user_id` (checked before the tool runs).
@@ -303,6 +321,7 @@ impl From<&Caller> for CallContext {
             initiator: caller.initiator,
             confirmed: caller.confirmed,
             progress: caller.progress.clone(),
+            client: caller.client.clone(),
             agent_type: caller.agent_type.clone(),
             thread_id: caller.thread_id.clone(),
             project_id: caller.project_id.clone(),

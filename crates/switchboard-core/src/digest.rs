@@ -12,7 +12,7 @@
 
 use std::fmt;
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer, de::Error as _};
 use serde_json::Value;
 
 /// A BLAKE3 digest of a value's canonical JSON (see the [module docs](self)).
@@ -41,6 +41,16 @@ impl fmt::Display for Digest {
 impl Serialize for Digest {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(&self.to_hex())
+    }
+}
+
+/// Reads the 64 hex digits [`Serialize`] writes.
+impl<'de> Deserialize<'de> for Digest {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let hex = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        blake3::Hash::from_hex(hex.as_bytes())
+            .map(|hash| Self(*hash.as_bytes()))
+            .map_err(|error| D::Error::custom(format!("not a digest ({error}): {hex}")))
     }
 }
 

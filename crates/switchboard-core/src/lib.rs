@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+pub mod ask;
 mod category;
 mod content;
 mod context;

@@ -14,7 +14,7 @@ use validator::{ValidationErrors, ValidationErrorsKind};
 
 use crate::{category::Category, error::FieldError, tool::ToolEntry};
 
-mod formats;
+pub(crate) mod formats;
 mod nullable;
 
 pub use formats::STANDARD_FORMATS;

@@ -16,7 +16,11 @@
 
 use std::{any::type_name, fmt, sync::Arc};
 
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+
 use crate::{
+    ask::{self, Answer, AskError, ElicitReply, Elicitation, SampleRequest, Sampled},
     category::Category,
     context::Caller,
     domain::{DomainCell, ErasedCell, StateRef},
@@ -117,6 +121,50 @@ impl<S: Clone + Send + Sync + 'static> ToolContext<S> {
     /// expensive message.
     pub fn reports_progress(&self) -> bool {
         self.caller.progress.is_active()
+    }
+
+    /// Asks the person at the client to fill in the form `T` (a struct of strings, numbers,
+    /// booleans and enums: see [`form_schema`](crate::ask::form_schema)), and reads the answer
+    /// as a `T`. The person may decline or dismiss it: that is an [`Answer`], not an error.
+    ///
+    /// Fails with a tool error the caller sees when nobody can be asked (an MCP client without
+    /// the `elicitation` capability, an in-process call with no handler), when `T` is no form,
+    /// or when no answer comes in time; `?` passes it on.
+    ///
+    /// ```
+    /// # use switchboard_core::{ToolContext, ToolError, ask::Answer};
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Confirm {
+    ///     /// Tick to swap the shifts.
+    ///     swap: bool,
+    /// }
+    /// # async fn body(ctx: &ToolContext) -> Result<bool, ToolError> {
+    /// let swap = match ctx.elicit::<Confirm>("Swap Tuesday's shifts?").await? {
+    ///     Answer::Accepted(form) => form.swap,
+    ///     Answer::Declined | Answer::Cancelled => false,
+    /// };
+    /// # Ok(swap) }
+    /// ```
+    pub async fn elicit<T: JsonSchema + DeserializeOwned>(
+        &self,
+        message: &str,
+    ) -> Result<Answer<T>, AskError> {
+        ask::elicit_typed(&self.caller.client, message).await
+    }
+
+    /// Asks the person at the client with a form or page of one's own making: for a schema
+    /// no Rust type describes, or a URL-mode question (for anything sensitive: the page is
+    /// opened in the browser, and what the person types there never passes through the
+    /// client).
+    pub async fn elicit_raw(&self, request: &Elicitation) -> Result<ElicitReply, AskError> {
+        self.caller.client.elicit(request).await
+    }
+
+    /// Asks the client's model for a completion: a tool that needs a model uses the one the
+    /// client already has, with no key of its own. Fails like [`elicit`](Self::elicit) when
+    /// nobody can be asked, or when the client (or its user) refuses.
+    pub async fn sample(&self, request: &SampleRequest) -> Result<Sampled, AskError> {
+        self.caller.client.sample(request).await
     }
 
     /// A snapshot of the domain's state. Never waits for writes.

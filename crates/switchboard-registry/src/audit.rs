@@ -29,7 +29,7 @@ use switchboard_audit::{
     ActionEvent, AuditAction, AuditError, AuditLog, AuditRecord, Digest, DigestError, Outcome,
     Reservation, Submitted, clamp_tool_name,
 };
-use switchboard_core::{CallContext, ErrorKind};
+use switchboard_core::{CallContext, ErrorKind, ask::ClientLink};
 
 /// A value's digest for the record, or why it has none.
 pub(crate) type Digested = Result<Digest, DigestError>;
@@ -54,6 +54,8 @@ pub(crate) struct AuditDraft<'a> {
     context: &'a CallContext,
     input: Digested,
     action: Option<AuditAction>,
+    /// Where the tool's questions to the client go: the record lists them.
+    asks: ClientLink,
 }
 
 impl<'a> AuditDraft<'a> {
@@ -79,6 +81,7 @@ impl<'a> AuditDraft<'a> {
             context,
             input,
             action: None,
+            asks: ClientLink::none(),
         })
     }
 
@@ -87,6 +90,13 @@ impl<'a> AuditDraft<'a> {
     /// key is derived from and its retries are compared by.
     pub(crate) fn input(&self) -> &Digested {
         &self.input
+    }
+
+    /// Lists in the record the questions asked through `link`, the caller's.
+    pub(crate) fn note_asks(&mut self, link: &ClientLink) {
+        if link.is_active() {
+            self.asks = link.clone();
+        }
     }
 
     pub(crate) fn set_action(&mut self, action: AuditAction) {
@@ -129,6 +139,7 @@ impl<'a> AuditDraft<'a> {
             None => None,
         };
         let record = AuditRecord {
+            asks: self.asks.asked(),
             node: None,
             id: 0,
             timestamp: self.timestamp,

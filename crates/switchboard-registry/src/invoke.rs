@@ -21,7 +21,7 @@ use switchboard_approvals::Proposal;
 use switchboard_audit::Outcome;
 use switchboard_core::{
     ActionKey, CallContext, CallScope, Caller, Category, Initiator, InvokeError, ProposalId, Tool,
-    ToolError, schema::find_org_id,
+    ToolError, ask::ClientLink, schema::find_org_id,
 };
 use tracing::Instrument;
 
@@ -196,6 +196,7 @@ impl ToolRegistry {
             caller,
             admission,
         } = admit(shared, table, name, context, request.params(), mode)?;
+        draft.note_asks(&caller.client);
         let job = request.validate(tool)?;
         let job = gate(tool, &caller, job).await?;
         if !tool.category().mutates() {
@@ -254,9 +255,12 @@ fn admit<'t>(
     let tool = table
         .get(name)
         .ok_or_else(|| not_found(name, table.similar_names(name)))?;
-    let verified = context
+    let mut verified = context
         .verify()
         .map_err(|fields| InvokeError::MissingContext { fields })?;
+    if let (false, Some(handler)) = (verified.client.is_active(), &shared.client) {
+        verified.client = ClientLink::new(Arc::clone(handler));
+    }
     let caller = &verified;
     if let Some(path) = params.and_then(find_org_id) {
         return Err(InvokeError::OrgIdNotAllowed { path });

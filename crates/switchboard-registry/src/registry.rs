@@ -15,7 +15,7 @@ use switchboard_approvals::{
 use switchboard_audit::{AuditConfig, AuditLog, AuditStore, MemoryAuditStore};
 use switchboard_core::{
     Category, Domain, DomainCell, DomainWriter, ErasedCell, ToolDescriptor, ToolEntry,
-    ToolPolicyEntry, linked_domains, linked_policies, linked_tools,
+    ToolPolicyEntry, ask::ClientHandler, linked_domains, linked_policies, linked_tools,
 };
 use tokio::sync::watch;
 
@@ -48,6 +48,8 @@ pub(crate) struct Shared {
     pub(crate) proposals: Arc<dyn ProposalStore>,
     /// The open sessions' own tool lists ([`crate::sessions`]).
     pub(crate) sessions: SessionLists,
+    /// Answers tools' questions in calls that bring no client ([`RegistryBuilder::client_handler`]).
+    pub(crate) client: Option<Arc<dyn ClientHandler>>,
 }
 
 impl Shared {
@@ -182,6 +184,7 @@ pub struct RegistryBuilder {
     proposals: Option<Arc<dyn ProposalStore>>,
     /// Cells built from the states given to [`RegistryBuilder::domain_state`], by domain.
     states: BTreeMap<&'static str, MakeCell>,
+    client: Option<Arc<dyn ClientHandler>>,
 }
 
 /// Builds a domain's cell around the writer its actor provides.
@@ -217,6 +220,7 @@ impl Default for RegistryBuilder {
             idempotency: None,
             proposals: None,
             states: BTreeMap::new(),
+            client: None,
         }
     }
 }
@@ -295,6 +299,17 @@ impl RegistryBuilder {
         let make: MakeCell =
             Box::new(move |writer| -> ErasedCell { DomainCell::new(D::NAME, state, writer) });
         self.states.insert(D::NAME, make);
+        self
+    }
+
+    /// Answers the questions tools ask (`ctx.elicit`, `ctx.sample`) in calls whose context
+    /// carries no client of its own ([`CallContextBuilder::client`]): an embedding service's
+    /// chat window, say. Without one such a question fails with `client_missing`. An MCP
+    /// server always sets its client, so this never answers its calls.
+    ///
+    /// [`CallContextBuilder::client`]: switchboard_core::CallContextBuilder::client
+    pub fn client_handler(mut self, handler: Arc<dyn ClientHandler>) -> Self {
+        self.client = Some(handler);
         self
     }
 
@@ -379,6 +394,7 @@ impl RegistryBuilder {
                 .proposals
                 .unwrap_or_else(|| Arc::new(MemoryProposalStore::new())),
             sessions: SessionLists::default(),
+            client: self.client,
         });
         let (actor, _join) = Actor::spawn(
             None,

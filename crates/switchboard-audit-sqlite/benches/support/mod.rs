@@ -89,6 +89,7 @@ fn pool(ordered: bool) -> Vec<AuditRecord> {
         .map(|n| {
             let failed = n.is_multiple_of(20);
             AuditRecord {
+                asks: Vec::new(),
                 node: None,
                 id: 0,
                 timestamp: now,

@@ -71,6 +71,7 @@ fn old_record(n: u64) -> AuditRecord {
         _ => Outcome::Ok,
     };
     AuditRecord {
+        asks: Vec::new(),
         node: None,
         id: n,
         timestamp: base()

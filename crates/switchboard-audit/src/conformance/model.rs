@@ -75,6 +75,7 @@ prop_compose! {
         session in proptest::option::of("[ -~]{0,12}"),
     ) -> AuditRecord {
         AuditRecord {
+            asks: Vec::new(),
             node: None,
             id: 0,
             timestamp: at(batch * 10 + late, nanoseconds),

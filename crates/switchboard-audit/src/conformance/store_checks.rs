@@ -114,6 +114,7 @@ pub fn records_round_trip_unchanged(make: &StoreFactory) -> Result<(), Failure> 
         .collect();
     let long_name: String = "é".repeat(MAX_TOOL_NAME_BYTES / 2);
     records.push(AuditRecord {
+        asks: Vec::new(),
         node: None,
         id: 0,
         timestamp: Timestamp::constant(super::BASE_SECOND, 1),

@@ -127,6 +127,7 @@ impl<W: WrappedStore> AuditStore for W {
 /// it.
 pub fn call_record(correlation_id: &str) -> AuditRecord {
     AuditRecord {
+        asks: Vec::new(),
         node: None,
         id: 0,
         timestamp: Timestamp::now(),

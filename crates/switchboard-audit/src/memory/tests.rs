@@ -11,6 +11,7 @@ use crate::{digest_json, record::Outcome};
 
 fn record(tool: &str, org: &str, correlation: &str, at: Timestamp) -> AuditRecord {
     AuditRecord {
+        asks: Vec::new(),
         node: None,
         id: 0,
         timestamp: at,

@@ -28,6 +28,7 @@ fn pending(correlation: &str) -> AuditRecord {
 
 fn pending_at(correlation: &str, timestamp: Timestamp) -> AuditRecord {
     AuditRecord {
+        asks: Vec::new(),
         node: None,
         id: 0,
         timestamp,

@@ -229,6 +229,7 @@ async fn a_flag_naming_an_id_that_is_not_one_is_a_usage_error() {
 fn hostile_record(index: u64, hostile: &str) -> AuditRecord {
     let text = |field: &str| format!("{field}{index}{hostile}end");
     AuditRecord {
+        asks: Vec::new(),
         node: None,
         id: 0,
         timestamp: Timestamp::now(),

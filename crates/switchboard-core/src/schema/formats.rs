@@ -43,7 +43,7 @@ pub const STANDARD_FORMATS: [&str; 19] = [
 /// Drops `schema`'s format if 2020-12 does not define it, putting a fixed-width integer
 /// format's range in its place (bounds already present are kept). Only this schema object:
 /// wrap it in `schemars::transform::RecursiveTransform` for its subschemas.
-pub(super) fn keep_standard_formats(schema: &mut Schema) {
+pub(crate) fn keep_standard_formats(schema: &mut Schema) {
     let Some(object) = schema.as_object_mut() else {
         return;
     };

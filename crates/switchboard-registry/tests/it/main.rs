@@ -8,6 +8,7 @@
 mod common;
 mod vault;
 
+mod asking;
 mod audit_outage;
 mod category_advice;
 mod dispatch;
