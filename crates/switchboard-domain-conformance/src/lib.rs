@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod asking_tools;
 mod behaviour_tools;
 mod content_tools;
 mod media;
@@ -7,6 +8,10 @@ mod resource_tools;
 #[cfg(test)]
 mod tests;
 
+pub use asking_tools::{
+    Elicitation, ElicitationInput, ElicitationSep1034Defaults, ElicitationSep1330Enums, Sampling,
+    SamplingInput, elicitation, elicitation_sep1034_defaults, elicitation_sep1330_enums, sampling,
+};
 pub use behaviour_tools::{
     ContactMethod, ErrorHandling, JsonSchemaFeatures, JsonSchemaFeaturesInput,
     JsonSchemaFeaturesOutput, LoggingTool, PostalAddress, Reconnection, ToolWithLogging,

@@ -115,6 +115,9 @@ fn every_tool_is_a_read_tool_of_the_domain_and_content_tools_declare_no_output_s
         [
             "json_schema_2020_12_tool",
             "test_audio_content",
+            "test_elicitation",
+            "test_elicitation_sep1034_defaults",
+            "test_elicitation_sep1330_enums",
             "test_embedded_resource",
             "test_error_handling",
             "test_image_content",
@@ -125,6 +128,7 @@ fn every_tool_is_a_read_tool_of_the_domain_and_content_tools_declare_no_output_s
             "test_resource_static_text",
             "test_resource_template_data",
             "test_resource_watched",
+            "test_sampling",
             "test_simple_text",
             "test_tool_with_logging",
             "test_tool_with_progress",

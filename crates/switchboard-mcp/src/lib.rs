@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 mod approval;
+mod asking;
 mod error;
 mod http;
 mod identity;

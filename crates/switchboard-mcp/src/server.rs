@@ -47,9 +47,10 @@ use switchboard_registry::ToolRegistry;
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
-        CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest, CustomResult,
-        ErrorCode, GetTaskParams, GetTaskResult, Implementation, ListResourceTemplatesResult,
-        ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestMethod,
+        CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
+        CompleteResult, CustomRequest, CustomResult, ErrorCode, GetTaskParams, GetTaskResult,
+        Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+        ListToolsResult, PaginatedRequestParams, ReadResourceRequestMethod,
         ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
         ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
         UnsubscribeRequestParams,
@@ -557,6 +558,25 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         self.catalog.tasks.cancel(&request.task_id, &self.identity)
+    }
+
+    /// `prompts/list`: no prompts yet, an empty page (rmcp's default answers -32601 to a server
+    /// that advertises none, which generic clients listing everything treat as an error).
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::default())
+    }
+
+    /// `completion/complete`: nothing to complete yet, an empty completion.
+    async fn complete(
+        &self,
+        _request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        Ok(CompleteResult::default())
     }
 
     /// `logging/setLevel`: from now on, this session's calls send their `tracing` events at

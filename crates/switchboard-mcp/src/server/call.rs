@@ -20,7 +20,7 @@ use tracing::Instrument as _;
 
 use super::McpServer;
 use crate::{
-    approval,
+    approval, asking,
     logging::{self, CallLog, SessionLogLevel},
     navigation::{self, Navigation},
     notices, result,
@@ -62,6 +62,7 @@ impl McpServer {
             }
         };
         let mut call_context = self.call_context(&context, &scope);
+        call_context.client = asking::link(&context);
         if let Some(navigation) = &self.navigation {
             if navigation.tool(&request.name).is_some() {
                 return self

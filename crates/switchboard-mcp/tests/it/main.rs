@@ -13,6 +13,7 @@ mod http_support;
 mod stdio_support;
 
 mod mcp_approvals;
+mod mcp_asking;
 mod mcp_cancel;
 mod mcp_http;
 mod mcp_http_load;
