@@ -38,7 +38,7 @@ pub fn schema_of<T: JsonSchema>() -> Schema {
 
 /// A description copied from a doc comment reads as prose: its source line breaks inside a
 /// paragraph become spaces, as in a tool's description.
-fn unwrap_description(schema: &mut Schema) {
+pub(crate) fn unwrap_description(schema: &mut Schema) {
     if let Some(Value::String(description)) = schema.get_mut("description") {
         *description = crate::doc_text::unwrap(description);
     }

@@ -22,7 +22,7 @@
 use schemars::{JsonSchema, generate::SchemaSettings, transform::RecursiveTransform};
 use serde_json::{Map, Value};
 
-use crate::schema::formats;
+use crate::schema::{self, formats};
 
 /// The `format`s a form's string may carry.
 const FORM_FORMATS: [&str; 4] = ["email", "uri", "date", "date-time"];
@@ -46,6 +46,7 @@ pub fn form_schema<T: JsonSchema>() -> Result<Value, FormError> {
     settings.inline_subschemas = true;
     let schema = settings
         .with_transform(RecursiveTransform(formats::keep_standard_formats))
+        .with_transform(RecursiveTransform(schema::unwrap_description))
         .into_generator()
         .into_root_schema_for::<T>();
     let fail = |reason: String| FormError {
