@@ -20,7 +20,10 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
 use crate::{
-    ask::{self, Answer, AskError, ElicitReply, Elicitation, SampleRequest, Sampled},
+    ask::{
+        self, Answer, AskError, Capability, ElicitReply, Elicitation, Keyed, Reply, Root,
+        SampleRequest, Sampled,
+    },
     category::Category,
     context::Caller,
     domain::{DomainCell, ErasedCell, StateRef},
@@ -165,6 +168,25 @@ impl<S: Clone + Send + Sync + 'static> ToolContext<S> {
     /// nobody can be asked, or when the client (or its user) refuses.
     pub async fn sample(&self, request: &SampleRequest) -> Result<Sampled, AskError> {
         self.caller.client.sample(request).await
+    }
+
+    /// Asks several questions the tool needs answered together (a form, a completion, the
+    /// client's roots), each under a key of the tool's choosing, and answers them in order.
+    /// An MCP client on protocol 2026-07-28 gets them all in one `input_required` result; on
+    /// the 2025 revisions they are asked one after another while the call waits.
+    pub async fn ask_all(&self, questions: &[Keyed]) -> Result<Vec<Reply>, AskError> {
+        self.caller.client.ask_all(questions).await
+    }
+
+    /// Whether the client can answer questions that need `capability`: a tool that can do
+    /// without a question asks only what the client can answer.
+    pub fn client_can(&self, capability: Capability) -> bool {
+        self.caller.client.can(capability)
+    }
+
+    /// Asks the client for its roots (the folders or places it works in).
+    pub async fn list_roots(&self) -> Result<Vec<Root>, AskError> {
+        self.caller.client.list_roots().await
     }
 
     /// A snapshot of the domain's state. Never waits for writes.

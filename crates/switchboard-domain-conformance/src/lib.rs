@@ -5,6 +5,7 @@ mod behaviour_tools;
 mod content_tools;
 mod media;
 mod resource_tools;
+mod round_tools;
 #[cfg(test)]
 mod tests;
 
@@ -26,6 +27,14 @@ pub use content_tools::{
 pub use resource_tools::{
     StaticBinary, StaticText, TemplateData, TemplateDataInput, TemplateRecord, Watched,
     static_binary, static_text, template_data, watched,
+};
+pub use round_tools::{
+    InputRequiredCapabilities, InputRequiredElicitation, InputRequiredListRoots,
+    InputRequiredMultiRound, InputRequiredMultipleInputs, InputRequiredRequestState,
+    InputRequiredSampling, InputRequiredTamperedState, input_required_capabilities,
+    input_required_elicitation, input_required_list_roots, input_required_multi_round,
+    input_required_multiple_inputs, input_required_request_state, input_required_sampling,
+    input_required_tampered_state,
 };
 
 /// The domain's name: what `RegistryBuilder::exclude_domain` takes to leave these tools out.

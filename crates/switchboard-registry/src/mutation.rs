@@ -233,6 +233,9 @@ pub(crate) async fn run_held<J: Job>(
         action_id,
     } = held;
     let owned_tool = Arc::clone(tool);
+    // A tool that asked its client in an `input_required` result ran to that question only:
+    // the client's next call, with the answers, runs it under the same key.
+    let link = caller.client.clone();
     let action = key.scope.as_ref().map(|scope| ActionKey {
         org_id: scope.org_id.clone(),
         key: scope.key.clone(),
@@ -244,6 +247,8 @@ pub(crate) async fn run_held<J: Job>(
             match &result {
                 // Nothing ran (the domain was down): the key is free for a retry.
                 Err(InvokeError::DomainUnavailable { .. }) => key.store.release(&scope),
+                // The tool waits for its client's answers, which come with the next call.
+                Err(_) if link.awaits_input() => key.store.release(&scope),
                 _ => key
                     .store
                     .complete(&scope, Arc::new(J::stored(action_id, &result))),

@@ -17,23 +17,17 @@
 //! each question; a handler of one's own must bound its own).
 
 mod form;
+mod link;
 
-use std::{
-    fmt,
-    sync::{Arc, Mutex, PoisonError},
-    time::Instant,
-};
+use std::fmt;
 
 pub use form::{FormError, form_schema};
+pub use link::ClientLink;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
-use crate::{
-    digest::{Digest, digest_of},
-    error::ToolError,
-    tool::BoxFuture,
-};
+use crate::{digest::Digest, error::ToolError, tool::BoxFuture};
 
 /// A question for the person at the client.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -256,6 +250,8 @@ pub enum Capability {
     ElicitationUrl,
     /// Completions from its model (`sampling`).
     Sampling,
+    /// Telling the server its roots (`roots`).
+    Roots,
 }
 
 impl fmt::Display for Capability {
@@ -264,6 +260,7 @@ impl fmt::Display for Capability {
             Self::ElicitationForm => "elicitation (form mode)",
             Self::ElicitationUrl => "elicitation (URL mode)",
             Self::Sampling => "sampling",
+            Self::Roots => "roots",
         })
     }
 }
@@ -308,6 +305,16 @@ pub enum AskError {
     /// The question could not be sent or its answer not read (the connection ended).
     #[error("the question could not reach the client: {0}")]
     Transport(String),
+    /// The client answers with its next call: this call ends here, with an `input_required`
+    /// result that carries the questions. A tool passes this error on with `?`.
+    #[error(
+        "the client answers {} in its next call; this call ends with the questions",
+        .keys.join(", ")
+    )]
+    InputRequired {
+        /// The keys of the questions still to answer.
+        keys: Vec<String>,
+    },
 }
 
 impl AskError {
@@ -321,6 +328,7 @@ impl AskError {
             Self::TimedOut { .. } => "client_timeout",
             Self::Refused(_) => "client_refused",
             Self::Transport(_) => "client_unreachable",
+            Self::InputRequired { .. } => "input_required",
         }
     }
 }
@@ -350,6 +358,130 @@ pub trait ClientHandler: Send + Sync + 'static {
     /// Asks the client's model.
     fn sample<'a>(&'a self, request: &'a SampleRequest)
     -> BoxFuture<'a, Result<Sampled, AskError>>;
+
+    /// Asks the client for its roots (the folders or places it works in). By default the
+    /// handler has none to give: [`AskError::Unsupported`].
+    fn list_roots(&self) -> BoxFuture<'_, Result<Vec<Root>, AskError>> {
+        Box::pin(std::future::ready(Err(AskError::Unsupported {
+            capability: Capability::Roots,
+        })))
+    }
+
+    /// Asks several questions that the tool needs answered together, and answers them in
+    /// order. By default one after another; a handler that can put them to the client at once
+    /// (an MCP `input_required` result) does.
+    fn ask_all<'a>(
+        &'a self,
+        questions: &'a [Keyed],
+    ) -> BoxFuture<'a, Result<Vec<Reply>, AskError>> {
+        Box::pin(async move {
+            let mut replies = Vec::with_capacity(questions.len());
+            for keyed in questions {
+                replies.push(match &keyed.question {
+                    Question::Elicit(request) => Reply::Elicit(self.elicit(request).await?),
+                    Question::Sample(request) => Reply::Sample(self.sample(request).await?),
+                    Question::Roots => Reply::Roots {
+                        roots: self.list_roots().await?,
+                    },
+                });
+            }
+            Ok(replies)
+        })
+    }
+
+    /// Whether the client can answer questions that need `capability` (it declared it). A
+    /// tool that can do without a question checks first, and asks only what can be answered.
+    /// By default a handler says yes and lets the question fail if it cannot.
+    fn can(&self, capability: Capability) -> bool {
+        let _ = capability;
+        true
+    }
+
+    /// Whether the call must end now so that the client can answer what it was asked (it
+    /// answers with its next call). Only a handler that asks in `input_required` results
+    /// says yes; the registry then frees the call's idempotency key for that next call.
+    fn awaits_input(&self) -> bool {
+        false
+    }
+}
+
+/// Anything a tool can ask the client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "ask", rename_all = "snake_case")]
+pub enum Question {
+    /// A form or page for the person.
+    Elicit(Elicitation),
+    /// A completion from the model.
+    Sample(SampleRequest),
+    /// The client's roots.
+    Roots,
+}
+
+impl Question {
+    /// What the audit record calls it.
+    pub fn kind(&self) -> AskKind {
+        match self {
+            Self::Elicit(Elicitation::Form { .. }) => AskKind::Form,
+            Self::Elicit(Elicitation::Url { .. }) => AskKind::Url,
+            Self::Sample(_) => AskKind::Sampling,
+            Self::Roots => AskKind::Roots,
+        }
+    }
+
+    /// What the client needs to answer it.
+    pub fn capability(&self) -> Capability {
+        match self {
+            Self::Elicit(request) => request.capability(),
+            Self::Sample(_) => Capability::Sampling,
+            Self::Roots => Capability::Roots,
+        }
+    }
+}
+
+/// A question under the key its answer comes back by: a tool names its keys when it asks
+/// several questions at once ([`ClientLink::ask_all`]); one question at a time gets `ask-1`,
+/// `ask-2`, … in the order the call asks them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Keyed {
+    /// The key, unique within the call.
+    pub key: String,
+    /// The question.
+    pub question: Question,
+}
+
+impl Keyed {
+    /// `question` under `key`.
+    pub fn new(key: impl Into<String>, question: Question) -> Self {
+        Self {
+            key: key.into(),
+            question,
+        }
+    }
+}
+
+/// An answer to a [`Question`], of the same kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "ask", rename_all = "snake_case")]
+pub enum Reply {
+    /// What the person did with the form or page.
+    Elicit(ElicitReply),
+    /// What the model said.
+    Sample(Sampled),
+    /// The client's roots.
+    Roots {
+        /// The roots, in the client's order.
+        roots: Vec<Root>,
+    },
+}
+
+/// A place the client works in: a folder, a repository.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Root {
+    /// Its URI (`file:///home/sam/project`).
+    pub uri: String,
+    /// A name for people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 /// The kind of a question, as an audit record names it.
@@ -362,6 +494,8 @@ pub enum AskKind {
     Url,
     /// A sampling request.
     Sampling,
+    /// A request for the client's roots.
+    Roots,
 }
 
 /// How a question ended, as an audit record names it.
@@ -374,8 +508,10 @@ pub enum AskOutcome {
     Declined,
     /// The person dismissed it.
     Cancelled,
-    /// The model answered.
+    /// The model answered, or the client gave its roots.
     Answered,
+    /// Asked in an `input_required` result: the answer comes with the client's next call.
+    Pending,
     /// It got no answer; the code is [`AskError::code`]'s.
     Failed,
 }
@@ -399,148 +535,6 @@ pub struct AskRecord {
     /// How long the answer took, in microseconds.
     pub duration_us: u64,
 }
-
-/// Where a call's questions go, and the log of what they were: cheap to clone (shares both).
-///
-/// A link is not part of who is calling: it is never serialised, and every link compares equal
-/// to every other, so that contexts and callers compare by their identity fields alone.
-#[derive(Clone, Default)]
-pub struct ClientLink {
-    inner: Option<Arc<LinkInner>>,
-}
-
-struct LinkInner {
-    handler: Arc<dyn ClientHandler>,
-    asked: Mutex<Vec<AskRecord>>,
-}
-
-impl ClientLink {
-    /// No client: every question fails with [`AskError::NoClient`]. The default.
-    pub const fn none() -> Self {
-        Self { inner: None }
-    }
-
-    /// Questions go to `handler`, with a fresh log. Make one link per call: the log is the
-    /// call's.
-    pub fn new(handler: Arc<dyn ClientHandler>) -> Self {
-        Self {
-            inner: Some(Arc::new(LinkInner {
-                handler,
-                asked: Mutex::new(Vec::new()),
-            })),
-        }
-    }
-
-    /// Whether questions go anywhere.
-    pub fn is_active(&self) -> bool {
-        self.inner.is_some()
-    }
-
-    /// What the call asked so far, in order.
-    pub fn asked(&self) -> Vec<AskRecord> {
-        match &self.inner {
-            Some(inner) => inner
-                .asked
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone(),
-            None => Vec::new(),
-        }
-    }
-
-    /// Asks the person at the client. A question with no handler to go to fails at once and is
-    /// not logged (it never left the process).
-    pub async fn elicit(&self, request: &Elicitation) -> Result<ElicitReply, AskError> {
-        let Some(inner) = &self.inner else {
-            return Err(AskError::NoClient {
-                capability: request.capability(),
-            });
-        };
-        let kind = match request {
-            Elicitation::Form { .. } => AskKind::Form,
-            Elicitation::Url { .. } => AskKind::Url,
-        };
-        let started = Instant::now();
-        let answer = inner.handler.elicit(request).await;
-        inner.note(kind, request, &answer, started, |reply| {
-            (
-                match reply.action {
-                    ElicitAction::Accept => AskOutcome::Accepted,
-                    ElicitAction::Decline => AskOutcome::Declined,
-                    ElicitAction::Cancel => AskOutcome::Cancelled,
-                },
-                reply
-                    .content
-                    .as_ref()
-                    .and_then(|content| digest_of(content).ok()),
-            )
-        });
-        answer
-    }
-
-    /// Asks the client's model.
-    pub async fn sample(&self, request: &SampleRequest) -> Result<Sampled, AskError> {
-        let Some(inner) = &self.inner else {
-            return Err(AskError::NoClient {
-                capability: Capability::Sampling,
-            });
-        };
-        let started = Instant::now();
-        let answer = inner.handler.sample(request).await;
-        inner.note(AskKind::Sampling, request, &answer, started, |sampled| {
-            (AskOutcome::Answered, digest_of(sampled).ok())
-        });
-        answer
-    }
-}
-
-impl LinkInner {
-    fn note<Q: Serialize, A>(
-        &self,
-        kind: AskKind,
-        request: &Q,
-        answer: &Result<A, AskError>,
-        started: Instant,
-        outcome: impl FnOnce(&A) -> (AskOutcome, Option<Digest>),
-    ) {
-        let (outcome, answer_hash, error) = match answer {
-            Ok(answer) => {
-                let (outcome, hash) = outcome(answer);
-                (outcome, hash, None)
-            }
-            Err(error) => (AskOutcome::Failed, None, Some(error.code().to_owned())),
-        };
-        let record = AskRecord {
-            kind,
-            outcome,
-            error,
-            request_hash: digest_of(request).ok(),
-            answer_hash,
-            duration_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
-        };
-        self.asked
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(record);
-    }
-}
-
-impl fmt::Debug for ClientLink {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ClientLink")
-            .field("active", &self.is_active())
-            .finish()
-    }
-}
-
-/// Every link equals every other: a link says where questions go, not who calls.
-impl PartialEq for ClientLink {
-    fn eq(&self, _other: &Self) -> bool {
-        true
-    }
-}
-
-impl Eq for ClientLink {}
 
 /// Asks for the form `T` and reads the answer as a `T`: what `ctx.elicit::<T>` does.
 pub(crate) async fn elicit_typed<T: JsonSchema + DeserializeOwned>(

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::digest::digest_of;
 
 /// Answers every form with fixed content and every sampling request with its prompt echoed.
 struct Echo {

@@ -15,7 +15,10 @@ use rmcp::{
     service::RequestContext,
 };
 use serde_json::Value;
-use switchboard_core::{CallContext, CorrelationId, FieldError, InvokeError, ProgressNotifier};
+use switchboard_core::{
+    CallContext, CorrelationId, FieldError, InvokeError, ProgressNotifier,
+    ask::{ClientHandler, ClientLink},
+};
 use tracing::Instrument as _;
 
 use super::McpServer;
@@ -62,7 +65,25 @@ impl McpServer {
             }
         };
         let mut call_context = self.call_context(&context, &scope);
-        call_context.client = asking::link(&context);
+        // On 2026-07-28 a tool's questions go in an `input_required` result, and its answers
+        // come with the next call, under a `requestState` of their own. A state that does not
+        // open as one is an approval's (or a forgery), which the approval path judges.
+        let rounds = if asking::asks_in_rounds(&context) {
+            let state_key = self.state_key();
+            asking::RoundAsker::for_round(
+                &state_key,
+                &self.identity,
+                &request,
+                context.client_capabilities(),
+            )
+            .map(Arc::new)
+        } else {
+            call_context.client = asking::inline_link(&context);
+            None
+        };
+        if let Some(rounds) = &rounds {
+            call_context.client = ClientLink::new(Arc::clone(rounds) as Arc<dyn ClientHandler>);
+        }
         if let Some(navigation) = &self.navigation {
             if navigation.tool(&request.name).is_some() {
                 return self
@@ -90,7 +111,8 @@ impl McpServer {
                 ));
             }
         }
-        if approval::concerns(&self.identity, &request) {
+        let answers_a_round = rounds.is_some() && request.request_state.is_some();
+        if !answers_a_round && approval::concerns(&self.identity, &request) {
             let state_key = self.state_key();
             let answer = approval::handle(
                 &self.registry,
@@ -114,10 +136,18 @@ impl McpServer {
                 call_context,
             ));
         }
-        let params = Value::Object(request.arguments.unwrap_or_default());
+        let params = Value::Object(request.arguments.clone().unwrap_or_default());
         let outcome = self
             .invoke(&request.name, params, &mut call_context, &context)
             .await?;
+        if let Some(rounds) = &rounds
+            && let Some(asking) = rounds.input_required(&self.state_key(), &self.identity, &request)
+        {
+            return asking.map(Into::into).map_err(|error| {
+                tracing::error!(%error, tool = %request.name, "could not seal the questions' requestState");
+                ErrorData::internal_error("could not seal the requestState", None)
+            });
+        }
         let returns_content = || {
             self.registry
                 .find(&request.name)

@@ -44,6 +44,7 @@ pub(crate) struct Human {
     answer: ElicitResult,
     version: ProtocolVersion,
     can_elicit: bool,
+    can_sample: bool,
     asked: Arc<Mutex<Vec<String>>>,
 }
 
@@ -53,6 +54,7 @@ impl Human {
             answer,
             version,
             can_elicit: true,
+            can_sample: false,
             asked: Arc::default(),
         }
     }
@@ -68,6 +70,13 @@ impl Human {
         }
     }
 
+    /// The same client, declaring sampling too (it answers no sampling request itself: a test
+    /// answers the rounds by hand).
+    pub(crate) fn with_sampling(mut self) -> Self {
+        self.can_sample = true;
+        self
+    }
+
     /// The messages of the questions asked so far.
     pub(crate) fn asked(&self) -> Vec<String> {
         self.asked.lock().expect("not poisoned").clone()
@@ -76,11 +85,19 @@ impl Human {
 
 impl ClientHandler for Human {
     fn get_info(&self) -> ClientConfig {
-        let capabilities = if self.can_elicit {
+        let mut capabilities = if self.can_elicit {
             ClientCapabilities::builder().enable_elicitation().build()
         } else {
             ClientCapabilities::default()
         };
+        if self.can_sample {
+            #[allow(deprecated)] // rmcp 3 marks the MCP sampling types deprecated (SEP-2577).
+            let sampling = ClientCapabilities::builder()
+                .enable_sampling()
+                .build()
+                .sampling;
+            capabilities.sampling = sampling;
+        }
         ClientConfig::new(capabilities, Implementation::new("approver", "1.0"))
             .with_protocol_version(self.version.clone())
     }

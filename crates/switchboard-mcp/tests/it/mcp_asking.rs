@@ -259,3 +259,203 @@ async fn a_refused_sampling_request_or_a_client_without_sampling_fails_the_call(
     assert_eq!(error_of(&result)["code"], "client_capability_missing");
     assert_eq!(unable.asked(), 0);
 }
+
+mod rounds {
+    //! The same tools on protocol 2026-07-28: each question ends the call with an
+    //! `input_required` result and a sealed `requestState`, and the answer comes with the next
+    //! call.
+
+    use rmcp::model::{CallToolResponse, InputResponses, ProtocolVersion};
+    use serde_json::{Value, json};
+
+    use crate::{
+        approval_support::{
+            Human, call, call_once, connect, input_required, invalid_params, request,
+        },
+        common::{admin, close, registry},
+    };
+
+    fn answered(
+        params: &rmcp::model::CallToolRequestParams,
+        key: &str,
+        answer: Value,
+        state: &str,
+    ) -> rmcp::model::CallToolRequestParams {
+        let mut responses = InputResponses::new();
+        responses.insert(key.to_owned(), answer);
+        params
+            .clone()
+            .with_input_responses(responses)
+            .with_request_state(state)
+    }
+
+    fn text(response: CallToolResponse) -> String {
+        match response {
+            CallToolResponse::Complete(result) => {
+                assert_ne!(result.is_error, Some(true), "{result:?}");
+                result.content[0]
+                    .as_text()
+                    .map(|text| text.text.clone())
+                    .unwrap_or_default()
+            }
+            other => panic!("expected a complete result, got {other:?}"),
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_form_is_asked_in_an_input_required_result_and_answered_by_the_next_call() {
+        let registry = registry().await;
+        let human = Human::answering(
+            rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept)
+                .with_content(json!({"username": "sam", "email": "sam@example.com"})),
+            ProtocolVersion::V_2026_07_28,
+        );
+        let (client, server) = connect(&registry, admin(), human.clone()).await;
+        let params = request("test_elicitation", json!({"message": "Who are you?"}));
+
+        let first = input_required(&client, params.clone()).await;
+        let requests = first.input_requests.clone().expect("questions");
+        assert_eq!(requests.keys().collect::<Vec<_>>(), ["ask-1"]);
+        let question = serde_json::to_value(&requests["ask-1"]).expect("serialises");
+        assert_eq!(question["method"], "elicitation/create", "{question}");
+        assert_eq!(question["params"]["message"], "Who are you?", "{question}");
+        assert!(first.request_state.is_some());
+
+        // The client drives the rounds itself: it asks its user and calls again.
+        let result = call(&client, params).await.expect("a result");
+        assert_ne!(result.is_error, Some(true), "{result:?}");
+        assert_eq!(
+            result.content[0].as_text().map(|text| text.text.as_str()),
+            Some(
+                r#"User response: action=accept, content={"username":"sam","email":"sam@example.com"}"#
+            )
+        );
+        assert_eq!(human.asked(), ["Who are you?"]);
+        close(client, server).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sampling_and_a_second_round_each_get_a_new_state_and_the_answers_of_the_first() {
+        let registry = registry().await;
+        let human = Human::approving(ProtocolVersion::V_2026_07_28).with_sampling();
+        let (client, server) = connect(&registry, admin(), human).await;
+
+        let params = request("test_sampling", json!({"prompt": "Capital of France?"}));
+        let first = input_required(&client, params.clone()).await;
+        let question = serde_json::to_value(&first.input_requests.expect("questions")["ask-1"])
+            .expect("serialises");
+        assert_eq!(question["method"], "sampling/createMessage", "{question}");
+        assert_eq!(question["params"]["maxTokens"], 100, "{question}");
+        let reply = json!({"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "m"});
+        let state = first.request_state.expect("a state");
+        let done = call_once(&client, answered(&params, "ask-1", reply, &state))
+            .await
+            .expect("an answer");
+        assert_eq!(text(done), "LLM response: Paris");
+
+        let params = request("test_input_required_result_multi_round", json!({}));
+        let first = input_required(&client, params.clone()).await;
+        let state1 = first.request_state.expect("a state");
+        let second = match call_once(
+            &client,
+            answered(
+                &params,
+                "step1",
+                json!({"action": "accept", "content": {"name": "Ada"}}),
+                &state1,
+            ),
+        )
+        .await
+        .expect("an answer")
+        {
+            CallToolResponse::InputRequired(second) => second,
+            other => panic!("a second round, got {other:?}"),
+        };
+        let keys: Vec<_> = second
+            .input_requests
+            .clone()
+            .expect("questions")
+            .into_keys()
+            .collect();
+        assert_eq!(keys, ["step2"]);
+        let state2 = second.request_state.expect("a new state");
+        assert_ne!(state1, state2);
+        // The second state carries the first answer: only step2 is answered now.
+        let done = call_once(
+            &client,
+            answered(
+                &params,
+                "step2",
+                json!({"action": "accept", "content": {"color": "green"}}),
+                &state2,
+            ),
+        )
+        .await
+        .expect("an answer");
+        assert_eq!(text(done), "Ada likes green");
+        close(client, server).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_tampered_state_or_one_sealed_for_someone_else_is_refused() {
+        let registry = registry().await;
+        let (alice, alice_server) = connect(
+            &registry,
+            admin(),
+            Human::approving(ProtocolVersion::V_2026_07_28),
+        )
+        .await;
+        let params = request("test_input_required_result_request_state", json!({}));
+        let first = input_required(&alice, params.clone()).await;
+        let state = first.request_state.expect("a state");
+        let yes = json!({"action": "accept", "content": {"ok": true}});
+
+        let tampered = format!("{state}x");
+        let message = invalid_params(
+            call_once(&alice, answered(&params, "confirm", yes.clone(), &tampered)).await,
+        );
+        assert!(message.contains("requestState"), "{message}");
+
+        let bob = switchboard_mcp::Identity::agent("acme", "bob").with_role("admin");
+        let (bob, bob_server) = connect(
+            &registry,
+            bob,
+            Human::approving(ProtocolVersion::V_2026_07_28),
+        )
+        .await;
+        invalid_params(call_once(&bob, answered(&params, "confirm", yes.clone(), &state)).await);
+
+        // Another tool's call cannot use it either (the state is bound to the request).
+        let other = request("test_input_required_result_tampered_state", json!({}));
+        invalid_params(call_once(&alice, answered(&other, "confirm", yes.clone(), &state)).await);
+
+        let done = call_once(&alice, answered(&params, "confirm", yes, &state))
+            .await
+            .expect("an answer");
+        assert_eq!(text(done), "state-ok: confirmed=true");
+        close(alice, alice_server).await;
+        close(bob, bob_server).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_client_that_declares_no_sampling_is_not_asked_for_it_in_a_round_either() {
+        let registry = registry().await;
+        let (client, server) = connect(
+            &registry,
+            admin(),
+            Human::approving(ProtocolVersion::V_2026_07_28),
+        )
+        .await;
+        let response = call_once(&client, request("test_sampling", json!({"prompt": "Hi"})))
+            .await
+            .expect("an answer");
+        let CallToolResponse::Complete(result) = response else {
+            panic!("an error result, not a round: {response:?}");
+        };
+        assert_eq!(
+            crate::common::error_of(&result)["code"],
+            "client_capability_missing"
+        );
+        close(client, server).await;
+    }
+}

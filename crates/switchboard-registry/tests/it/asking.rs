@@ -164,3 +164,90 @@ async fn a_client_the_caller_brings_answers_instead_of_the_registrys() {
     assert_eq!(callers.asked.load(Ordering::SeqCst), 1);
     assert_eq!(only_record_of(&registry, "ask-own").await.asks.len(), 1);
 }
+
+/// Asks whether to go ahead, then reports what it would change.
+#[tool(domain = Asker, category = execute, permission = "asker.apply")]
+async fn apply(ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
+    let answer = ctx.elicit::<GoAhead>("Apply?").await?;
+    Ok(format!(
+        "applied: {}",
+        answer.accepted().is_some_and(|form| form.go)
+    ))
+}
+
+/// A client answered in rounds: the first time it has no answer yet (the call must end so it
+/// can answer), the next time it has one.
+struct Rounds {
+    answered: bool,
+    waiting: std::sync::atomic::AtomicBool,
+}
+
+impl ClientHandler for Rounds {
+    fn elicit<'a>(
+        &'a self,
+        _request: &'a Elicitation,
+    ) -> BoxFuture<'a, Result<ElicitReply, AskError>> {
+        Box::pin(async move {
+            if !self.answered {
+                self.waiting.store(true, Ordering::SeqCst);
+                return Err(AskError::InputRequired {
+                    keys: vec!["ask-1".to_owned()],
+                });
+            }
+            Ok(ElicitReply {
+                action: ElicitAction::Accept,
+                content: Some(json!({"go": true})),
+            })
+        })
+    }
+
+    fn sample<'a>(
+        &'a self,
+        _request: &'a SampleRequest,
+    ) -> BoxFuture<'a, Result<Sampled, AskError>> {
+        Box::pin(async { Err(AskError::Refused("no model".to_owned())) })
+    }
+
+    fn awaits_input(&self) -> bool {
+        self.waiting.load(Ordering::SeqCst)
+    }
+}
+
+#[tokio::test]
+async fn a_mutation_that_waits_for_its_clients_answer_leaves_its_key_to_the_next_round() {
+    let registry = started(ToolRegistry::builder()).await;
+    let round = |answered: bool, correlation: &str| {
+        let mut context = admin_context(correlation);
+        context.idempotency_key = Some("apply-once".into());
+        context.client = ClientLink::new(Arc::new(Rounds {
+            answered,
+            waiting: std::sync::atomic::AtomicBool::new(false),
+        }));
+        context
+    };
+    let first = tokio::time::timeout(
+        PATIENCE,
+        registry.invoke("asker_apply", json!({}), &round(false, "round-1")),
+    )
+    .await
+    .expect("the call answers")
+    .expect_err("the client has not answered yet");
+    let InvokeError::ToolFailed { error, .. } = &first else {
+        panic!("a tool error, not {first:?}");
+    };
+    assert_eq!(error.code(), "input_required");
+    let record = only_record_of(&registry, "round-1").await;
+    assert_eq!(record.asks[0].outcome, AskOutcome::Pending);
+
+    let second = tokio::time::timeout(
+        PATIENCE,
+        registry.invoke("asker_apply", json!({}), &round(true, "round-2")),
+    )
+    .await
+    .expect("the call answers");
+    assert_eq!(
+        second,
+        Ok(json!("applied: true")),
+        "the key was left for this round"
+    );
+}

@@ -1,6 +1,8 @@
 //! Tools asking the MCP client: the [`ClientHandler`] every `tools/call` gets, which turns a
-//! tool's `ctx.elicit` and `ctx.sample` into `elicitation/create` and `sampling/createMessage`
-//! requests to the client while the call waits (protocol revisions 2025-06-18 and 2025-11-25).
+//! tool's `ctx.elicit`, `ctx.sample` and `ctx.list_roots` into `elicitation/create`,
+//! `sampling/createMessage` and `roots/list` requests to the client while the call waits
+//! (protocol revisions 2025-06-18 and 2025-11-25), or into an `input_required` result on
+//! 2026-07-28 ([`mrtr`]).
 //!
 //! The client must have declared the capability the question needs when it connected; one
 //! that did not gets no request at all, and the tool gets
@@ -12,16 +14,21 @@
 //! Sampling's types are marked deprecated in rmcp (SEP-2577 plans to remove sampling from the
 //! protocol); the protocol revisions this server speaks all have it, so it is served.
 
-#![allow(deprecated)] // rmcp 3 marks the MCP sampling types deprecated (SEP-2577).
+#![allow(deprecated)] // rmcp 3 marks the MCP sampling and roots types deprecated (SEP-2577).
+
+mod mrtr;
+
+pub(crate) use mrtr::RoundAsker;
 
 use std::{sync::Arc, time::Duration};
 
 use rmcp::{
     Peer, RoleServer,
     model::{
-        ClientResult, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
-        ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, ProtocolVersion,
-        Role, SamplingMessageContentBlock, ServerRequest,
+        ClientCapabilities, ClientResult, CreateMessageRequest, CreateMessageRequestParams,
+        CreateMessageResult, ElicitRequestParams, ElicitResult, ElicitationAction,
+        ElicitationSchema, ListRootsRequest, ProtocolVersion, Role, SamplingMessageContentBlock,
+        ServerRequest,
     },
     service::{PeerRequestOptions, RequestContext, ServiceError},
 };
@@ -30,23 +37,46 @@ use switchboard_core::{
     BoxFuture,
     ask::{
         AskError, Capability, ClientHandler, ClientLink, ElicitAction, ElicitReply, Elicitation,
-        SampleContent, SampleRequest, SampleRole, Sampled,
+        Root, SampleContent, SampleRequest, SampleRole, Sampled,
     },
 };
+
+/// Whether a client that declared `capabilities` can answer what needs `capability`.
+pub(crate) fn supports(capabilities: Option<&ClientCapabilities>, capability: Capability) -> bool {
+    let Some(capabilities) = capabilities else {
+        return false;
+    };
+    match capability {
+        Capability::Sampling => capabilities.sampling.is_some(),
+        Capability::ElicitationForm => capabilities
+            .elicitation
+            .as_ref()
+            // A client naming neither mode does forms (the 2025-06-18 capability).
+            .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none()),
+        Capability::ElicitationUrl => capabilities
+            .elicitation
+            .as_ref()
+            .is_some_and(|elicitation| elicitation.url.is_some()),
+        Capability::Roots => capabilities.roots.is_some(),
+    }
+}
 
 /// How long a question waits for the client's answer: a person may have to read a form, or
 /// approve a sampling request, first.
 pub(crate) const ASK_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 
-/// The link a `tools/call` asks its client through: to the client, while the call waits, on the
-/// revisions that allow a server to send it requests.
-pub(crate) fn link(context: &RequestContext<RoleServer>) -> ClientLink {
-    match context.protocol_version() {
-        Some(version) if version < ProtocolVersion::V_2026_07_28 => {
-            ClientLink::new(Arc::new(PeerAsker::new(context.peer.clone())))
-        }
-        _ => ClientLink::none(),
-    }
+/// Whether a request's questions go in `input_required` results (2026-07-28) rather than to
+/// the client while the call waits.
+pub(crate) fn asks_in_rounds(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28)
+}
+
+/// The link a `tools/call` on a 2025 revision asks its client through: to the client, while
+/// the call waits.
+pub(crate) fn inline_link(context: &RequestContext<RoleServer>) -> ClientLink {
+    ClientLink::new(Arc::new(PeerAsker::new(context.peer.clone())))
 }
 
 /// Asks one MCP client, over its session, while the call waits.
@@ -67,22 +97,8 @@ impl PeerAsker {
 
     /// Whether the client declared, when it connected, what `capability` needs.
     fn supports(&self, capability: Capability) -> bool {
-        let Some(info) = self.peer.peer_info() else {
-            return false;
-        };
-        let capabilities = &info.capabilities;
-        match capability {
-            Capability::Sampling => capabilities.sampling.is_some(),
-            Capability::ElicitationForm => capabilities
-                .elicitation
-                .as_ref()
-                // A client naming neither mode does forms (the 2025-06-18 capability).
-                .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none()),
-            Capability::ElicitationUrl => capabilities
-                .elicitation
-                .as_ref()
-                .is_some_and(|elicitation| elicitation.url.is_some()),
-        }
+        let info = self.peer.peer_info();
+        supports(info.as_deref().map(|info| &info.capabilities), capability)
     }
 
     fn require(&self, capability: Capability) -> Result<(), AskError> {
@@ -118,6 +134,32 @@ impl PeerAsker {
 }
 
 impl ClientHandler for PeerAsker {
+    fn can(&self, capability: Capability) -> bool {
+        self.supports(capability)
+    }
+
+    fn list_roots(&self) -> BoxFuture<'_, Result<Vec<Root>, AskError>> {
+        Box::pin(async move {
+            self.require(Capability::Roots)?;
+            match self
+                .ask(ServerRequest::ListRootsRequest(ListRootsRequest::default()))
+                .await?
+            {
+                ClientResult::ListRootsResult(result) => Ok(result
+                    .roots
+                    .into_iter()
+                    .map(|root| Root {
+                        uri: root.uri,
+                        name: root.name,
+                    })
+                    .collect()),
+                other => Err(AskError::BadAnswer(format!(
+                    "expected the client's roots, got {other:?}"
+                ))),
+            }
+        })
+    }
+
     fn elicit<'a>(
         &'a self,
         request: &'a Elicitation,

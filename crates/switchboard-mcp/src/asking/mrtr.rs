@@ -1,0 +1,277 @@
+//! Tools asking the client on protocol 2026-07-28, which has no server-to-client requests: the
+//! call ends with an `input_required` result carrying the questions, and the client calls again
+//! with its answers (`inputResponses`) and the `requestState` the server gave it (SEP-2322,
+//! "multi round-trip requests").
+//!
+//! The tool runs again from the start on each round, with the answers so far: the `n`-th
+//! question it asks finds its answer under its key (the tool's own, or `ask-<n>`), and the
+//! first question without one ends the round. So a tool asks before it changes anything, and
+//! passes [`AskError::InputRequired`] on with `?`. A mutating call that ends so does not use up
+//! its idempotency key (the registry frees it), so the next round runs it.
+//!
+//! Answers from earlier rounds travel in the `requestState`, sealed with the server's
+//! [`StateKey`] (the approvals' key, under a domain string of its own) and bound to the identity
+//! and to the tool and arguments of the call: a state that was tampered with, that expired, or
+//! that belongs to another identity or request does not open, and the call is refused with
+//! `-32602`. Answers in `inputResponses` to questions the tool did not ask are ignored; one that
+//! does not read as the answer to its question is asked again.
+
+#![allow(deprecated)] // rmcp 3 marks the MCP sampling and roots types deprecated (SEP-2577).
+
+use std::{
+    collections::BTreeMap,
+    sync::{Mutex, PoisonError},
+    time::Duration,
+};
+
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, CreateMessageRequest, CreateMessageResult,
+    ElicitRequest, ElicitResult, InputRequest, InputRequests, InputRequiredResult,
+    ListRootsRequest, ListRootsResult, RequestStateError, SealOptions,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest as _, Sha256};
+use switchboard_core::{
+    BoxFuture,
+    ask::{
+        AskError, Capability, ClientHandler, ElicitReply, Elicitation, Keyed, Question, Reply,
+        Root, SampleRequest, Sampled,
+    },
+};
+
+use super::{elicit_params, reply_of, sample_params, sampled_of, supports};
+use crate::{
+    approval::{StateKey, push_field, push_identity},
+    identity::Identity,
+};
+
+/// How long a client has to answer before the sealed state expires.
+const STATE_TTL: Duration = Duration::from_secs(15 * 60);
+
+/// Separates this use of the key from any other.
+const DOMAIN: &[u8] = b"switchboard.mcp.ask-state.v1";
+
+/// What a `requestState` holds: the answers of earlier rounds, by key.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Payload {
+    answers: BTreeMap<String, Value>,
+}
+
+/// What a state is bound to: who answers, and the call it answers for.
+struct Binding(Vec<u8>);
+
+impl Binding {
+    fn of(identity: &Identity, request: &CallToolRequestParams) -> Self {
+        let mut bytes = Vec::with_capacity(256);
+        push_field(&mut bytes, DOMAIN);
+        push_identity(&mut bytes, identity);
+        push_field(&mut bytes, request.name.as_bytes());
+        let arguments = request.arguments.clone().unwrap_or_default();
+        let digest = Sha256::digest(serde_json::to_vec(&arguments).unwrap_or_default());
+        push_field(&mut bytes, &digest);
+        Self(bytes)
+    }
+}
+
+/// Asks in `input_required` results: answers what it already has, and collects the rest.
+#[derive(Debug)]
+pub(crate) struct RoundAsker {
+    capabilities: Option<ClientCapabilities>,
+    /// The answers of earlier rounds and of this request, by key.
+    answers: BTreeMap<String, Value>,
+    /// The answers the tool read this round: what the next state carries.
+    used: Mutex<BTreeMap<String, Value>>,
+    /// The questions still to answer: the next `input_required` result's.
+    pending: Mutex<InputRequests>,
+}
+
+impl RoundAsker {
+    /// The asker of one round of `request` by `identity`: the answers in its sealed
+    /// `requestState`, if it has one, and in its `inputResponses`. `None` when the request
+    /// carries a state that does not open as one of these (another kind of state, such as an
+    /// approval's, or a tampered or expired one).
+    pub(crate) fn for_round(
+        key: &StateKey,
+        identity: &Identity,
+        request: &CallToolRequestParams,
+        capabilities: Option<ClientCapabilities>,
+    ) -> Option<Self> {
+        let mut answers = match request.request_state.as_deref() {
+            Some(sealed) => open(key, identity, request, sealed).ok()?.answers,
+            None => BTreeMap::new(),
+        };
+        if let Some(responses) = &request.input_responses {
+            answers.extend(
+                responses
+                    .iter()
+                    .map(|(key, value)| (key.clone(), value.clone())),
+            );
+        }
+        Some(Self {
+            capabilities,
+            answers,
+            used: Mutex::default(),
+            pending: Mutex::default(),
+        })
+    }
+
+    /// The `input_required` result asking what is still to answer, with the sealed state of
+    /// the answers so far; `None` when nothing is.
+    pub(crate) fn input_required(
+        &self,
+        key: &StateKey,
+        identity: &Identity,
+        request: &CallToolRequestParams,
+    ) -> Option<Result<InputRequiredResult, RequestStateError>> {
+        let pending = std::mem::take(&mut *lock(&self.pending));
+        if pending.is_empty() {
+            return None;
+        }
+        let payload = Payload {
+            answers: std::mem::take(&mut *lock(&self.used)),
+        };
+        let binding = Binding::of(identity, request);
+        Some(
+            key.codec()
+                .seal_json_with(
+                    &payload,
+                    &SealOptions::new()
+                        .associated_data(&binding.0)
+                        .ttl(STATE_TTL),
+                )
+                .map(|sealed| InputRequiredResult::new(Some(pending), Some(sealed))),
+        )
+    }
+
+    /// The answer to `question` under `key`, if this round has one that reads as such.
+    fn answer(&self, key: &str, question: &Question) -> Option<Reply> {
+        let value = self.answers.get(key)?;
+        let reply = match question {
+            Question::Elicit(_) => serde_json::from_value::<ElicitResult>(value.clone())
+                .ok()
+                .map(|result| Reply::Elicit(reply_of(result))),
+            Question::Sample(_) => serde_json::from_value::<CreateMessageResult>(value.clone())
+                .ok()
+                .and_then(|result| sampled_of(result).ok())
+                .map(Reply::Sample),
+            Question::Roots => serde_json::from_value::<ListRootsResult>(value.clone())
+                .ok()
+                .map(|result| Reply::Roots {
+                    roots: result
+                        .roots
+                        .into_iter()
+                        .map(|root| Root {
+                            uri: root.uri,
+                            name: root.name,
+                        })
+                        .collect(),
+                }),
+        };
+        if reply.is_none() {
+            tracing::warn!(
+                key,
+                "an input response does not answer its question: asked again"
+            );
+        }
+        reply
+    }
+}
+
+impl ClientHandler for RoundAsker {
+    fn elicit<'a>(
+        &'a self,
+        request: &'a Elicitation,
+    ) -> BoxFuture<'a, Result<ElicitReply, AskError>> {
+        Box::pin(async move {
+            let asked = [Keyed::new("ask-1", Question::Elicit(request.clone()))];
+            match self.ask_all(&asked).await?.pop() {
+                Some(Reply::Elicit(reply)) => Ok(reply),
+                other => Err(AskError::BadAnswer(format!("{other:?}"))),
+            }
+        })
+    }
+
+    fn sample<'a>(
+        &'a self,
+        request: &'a SampleRequest,
+    ) -> BoxFuture<'a, Result<Sampled, AskError>> {
+        Box::pin(async move {
+            let asked = [Keyed::new("ask-1", Question::Sample(request.clone()))];
+            match self.ask_all(&asked).await?.pop() {
+                Some(Reply::Sample(sampled)) => Ok(sampled),
+                other => Err(AskError::BadAnswer(format!("{other:?}"))),
+            }
+        })
+    }
+
+    fn ask_all<'a>(
+        &'a self,
+        questions: &'a [Keyed],
+    ) -> BoxFuture<'a, Result<Vec<Reply>, AskError>> {
+        Box::pin(async move {
+            for keyed in questions {
+                let capability = keyed.question.capability();
+                if !supports(self.capabilities.as_ref(), capability) {
+                    return Err(AskError::Unsupported { capability });
+                }
+            }
+            let mut replies = Vec::with_capacity(questions.len());
+            let mut missing = InputRequests::new();
+            for keyed in questions {
+                match self.answer(&keyed.key, &keyed.question) {
+                    Some(reply) => {
+                        if let Some(value) = self.answers.get(&keyed.key) {
+                            lock(&self.used).insert(keyed.key.clone(), value.clone());
+                        }
+                        replies.push(reply);
+                    }
+                    None => {
+                        missing.insert(keyed.key.clone(), input_request(&keyed.question)?);
+                    }
+                }
+            }
+            if missing.is_empty() {
+                return Ok(replies);
+            }
+            let keys = missing.keys().cloned().collect();
+            lock(&self.pending).extend(missing);
+            Err(AskError::InputRequired { keys })
+        })
+    }
+
+    fn can(&self, capability: Capability) -> bool {
+        supports(self.capabilities.as_ref(), capability)
+    }
+
+    fn awaits_input(&self) -> bool {
+        !lock(&self.pending).is_empty()
+    }
+}
+
+/// A question as an `inputRequests` entry.
+fn input_request(question: &Question) -> Result<InputRequest, AskError> {
+    Ok(match question {
+        Question::Elicit(request) => {
+            InputRequest::Elicitation(ElicitRequest::new(elicit_params(request)?))
+        }
+        Question::Sample(request) => {
+            InputRequest::CreateMessage(CreateMessageRequest::new(sample_params(request)?))
+        }
+        Question::Roots => InputRequest::ListRoots(ListRootsRequest::default()),
+    })
+}
+
+fn open(
+    key: &StateKey,
+    identity: &Identity,
+    request: &CallToolRequestParams,
+    sealed: &str,
+) -> Result<Payload, RequestStateError> {
+    let binding = Binding::of(identity, request);
+    key.codec().open_json_with::<Payload>(sealed, &binding.0)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
