@@ -15,6 +15,11 @@
 //!   unknown name reads as a corrupt record, never as a default.
 //! - `duration_us`: the microseconds as a signed `BIGINT`, bit for bit (durations past 2^63 µs,
 //!   some 292,000 years, read back unchanged but show as negative in SQL).
+//! - `asks`: the questions the call asked the client, as one JSON array in a `TEXT` column
+//!   (`switchboard_audit::sql::asks_to_sql`, the SQLite store's text; `asks::jsonb` in SQL to
+//!   look inside), `NULL` when it asked none: the record that asked nothing, almost every one,
+//!   costs no serialisation. JSON text writes a NUL as the escape `\u0000`, which `TEXT` holds
+//!   (a `jsonb` column would refuse it, and with it the batch).
 //! - Every other field is its text as is, `NULL` when absent, except for one character:
 //!   PostgreSQL's `TEXT` cannot hold U+0000, so a NUL in a caller-supplied value (a tool name,
 //!   a correlation id) is stored as U+FFFD, the replacement character, rather than failing the
@@ -23,7 +28,10 @@
 use std::{borrow::Cow, str::FromStr, sync::Arc};
 
 use jiff::Timestamp;
-use switchboard_audit::{ActionEvent, AuditAction, AuditRecord, Digest, Outcome};
+use switchboard_audit::{
+    ActionEvent, AuditAction, AuditRecord, Digest, Outcome,
+    sql::{AsksColumnError, asks_from_sql, asks_to_sql},
+};
 use switchboard_core::{ActionId, Category, CorrelationId, Initiator, OrgId, SessionId, UserId};
 use switchboard_postgres::{
     QueryError,
@@ -33,10 +41,10 @@ use switchboard_postgres::{
 /// The columns [`read`] reads, in its order.
 pub(crate) const COLUMNS: &str = "id, timestamp_ns, tool, domain, category, org_id, user_id, \
      session_id, correlation_id, initiator, input_hash, output_hash, digest_error, duration_us, \
-     outcome, action_id, action_event, node";
+     outcome, action_id, action_event, node, asks";
 
 /// Inserts a whole batch in one statement, from one array per column ([`Columns`]) and the
-/// batch's key (`$18`, a [`BatchKey`](switchboard_audit::BatchKey) as text), and returns the ids
+/// batch's key (`$19`, a [`BatchKey`](switchboard_audit::BatchKey) as text), and returns the ids
 /// the identity gave the rows, ascending, as one array. The rows are inserted in the arrays'
 /// order (`ORDER BY` the position `WITH ORDINALITY` numbers them by, which the function scan
 /// yields already in order) and the identity's sequence only grows, so the ids ascending are
@@ -49,27 +57,28 @@ pub(crate) const COLUMNS: &str = "id, timestamp_ns, tool, domain, category, org_
 /// commit: the second waits on the first's key, then fails with a unique violation, and
 /// everything it inserted is rolled back; its retry reads the ids back.
 pub(crate) const INSERT_BATCH: &str = "WITH known AS (\
-     SELECT ids FROM audit_batches WHERE batch_key = CAST($18::text AS uuid)), \
+     SELECT ids FROM audit_batches WHERE batch_key = CAST($19::text AS uuid)), \
      inserted AS (\
      INSERT INTO audit_records (timestamp_ns, tool, domain, category, org_id, user_id, \
      session_id, correlation_id, initiator, input_hash, output_hash, digest_error, duration_us, \
-     outcome, action_id, action_event, node) \
+     outcome, action_id, action_event, node, asks) \
      SELECT batch.timestamp_ns, batch.tool, batch.domain, batch.category, batch.org_id, \
      batch.user_id, batch.session_id, batch.correlation_id, batch.initiator, batch.input_hash, \
      batch.output_hash, batch.digest_error, batch.duration_us, batch.outcome, batch.action_id, \
-     batch.action_event, batch.node \
+     batch.action_event, batch.node, batch.asks \
      FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
      $7::text[], $8::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], \
-     $13::bigint[], $14::text[], $15::text[], $16::text[], $17::text[]) WITH ORDINALITY AS \
+     $13::bigint[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[]) \
+     WITH ORDINALITY AS \
      batch (timestamp_ns, tool, domain, category, org_id, user_id, session_id, correlation_id, \
      initiator, input_hash, output_hash, digest_error, duration_us, outcome, action_id, \
-     action_event, node, position) \
+     action_event, node, asks, position) \
      WHERE NOT EXISTS (SELECT 1 FROM known) \
      ORDER BY batch.position \
      RETURNING id), \
      kept AS (\
      INSERT INTO audit_batches (batch_key, ids) \
-     SELECT CAST($18::text AS uuid), array_agg(id ORDER BY id) FROM inserted \
+     SELECT CAST($19::text AS uuid), array_agg(id ORDER BY id) FROM inserted \
      HAVING NOT EXISTS (SELECT 1 FROM known) \
      RETURNING ids) \
      SELECT ids, true FROM kept UNION ALL SELECT ids, false FROM known";
@@ -94,15 +103,17 @@ pub(crate) struct Columns<'batch> {
     action_id: Vec<Option<Cow<'batch, str>>>,
     action_event: Vec<Option<&'static str>>,
     node: Vec<Option<Cow<'batch, str>>>,
+    asks: Vec<Option<String>>,
 }
 
 impl<'batch> Columns<'batch> {
-    /// The columns of `records`, in order.
-    pub(crate) fn of(records: &'batch [AuditRecord]) -> Self {
+    /// The columns of `records`, in order, with `asks`, their [`asks_column`].
+    pub(crate) fn of(records: &'batch [AuditRecord], asks: Vec<Option<String>>) -> Self {
         let mut columns = Self::default();
         for record in records {
             columns.push(record);
         }
+        columns.asks = asks;
         columns
     }
 
@@ -140,9 +151,9 @@ impl<'batch> Columns<'batch> {
         self.node.push(text(record.node.as_deref()));
     }
 
-    /// The record parameters of [`INSERT_BATCH`], `$1` to `$17` (the key, `$18`, is the
+    /// The record parameters of [`INSERT_BATCH`], `$1` to `$18` (the key, `$19`, is the
     /// caller's).
-    pub(crate) fn parameters(&self) -> [&(dyn ToSql + Sync); 17] {
+    pub(crate) fn parameters(&self) -> [&(dyn ToSql + Sync); 18] {
         [
             &self.timestamp_ns,
             &self.tool,
@@ -161,8 +172,19 @@ impl<'batch> Columns<'batch> {
             &self.action_id,
             &self.action_event,
             &self.node,
+            &self.asks,
         ]
     }
+}
+
+/// The `asks` column of each of `records`, in order: `NULL` for a record that asked nothing,
+/// else its questions' JSON array. Written before the batch goes to the database, as the only
+/// part of a batch's columns that can fail (it never does for the questions a registry notes).
+pub(crate) fn asks_column(records: &[AuditRecord]) -> Result<Vec<Option<String>>, AsksColumnError> {
+    records
+        .iter()
+        .map(|record| asks_to_sql(&record.asks))
+        .collect()
 }
 
 /// `value` as `TEXT` can hold it, borrowed when it already can (see the module docs).
@@ -191,7 +213,8 @@ pub(crate) fn read(row: &Row) -> Result<AuditRecord, QueryError> {
     let id: i64 = get(row, 0)?;
     let duration: i64 = get(row, 13)?;
     Ok(AuditRecord {
-        asks: Vec::new(),
+        asks: asks_from_sql(get::<Option<&str>>(row, 18)?)
+            .map_err(|error| QueryError::Decode(format!("column asks: {error}")))?,
         node: get::<Option<&str>>(row, 17)?.map(Arc::from),
         id: id.unsigned_abs(),
         timestamp: timestamp_from_sql(get(row, 1)?)?,
@@ -310,14 +333,33 @@ mod tests {
             outcome: Outcome::Ok,
             action: None,
         };
-        let records = [record("first", Some("acme")), record("sec\0ond", None)];
-        let columns = Columns::of(&records);
+        let asked = AuditRecord {
+            asks: vec![switchboard_core::ask::AskRecord {
+                kind: switchboard_core::ask::AskKind::Url,
+                outcome: switchboard_core::ask::AskOutcome::Cancelled,
+                error: None,
+                request_hash: None,
+                answer_hash: None,
+                duration_us: 5,
+            }],
+            ..record("sec\0ond", None)
+        };
+        let records = [record("first", Some("acme")), asked];
+        let asks = asks_column(&records).expect("questions are JSON");
+        let columns = Columns::of(&records, asks);
         assert_eq!(columns.tool, ["first", "sec\u{FFFD}ond"]);
         assert_eq!(columns.org_id, [Some("acme".into()), None]);
         assert_eq!(columns.duration_us, [-1, -1]);
         assert_eq!(columns.initiator, ["agent", "agent"]);
         assert_eq!(columns.input_hash[0], Some(&[7_u8; 32][..]));
-        assert_eq!(columns.parameters().len(), 17);
+        assert_eq!(
+            columns.asks,
+            [
+                None,
+                Some(r#"[{"kind":"url","outcome":"cancelled","duration_us":5}]"#.to_owned())
+            ]
+        );
+        assert_eq!(columns.parameters().len(), 18);
     }
 
     #[test]

@@ -46,6 +46,12 @@
 //! key is there exactly when its records are; an attempt at a batch whose key is there stores
 //! nothing and reads the ids back (see the store's `append_keyed_batch`). Keys are only needed
 //! while the audit writer may still retry their batch, so the store deletes the old ones.
+//!
+//! # Version 4: what a call asked
+//!
+//! `audit_records.asks`, the questions the call asked the client (forms, pages, completions)
+//! as one JSON array in `TEXT` (`asks::jsonb` in SQL looks inside), the SQLite store's text;
+//! `NULL` when it asked nothing, as almost every call, and in older records.
 
 use switchboard_postgres::{Migration, Schema};
 
@@ -94,6 +100,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
             ids       BIGINT[] NOT NULL
         );
     ",
+    },
+    Migration {
+        description: "what the call asked the client (forms, pages, completions), as digests",
+        sql: "ALTER TABLE audit_records ADD COLUMN asks TEXT",
     },
 ];
 

@@ -14,25 +14,31 @@
 //!   unknown name reads as a corrupt record, never as a default.
 //! - `duration_us`: the microseconds, stored as SQLite's signed 64-bit integer (durations past
 //!   2^63 µs, some 292,000 years, read back unchanged but show as negative in SQL).
+//! - `asks`: the questions the call asked the client, as one JSON array
+//!   (`switchboard_audit::sql::asks_to_sql`), `NULL` when it asked none: the record that asked
+//!   nothing, almost every one, costs no serialisation and one byte of its row.
 //! - Every other field is its text as is, `NULL` when absent.
 
 use std::{str::FromStr, sync::Arc};
 
 use rusqlite::{Statement, types::Type};
-use switchboard_audit::{ActionEvent, AuditAction, AuditRecord, Digest, Outcome};
+use switchboard_audit::{
+    ActionEvent, AuditAction, AuditRecord, Digest, Outcome,
+    sql::{asks_from_sql, asks_to_sql},
+};
 use switchboard_core::{ActionId, Category, CorrelationId, Initiator, OrgId, SessionId, UserId};
 use switchboard_sqlite::{invalid_column, timestamp_from_sql, timestamp_to_sql};
 
 /// The columns [`read`] reads, in its order.
 pub(crate) const COLUMNS: &str = "id, timestamp_ns, tool, domain, category, org_id, user_id, \
      session_id, correlation_id, initiator, input_hash, output_hash, digest_error, duration_us, \
-     outcome, action_id, action_event, node";
+     outcome, action_id, action_event, node, asks";
 
 /// Inserts one record; SQLite gives it the next id. [`bind`] binds its parameters.
 pub(crate) const INSERT: &str = "INSERT INTO audit_records (timestamp_ns, tool, domain, \
      category, org_id, user_id, session_id, correlation_id, initiator, input_hash, output_hash, \
-     digest_error, duration_us, outcome, action_id, action_event, node) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)";
+     digest_error, duration_us, outcome, action_id, action_event, node, asks) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)";
 
 /// Binds `record`'s fields to the parameters of [`INSERT`].
 pub(crate) fn bind(insert: &mut Statement<'_>, record: &AuditRecord) -> rusqlite::Result<()> {
@@ -57,6 +63,9 @@ pub(crate) fn bind(insert: &mut Statement<'_>, record: &AuditRecord) -> rusqlite
         record.action.as_ref().map(|action| action.event.as_str()),
     )?;
     insert.raw_bind_parameter(17, record.node.as_deref())?;
+    let asks = asks_to_sql(&record.asks)
+        .map_err(|error| rusqlite::Error::ToSqlConversionFailure(Box::new(error)))?;
+    insert.raw_bind_parameter(18, asks)?;
     Ok(())
 }
 
@@ -66,7 +75,8 @@ pub(crate) fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<AuditRecord> {
     let timestamp = timestamp_from_sql(1, row.get(1)?)?;
     let duration: i64 = row.get(13)?;
     Ok(AuditRecord {
-        asks: Vec::new(),
+        asks: asks_from_sql(row.get_ref(18)?.as_str_or_null()?)
+            .map_err(|error| invalid_column(18, Type::Text, error))?,
         node: row.get_ref(17)?.as_str_or_null()?.map(Arc::from),
         id: id.unsigned_abs(),
         timestamp,

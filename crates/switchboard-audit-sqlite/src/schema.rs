@@ -8,13 +8,14 @@
 //! entry, once released, never changes, so a file of any earlier version upgrades by running
 //! the ones it lacks, in order.
 //!
-//! # The shape (version 4)
+//! # The shape (version 6)
 //!
 //! One table, `audit_records`, with a row per record and a column per field, each a plain
 //! value (`codec` says how each field is written), so that a row means something in `sqlite3`.
 //! `id` is `INTEGER PRIMARY KEY AUTOINCREMENT`: the rowid, increasing in append order, and never
 //! reused, even after retention deleted every record, so a cursor never lands on a different
-//! record.
+//! record. `node` names the node that ran the call and `asks` holds the questions the call
+//! asked the client, as a JSON array; both are `NULL` for most records.
 //!
 //! One ordinary index per filter of `AuditQuery` that narrows a search on its own:
 //! correlation id, org, tool, outcome and time. SQLite ends every index entry with the rowid,
@@ -34,6 +35,8 @@
 //! Version 3 replaced the per-record org, tool and time indexes with per-batch structures
 //! (postings, dictionaries, time bounds, an id sequence); migration 4 copies its records back
 //! into the plain table, keeping every id and the highest id ever given, and drops them.
+//! Migrations 5 and 6 add the `node` and `asks` columns; the records already there have
+//! neither.
 
 use switchboard_sqlite::{Migration, Schema};
 
@@ -93,6 +96,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     Migration {
         description: "the node that ran the call, when several share one store",
         sql: "ALTER TABLE audit_records ADD COLUMN node TEXT;",
+    },
+    Migration {
+        description: "what the call asked the client (forms, pages, completions), as digests",
+        sql: "ALTER TABLE audit_records ADD COLUMN asks TEXT;",
     },
 ];
 

@@ -70,8 +70,8 @@ pub use store_checks::{
     append_assigns_increasing_ids, concurrent_writers_and_readers_lose_nothing,
     ids_are_never_reused_after_retention, paging_with_before_id_covers_everything_once,
     queries_filter_by_every_field_newest_first, records_round_trip_unchanged,
-    records_without_a_digest_round_trip, retention_deletes_oldest_first_within_the_limit,
-    tenant_scoping_never_leaks_another_org,
+    records_with_asks_round_trip, records_without_a_digest_round_trip,
+    retention_deletes_oldest_first_within_the_limit, tenant_scoping_never_leaks_another_org,
 };
 
 /// How many records a store under test must hold without evicting any.
@@ -123,6 +123,7 @@ macro_rules! checks {
 checks!(
     append_assigns_increasing_ids,
     records_without_a_digest_round_trip,
+    records_with_asks_round_trip,
     records_round_trip_unchanged,
     queries_filter_by_every_field_newest_first,
     paging_with_before_id_covers_everything_once,
@@ -159,6 +160,7 @@ macro_rules! audit_store_conformance {
             $make;
             append_assigns_increasing_ids,
             records_without_a_digest_round_trip,
+            records_with_asks_round_trip,
             records_round_trip_unchanged,
             queries_filter_by_every_field_newest_first,
             paging_with_before_id_covers_everything_once,

@@ -174,4 +174,51 @@ mod tests {
             Err(UnknownOutcome("OK".to_owned()))
         );
     }
+
+    #[test]
+    fn asks_are_in_the_json_only_when_the_call_asked() {
+        let record = AuditRecord {
+            id: 3,
+            timestamp: Timestamp::constant(1_795_000_000, 0),
+            tool: "roster_plan_week".into(),
+            domain: None,
+            category: None,
+            org_id: None,
+            user_id: None,
+            session_id: None,
+            correlation_id: None,
+            initiator: Initiator::Human,
+            input_hash: None,
+            output_hash: None,
+            digest_error: None,
+            duration_us: 1,
+            outcome: Outcome::Ok,
+            action: None,
+            node: None,
+            asks: Vec::new(),
+        };
+        let json = serde_json::to_value(&record).expect("a record is JSON");
+        assert!(json.get("asks").is_none(), "{json}");
+        let asked = AuditRecord {
+            asks: vec![AskRecord {
+                kind: switchboard_core::ask::AskKind::Form,
+                outcome: switchboard_core::ask::AskOutcome::Accepted,
+                error: None,
+                request_hash: Some(Digest([0xab; 32])),
+                answer_hash: None,
+                duration_us: 40,
+            }],
+            ..record
+        };
+        let json = serde_json::to_value(&asked).expect("a record is JSON");
+        assert_eq!(
+            json["asks"],
+            serde_json::json!([{
+                "kind": "form",
+                "outcome": "accepted",
+                "request_hash": "ab".repeat(32),
+                "duration_us": 40,
+            }])
+        );
+    }
 }

@@ -6,8 +6,13 @@
 //! table with the same columns and encodings (timestamps as integer nanoseconds, ids as
 //! integers); they differ in how a parameter is written in the text (`?` or `$1`) and in how a
 //! value is bound, which each store does with the [`Parameter`]s in order.
+//!
+//! The `asks` column is written the same way by both ([`asks_to_sql`], [`asks_from_sql`]): the
+//! record's questions as one JSON array in a text column, `NULL` for the record that asked
+//! nothing, which is almost every record.
 
 use jiff::Timestamp;
+use switchboard_core::ask::AskRecord;
 
 use crate::store::AuditQuery;
 
@@ -114,9 +119,48 @@ fn bound(value: impl TryInto<i64>) -> i64 {
     value.try_into().unwrap_or(i64::MAX)
 }
 
+/// The `asks` column could not be written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum AsksColumnError {
+    /// The questions could not be written as JSON.
+    #[error("a record's asks cannot be written as JSON: {0}")]
+    Encode(#[source] serde_json::Error),
+    /// The column holds text that is not a JSON array of questions.
+    #[error(
+        "the asks column is not a JSON array of questions (each with kind, outcome and \
+         duration_us): {0}"
+    )]
+    Decode(#[source] serde_json::Error),
+}
+
+/// A record's questions as the `asks` column holds them: `None` (SQL `NULL`) when it asked
+/// nothing, without any work, else their JSON array, e.g.
+/// `[{"kind":"form","outcome":"accepted","request_hash":"…","answer_hash":"…","duration_us":812}]`
+/// (fields as [`AskRecord`] serializes them, absent ones left out).
+pub fn asks_to_sql(asks: &[AskRecord]) -> Result<Option<String>, AsksColumnError> {
+    if asks.is_empty() {
+        return Ok(None);
+    }
+    serde_json::to_string(asks)
+        .map(Some)
+        .map_err(AsksColumnError::Encode)
+}
+
+/// The `asks` column read back: no questions for `NULL`, else the JSON array
+/// [`asks_to_sql`] wrote.
+pub fn asks_from_sql(column: Option<&str>) -> Result<Vec<AskRecord>, AsksColumnError> {
+    match column {
+        None => Ok(Vec::new()),
+        Some(text) => serde_json::from_str(text).map_err(AsksColumnError::Decode),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use switchboard_core::ErrorKind;
+    use switchboard_core::{
+        Digest, ErrorKind,
+        ask::{AskKind, AskOutcome},
+    };
 
     use super::*;
     use crate::record::Outcome;
@@ -175,5 +219,57 @@ mod tests {
              outcome = $3 AND timestamp_ns >= $4 AND id < $5 ORDER BY id DESC LIMIT $6"
         );
         assert_eq!(select.parameters, parameters);
+    }
+
+    #[test]
+    fn no_asks_is_null_and_null_is_no_asks() {
+        assert_eq!(asks_to_sql(&[]).ok(), Some(None));
+        assert_eq!(asks_from_sql(None).ok(), Some(Vec::new()));
+    }
+
+    #[test]
+    fn asks_round_trip_through_their_json_array() {
+        let asks = vec![
+            AskRecord {
+                kind: AskKind::Sampling,
+                outcome: AskOutcome::Failed,
+                error: Some("client_refused".to_owned()),
+                request_hash: Some(Digest([1; 32])),
+                answer_hash: None,
+                duration_us: 7,
+            },
+            AskRecord {
+                kind: AskKind::Form,
+                outcome: AskOutcome::Accepted,
+                error: None,
+                request_hash: Some(Digest([2; 32])),
+                answer_hash: Some(Digest([3; 32])),
+                duration_us: u64::MAX,
+            },
+        ];
+        let text = asks_to_sql(&asks)
+            .expect("questions are JSON")
+            .expect("a record that asked has a column");
+        assert!(
+            text.starts_with(r#"[{"kind":"sampling","outcome":"failed","error":"client_refused""#),
+            "{text}"
+        );
+        assert_eq!(asks_from_sql(Some(&text)).ok(), Some(asks));
+    }
+
+    #[test]
+    fn a_column_that_is_no_array_of_questions_is_an_error() {
+        for text in [
+            "",
+            "{}",
+            r#"[{"kind":"telepathy","outcome":"failed","duration_us":1}]"#,
+        ] {
+            let error = asks_from_sql(Some(text)).expect_err("not questions");
+            assert!(
+                matches!(error, AsksColumnError::Decode(_)),
+                "{text}: {error}"
+            );
+            assert!(error.to_string().starts_with("the asks column"), "{error}");
+        }
     }
 }

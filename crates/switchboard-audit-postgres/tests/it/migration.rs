@@ -3,10 +3,11 @@
 //! database newer than this build is refused untouched, and a wrong password is one line
 //! without the password.
 
-use switchboard_audit::{AuditQuery, AuditStore};
+use switchboard_audit::{AuditQuery, AuditRecord, AuditStore};
 use switchboard_audit_postgres::{
     OpenError, PostgresAuditStore, PostgresOptions, SCHEMA, SCHEMA_VERSION,
 };
+use switchboard_core::ask::{AskKind, AskOutcome, AskRecord};
 use switchboard_postgres::Database;
 use switchboard_test_postgres::TestDatabase;
 
@@ -93,6 +94,18 @@ fn seed_at(database: &TestDatabase, version: i64) -> Vec<&'static str> {
             );
             vec!["v2-first"]
         }
+        3 => {
+            execute(
+                database,
+                "INSERT INTO audit_records (timestamp_ns, tool, domain, category, org_id, \
+                 user_id, session_id, correlation_id, initiator, input_hash, output_hash, \
+                 digest_error, duration_us, outcome, action_id, action_event, node) VALUES \
+                 (1795000003000000000, 'roster_list_shifts', 'roster', 'read', 'globex', \
+                  'sue', 's4', 'v3-first', 'agent', decode(repeat('cd', 32), 'hex'), \
+                  decode(repeat('ef', 32), 'hex'), NULL, 4, 'ok', NULL, NULL, NULL)",
+            );
+            vec!["v3-first"]
+        }
         other => panic!("no seed for schema version {other}: add one with its migration"),
     }
 }
@@ -155,10 +168,25 @@ fn every_earlier_version_is_upgraded_with_its_records_intact() {
             .collect();
         correlations.reverse();
         assert_eq!(correlations, seeded, "from version {version}");
+        assert!(
+            found.iter().all(|record| record.asks.is_empty()),
+            "from version {version}: a record written before `asks` asked nothing"
+        );
         // New records come after the old ones, and a batch's key keeps a retry from storing it
         // again.
         let key = switchboard_audit::BatchKey::new();
-        let mut records = vec![crate::common::record("after-upgrade")];
+        let asked = AuditRecord {
+            asks: vec![AskRecord {
+                kind: AskKind::Form,
+                outcome: AskOutcome::Declined,
+                error: None,
+                request_hash: crate::common::correlation_digest("the form"),
+                answer_hash: None,
+                duration_us: 2_000,
+            }],
+            ..crate::common::record("after-upgrade")
+        };
+        let mut records = vec![asked];
         store
             .append_keyed_batch(key, &mut records)
             .expect("appends");
@@ -171,7 +199,7 @@ fn every_earlier_version_is_upgraded_with_its_records_intact() {
         let after = store
             .query(&AuditQuery::correlation("after-upgrade"))
             .expect("queries");
-        assert_eq!(after.len(), 1, "from version {version}");
+        assert_eq!(after, records, "from version {version}");
     }
 }
 

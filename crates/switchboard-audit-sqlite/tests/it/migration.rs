@@ -7,6 +7,8 @@
 //!
 //! - a large version 2 file, made here with plain SQLite from the statements that build
 //!   released (frozen below), with thousands of records whose every field varies;
+//! - a small version 5 file (the last without `asks`), made here the same way from the shape
+//!   that version left;
 //! - a small file of each earlier version (1, 2 and 3) written by the real `switchboard` CLI of
 //!   that version, with that build's own export of its records beside it (`tests/it/fixtures`,
 //!   whose README says how they were made).
@@ -19,7 +21,10 @@ use switchboard_audit::{
     ActionEvent, AuditAction, AuditQuery, AuditRecord, AuditStore, Digest, Outcome,
 };
 use switchboard_audit_sqlite::{APPLICATION_ID, SCHEMA_VERSION, SqliteAuditStore};
-use switchboard_core::{ActionId, Category, ErrorKind, Initiator, OrgId};
+use switchboard_core::{
+    ActionId, Category, ErrorKind, Initiator, OrgId,
+    ask::{AskKind, AskOutcome, AskRecord},
+};
 
 /// Schema version 2, as released: migrations 1 and 2 of that build, verbatim.
 const VERSION_2: &str = "
@@ -513,4 +518,180 @@ fn a_version_2_file_written_by_the_version_2_cli_upgrades() {
 fn a_version_3_file_written_by_the_version_3_cli_upgrades() {
     ensure_fixture_covers(3);
     upgrade_from_fixture(3);
+}
+
+/// Schema version 5, as released: the table and indexes migrations 1 to 5 leave, the last
+/// shape without `asks`.
+const VERSION_5: &str = "
+    CREATE TABLE audit_records (
+        id             INTEGER PRIMARY KEY AUTOINCREMENT,
+        timestamp_ns   INTEGER NOT NULL,
+        tool           TEXT    NOT NULL,
+        domain         TEXT,
+        category       TEXT,
+        org_id         TEXT,
+        user_id        TEXT,
+        session_id     TEXT,
+        correlation_id TEXT,
+        initiator      TEXT    NOT NULL,
+        input_hash     BLOB,
+        output_hash    BLOB,
+        digest_error   TEXT,
+        duration_us    INTEGER NOT NULL,
+        outcome        TEXT    NOT NULL,
+        action_id      TEXT,
+        action_event   TEXT,
+        node           TEXT
+    ) STRICT;
+    CREATE INDEX audit_records_by_correlation ON audit_records (correlation_id);
+    CREATE INDEX audit_records_by_org ON audit_records (org_id);
+    CREATE INDEX audit_records_by_tool ON audit_records (tool);
+    CREATE INDEX audit_records_by_outcome ON audit_records (outcome);
+    CREATE INDEX audit_records_by_time ON audit_records (timestamp_ns);
+";
+
+/// Writes `records` into a new version 5 file at `path`, as that build did.
+fn write_version_5(path: &Path, records: &[AuditRecord]) {
+    let connection = Connection::open(path).expect("plain SQLite creates the file");
+    connection
+        .execute_batch(VERSION_5)
+        .expect("the version 5 schema");
+    connection
+        .pragma_update(None, "application_id", APPLICATION_ID)
+        .expect("application id");
+    connection
+        .pragma_update(None, "user_version", 5)
+        .expect("schema version 5");
+    let mut insert = connection
+        .prepare(
+            "INSERT INTO audit_records (timestamp_ns, tool, domain, category, org_id, user_id, \
+             session_id, correlation_id, initiator, input_hash, output_hash, digest_error, \
+             duration_us, outcome, action_id, action_event, node) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+        )
+        .expect("the version 5 insert");
+    for record in records {
+        let id = insert
+            .insert(params![
+                i64::try_from(record.timestamp.as_nanosecond()).expect("in range"),
+                &*record.tool,
+                record.domain.as_deref(),
+                record.category.map(Category::as_str),
+                record.org_id.as_ref().map(OrgId::as_str),
+                record.user_id.as_ref().map(|id| id.as_str()),
+                record.session_id.as_ref().map(|id| id.as_str()),
+                record.correlation_id.as_ref().map(|id| id.as_str()),
+                record.initiator.as_str(),
+                record.input_hash.map(|digest| digest.0),
+                record.output_hash.map(|digest| digest.0),
+                record.digest_error.as_deref(),
+                record.duration_us as i64,
+                record.outcome.as_str(),
+                record.action.as_ref().map(|action| action.id.as_str()),
+                record.action.as_ref().map(|action| action.event.as_str()),
+                record.node.as_deref(),
+            ])
+            .expect("a version 5 row");
+        assert_eq!(
+            id.unsigned_abs(),
+            record.id,
+            "ids are given in order from 1"
+        );
+    }
+}
+
+#[test]
+fn a_version_5_database_gains_asks_and_its_records_read_back_with_none() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("audit.db");
+    let mut records: Vec<AuditRecord> = (1..=6_u64)
+        .map(|n| AuditRecord {
+            node: n.is_multiple_of(2).then(|| "node-a".into()),
+            digest_error: (n == 3).then(|| "output: not JSON".to_owned()),
+            output_hash: None,
+            ..old_record(n)
+        })
+        .collect();
+    write_version_5(&path, &records);
+
+    let store = SqliteAuditStore::open(&path).expect("the version 5 file opens");
+    assert_eq!(store.schema_version(), SCHEMA_VERSION);
+    let mut read = store.query(&AuditQuery::all()).expect("every record reads");
+    read.reverse();
+    assert_eq!(read, records, "every old record, unchanged");
+    assert!(read.iter().all(|record| record.asks.is_empty()));
+
+    // A new record keeps its questions; a new one without any has none.
+    let asks = vec![
+        AskRecord {
+            kind: AskKind::Sampling,
+            outcome: AskOutcome::Failed,
+            error: Some("client_timeout".to_owned()),
+            request_hash: Some(Digest([4; 32])),
+            answer_hash: None,
+            duration_us: 30_000_000,
+        },
+        AskRecord {
+            kind: AskKind::Form,
+            outcome: AskOutcome::Accepted,
+            error: None,
+            request_hash: Some(Digest([5; 32])),
+            answer_hash: Some(Digest([6; 32])),
+            duration_us: 812,
+        },
+    ];
+    let mut new = vec![
+        AuditRecord {
+            id: 0,
+            asks: asks.clone(),
+            ..old_record(7)
+        },
+        AuditRecord {
+            id: 0,
+            ..old_record(8)
+        },
+    ];
+    store
+        .append_batch(&mut new)
+        .expect("appends after migrating");
+    records.extend(new);
+    let mut read = store.query(&AuditQuery::all()).expect("every record reads");
+    read.reverse();
+    assert_eq!(read, records);
+    assert_eq!(read[6].asks, asks);
+    drop(store);
+
+    // In `sqlite3`: `NULL` for every record that asked nothing, a JSON array for the one that
+    // did.
+    let connection = Connection::open(&path).expect("plain SQLite opens it");
+    let columns: Vec<(i64, Option<String>)> = connection
+        .prepare("SELECT id, asks FROM audit_records ORDER BY id")
+        .expect("prepares")
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+        .expect("reads")
+        .collect::<Result<_, _>>()
+        .expect("reads");
+    let asked: Vec<i64> = columns
+        .iter()
+        .filter(|(_, asks)| asks.is_some())
+        .map(|(id, _)| *id)
+        .collect();
+    assert_eq!(asked, [7]);
+    let (kinds, error): (String, String) = connection
+        .query_row(
+            "SELECT (SELECT group_concat(value ->> 'kind') FROM json_each(asks)), \
+             asks -> '$[0]' ->> 'error' FROM audit_records WHERE id = 7",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .expect("the column is JSON");
+    assert_eq!(
+        (kinds.as_str(), error.as_str()),
+        ("sampling,form", "client_timeout")
+    );
+    let version: i64 = connection
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .expect("the version reads");
+    assert_eq!(version, SCHEMA_VERSION);
+    assert_eq!(schema_objects(&connection), CURRENT_OBJECTS);
 }

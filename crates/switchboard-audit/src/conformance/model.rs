@@ -6,13 +6,17 @@
 //! The suite checks each filter on hand-picked data; this test is for what only shows on
 //! longer histories: filters combined, timestamps out of id order, retention between batches,
 //! cursors and limits. And every field of every record must read back unchanged, missing
-//! digests and the reason for them included. A store's test draws [`history`] and
+//! digests and the reason for them included, and the questions a call asked the client (any
+//! text in their error codes, a NUL too). A store's test draws [`history`] and
 //! [`question`]s with `proptest!`, at the number of cases its speed allows, and calls
 //! [`answers_like_the_in_memory_table`].
 
 use jiff::{SignedDuration, Timestamp};
 use proptest::prelude::*;
-use switchboard_core::{ActionId, Category, Digest, ErrorKind, Initiator, OrgId};
+use switchboard_core::{
+    ActionId, Category, Digest, ErrorKind, Initiator, OrgId,
+    ask::{AskKind, AskOutcome, AskRecord},
+};
 
 use crate::{
     action::{ActionEvent, AuditAction},
@@ -51,6 +55,30 @@ fn optional<T: Clone + std::fmt::Debug + 'static>(
 }
 
 prop_compose! {
+    /// A question a call asked the client, as its record lists it.
+    fn ask()(
+        kind in prop::sample::select(&[AskKind::Form, AskKind::Url, AskKind::Sampling][..]),
+        outcome in prop::sample::select(&[
+            AskOutcome::Accepted, AskOutcome::Declined, AskOutcome::Cancelled,
+            AskOutcome::Answered, AskOutcome::Failed,
+        ][..]),
+        error in proptest::option::of("[\\x00 -~é]{0,16}"),
+        request in proptest::option::of(any::<[u8; 32]>()),
+        answer in proptest::option::of(any::<[u8; 32]>()),
+        duration_us in prop_oneof![Just(0_u64), Just(u64::MAX), any::<u64>()],
+    ) -> AskRecord {
+        AskRecord {
+            kind,
+            outcome,
+            error,
+            request_hash: request.map(Digest),
+            answer_hash: answer.map(Digest),
+            duration_us,
+        }
+    }
+}
+
+prop_compose! {
     /// A record of batch `batch`: its call started around the batch's time, sometimes long
     /// before (a slow call), sometimes a little after.
     fn record(batch: i64)(
@@ -73,9 +101,10 @@ prop_compose! {
         ][..]))),
         domain in proptest::option::of("[a-z_]{0,8}"),
         session in proptest::option::of("[ -~]{0,12}"),
+        asks in prop_oneof![3 => Just(Vec::new()), 1 => prop::collection::vec(ask(), 1..4)],
     ) -> AuditRecord {
         AuditRecord {
-            asks: Vec::new(),
+            asks,
             node: None,
             id: 0,
             timestamp: at(batch * 10 + late, nanoseconds),

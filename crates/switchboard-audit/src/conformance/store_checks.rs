@@ -12,11 +12,14 @@ use std::{
 };
 
 use jiff::Timestamp;
-use switchboard_core::{Category, CorrelationId, Digest, ErrorKind, Initiator, OrgId};
+use switchboard_core::{
+    Category, CorrelationId, Digest, ErrorKind, Initiator, OrgId,
+    ask::{AskKind, AskOutcome, AskRecord},
+};
 
 use super::{
     Failure, ORGS, StoreFactory, TOOLS, USERS, append, at, ensure_answer, ensure_newest_first,
-    expected, ids, query, sample, seed,
+    expected, ids, input_digest, query, sample, seed,
 };
 use crate::{
     MAX_TOOL_NAME_BYTES,
@@ -93,6 +96,62 @@ pub fn records_without_a_digest_round_trip(make: &StoreFactory) -> Result<(), Fa
     };
     let appended = append(&*store, vec![sample(0), no_input, no_output, sample(4)])?;
     ensure_answer(&*store, &appended, &AuditQuery::all())?;
+    Ok(())
+}
+
+/// The questions a call asked the client come back as appended, in order: a failed one with
+/// its error code and no answer, an accepted one with both digests, a declined page with no
+/// digest at all. The records around them in the batch, which asked nothing, come back with no
+/// questions.
+pub fn records_with_asks_round_trip(make: &StoreFactory) -> Result<(), Failure> {
+    let store = make();
+    let asked = AuditRecord {
+        asks: vec![
+            AskRecord {
+                kind: AskKind::Sampling,
+                outcome: AskOutcome::Failed,
+                error: Some("client_refused".to_owned()),
+                request_hash: Some(input_digest(1_001)),
+                answer_hash: None,
+                duration_us: 1_250,
+            },
+            AskRecord {
+                kind: AskKind::Form,
+                outcome: AskOutcome::Accepted,
+                error: None,
+                request_hash: Some(input_digest(1_002)),
+                answer_hash: Some(input_digest(1_003)),
+                duration_us: u64::MAX,
+            },
+        ],
+        ..sample(1)
+    };
+    let declined = AuditRecord {
+        asks: vec![AskRecord {
+            kind: AskKind::Url,
+            outcome: AskOutcome::Declined,
+            error: None,
+            request_hash: None,
+            answer_hash: None,
+            duration_us: 0,
+        }],
+        ..sample(4)
+    };
+    let appended = append(
+        &*store,
+        vec![sample(0), asked, sample(2), declined, sample(3)],
+    )?;
+    let got = ensure_answer(&*store, &appended, &AuditQuery::all())?;
+    ensure!(
+        got.iter()
+            .map(|record| record.asks.len())
+            .collect::<Vec<_>>()
+            == [0, 1, 0, 2, 0],
+        "the records read back with {:?} questions each, newest first; expected [0, 1, 0, 2, 0]",
+        got.iter()
+            .map(|record| record.asks.len())
+            .collect::<Vec<_>>()
+    );
     Ok(())
 }
 

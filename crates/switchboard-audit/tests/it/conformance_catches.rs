@@ -30,6 +30,8 @@ enum Flaw {
     ReusesIds,
     /// Does not keep why a digest is missing.
     ForgetsDigestErrors,
+    /// Does not keep what a call asked the client.
+    ForgetsAsks,
 }
 
 struct Flawed {
@@ -48,6 +50,11 @@ impl AuditStore for Flawed {
         if let Flaw::ForgetsDigestErrors = self.flaw {
             for record in &mut stored {
                 record.digest_error = None;
+            }
+        }
+        if let Flaw::ForgetsAsks = self.flaw {
+            for record in &mut stored {
+                record.asks.clear();
             }
         }
         if let Flaw::RoundsTimestamps = self.flaw {
@@ -198,4 +205,9 @@ fn forgotten_digest_errors_are_caught() {
         Flaw::ForgetsDigestErrors,
         &["records_without_a_digest_round_trip"],
     );
+}
+
+#[test]
+fn forgotten_asks_are_caught() {
+    assert_caught(Flaw::ForgetsAsks, &["records_with_asks_round_trip"]);
 }
