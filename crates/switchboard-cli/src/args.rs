@@ -654,10 +654,8 @@ pub(crate) struct ServeHttpArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "stdio")]
     pub(crate) tokens: Option<PathBuf>,
 
-    /// Require an OAuth 2.1 access token: FILE (TOML) names the issuer, this server's resource
-    /// URL (the tokens' audience) and which claims hold the org, the user and the roles (see
-    /// docs/mcp.md, "OAuth"). Serves the Protected Resource Metadata at
-    /// /.well-known/oauth-protected-resource. Also `oauth` in the config file's [serve] table.
+    /// Require an OAuth 2.1 access token of the issuer FILE (TOML) names, its claims mapped to
+    /// the identity (docs/mcp.md, "OAuth"); also `oauth` in the config file's [serve] table.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["stdio", "tokens"])]
     pub(crate) oauth: Option<PathBuf>,
 
@@ -797,19 +795,6 @@ mod tests {
             "an origin needs a scheme"
         );
         assert!(parse(&["switchboard", "serve", "--http", "--max-body-bytes", "10"]).is_err());
-        assert!(
-            parse(&[
-                "switchboard",
-                "serve",
-                "--http",
-                "--tokens",
-                "t.toml",
-                "--oauth",
-                "o.toml"
-            ])
-            .is_err(),
-            "one way of authenticating at a time"
-        );
         assert!(parse(&["switchboard", "serve", "--http", "--session-grace", "0"]).is_err());
     }
 }

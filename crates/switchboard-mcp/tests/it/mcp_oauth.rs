@@ -4,7 +4,8 @@
 //! another audience, one signed by another key or naming an unknown key are `401`
 //! `invalid_token`; no token is `401` with a challenge naming the metadata document, which is
 //! served; a key published after start-up is picked up, and made-up key ids do not make the
-//! server hammer the issuer.
+//! server hammer the issuer; a token of another org sees nothing of the first org's, nor uses
+//! its sessions.
 
 use std::time::Duration;
 
@@ -14,7 +15,9 @@ use switchboard_mcp::HttpServer;
 use switchboard_registry::ToolRegistry;
 
 use crate::common::{Client, bounded, registry};
-use crate::http_support::{audit_count, connect, http, initialize, post, start};
+use crate::http_support::{
+    audit_count, call as raw_call, connect, http, in_session, initialize, open_session, post, start,
+};
 use crate::oauth_support::{ISSUER_KID, Issuer, ROTATED_KID, TestKey, free_endpoint, oauth_config};
 
 async fn stop(server: HttpServer, registry: ToolRegistry, issuer: Issuer) {
@@ -308,24 +311,20 @@ async fn a_token_of_another_org_acts_only_in_that_org() {
     let server = start(&registry, config).await;
     let key = TestKey::issuer();
 
-    let alice = connect(
-        &server,
-        Some(&key.sign(
-            ISSUER_KID,
-            &issuer.claims(&resource, "acme", "alice", &["admin"]),
-        )),
-    )
-    .await
-    .expect("alice connects");
-    let gina = connect(
-        &server,
-        Some(&key.sign(
-            ISSUER_KID,
-            &issuer.claims(&resource, "globex", "gina", &["admin"]),
-        )),
-    )
-    .await
-    .expect("gina connects");
+    let alice_token = key.sign(
+        ISSUER_KID,
+        &issuer.claims(&resource, "acme", "alice", &["admin"]),
+    );
+    let gina_token = key.sign(
+        ISSUER_KID,
+        &issuer.claims(&resource, "globex", "gina", &["admin"]),
+    );
+    let alice = connect(&server, Some(&alice_token))
+        .await
+        .expect("alice connects");
+    let gina = connect(&server, Some(&gina_token))
+        .await
+        .expect("gina connects");
 
     call(
         &alice,
@@ -339,6 +338,19 @@ async fn a_token_of_another_org_acts_only_in_that_org() {
     assert_eq!(globex["notices"], json!([]), "{globex}");
     let me = call(&gina, "core_get_current_user", json!({})).await;
     assert_eq!(me["org_id"], json!("globex"), "{me}");
+
+    // A session is its identity's: gina's token cannot use a session alice's token opened,
+    // and a second token of alice's (a refresh) can.
+    let client = http();
+    let session = open_session(&client, &server.url(), &alice_token).await;
+    let whoami = raw_call(1, "core_get_current_user");
+    let (status, _) = in_session(&client, &server.url(), &gina_token, &session, &whoami).await;
+    assert_eq!(status, 404);
+    let mut refreshed = issuer.claims(&resource, "acme", "alice", &["admin"]);
+    refreshed["jti"] = json!("refreshed");
+    let refreshed = key.sign(ISSUER_KID, &refreshed);
+    let (status, answer) = in_session(&client, &server.url(), &refreshed, &session, &whoami).await;
+    assert_eq!(status, 200, "{answer:?}");
 
     close(alice).await;
     close(gina).await;
