@@ -387,3 +387,34 @@ async fn without_the_issuers_keys_a_token_is_answered_503_not_accepted() {
     assert_eq!(audit_count(&registry).await, 0);
     stop(server, registry, issuer).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_older_than_the_refresh_interval_are_fetched_again_by_the_next_request() {
+    let issuer = Issuer::start().await;
+    let registry = registry().await;
+    let (addr, resource) = free_endpoint();
+    let config = oauth_config(
+        &issuer,
+        addr,
+        &resource,
+        "jwks_refresh_secs = 1\njwks_min_refresh_secs = 1\n",
+    );
+    let server = start(&registry, config).await;
+    let claims = issuer.claims(&resource, "acme", "alice", &["admin"]);
+    let good = TestKey::issuer().sign(ISSUER_KID, &claims);
+    assert_eq!(attempt(&server, Some(&good)).await.0, 200);
+    assert_eq!(issuer.jwks_fetches(), 1);
+
+    // The issuer publishes a key; once the set is stale, a token of a known key fetches it
+    // again, and a token of the new key then needs no fetch of its own.
+    let rotated = TestKey::rotated();
+    issuer.publish(rotated.jwk(ROTATED_KID));
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    assert_eq!(attempt(&server, Some(&good)).await.0, 200);
+    assert_eq!(issuer.jwks_fetches(), 2);
+    let (status, _) = attempt(&server, Some(&rotated.sign(ROTATED_KID, &claims))).await;
+    assert_eq!(status, 200);
+    assert_eq!(issuer.jwks_fetches(), 2);
+
+    stop(server, registry, issuer).await;
+}

@@ -7,8 +7,9 @@
 //! issuer without a path, the first two only). The metadata's `issuer` must be the configured
 //! one (RFC 8414 §3.3).
 //!
-//! Keys are fetched again when they are older than `jwks_refresh_secs` (a failure keeps the
-//! old ones), or when a token names a `kid` the set does not hold: a rotation. Fetches are one
+//! Redirects are not followed. Keys are fetched again when they are older than
+//! `jwks_refresh_secs` (by the first request that finds them so; the requests meanwhile use them
+//! as they are, and a failure keeps them), or when a token names a `kid` the set does not hold: a rotation. Fetches are one
 //! at a time and at least `jwks_min_refresh_secs` apart, so tokens with made-up key ids cannot
 //! make the server hammer the issuer. Keys that cannot verify a token (encryption keys, HMAC
 //! secrets, unknown key types) are left out of the set.
@@ -138,6 +139,8 @@ impl KeyCache {
     pub(crate) fn new(settings: Arc<Settings>) -> Result<Self, reqwest::Error> {
         let client = reqwest::Client::builder()
             .timeout(FETCH_TIMEOUT)
+            // A redirect could lead from https to plain http: the configured URLs are the ones.
+            .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("switchboard/", env!("CARGO_PKG_VERSION")))
             .build()?;
         let fetch = FetchState {
@@ -163,11 +166,16 @@ impl KeyCache {
     /// stale or lacks that key.
     pub(crate) async fn key(&self, kid: Option<&str>) -> Result<Arc<Key>, KeyError> {
         let set = self.current();
-        let fresh = set
-            .fetched
-            .is_some_and(|fetched| fetched.elapsed() < self.settings.jwks_refresh);
-        if fresh && let Some(key) = set.find(kid) {
-            return Ok(key);
+        if let Some(key) = set.find(kid) {
+            let fresh = set
+                .fetched
+                .is_some_and(|fetched| fetched.elapsed() < self.settings.jwks_refresh);
+            if !fresh && let Ok(fetch) = self.fetch.try_lock() {
+                // Stale: this request fetches the set again; the requests arriving meanwhile
+                // use the key they found rather than wait for the issuer.
+                self.refresh_holding(fetch, set.generation).await;
+            }
+            return Ok(self.current().find(kid).unwrap_or(key));
         }
         self.refresh(set.generation).await;
         let set = self.current();
@@ -187,7 +195,12 @@ impl KeyCache {
     /// Fetches the set, unless another fetch succeeded since generation `seen` or one started
     /// within the floor. A failure keeps the keys there are.
     async fn refresh(&self, seen: u64) {
-        let mut fetch = self.fetch.lock().await;
+        let fetch = self.fetch.lock().await;
+        self.refresh_holding(fetch, seen).await;
+    }
+
+    /// [`KeyCache::refresh`], the fetch lock already held.
+    async fn refresh_holding(&self, mut fetch: tokio::sync::MutexGuard<'_, FetchState>, seen: u64) {
         if self.current().generation != seen {
             return;
         }
