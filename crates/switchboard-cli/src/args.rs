@@ -37,8 +37,8 @@ others) follow the name of a command that uses them; `switchboard call --help` l
 
 Exit codes: 0 success; 1 the call was refused or failed (or `schema` named no tool, or\n`workflow validate` found problems);
 2 usage error (bad flags, PARAMS_JSON that is not JSON, an unreadable permission file,
-`serve` without --org or --user, an unreadable or invalid --tokens file, `serve --http` on a
-non-loopback address without --tokens, an invalid --config file, an --audit or --approvals
+`serve` without --org or --user, an unreadable or invalid --tokens or --oauth file, `serve --http`
+on a non-loopback address without --tokens or --oauth, an invalid --config file, an --audit or --approvals
 store that cannot be opened, an unreadable, malformed or short `serve` requestState key);
 3 the runtime itself failed; 4 a workflow run paused (`workflow run` and `resume`
 print what it waits for). Under --json, usage errors and runtime failures are printed as
@@ -654,6 +654,11 @@ pub(crate) struct ServeHttpArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "stdio")]
     pub(crate) tokens: Option<PathBuf>,
 
+    /// Require an OAuth 2.1 access token of the issuer FILE (TOML) names, its claims mapped to
+    /// the identity (docs/mcp.md, "OAuth"); also `oauth` in the config file's [serve] table.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["stdio", "tokens"])]
+    pub(crate) oauth: Option<PathBuf>,
+
     /// Also accept requests from web pages at this origin (`scheme://host[:port]`); repeatable.
     /// By default only the loopback origins of the bound port are accepted.
     #[arg(long = "allow-origin", value_name = "URL", conflicts_with = "stdio")]
@@ -770,6 +775,7 @@ mod tests {
         assert_eq!(serve.http_options.session_grace, DEFAULT_SESSION_GRACE_SECS);
         for flags in [
             &["--tokens", "t.toml"][..],
+            &["--oauth", "o.toml"],
             &["--allow-origin", "http://localhost:6274"],
             &["--allow-host", "mcp.example.com"],
         ] {

@@ -103,6 +103,9 @@ pub(crate) struct ServeFile {
     /// The file holding the requestState key in hex; `--state-key-file` and
     /// `SWITCHBOARD_STATE_KEY` win over it.
     pub(crate) state_key_file: Option<PathBuf>,
+    /// The OAuth configuration of `serve --http` (`--oauth` wins over it; `--tokens` and it
+    /// cannot both be given).
+    pub(crate) oauth: Option<PathBuf>,
     /// `serve`'s workflow lease (`10s`); `--workflow-lease` wins over it.
     pub(crate) workflow_lease: Option<String>,
     /// How often `serve` sweeps for runs to take over (`3s`); `--workflow-sweep-every` wins

@@ -3,7 +3,8 @@
 //! Pages over HTTP are always on with `--http`: every path other than `/mcp` is a page (HTML or
 //! markdown, `switchboard-web`). People sign in with the tokens of `--tokens`, and act as
 //! humans; without tokens every page acts as the operator identity from the flags, as `/mcp`
-//! does (loopback addresses only, which the MCP configuration already checks).
+//! does (loopback addresses only, which the MCP configuration already checks). With `--oauth`
+//! the pages have no sign-in and let nobody in.
 
 use std::sync::Arc;
 
@@ -33,6 +34,9 @@ pub(crate) fn router(
                 table.identity(token).map(person_of)
             }))
         }
+        // OAuth access tokens are for MCP clients: the pages have no OAuth sign-in, so they
+        // let nobody in (docs/mcp.md, "OAuth").
+        HttpAuth::OAuth(_) => SignIn::Tokens(Arc::new(|_: &str| None)),
         // `HttpAuth` is non-exhaustive: a way of authenticating the pages do not know yet
         // lets nobody in.
         _ => SignIn::Tokens(Arc::new(|_: &str| None)),

@@ -18,7 +18,8 @@ use anyhow::Context as _;
 use jiff::SignedDuration;
 use switchboard::ToolRegistry;
 use switchboard_mcp::{
-    HttpAuth, HttpConfig, HttpLimits, Identity, McpServer, NavigationMode, StateKey, TokenTable,
+    HttpAuth, HttpConfig, HttpLimits, Identity, McpServer, NavigationMode, OAuthConfig, StateKey,
+    TokenTable,
 };
 use switchboard_navigation::Navigator;
 use switchboard_workflows::{RunId, RunStore};
@@ -172,7 +173,7 @@ impl Serving {
             mounts_strict: args.mounts.mounts_strict,
             metrics: args.operate.metrics,
         };
-        let transport = Transport::prepare(args)?;
+        let transport = Transport::prepare(args, file.oauth.as_deref())?;
         let (state_key, state_key_generated) = match configured_state_key(
             state_key_flag.as_deref(),
             std::env::var(STATE_KEY_VARIABLE),
@@ -245,16 +246,39 @@ pub(crate) enum Transport {
 }
 
 impl Transport {
-    /// Checks the flags and builds the transport's configuration (clap already requires
-    /// exactly one of `--stdio` and `--http`).
-    fn prepare(args: ServeArgs) -> Result<Self, UsageError> {
+    /// Checks the flags (and `oauth` of the config file's `[serve]` table) and builds the
+    /// transport's configuration (clap already requires exactly one of `--stdio` and
+    /// `--http`).
+    fn prepare(args: ServeArgs, oauth_in_file: Option<&Path>) -> Result<Self, UsageError> {
         let addr = match args.http {
             Some(addr) if !args.stdio => addr,
             _ => return Ok(Transport::Stdio(args.identity.into_mcp_identity()?)),
         };
         let options = args.http_options;
-        let (auth, summary) = match &options.tokens {
-            Some(path) => {
+        let oauth = match (&options.oauth, oauth_in_file) {
+            (Some(path), _) => Some((path.as_path(), "given with --oauth")),
+            (None, Some(path)) => Some((path, "`oauth` in the config file's [serve] table")),
+            (None, None) => None,
+        };
+        if let (Some((_, source)), Some(_)) = (oauth, &options.tokens) {
+            return Err(UsageError::new(format!(
+                "--tokens and an OAuth configuration ({source}) cannot both be given: an \
+                 endpoint accepts one kind of bearer token; drop one of them"
+            )));
+        }
+        let (auth, summary) = match (&options.tokens, oauth) {
+            (None, Some((path, source))) => {
+                let oauth = OAuthConfig::from_file(path)
+                    .map_err(|error| UsageError::new(format!("{error} ({source})")))?;
+                let summary = format!(
+                    "OAuth access tokens of {} for {} (metadata at {})",
+                    oauth.issuer(),
+                    oauth.resource(),
+                    oauth.resource_metadata_url()
+                );
+                (HttpAuth::OAuth(oauth), summary)
+            }
+            (Some(path), _) => {
                 let table = TokenTable::from_file(path)
                     .map_err(|error| UsageError::new(format!("{error} (given with --tokens)")))?;
                 let count = table.len();
@@ -262,7 +286,7 @@ impl Transport {
                 let summary = format!("bearer tokens from {} ({count} {noun})", path.display());
                 (HttpAuth::Tokens(table), summary)
             }
-            None => {
+            (None, None) => {
                 let identity = args.identity.into_mcp_identity()?;
                 let summary = format!(
                     "no authentication, every client acts as {}/{}",

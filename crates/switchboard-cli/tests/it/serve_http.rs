@@ -1,10 +1,13 @@
 //! `switchboard serve --http` flags, end to end: the built binary refuses what it must before
-//! it starts (a non-loopback address without tokens, a bad token file: exit 2, nothing on
-//! stdout), and with `--tokens` it needs no identity flags and answers 401, 403 and 200 as
-//! `docs/mcp.md` says. HTTP is spoken by hand over TCP (the CLI has no HTTP client). Every wait
-//! is bounded; the server child is killed on drop.
+//! it starts (a non-loopback address without tokens, a bad token file, a bad OAuth file: exit
+//! 2, nothing on stdout), with `--tokens` it needs no identity flags and answers 401, 403 and
+//! 200 as `docs/mcp.md` says, and with `--oauth` it answers 401 with a challenge naming the
+//! metadata document it serves. HTTP is spoken by hand over TCP (the CLI has no HTTP client).
+//! Every wait is bounded; the server child is killed on drop.
 
-use crate::common::{TempFile, bounded, killed, mcp_address, stderr_lines, switchboard};
+use crate::common::{
+    TempFile, bounded, killed, line_containing, mcp_address, stderr_lines, switchboard,
+};
 use std::process::{Output, Stdio};
 
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -141,4 +144,96 @@ async fn with_tokens_no_identity_flags_are_needed_and_requests_are_checked() {
     assert!(answer.contains("\"serverInfo\""), "{answer}");
 
     killed(&mut child).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_oauth_a_request_without_a_token_is_told_where_the_metadata_is() {
+    // The issuer need not answer for this: the challenge and the metadata are the server's.
+    let file = TempFile::new(
+        "issuer = \"https://auth.example.com\"\n\
+         resource = \"https://mcp.example.com/mcp\"\n\
+         scopes_supported = [\"mcp\"]\n",
+    );
+    let mut child = switchboard(&["serve", "--http", "127.0.0.1:0", "--oauth", file.path()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let mut stderr = stderr_lines(&mut child);
+    let started = line_containing("the start-up line", &mut stderr, "serving MCP at").await;
+    assert!(
+        started.contains("OAuth access tokens of https://auth.example.com"),
+        "{started}"
+    );
+    let addr = mcp_address(&started)
+        .expect("the URL on the start-up line")
+        .to_owned();
+
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let answer = exchange(&addr, &[], initialize).await;
+    assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains(
+            "www-authenticate: bearer resource_metadata=\"https://mcp.example.com/.well-known/\
+             oauth-protected-resource/mcp\""
+        ),
+        "{answer}"
+    );
+    let answer = exchange(&addr, &["Authorization: Bearer not.a.jwt"], initialize).await;
+    assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+    assert!(answer.contains("error=\"invalid_token\""), "{answer}");
+
+    // The metadata document is served without a token.
+    let mut stream = bounded("connecting", tokio::net::TcpStream::connect(&addr))
+        .await
+        .expect("connects");
+    let request = format!(
+        "GET /.well-known/oauth-protected-resource/mcp HTTP/1.1\r\nHost: {addr}\r\n\
+         Connection: close\r\n\r\n"
+    );
+    bounded("sending", stream.write_all(request.as_bytes()))
+        .await
+        .expect("sent");
+    let mut answer = Vec::new();
+    bounded("reading", stream.read_to_end(&mut answer))
+        .await
+        .expect("read");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        answer.contains("\"authorization_servers\":[\"https://auth.example.com\"]")
+            && answer.contains("\"resource\":\"https://mcp.example.com/mcp\""),
+        "{answer}"
+    );
+
+    killed(&mut child).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_oauth_file_or_oauth_with_tokens_is_refused_before_starting() {
+    let file =
+        TempFile::new("issuer = \"http://auth.example.com\"\nresource = \"https://a/mcp\"\n");
+    let stderr = refused(&["serve", "--http", "127.0.0.1:0", "--oauth", file.path()]).await;
+    assert!(
+        stderr.contains("`issuer`") && stderr.contains("https://") && stderr.contains("--oauth"),
+        "{stderr}"
+    );
+    let stderr = refused(&[
+        "serve",
+        "--http",
+        "--oauth",
+        file.path(),
+        "--tokens",
+        file.path(),
+    ])
+    .await;
+    assert!(stderr.contains("--tokens"), "{stderr}");
+
+    // The config file's `[serve] oauth` is read the same way, and named in the message.
+    let config = TempFile::new(&format!("[serve]\noauth = \"{}\"\n", file.path()));
+    let stderr = refused(&["serve", "--http", "127.0.0.1:0", "--config", config.path()]).await;
+    assert!(
+        stderr.contains("`issuer`") && stderr.contains("[serve] table"),
+        "{stderr}"
+    );
 }

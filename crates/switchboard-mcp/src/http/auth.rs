@@ -26,7 +26,8 @@
 //! A missing token is answered `401` with `WWW-Authenticate: Bearer realm="switchboard"`; a
 //! token that is not in the file adds `error="invalid_token"` (RFC 6750 §3). Without a token
 //! file the endpoint acts as the operator's identity from the flags, which the configuration
-//! only allows on a loopback address.
+//! only allows on a loopback address. With OAuth instead (`--oauth FILE`), a token is an access
+//! token checked by `oauth`, and refusals are its challenges.
 
 use std::{
     collections::{HashMap, hash_map::Entry},
@@ -43,7 +44,10 @@ use serde::Deserialize;
 use sha2::{Digest as _, Sha256};
 use switchboard_core::Initiator;
 
-use super::reject::refuse;
+use super::{
+    oauth::{TokenRefusal, Verifier},
+    reject::refuse,
+};
 use crate::identity::Identity;
 
 /// The `realm` of our `WWW-Authenticate` challenges.
@@ -329,25 +333,45 @@ pub(crate) enum Authenticator {
     Operator(Arc<Principal>),
     /// A bearer token from the table is required.
     Tokens(TokenTable),
+    /// An OAuth access token of the configured issuer is required.
+    OAuth(Arc<Verifier>),
 }
 
 /// Why a request was not authenticated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum AuthFailure {
     /// No bearer token was sent.
     Missing,
     /// A token was sent, but it is not in the table (or is malformed).
     Invalid,
+    /// An OAuth access token was missing or refused, with what its challenge needs.
+    OAuth(TokenRefusal, Arc<Verifier>),
 }
 
 impl Authenticator {
     /// Who the request acts as.
-    pub(crate) fn authenticate(&self, headers: &HeaderMap) -> Result<Arc<Principal>, AuthFailure> {
+    pub(crate) async fn authenticate(
+        &self,
+        headers: &HeaderMap,
+    ) -> Result<Arc<Principal>, AuthFailure> {
         match self {
             Authenticator::Operator(principal) => Ok(principal.clone()),
             Authenticator::Tokens(table) => {
                 let token = bearer_token(headers)?;
                 table.find(token).cloned().ok_or(AuthFailure::Invalid)
+            }
+            Authenticator::OAuth(verifier) => {
+                let refused = |refusal| AuthFailure::OAuth(refusal, Arc::clone(verifier));
+                let token = match bearer_token(headers) {
+                    Ok(token) => token,
+                    Err(AuthFailure::Missing) => return Err(refused(TokenRefusal::Missing)),
+                    Err(_) => {
+                        return Err(refused(TokenRefusal::invalid(
+                            "the request must carry exactly one `Authorization: Bearer` header",
+                        )));
+                    }
+                };
+                verifier.verify(token).await.map_err(refused)
             }
         }
     }
@@ -376,9 +400,12 @@ fn bearer_token(headers: &HeaderMap) -> Result<&str, AuthFailure> {
 }
 
 impl AuthFailure {
-    /// The `401` answer, with its RFC 6750 challenge.
+    /// The `401` answer, with its RFC 6750 challenge (OAuth: see `oauth::challenge`).
     pub(crate) fn response(self) -> Response {
         let (challenge, message) = match self {
+            AuthFailure::OAuth(refusal, verifier) => {
+                return refusal.response(verifier.settings());
+            }
             AuthFailure::Missing => (
                 format!("Bearer realm=\"{REALM}\""),
                 "Unauthorized: this MCP endpoint needs an `Authorization: Bearer <token>` \
@@ -451,18 +478,17 @@ mod tests {
         assert_eq!(format!("{table:?}"), "TokenTable { tokens: 2 }");
         let auth = Authenticator::Tokens(table);
 
-        let alice = auth
-            .authenticate(&headers(&["Bearer test"]))
-            .expect("alice's token");
+        // Token tables answer at once: the future needs no runtime.
+        let authenticate =
+            |values: &[&str]| futures::executor::block_on(auth.authenticate(&headers(values)));
+        let alice = authenticate(&["Bearer test"]).expect("alice's token");
         assert_eq!(
             alice.identity,
             Identity::agent("acme", "alice").with_role("admin")
         );
         assert_eq!(&*alice.label, "alice-laptop");
 
-        let gina = auth
-            .authenticate(&headers(&["bearer   test2 "]))
-            .expect("gina's token, scheme in any case");
+        let gina = authenticate(&["bearer   test2 "]).expect("gina's token, scheme in any case");
         assert_eq!(gina.identity.initiator, Initiator::Human);
         assert_eq!(
             gina.identity.agent_type.as_ref().map(|t| t.as_str()),
@@ -476,7 +502,7 @@ mod tests {
         assert_eq!(&*gina.label, "globex/gina");
         assert_ne!(alice.key, gina.key);
 
-        let failure = |values: &[&str]| auth.authenticate(&headers(values)).err();
+        let failure = |values: &[&str]| authenticate(values).err();
         assert_eq!(failure(&[]), Some(AuthFailure::Missing));
         assert_eq!(failure(&["Basic dGVzdA=="]), Some(AuthFailure::Missing));
         assert_eq!(failure(&["Bearer nope"]), Some(AuthFailure::Invalid));

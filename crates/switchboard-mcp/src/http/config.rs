@@ -14,6 +14,7 @@ use std::{net::SocketAddr, time::Duration};
 use super::{
     auth::TokenTable,
     health::{Checks, ReadinessCheck},
+    oauth::OAuthConfig,
     observe::{Render, RenderFuture},
     origin::{AllowedHost, AllowedOrigin},
 };
@@ -96,6 +97,9 @@ pub enum HttpAuth {
     /// A request must carry `Authorization: Bearer <token>` with a token of the table, and
     /// acts as that token's identity.
     Tokens(TokenTable),
+    /// A request must carry `Authorization: Bearer <token>` with an access token of the
+    /// configured OAuth issuer for this resource, and acts as the identity its claims map to.
+    OAuth(OAuthConfig),
 }
 
 /// A configuration [`HttpConfig::new`] refuses.
@@ -106,7 +110,7 @@ pub enum HttpConfigError {
     #[error(
         "refusing to serve MCP over HTTP on {addr} without authentication: anyone who can \
          reach that address would act as {acting_as}. Bind a loopback address (for example \
-         --http 127.0.0.1:{port}) or give --tokens FILE (see docs/mcp.md)",
+         --http 127.0.0.1:{port}) or give --tokens FILE or --oauth FILE (see docs/mcp.md)",
         port = addr.port()
     )]
     UnauthenticatedNonLoopback {

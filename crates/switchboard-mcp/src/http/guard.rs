@@ -3,7 +3,8 @@
 //!
 //! 1. `Host` and `Origin` (DNS-rebinding protection): `400`/`403`. First, so a page attempting
 //!    a rebinding learns nothing else, not even whether the endpoint wants a token.
-//! 2. Authentication: `401` with `WWW-Authenticate`. The `Authorization` header is then
+//! 2. Authentication: `401` with `WWW-Authenticate` (with OAuth also `403` for a missing
+//!    scope, `503` while the issuer's keys are not fetched). The `Authorization` header is then
 //!    removed, so the token never reaches rmcp or the handler.
 //! 3. The declared body size: `413`.
 //! 4. The body of a POST, read whole within the size limit and the body timeout, and checked
@@ -81,7 +82,7 @@ pub(crate) async fn check(
         return early(refusal.into_response());
     }
 
-    let principal = match guard.authenticator.authenticate(request.headers()) {
+    let principal = match guard.authenticator.authenticate(request.headers()).await {
         Ok(principal) => principal,
         Err(failure) => {
             tracing::warn!(

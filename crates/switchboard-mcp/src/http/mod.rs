@@ -1,7 +1,8 @@
 //! MCP over streamable HTTP at [`MCP_PATH`], for clients that connect to a running server.
 //!
 //! rmcp's `StreamableHttpService` speaks the protocol; everything in front of it is ours, in
-//! one middleware (`guard`): DNS-rebinding protection (`origin`), bearer tokens (`auth`), the
+//! one middleware (`guard`): DNS-rebinding protection (`origin`), bearer tokens or OAuth access
+//! tokens (`auth`, `oauth`), the
 //! body limit (`limit`), reading and checking the posted message (`body`), session ownership,
 //! caps, grace window and expiry (`session`), and JSON-RPC error answers (`reject`). In front
 //! of that, `listen` accepts connections: `TCP_NODELAY`, connection caps and hyper's
@@ -9,6 +10,9 @@
 //! refuses a non-loopback address unless bearer tokens are required. [`serve_http_with_pages`]
 //! also serves a router of pages (`switchboard-web`) at every other path, beside the guard
 //! rather than behind it: the pages authenticate people themselves.
+//!
+//! With OAuth, the Protected Resource Metadata document is served outside every check too
+//! (`oauth`), and the issuer's keys are fetched as the server starts.
 //!
 //! For the platform that runs the process, `health` answers `GET /healthz` and `GET /readyz`
 //! outside every check, `observe` records the endpoint's metrics and serves `GET /metrics` when
@@ -37,6 +41,7 @@ mod invalid_params;
 mod json_answer;
 mod limit;
 mod listen;
+mod oauth;
 mod observe;
 mod origin;
 mod reject;
@@ -63,6 +68,9 @@ pub use drain::DRAIN_RETRY_AFTER_SECS;
 pub use health::{
     CHECK_INTERVAL, CHECK_TIMEOUT, CheckFuture, HEALTHZ_PATH, READYZ_PATH, ReadinessCheck,
     readiness_check,
+};
+pub use oauth::{
+    DEFAULT_JWKS_MIN_REFRESH, DEFAULT_JWKS_REFRESH, DEFAULT_LEEWAY, OAuthConfig, OAuthConfigError,
 };
 pub use observe::{
     HTTP_CONNECTIONS, HTTP_CONNECTIONS_ACCEPTED_TOTAL, HTTP_REFUSALS_TOTAL,
@@ -233,6 +241,15 @@ async fn serve(
             )
         }
         HttpAuth::Tokens(table) => (Authenticator::Tokens(table), None),
+        HttpAuth::OAuth(oauth) => (Authenticator::OAuth(oauth.verifier), None),
+    };
+    let metadata = match &authenticator {
+        Authenticator::OAuth(verifier) => {
+            let prefetching = Arc::clone(verifier);
+            tokio::spawn(async move { prefetching.prefetch().await });
+            Some(oauth::metadata_routes(verifier))
+        }
+        _ => None,
     };
 
     let mut manager = LocalSessionManager::default();
@@ -323,6 +340,9 @@ async fn serve(
             METRICS_PATH,
             axum::routing::get(observe::serve_metrics).with_state(scrape),
         );
+    }
+    if let Some(metadata) = metadata {
+        probes = probes.merge(metadata);
     }
     let app = probes.merge(app);
 

@@ -10,6 +10,7 @@ use switchboard_domains as _;
 mod approval_support;
 mod common;
 mod http_support;
+mod oauth_support;
 mod stdio_support;
 
 mod mcp_approvals;
@@ -20,6 +21,7 @@ mod mcp_http_load;
 mod mcp_invalid_params;
 mod mcp_navigation;
 mod mcp_notifications;
+mod mcp_oauth;
 mod mcp_refusals_audited;
 mod mcp_resources;
 mod mcp_server;
