@@ -45,6 +45,10 @@ pub struct OrchestratorConfig {
     /// `{"users": [{"user_id": …, "name": …}]}`. When it is not registered or refuses the
     /// caller, a user capture takes one word as a user id.
     pub people_tool: String,
+    /// When no intent matches and no fallback routes, let the model of the caller's client
+    /// pick the tool (tier 2, `crate::model_route`): off by default. A mutating tool chosen so
+    /// becomes a proposal.
+    pub model_routes: bool,
 }
 
 impl Default for OrchestratorConfig {
@@ -53,6 +57,7 @@ impl Default for OrchestratorConfig {
             fallback: None,
             today: None,
             people_tool: DEFAULT_PEOPLE_TOOL.to_owned(),
+            model_routes: false,
         }
     }
 }
@@ -63,6 +68,7 @@ impl std::fmt::Debug for OrchestratorConfig {
             .field("fallback", &self.fallback.is_some())
             .field("today", &self.today)
             .field("people_tool", &self.people_tool)
+            .field("model_routes", &self.model_routes)
             .finish()
     }
 }
@@ -195,6 +201,13 @@ impl Orchestrator {
         if let Some(fallback) = &self.shared.config.fallback {
             let tools = self.shared.registry.list();
             if let Some(route) = fallback.route(utterance, &tools).await {
+                return Ok(route);
+            }
+        }
+        if self.shared.config.model_routes {
+            let link = self.shared.registry.client_for(context);
+            let tools = self.shared.registry.list_permitted(&context.roles);
+            if let Some(route) = crate::model_route::route(&link, utterance, &tools).await {
                 return Ok(route);
             }
         }

@@ -49,7 +49,8 @@ pub enum Resumed {
 impl Orchestrator {
     /// Whether `route` must wait for a human: an agent asking for a mutation.
     pub(crate) fn needs_approval(&self, route: &Route, context: &CallContext) -> bool {
-        context.initiator == Initiator::Agent
+        // An agent's mutation, or any mutation the client's model chose, waits for a person.
+        (context.initiator == Initiator::Agent || route.tier >= crate::model_route::MODEL_TIER)
             && self
                 .shared_registry()
                 .find(&route.tool)

@@ -530,6 +530,24 @@ impl ToolRegistry {
         &self.shared.threads
     }
 
+    /// Where the questions of a call made with `context` go: the client it brings, else this
+    /// registry's [`client_handler`](RegistryBuilder::client_handler), else nowhere. For a
+    /// caller that asks the client before it calls a tool (the orchestrator routing with the
+    /// client's model).
+    pub fn client_for(
+        &self,
+        context: &switchboard_core::CallContext,
+    ) -> switchboard_core::ask::ClientLink {
+        if context.client.is_active() {
+            return context.client.clone();
+        }
+        self.shared
+            .client
+            .as_ref()
+            .map(|handler| switchboard_core::ask::ClientLink::new(Arc::clone(handler)))
+            .unwrap_or_default()
+    }
+
     /// One tool by name.
     pub fn find(&self, name: &str) -> Option<Arc<ToolDescriptor>> {
         self.shared

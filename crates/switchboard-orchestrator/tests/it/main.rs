@@ -2,3 +2,4 @@
 //! check. One binary, a module per concern.
 
 mod fixed_values;
+mod model_routes;
