@@ -120,6 +120,7 @@ mod tests {
                 permission: Cow::Borrowed("core.users.read"),
                 description: Cow::Borrowed("Registered at run time by a test."),
                 intents: Vec::new(),
+                tags: Vec::new(),
                 timeout: None,
                 input_schema: Arc::new(json!({"type": "object", "properties": {}})),
                 output_schema: None,
