@@ -85,7 +85,8 @@ impl Shared {
     }
 }
 
-/// The tool table changed: tools were registered or removed at run time.
+/// The tool table changed: tools were registered or removed at run time, or switched off or
+/// on ([`ToolRegistry::disable`], [`ToolRegistry::enable`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ToolsChanged {
     /// The change counter, which grows by one with every new table and every reveal.
@@ -614,7 +615,7 @@ impl ToolRegistry {
         &self.shared.config
     }
 
-    /// A receiver that changes whenever the tool table does (run-time registrations), and
+    /// A receiver that changes whenever the tool table does (run-time registrations, switches), and
     /// when a session reveals tools ([`ToolRegistry::reveal_domain`]).
     pub fn watch_changes(&self) -> watch::Receiver<u64> {
         self.shared.version.subscribe()
