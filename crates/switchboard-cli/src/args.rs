@@ -603,17 +603,9 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     pub(crate) state_key_file: Option<PathBuf>,
 
-    /// Disable the tools SELECTOR names at start: `tool:NAME`, `domain:NAME` or `tag:NAME`.
-    /// Repeatable; applied after the config file's `[serve] disabled_tools`. A disabled tool
-    /// is not listed and a call to it is refused as a call to an unknown tool.
-    #[arg(long, value_name = "SELECTOR", value_parser = parse_selector)]
-    pub(crate) disable: Vec<switchboard::Selector>,
-
-    /// Enable again, at start, the tools SELECTOR names that the config file or --disable
-    /// disabled (`--disable domain:billing --enable tool:billing_status`). Repeatable; applied
-    /// last.
-    #[arg(long, value_name = "SELECTOR", value_parser = parse_selector)]
-    pub(crate) enable: Vec<switchboard::Selector>,
+    /// The tools switched off (and back on) at start.
+    #[command(flatten)]
+    pub(crate) switches: crate::switches_setup::SwitchArgs,
 
     /// Offer navigation: the `navigate` and `execute_action` tools, which open pages at URLs
     /// and run the actions offered there, and the pages as MCP resources.
@@ -654,16 +646,6 @@ pub(crate) struct ServeArgs {
     /// Draining on SIGTERM, and the log format.
     #[command(flatten)]
     pub(crate) operate: crate::operate::OperateArgs,
-}
-
-/// A `--disable`/`--enable` value; clap names the flag and the value with the reason.
-fn parse_selector(text: &str) -> Result<switchboard::Selector, String> {
-    text.parse().map_err(|error: switchboard::RegistryError| {
-        let message = error.to_string();
-        message
-            .strip_prefix(&format!("invalid tool selector `{text}`: "))
-            .map_or(message.clone(), str::to_owned)
-    })
 }
 
 /// The flags of `serve --http` only (see `docs/mcp.md`).

@@ -8,9 +8,36 @@
 //! switches themselves are the registry's (`ToolRegistry::disable`), so a client never sees a
 //! disabled tool: they are applied before the server takes its first client.
 
+use clap::Args;
 use switchboard::{Selector, Switch, ToolRegistry};
 
 use crate::app::UsageError;
+
+/// `serve`'s `--disable` and `--enable`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct SwitchArgs {
+    /// Disable the tools SELECTOR names (`tool:NAME`, `domain:NAME`, `tag:NAME`) at start,
+    /// after the config file's `[serve] disabled_tools`: they are not listed, and a call to one
+    /// is refused as a call to an unknown tool. Repeatable.
+    #[arg(long, value_name = "SELECTOR", value_parser = parse_selector)]
+    pub(crate) disable: Vec<Selector>,
+
+    /// Enable again, at start, the tools SELECTOR names that the config file or --disable
+    /// disabled (`--disable domain:billing --enable tool:billing_status`). Repeatable; applied
+    /// last.
+    #[arg(long, value_name = "SELECTOR", value_parser = parse_selector)]
+    pub(crate) enable: Vec<Selector>,
+}
+
+/// A `--disable`/`--enable` value; clap names the flag and the value beside the reason.
+fn parse_selector(text: &str) -> Result<Selector, String> {
+    text.parse().map_err(|error: switchboard::RegistryError| {
+        let message = error.to_string();
+        message
+            .strip_prefix(&format!("invalid tool selector `{text}`: "))
+            .map_or(message.clone(), str::to_owned)
+    })
+}
 
 /// One switch to apply at start, with where it was asked for (for its error message).
 #[derive(Debug, Clone)]

@@ -178,8 +178,8 @@ impl Serving {
         };
         let switches = StartSwitches::prepare(
             &file.disabled_tools,
-            args.disable.clone(),
-            args.enable.clone(),
+            args.switches.disable.clone(),
+            args.switches.enable.clone(),
         )?;
         let transport = Transport::prepare(args)?;
         let (state_key, state_key_generated) = match configured_state_key(
