@@ -112,6 +112,7 @@ fn counter(name: &str, category: Category, runs: &Arc<AtomicU64>) -> RuntimeTool
             permission: Cow::Borrowed("counters.count"),
             description: Cow::Borrowed("Counts."),
             intents: Vec::new(),
+            tags: Vec::new(),
             timeout: None,
             input_schema: Arc::new(json!({ "type": "object" })),
             output_schema: None,

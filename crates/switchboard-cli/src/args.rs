@@ -603,6 +603,10 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     pub(crate) state_key_file: Option<PathBuf>,
 
+    /// The tools switched off (and back on) at start.
+    #[command(flatten)]
+    pub(crate) switches: crate::switches_setup::SwitchArgs,
+
     /// Offer navigation: the `navigate` and `execute_action` tools, which open pages at URLs
     /// and run the actions offered there, and the pages as MCP resources.
     #[arg(long, value_name = "MODE", value_enum, default_value_t = NavigationArg::Off)]

@@ -111,6 +111,10 @@ pub(crate) struct ServeFile {
     /// How often `serve` sweeps for runs to take over (`3s`); `--workflow-sweep-every` wins
     /// over it.
     pub(crate) workflow_sweep_every: Option<String>,
+    /// The tools `serve` disables at start, as selectors (`tag:beta`, `domain:billing`,
+    /// `tool:x`); `--disable` adds to them and `--enable` turns them back on.
+    #[serde(default)]
+    pub(crate) disabled_tools: Vec<String>,
 }
 
 impl ConfigFile {

@@ -23,6 +23,7 @@ mod postgres_setup;
 mod render;
 mod roster_setup;
 mod store_defaults;
+mod switches_setup;
 mod table;
 mod telemetry;
 mod watch;

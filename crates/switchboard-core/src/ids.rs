@@ -33,6 +33,25 @@ pub fn is_valid_id(text: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'))
 }
 
+/// The longest tool tag, in characters (tags are ASCII).
+pub const MAX_TAG_LEN: usize = 64;
+
+/// The tag format in words, for the messages that refuse a tag.
+pub const TAG_FORMAT: &str = "1 to 64 characters from a-z 0-9 _ -";
+
+/// Whether `text` may serve as a tool tag: 1 to [`MAX_TAG_LEN`] characters of
+/// `a-z 0-9 _ -` ([`TAG_FORMAT`]).
+///
+/// A tag is an id of the narrowest kind: lowercase, so that `Beta` and `beta` are never two
+/// tags, and without `:` or `.`, so that a selector such as `tag:beta` reads one way only.
+pub fn is_valid_tag(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() <= MAX_TAG_LEN
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'-'))
+}
+
 /// A fresh id for a session, a call or a connection that brings none: `<prefix>-<uuid v7>`.
 ///
 /// Version 7 UUIDs (RFC 9562) start with the time in milliseconds, so ids minted later sort
@@ -217,5 +236,25 @@ mod tests {
             assert!(!is_valid_id(bad), "{bad:?}");
         }
         assert!(ID_FORMAT.contains(&MAX_ID_LEN.to_string()));
+    }
+
+    #[test]
+    fn tags_are_short_lowercase_words() {
+        for good in ["beta", "billing", "v2", "read_only", "early-access"] {
+            assert!(is_valid_tag(good), "{good}");
+        }
+        assert!(is_valid_tag(&"t".repeat(MAX_TAG_LEN)));
+        let too_long = "t".repeat(MAX_TAG_LEN + 1);
+        for bad in [
+            "",
+            "Beta",
+            "a b",
+            "tag:beta",
+            "a.b",
+            "caf\u{e9}",
+            too_long.as_str(),
+        ] {
+            assert!(!is_valid_tag(bad), "{bad:?}");
+        }
     }
 }

@@ -31,8 +31,9 @@ pub use error::{ErrorKind, FieldError, InvokeError, ToolError, UnknownErrorKind}
 pub use error_record::InvalidErrorRecord;
 pub use grants::{DefaultGrantsEntry, linked_default_grants};
 pub use ids::{
-    ActionId, AgentType, CorrelationId, ID_FORMAT, IdempotencyKey, MAX_ID_LEN, OrgId, ProjectId,
-    ProposalId, Role, SessionId, ThreadId, UserId, is_valid_id, mint_id,
+    ActionId, AgentType, CorrelationId, ID_FORMAT, IdempotencyKey, MAX_ID_LEN, MAX_TAG_LEN, OrgId,
+    ProjectId, ProposalId, Role, SessionId, TAG_FORMAT, ThreadId, UserId, is_valid_id,
+    is_valid_tag, mint_id,
 };
 pub use page::{
     Action, AvailableFn, BindFn, LoadFn, LoadedPage, NextFn, Page, PageAction, PageEntry,

@@ -199,6 +199,9 @@ pub struct ToolDescriptor {
     pub description: Cow<'static, str>,
     /// Orchestrator intent patterns.
     pub intents: Vec<Cow<'static, str>>,
+    /// Labels that group tools across domains; each is [a valid tag](crate::is_valid_tag).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<Cow<'static, str>>,
     /// Timeout override.
     #[serde(skip_serializing_if = "Option::is_none", with = "opt_millis")]
     pub timeout: Option<Duration>,
@@ -251,6 +254,7 @@ impl ToolDescriptor {
                 .iter()
                 .map(|intent| Cow::Borrowed(*intent))
                 .collect(),
+            tags: spec.tags.iter().map(|tag| Cow::Borrowed(*tag)).collect(),
             timeout: spec.timeout,
             input_schema: Arc::new((entry.input_schema)().to_value()),
             output_schema: Some(Arc::new((entry.output_schema)().to_value())),
@@ -278,7 +282,9 @@ impl ToolDescriptor {
     }
 
     /// The MCP `Tool` shape: `name`, `title`, `description`, `inputSchema`, `outputSchema`,
-    /// `annotations` derived from the category, and our metadata under `_meta`.
+    /// `annotations` derived from the category, and our metadata under `_meta`
+    /// (`switchboard/domain`, `switchboard/category`, `switchboard/permission`, and
+    /// `switchboard/tags` when the tool has tags).
     pub fn mcp(&self) -> Value {
         let mut tool = Map::new();
         tool.insert("name".into(), json!(self.name));
@@ -304,14 +310,17 @@ impl ToolDescriptor {
             tool.insert("outputSchema".into(), (**output).clone());
         }
         tool.insert("annotations".into(), self.annotations());
-        tool.insert(
-            "_meta".into(),
-            json!({
-                "switchboard/domain": self.domain,
-                "switchboard/category": self.category,
-                "switchboard/permission": self.permission,
-            }),
-        );
+        let mut meta = json!({
+            "switchboard/domain": self.domain,
+            "switchboard/category": self.category,
+            "switchboard/permission": self.permission,
+        });
+        if !self.tags.is_empty()
+            && let Value::Object(meta) = &mut meta
+        {
+            meta.insert("switchboard/tags".into(), json!(self.tags));
+        }
+        tool.insert("_meta".into(), meta);
         Value::Object(tool)
     }
 
@@ -405,6 +414,7 @@ mod tests {
             permission: Cow::Borrowed("pictures.read"),
             description: Cow::Borrowed("Shows a picture."),
             intents: Vec::new(),
+            tags: Vec::new(),
             timeout: None,
             input_schema: Arc::new(json!({"type": "object"})),
             output_schema: Some(Arc::new(json!({"type": "object"}))),

@@ -65,6 +65,10 @@ pub struct ToolSpec {
     pub description: &'static str,
     /// Utterance patterns the orchestrator routes to this tool (`"shifts from {from} to {to}"`).
     pub intents: &'static [&'static str],
+    /// Labels that group tools across domains (`"billing"`, `"beta"`), each
+    /// [a valid tag](crate::is_valid_tag): a running registry disables and enables tools by
+    /// tag, as by name or domain.
+    pub tags: &'static [&'static str],
     /// Overrides the runtime's default call timeout.
     pub timeout: Option<Duration>,
     /// Where the tool is defined.

@@ -167,7 +167,8 @@ pub async fn add_member(
     domain = crate::Roster,
     category = execute,
     permission = "roster.notices.post",
-    intents = ["post [a] notice {text}"]
+    intents = ["post [a] notice {text}"],
+    tags = ["notices"]
 )]
 pub async fn post_notice(
     ctx: &ToolContext<RosterState>,
@@ -189,7 +190,8 @@ pub async fn post_notice(
     domain = crate::Roster,
     category = read,
     permission = "roster.notices.read",
-    intents = ["[list|show|read] notices|announcements"]
+    intents = ["[list|show|read] notices|announcements"],
+    tags = ["notices"]
 )]
 pub async fn list_notices(
     ctx: &ToolContext<RosterState>,

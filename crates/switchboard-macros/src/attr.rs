@@ -7,7 +7,7 @@ use syn::{
     parse::Parser, punctuated::Punctuated, spanned::Spanned,
 };
 
-const KEYS: &str = "domain, category, permission, name, title, intents, timeout_ms";
+const KEYS: &str = "domain, category, permission, name, title, intents, tags, timeout_ms";
 const CATEGORIES: [&str; 4] = ["read", "propose", "execute", "restricted"];
 
 /// The checked arguments of one `#[tool]`.
@@ -18,6 +18,7 @@ pub(crate) struct ToolArgs {
     pub(crate) category: Ident,
     pub(crate) permission: LitStr,
     pub(crate) intents: Vec<LitStr>,
+    pub(crate) tags: Vec<LitStr>,
     pub(crate) timeout_ms: Option<LitInt>,
 }
 
@@ -29,6 +30,7 @@ pub(crate) fn parse(attr: TokenStream) -> syn::Result<ToolArgs> {
     let mut category = None;
     let mut permission = None;
     let mut intents = None;
+    let mut tags = None;
     let mut timeout_ms = None;
     for pair in &pairs {
         let Some(key) = pair.path.get_ident() else {
@@ -50,6 +52,7 @@ pub(crate) fn parse(attr: TokenStream) -> syn::Result<ToolArgs> {
             )?,
             "category" => set(&mut category, category_ident(&pair.value)?, duplicate)?,
             "intents" => set(&mut intents, intent_list(&pair.value)?, duplicate)?,
+            "tags" => set(&mut tags, tag_list(&pair.value)?, duplicate)?,
             "timeout_ms" => set(&mut timeout_ms, timeout(&pair.value)?, duplicate)?,
             _ => {
                 let hint = closest(&key_name, KEYS.split(", "))
@@ -82,6 +85,7 @@ pub(crate) fn parse(attr: TokenStream) -> syn::Result<ToolArgs> {
         category,
         permission,
         intents: intents.unwrap_or_default(),
+        tags: tags.unwrap_or_default(),
         timeout_ms,
     })
 }
@@ -172,6 +176,42 @@ fn intent_list(value: &Expr) -> syn::Result<Vec<LitStr>> {
             Ok(intent)
         })
         .collect()
+}
+
+/// Tags are short lowercase words, each given once: the rule of
+/// `switchboard_core::is_valid_tag`, which this crate cannot name.
+fn tag_list(value: &Expr) -> syn::Result<Vec<LitStr>> {
+    let Expr::Array(ExprArray { elems, .. }) = value else {
+        return Err(syn::Error::new(
+            value.span(),
+            "`tags` takes an array of strings, e.g. `tags = [\"billing\", \"beta\"]`",
+        ));
+    };
+    let mut tags: Vec<LitStr> = Vec::with_capacity(elems.len());
+    for elem in elems {
+        let tag = string(elem, "each tag")?;
+        let value = tag.value();
+        let valid = (1..=64).contains(&value.len())
+            && value
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'-'));
+        if !valid {
+            return Err(syn::Error::new(
+                tag.span(),
+                format!(
+                    "invalid tag `{value}`: use 1 to 64 characters from a-z 0-9 _ -, like `beta`"
+                ),
+            ));
+        }
+        if tags.iter().any(|earlier| earlier.value() == value) {
+            return Err(syn::Error::new(
+                tag.span(),
+                format!("the tag `{value}` is given twice"),
+            ));
+        }
+        tags.push(tag);
+    }
+    Ok(tags)
 }
 
 fn timeout(value: &Expr) -> syn::Result<LitInt> {

@@ -28,6 +28,7 @@ mod tool;
 /// | `name`       | `"core_get_current_user"`     | no       | defaults to `<domain name>_<fn name>`       |
 /// | `title`      | `"Current user"`              | no       | a short human title                        |
 /// | `intents`    | `["who am i", "me"]`          | no       | utterances the orchestrator routes here     |
+/// | `tags`       | `["billing", "beta"]`         | no       | labels (`a-z 0-9 _ -`) a running registry disables and enables tools by |
 /// | `timeout_ms` | `2000`                        | no       | overrides the runtime's default timeout     |
 ///
 /// The doc comment is the description. The macro keeps the function as written and adds a

@@ -31,6 +31,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
         category,
         permission,
         intents,
+        tags,
         timeout_ms,
     } = args;
     let name = match name {
@@ -115,6 +116,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
                 permission: #permission,
                 description: #description,
                 intents: &[#(#intents),*],
+                tags: &[#(#tags),*],
                 timeout: #timeout,
                 location: #core::SourceLocation { file: ::core::file!(), line: ::core::line!() },
             };

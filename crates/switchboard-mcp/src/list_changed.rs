@@ -1,5 +1,6 @@
 //! `notifications/tools/list_changed`: telling a client that the tools it may call changed,
-//! when tools are registered or removed at run time (`ToolRegistry::register`/`unregister`).
+//! when tools are registered or removed at run time (`ToolRegistry::register`/`unregister`),
+//! or switched off and on (`ToolRegistry::disable`/`enable`).
 //!
 //! The registry bumps a `watch` counter on every change; [`watch_visible_tools`] waits on it
 //! and notifies only when the list *this* client sees (the tools its roles are permitted, with
@@ -120,6 +121,7 @@ mod tests {
                 permission: Cow::Borrowed("core.users.read"),
                 description: Cow::Borrowed("Registered at run time by a test."),
                 intents: Vec::new(),
+                tags: Vec::new(),
                 timeout: None,
                 input_schema: Arc::new(json!({"type": "object", "properties": {}})),
                 output_schema: None,

@@ -161,6 +161,7 @@ mod tests {
             permission: Cow::Borrowed("core.users.read"),
             description: Cow::Borrowed(description),
             intents: Vec::new(),
+            tags: Vec::new(),
             timeout: None,
             input_schema: Arc::new(json!({"type": "object", "properties": {}})),
             output_schema: None,

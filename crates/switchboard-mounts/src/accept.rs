@@ -126,6 +126,7 @@ pub(crate) fn tool_spec(supervisor: ActorRef<SupervisorMsg>) -> RuntimeToolSpec 
                  change first (`switchboard mounts accept ID` shows it as a diff).",
             ),
             intents: Vec::new(),
+            tags: Vec::new(),
             timeout: None,
             input_schema: Arc::new(input_schema),
             output_schema: Some(Arc::new(output_schema)),

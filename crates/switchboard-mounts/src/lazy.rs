@@ -261,6 +261,7 @@ pub(crate) fn specs(directory: &Arc<Directory>, call_timeout: Duration) -> Vec<R
             permission: LAZY_PERMISSION.into(),
             description: description.into(),
             intents: Vec::new(),
+            tags: Vec::new(),
             timeout,
             input_schema: Arc::new(input_schema),
             output_schema: Some(Arc::new(schema_of::<ToolContent>().to_value())),

@@ -107,6 +107,7 @@ pub(crate) fn descriptor(server: &ServerConfig, tool: &Tool) -> ToolDescriptor {
         permission: Cow::Owned(permission),
         description: Cow::Owned(tool.description.as_deref().unwrap_or_default().to_owned()),
         intents: Vec::new(),
+        tags: Vec::new(),
         timeout: Some(server.call_timeout),
         input_schema: Arc::new(Value::Object((*tool.input_schema).clone())),
         output_schema: Some(Arc::new(output_schema)),

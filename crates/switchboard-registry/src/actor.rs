@@ -18,6 +18,7 @@ use crate::{
     domain::{DomainActor, DomainRuntime},
     error::RegistryError,
     registry::{RuntimeToolSpec, Shared},
+    switches::{Selector, Switch, SwitchRules},
     table::{Handler, RegisteredTool, ToolTable},
 };
 
@@ -37,6 +38,15 @@ pub enum RegistryMsg {
         /// How many were removed.
         reply: RpcReplyPort<usize>,
     },
+    /// Disable or enable tools ([`ToolRegistry::disable`](crate::ToolRegistry::disable)).
+    Switch {
+        /// Off or on.
+        switch: Switch,
+        /// Which tools.
+        selector: Selector,
+        /// The names of the tools whose state changed.
+        reply: RpcReplyPort<Result<Vec<String>, RegistryError>>,
+    },
 }
 
 impl std::fmt::Debug for RegistryMsg {
@@ -49,6 +59,13 @@ impl std::fmt::Debug for RegistryMsg {
             RegistryMsg::Unregister { names, .. } => {
                 f.debug_struct("Unregister").field("names", names).finish()
             }
+            RegistryMsg::Switch {
+                switch, selector, ..
+            } => f
+                .debug_struct("Switch")
+                .field("switch", switch)
+                .field("selector", selector)
+                .finish(),
         }
     }
 }
@@ -61,6 +78,8 @@ pub(crate) struct RegistryState {
     shared: Arc<Shared>,
     by_actor: HashMap<ActorId, Arc<DomainRuntime>>,
     failures: HashMap<Arc<str>, VecDeque<Instant>>,
+    /// What is switched off ([`crate::switches`]).
+    rules: SwitchRules,
 }
 
 pub(crate) struct RegistryActor;
@@ -90,7 +109,7 @@ impl RegistryActor {
         let shared = &state.shared;
         let mut domains = (**shared.domains.load()).clone();
         let mut new_domains = Vec::new();
-        let mut tools: Vec<Arc<RegisteredTool>> = shared.table.load().iter().cloned().collect();
+        let mut tools: Vec<Arc<RegisteredTool>> = shared.all.load().iter().cloned().collect();
         for spec in specs {
             let domain_name: &str = &spec.descriptor.domain;
             let domain = match domains.get(domain_name) {
@@ -127,12 +146,12 @@ impl RegistryActor {
             Self::start_domain(myself, state, domain).await?;
         }
         state.shared.domains.store(Arc::new(domains));
-        state.shared.publish(table);
+        state.shared.publish(table, &state.rules);
         Ok(())
     }
 
     fn unregister(state: &RegistryState, names: &[String]) -> usize {
-        let table = state.shared.table.load();
+        let table = state.shared.all.load();
         let before = table.iter().count();
         let kept: Vec<_> = table
             .iter()
@@ -145,12 +164,27 @@ impl RegistryActor {
         let removed = before - kept.len();
         if removed > 0 {
             match ToolTable::build(kept) {
-                Ok(table) => state.shared.publish(table),
+                Ok(table) => state.shared.publish(table, &state.rules),
                 // A subset of a valid table has no duplicates; keep the old table regardless.
                 Err(error) => tracing::error!(%error, "could not rebuild the tool table"),
             }
         }
         removed
+    }
+
+    /// Applies a switch, and publishes the table it leaves if it changed any tool.
+    fn switch(
+        state: &mut RegistryState,
+        switch: Switch,
+        selector: Selector,
+    ) -> Result<Vec<String>, RegistryError> {
+        let all = state.shared.all.load_full();
+        let changed = state.rules.apply(&all, switch, selector.clone())?;
+        if !changed.is_empty() {
+            state.shared.publish(all.subset(|_| true), &state.rules);
+        }
+        tracing::info!(?switch, %selector, changed = ?changed, "tools switched");
+        Ok(changed)
     }
 
     /// Whether a failed domain may be restarted now, under the restart budget.
@@ -183,6 +217,7 @@ impl Actor for RegistryActor {
             shared: args.shared,
             by_actor: HashMap::new(),
             failures: HashMap::new(),
+            rules: SwitchRules::default(),
         };
         let domains: BTreeMap<_, _> = (**state.shared.domains.load()).clone();
         for domain in domains.into_values() {
@@ -206,6 +241,13 @@ impl Actor for RegistryActor {
                 }
                 RegistryMsg::Unregister { names, reply } => {
                     let _ = reply.send(Self::unregister(state, &names));
+                }
+                RegistryMsg::Switch {
+                    switch,
+                    selector,
+                    reply,
+                } => {
+                    let _ = reply.send(Self::switch(state, switch, selector));
                 }
             }
             Ok(())

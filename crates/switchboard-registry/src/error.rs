@@ -137,4 +137,40 @@ pub enum RegistryError {
         /// The domain.
         domain: String,
     },
+    /// A tool carries a tag that is not [a valid tag](switchboard_core::is_valid_tag).
+    #[error("`{tool}` carries the tag `{tag}`, which is not a valid tag: use {format}", format = switchboard_core::TAG_FORMAT)]
+    InvalidTag {
+        /// The tool.
+        tool: String,
+        /// The tag.
+        tag: String,
+    },
+    /// A selector of tools to switch is not written `tool:NAME`, `domain:NAME` or `tag:NAME`.
+    #[error("invalid tool selector `{selector}`: {reason}")]
+    InvalidSelector {
+        /// The selector as given.
+        selector: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A switch names no registered tool, enabled or disabled.
+    #[error("no tool matches `{selector}`{}", did_you_mean(.similar))]
+    NoToolSelected {
+        /// The selector.
+        selector: crate::switches::Selector,
+        /// Selectors of the same kind that match tools and look like it.
+        similar: Vec<String>,
+    },
+}
+
+/// `; did you mean `a` or `b`?`, or nothing.
+fn did_you_mean(similar: &[String]) -> String {
+    match similar {
+        [] => String::new(),
+        [only] => format!("; did you mean `{only}`?"),
+        [first @ .., last] => {
+            let first: Vec<String> = first.iter().map(|name| format!("`{name}`")).collect();
+            format!("; did you mean {} or `{last}`?", first.join(", "))
+        }
+    }
 }

@@ -14,6 +14,7 @@ mod mutation;
 mod permissions;
 mod registry;
 mod sessions;
+mod switches;
 mod table;
 
 pub use access::{
@@ -34,4 +35,5 @@ pub use switchboard_approvals::{
     IdempotencyStore, MemoryIdempotencyStore, MemoryProposalStore, Proposal, ProposalStatus,
     ProposalStore, Proposer,
 };
+pub use switches::{Selector, Switch};
 pub use table::RuntimeTool;

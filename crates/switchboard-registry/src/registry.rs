@@ -27,12 +27,16 @@ use crate::{
     error::RegistryError,
     permissions::PermissionMatrix,
     sessions::SessionLists,
+    switches::SwitchRules,
     table::{Handler, RegisteredTool, RuntimeTool, ToolTable},
 };
 
 /// State shared by every handle and the registry actor.
 pub(crate) struct Shared {
+    /// The enabled tools: the table every call and list reads.
     pub(crate) table: ArcSwap<ToolTable>,
+    /// Every registered tool, enabled or disabled ([`crate::switches`]).
+    pub(crate) all: ArcSwap<ToolTable>,
     pub(crate) audit: AuditLog,
     pub(crate) permissions: PermissionMatrix,
     pub(crate) config: RegistryConfig,
@@ -59,10 +63,13 @@ impl Shared {
             .send_modify(|count| *count = count.wrapping_add(1));
     }
 
-    /// Publishes a new table and tells watchers: subscribed actors (the orchestrator) and
-    /// tasks (MCP sessions).
-    pub(crate) fn publish(&self, table: ToolTable) {
-        self.table.store(Arc::new(table));
+    /// Publishes a new table of every registered tool, of which callers see those `rules`
+    /// leave enabled, and tells watchers: subscribed actors (the orchestrator) and tasks (MCP
+    /// sessions).
+    pub(crate) fn publish(&self, all: ToolTable, rules: &SwitchRules) {
+        let enabled = rules.enabled(&all);
+        self.all.store(Arc::new(all));
+        self.table.store(Arc::new(enabled));
         self.note_change();
     }
 
@@ -78,7 +85,8 @@ impl Shared {
     }
 }
 
-/// The tool table changed: tools were registered or removed at run time.
+/// The tool table changed: tools were registered or removed at run time, or switched off or
+/// on ([`ToolRegistry::disable`], [`ToolRegistry::enable`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ToolsChanged {
     /// The change counter, which grows by one with every new table and every reveal.
@@ -361,7 +369,7 @@ impl RegistryBuilder {
             tool.policy = policies.get(entry.spec.name).copied();
             tools.push(Arc::new(tool));
         }
-        let table = ToolTable::build(tools)?;
+        let table = Arc::new(ToolTable::build(tools)?);
         let audit = match self.audit {
             AuditSource::Log(log) => log,
             AuditSource::Store(store, config) => {
@@ -377,7 +385,8 @@ impl RegistryBuilder {
             ))
         });
         let shared = Arc::new(Shared {
-            table: ArcSwap::from_pointee(table),
+            all: ArcSwap::new(Arc::clone(&table)),
+            table: ArcSwap::new(table),
             audit,
             permissions: self.permissions,
             config: self.config,
@@ -483,6 +492,10 @@ impl ToolRegistry {
 
     pub(crate) fn shared_arc(&self) -> &Arc<Shared> {
         &self.shared
+    }
+
+    pub(crate) fn actor(&self) -> &ActorRef<RegistryMsg> {
+        &self.actor
     }
 
     /// A handle that does not keep the registry alive: for a run-time tool that calls the
@@ -620,7 +633,7 @@ impl ToolRegistry {
         &self.shared.config
     }
 
-    /// A receiver that changes whenever the tool table does (run-time registrations), and
+    /// A receiver that changes whenever the tool table does (run-time registrations, switches), and
     /// when a session reveals tools ([`ToolRegistry::reveal_domain`]).
     pub fn watch_changes(&self) -> watch::Receiver<u64> {
         self.shared.version.subscribe()

@@ -177,6 +177,7 @@ mod tests {
                 permission: Cow::Borrowed("lazy.read"),
                 description: Cow::Borrowed("Registered by a test."),
                 intents: Vec::new(),
+                tags: Vec::new(),
                 timeout: None,
                 input_schema: Arc::new(json!({"type": "object"})),
                 output_schema: None,

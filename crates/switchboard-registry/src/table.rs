@@ -79,6 +79,16 @@ impl RegisteredTool {
                     .to_owned(),
             });
         }
+        if let Some(tag) = descriptor
+            .tags
+            .iter()
+            .find(|tag| !switchboard_core::is_valid_tag(tag))
+        {
+            return Err(RegistryError::InvalidTag {
+                tool: name,
+                tag: tag.to_string(),
+            });
+        }
         if let Some(path) = switchboard_core::schema::find_org_id_property(schema) {
             return Err(RegistryError::OrgIdInSchema { tool: name, path });
         }
@@ -270,6 +280,21 @@ impl ToolTable {
         let mut sorted: Vec<_> = by_name.values().cloned().collect();
         sorted.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(Self { by_name, sorted })
+    }
+
+    /// The table of the tools `keep` keeps (a subset has no duplicates to refuse).
+    pub(crate) fn subset(&self, keep: impl Fn(&RegisteredTool) -> bool) -> ToolTable {
+        let sorted: Vec<Arc<RegisteredTool>> = self
+            .sorted
+            .iter()
+            .filter(|tool| keep(tool))
+            .cloned()
+            .collect();
+        let by_name = sorted
+            .iter()
+            .map(|tool| (Arc::clone(&tool.name), Arc::clone(tool)))
+            .collect();
+        ToolTable { by_name, sorted }
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<&Arc<RegisteredTool>> {

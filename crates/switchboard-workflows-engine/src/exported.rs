@@ -238,6 +238,7 @@ impl Engine {
             permission: Cow::Borrowed(spec.permission),
             description: Cow::Borrowed(spec.description),
             intents: Vec::new(),
+            tags: Vec::new(),
             timeout: Some(EXPORTED_CALL_TIMEOUT),
             input_schema: Arc::new(input_schema),
             output_schema: None,

@@ -69,6 +69,7 @@ fn descriptor(name: &str, input_schema: Value, intents: &[&'static str]) -> Tool
             .iter()
             .map(|intent| Cow::Borrowed(*intent))
             .collect(),
+        tags: Vec::new(),
         timeout: None,
         input_schema: Arc::new(input_schema),
         output_schema: None,

@@ -77,6 +77,7 @@ fn spec(
             permission: Cow::Borrowed("ops.use"),
             description: Cow::Borrowed("A tool that misbehaves on purpose."),
             intents: Vec::new(),
+            tags: Vec::new(),
             timeout,
             input_schema: Arc::new(json!({
                 "type": "object",

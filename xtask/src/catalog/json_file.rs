@@ -31,6 +31,8 @@ struct ToolJson {
     permission: String,
     description: String,
     intents: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tags: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     timeout_ms: Option<u64>,
     input_schema: Value,
@@ -50,6 +52,7 @@ impl ToolJson {
             permission: tool.permission.to_string(),
             description: tool.description.to_string(),
             intents: tool.intents.iter().map(ToString::to_string).collect(),
+            tags: tool.tags.iter().map(ToString::to_string).collect(),
             timeout_ms: tool
                 .timeout
                 .map(|timeout| u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX)),

@@ -288,6 +288,12 @@ fn render_tool(page: &mut Page, snapshot: &RegistrySnapshot, tool: &ToolDescript
             code_list(&tool.intents)
         ));
     }
+    if !tool.tags.is_empty() {
+        page.line(format!(
+            "- **Tags:** {}; `serve --disable tag:NAME` switches off every tool with the tag.",
+            code_list(&tool.tags)
+        ));
+    }
     page.blank();
 
     page.line("#### Input");

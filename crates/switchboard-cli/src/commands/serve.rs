@@ -32,7 +32,9 @@ use crate::{
     config_file::{ServeFile, StoreChoice},
     escape::escape_controls,
     mounts_setup::MountsSetup,
-    operate, output, telemetry,
+    operate, output,
+    switches_setup::StartSwitches,
+    telemetry,
     workflows_setup::{Workflows, WorkflowsChoice},
 };
 
@@ -54,6 +56,8 @@ pub(crate) struct Serving {
     stores: KeptStores,
     /// How the HTTP server drains, and whether readiness waits for the mounted servers.
     operations: Operations,
+    /// The tools switched off (and back on) before the first client.
+    switches: StartSwitches,
 }
 
 /// What `serve --http` needs to be run by a platform (see [`crate::operate`]).
@@ -173,6 +177,11 @@ impl Serving {
             mounts_strict: args.mounts.mounts_strict,
             metrics: args.operate.metrics,
         };
+        let switches = StartSwitches::prepare(
+            &file.disabled_tools,
+            args.switches.disable.clone(),
+            args.switches.enable.clone(),
+        )?;
         let transport = Transport::prepare(args, file.oauth.as_deref())?;
         let (state_key, state_key_generated) = match configured_state_key(
             state_key_flag.as_deref(),
@@ -190,6 +199,7 @@ impl Serving {
             workflows,
             stores,
             operations,
+            switches,
         })
     }
 }
@@ -341,7 +351,9 @@ pub(crate) async fn run(
         workflows,
         stores,
         operations,
+        switches,
     } = serving;
+    switches.apply(registry).await?;
     let engine = &running.engine;
     // The one engine of this process (built on `--workflows`' store before the command
     // runs): every workflow surface of the server uses it.

@@ -1,7 +1,7 @@
 //! `switchboard tools [--json]`: every linked tool, sorted by name.
 //!
 //! The table shows what a person needs to pick a tool; `--json` adds the intents the
-//! orchestrator routes on, and keeps the full description.
+//! orchestrator routes on and the tags (when a tool has any), and keeps the full description.
 
 use serde::Serialize;
 use switchboard::{Category, ToolRegistry};
@@ -17,6 +17,8 @@ struct ToolRow<'a> {
     permission: &'a str,
     description: &'a str,
     intents: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tags: Vec<&'a str>,
 }
 
 /// Prints the tools.
@@ -34,6 +36,7 @@ pub(super) fn run(registry: &ToolRegistry, args: &ToolsArgs) -> anyhow::Result<E
                 permission: &tool.permission,
                 description: &tool.description,
                 intents: tool.intents.iter().map(|intent| &**intent).collect(),
+                tags: tool.tags.iter().map(|tag| &**tag).collect(),
             })
             .collect();
         output::write_stdout(&output::to_json(&rows)?);

@@ -246,6 +246,16 @@ const TOOL_CATALOG: &str = concat!(
 /// read from the generated catalog. The architecture tests keep the catalog equal to the linked
 /// registry, so no test here keeps its own list of every tool.
 pub(crate) fn catalog_tool_names() -> Vec<String> {
+    catalog_tools_where(|_| true)
+}
+
+/// The names of the catalog's tools of `domain`, in its order.
+pub(crate) fn catalog_tool_names_of(domain: &str) -> Vec<String> {
+    catalog_tools_where(|tool| tool["domain"] == domain)
+}
+
+/// The names of the catalog's tools that `keep` keeps, in its order.
+fn catalog_tools_where(keep: impl Fn(&serde_json::Value) -> bool) -> Vec<String> {
     let text = std::fs::read_to_string(TOOL_CATALOG)
         .unwrap_or_else(|error| panic!("cannot read {TOOL_CATALOG}: {error}"));
     let catalog: serde_json::Value = serde_json::from_str(&text)
@@ -254,6 +264,7 @@ pub(crate) fn catalog_tool_names() -> Vec<String> {
         .as_array()
         .unwrap_or_else(|| panic!("{TOOL_CATALOG} has no `tools` array"))
         .iter()
+        .filter(|tool| keep(tool))
         .map(|tool| {
             tool["name"]
                 .as_str()

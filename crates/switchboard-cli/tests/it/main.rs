@@ -35,6 +35,7 @@ mod serve_pages;
 mod serve_ready_mounts;
 mod serve_stdio_stop;
 mod serve_stores;
+mod serve_switches;
 mod serve_workflows;
 mod state_key;
 mod stdio_client;

@@ -75,6 +75,7 @@ pub(crate) struct ShiftList {
     permission = "shifts.list",
     title = "List shifts",
     intents = ["shifts of {team}", "who works in {team}"],
+    tags = ["planning", "beta"],
     timeout_ms = 1500
 )]
 async fn list_shifts(
@@ -162,6 +163,19 @@ fn mcp_shape_declares_2020_12_and_annotations() {
     assert_eq!(tool["annotations"]["destructiveHint"], false);
     assert_eq!(tool["_meta"]["switchboard/domain"], "shifts");
     assert_eq!(tool["_meta"]["switchboard/permission"], "shifts.list");
+    assert_eq!(
+        tool["_meta"]["switchboard/tags"],
+        json!(["planning", "beta"])
+    );
+}
+
+#[test]
+fn tags_are_in_the_spec_and_the_descriptor_in_declared_order() {
+    assert_eq!(entry().spec.tags, ["planning", "beta"]);
+    let descriptor = descriptor();
+    assert_eq!(descriptor.tags, ["planning", "beta"]);
+    let serialized = serde_json::to_value(&descriptor).expect("a descriptor is JSON");
+    assert_eq!(serialized["tags"], json!(["planning", "beta"]));
 }
 
 #[test]

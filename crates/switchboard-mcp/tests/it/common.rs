@@ -216,6 +216,7 @@ pub(crate) fn runtime_tool(
             permission: Cow::Borrowed(permission),
             description: Cow::Borrowed("Registered at run time by a test."),
             intents: Vec::new(),
+            tags: Vec::new(),
             timeout: None,
             input_schema: Arc::new(json!({"type": "object", "properties": {}})),
             output_schema: None,

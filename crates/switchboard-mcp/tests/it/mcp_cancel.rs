@@ -48,6 +48,7 @@ fn wait_forever(started: mpsc::UnboundedSender<()>) -> RuntimeToolSpec {
             permission: Cow::Borrowed("test.wait"),
             description: Cow::Borrowed("Never finishes; for cancellation tests."),
             intents: Vec::new(),
+            tags: Vec::new(),
             timeout: Some(Duration::from_secs(600)),
             input_schema: Arc::new(json!({"type": "object", "properties": {}})),
             output_schema: None,

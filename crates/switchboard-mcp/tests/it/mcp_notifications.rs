@@ -1,7 +1,7 @@
 //! What the server tells a client while it works, seen from a real rmcp client: progress
 //! (`notifications/progress` for a request with a progress token), logging
 //! (`notifications/message` after `logging/setLevel`, fed from `tracing`), and
-//! `notifications/tools/list_changed` after run-time registrations; plus the content-block
+//! `notifications/tools/list_changed` after run-time registrations and switches; plus the content-block
 //! answers of the conformance tools. The tools are the `conformance` domain's. Every wait is
 //! bounded by `common::LIMIT`.
 
@@ -342,6 +342,62 @@ async fn list_changed_follows_the_tools_the_client_may_call() {
     })
     .await;
     assert!(!listed(&client).await.contains(&"mounted_lookup".to_owned()));
+
+    close(client, server).await;
+    registry.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_disabled_tool_leaves_the_list_with_a_list_changed_until_enabled() {
+    let registry = registry().await;
+    bounded(
+        "registering",
+        registry.register(vec![mounted_tool("mounted_lookup", "core.users.read")]),
+    )
+    .await
+    .expect("registers");
+    let (client, recorder, server) = connect(&registry, admin()).await;
+    assert!(listed(&client).await.contains(&"mounted_lookup".to_owned()));
+
+    let changed = bounded(
+        "disabling",
+        registry.disable("domain:mounted".parse().expect("a selector")),
+    )
+    .await
+    .expect("the domain has a tool");
+    assert_eq!(changed, ["mounted_lookup"]);
+    eventually("tools/list_changed", || recorder.list_changed() == 1).await;
+    assert!(!listed(&client).await.contains(&"mounted_lookup".to_owned()));
+    let refused = bounded(
+        "a tools/call",
+        client.call_tool(CallToolRequestParams::new("mounted_lookup")),
+    )
+    .await
+    .expect_err("a disabled tool is refused as unknown");
+    assert!(
+        refused
+            .to_string()
+            .contains("no tool is named `mounted_lookup`"),
+        "{refused}"
+    );
+
+    bounded(
+        "enabling",
+        registry.enable("tool:mounted_lookup".parse().expect("a selector")),
+    )
+    .await
+    .expect("the tool exists");
+    eventually("a second tools/list_changed", || {
+        recorder.list_changed() == 2
+    })
+    .await;
+    assert!(listed(&client).await.contains(&"mounted_lookup".to_owned()));
+    assert!(
+        !call(&client, "mounted_lookup")
+            .await
+            .is_error
+            .unwrap_or(false)
+    );
 
     close(client, server).await;
     registry.shutdown().await;

@@ -194,6 +194,7 @@ async fn a_tool_name_already_taken_is_refused_naming_both() {
         permission: "squatters.read".into(),
         description: "Takes a name.".into(),
         intents: Vec::new(),
+        tags: Vec::new(),
         timeout: None,
         input_schema: std::sync::Arc::new(json!({"type": "object"})),
         output_schema: None,

@@ -73,6 +73,7 @@ fn stock_tool(intents: &[&'static str]) -> RuntimeToolSpec {
                 .iter()
                 .map(|intent| Cow::Borrowed(*intent))
                 .collect(),
+            tags: Vec::new(),
             timeout: None,
             input_schema: Arc::new(schema()),
             output_schema: None,

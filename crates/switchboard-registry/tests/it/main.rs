@@ -18,5 +18,6 @@ mod invoke_props;
 mod mutation_context;
 mod proposals;
 mod supervision;
+mod switches;
 mod unknown_fields;
 mod writes;
