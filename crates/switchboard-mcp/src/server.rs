@@ -47,12 +47,13 @@ use switchboard_registry::ToolRegistry;
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
-        CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest, CustomResult,
-        ErrorCode, GetTaskParams, GetTaskResult, Implementation, ListResourceTemplatesResult,
-        ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestMethod,
-        ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
-        ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
-        UnsubscribeRequestParams,
+        CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
+        CompleteResult, CustomRequest, CustomResult, ErrorCode, GetPromptRequestParams,
+        GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, ListPromptsResult,
+        ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+        ReadResourceRequestMethod, ReadResourceRequestParams, ReadResourceResponse,
+        ReadResourceResult, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+        SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
     },
     service::{NotificationContext, RequestContext, SubscriptionContext},
 };
@@ -64,7 +65,7 @@ use crate::{
     identity::Identity,
     list_changed,
     navigation::{self, Navigation, NavigationMode},
-    resources,
+    prompts, resources,
     scope::RequestScope,
     server_info::ServerInfo,
     session::{ListenBaseline, SessionState, transport_session},
@@ -339,6 +340,14 @@ impl ServerHandler for McpServer {
                 .build()
                 .resources;
         }
+        if prompts::any(&self.registry, &self.identity.roles) {
+            let offered = ServerCapabilities::builder()
+                .enable_prompts()
+                .enable_completions()
+                .build();
+            capabilities.prompts = offered.prompts;
+            capabilities.completions = offered.completions;
+        }
         tasks::advertise(&self.registry, &mut capabilities);
         if self.navigation.is_some() {
             instructions.push_str("\n\n");
@@ -501,6 +510,40 @@ impl ServerHandler for McpServer {
     ) -> Result<(), ErrorData> {
         self.resource_subscriptions().remove(&request.uri);
         Ok(())
+    }
+
+    /// The prompts the caller's roles grant ([`crate::prompts`]).
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let cursor = request.and_then(|params| params.cursor);
+        prompts::list(&self.registry, &self.identity.roles, cursor.as_deref())
+    }
+
+    /// A prompt rendered for the caller ([`crate::prompts`]).
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let scope = RequestScope::from_meta(&context.meta)?;
+        let call_context = self.call_context(&context, &scope);
+        prompts::get(&self.registry, request, &call_context)
+            .await
+            .map(Into::into)
+    }
+
+    /// Suggestions for a prompt's argument ([`crate::prompts`]).
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let scope = RequestScope::from_meta(&context.meta)?;
+        let call_context = self.call_context(&context, &scope);
+        prompts::complete(&self.registry, &request, &call_context)
     }
 
     async fn call_tool(

@@ -137,4 +137,27 @@ pub enum RegistryError {
         /// The domain.
         domain: String,
     },
+    /// A linked prompt cannot be served: a bad name, an unknown domain, or arguments that are
+    /// not strings.
+    #[error("the prompt `{prompt}` ({location}) cannot be served: {reason}")]
+    InvalidPrompt {
+        /// The prompt.
+        prompt: String,
+        /// Where it is declared.
+        location: String,
+        /// What is wrong, and how to fix it.
+        reason: String,
+    },
+    /// Two prompts have the same name.
+    #[error(
+        "two prompts are named `{name}`: one at {first}, one at {second}; prompt names must be unique, rename one"
+    )]
+    DuplicatePrompt {
+        /// The name.
+        name: String,
+        /// Where the first is declared.
+        first: String,
+        /// Where the second is declared.
+        second: String,
+    },
 }

@@ -26,6 +26,7 @@ use crate::{
     domain::{DomainMsg, DomainRuntime, DomainStatus},
     error::RegistryError,
     permissions::PermissionMatrix,
+    prompts::PromptTable,
     sessions::SessionLists,
     table::{Handler, RegisteredTool, RuntimeTool, ToolTable},
 };
@@ -48,6 +49,8 @@ pub(crate) struct Shared {
     pub(crate) proposals: Arc<dyn ProposalStore>,
     /// The open sessions' own tool lists ([`crate::sessions`]).
     pub(crate) sessions: SessionLists,
+    /// The prompts it serves, fixed at start ([`crate::prompts`]).
+    pub(crate) prompts: PromptTable,
 }
 
 impl Shared {
@@ -298,7 +301,7 @@ impl RegistryBuilder {
         self
     }
 
-    /// Leaves a linked domain, and its tools, out of this registry.
+    /// Leaves a linked domain, and its tools and prompts, out of this registry.
     pub fn exclude_domain(mut self, domain: impl Into<String>) -> Self {
         self.excluded_domains.push(domain.into());
         self
@@ -314,6 +317,7 @@ impl RegistryBuilder {
             .filter(|entry| !excluded(entry.spec.domain))
             .collect();
         let policies = scan_policies()?;
+        let prompts = PromptTable::build(&domains, &self.permissions, &excluded)?;
         let mut tools = Vec::with_capacity(entries.len());
         for entry in entries {
             let Some(domain) = domains.get(entry.spec.domain) else {
@@ -379,6 +383,7 @@ impl RegistryBuilder {
                 .proposals
                 .unwrap_or_else(|| Arc::new(MemoryProposalStore::new())),
             sessions: SessionLists::default(),
+            prompts,
         });
         let (actor, _join) = Actor::spawn(
             None,
