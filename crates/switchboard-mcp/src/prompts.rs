@@ -132,7 +132,8 @@ pub(crate) fn complete(
                 context,
             )
             .map_err(error_data)?,
-        Reference::Resource(_) => Vec::new(),
+        // A resource template's variable (`ref/resource`), or a reference of a later revision.
+        _ => Vec::new(),
     };
     let completion = CompletionInfo::with_all_values(values)
         .map_err(|reason| ErrorData::internal_error(reason, None))?;
