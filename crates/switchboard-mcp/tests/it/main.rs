@@ -19,6 +19,7 @@ mod mcp_http_load;
 mod mcp_invalid_params;
 mod mcp_navigation;
 mod mcp_notifications;
+mod mcp_prompts;
 mod mcp_refusals_audited;
 mod mcp_resources;
 mod mcp_server;
