@@ -63,6 +63,10 @@ pub(crate) enum Command {
     Schema(SchemaArgs),
     /// Call a tool by name with JSON params, and print its result and audit record.
     Call(CallArgs),
+    /// List every prompt: name, description and arguments (`*` marks a required one).
+    Prompts(PromptsArgs),
+    /// Render a prompt by name with `--arg NAME=VALUE` arguments, and print its messages.
+    Prompt(PromptArgs),
     /// Route an utterance through the orchestrator, call the tool it reaches, and print the
     /// route, the result and the audit record.
     Ask(AskArgs),
@@ -99,6 +103,8 @@ impl Command {
         match self {
             Command::Tools(args) => args.json,
             Command::Call(args) => args.json,
+            Command::Prompts(args) => args.json,
+            Command::Prompt(args) => args.json,
             Command::Ask(args) => args.json,
             Command::Navigate(args) => args.json,
             Command::Act(args) => args.json,
@@ -118,6 +124,7 @@ impl Command {
     pub(crate) fn registry_args(&self) -> RegistryArgs {
         match self {
             Command::Call(args) => args.registry.clone(),
+            Command::Prompt(args) => args.registry.clone(),
             Command::Ask(args) => args.registry.clone(),
             Command::Navigate(args) => args.registry.clone(),
             Command::Act(args) => args.registry.clone(),
@@ -130,7 +137,9 @@ impl Command {
                 ..RegistryArgs::default()
             },
             Command::Workflow(args) => args.action.registry_args(),
-            Command::Tools(_) | Command::Schema(_) | Command::Mounts(_) => RegistryArgs::default(),
+            Command::Tools(_) | Command::Schema(_) | Command::Mounts(_) | Command::Prompts(_) => {
+                RegistryArgs::default()
+            }
         }
     }
 
@@ -156,6 +165,8 @@ impl Command {
             },
             // Pages are the linked domains'; a mounted server has none.
             Command::Schema(_)
+            | Command::Prompts(_)
+            | Command::Prompt(_)
             | Command::Navigate(_)
             | Command::Act(_)
             | Command::Audit(_)
@@ -460,6 +471,47 @@ pub(crate) struct ToolsArgs {
     /// Mounted MCP servers, whose tools are listed too.
     #[command(flatten)]
     pub(crate) mounts: MountArgs,
+}
+
+/// `switchboard prompts [--json]`.
+#[derive(Debug, Args)]
+pub(crate) struct PromptsArgs {
+    /// Print a JSON array (each prompt with its arguments, their descriptions and values)
+    /// instead of a table.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// `switchboard prompt NAME [--arg NAME=VALUE]... [IDENTITY] [--json]`.
+#[derive(Debug, Args)]
+pub(crate) struct PromptArgs {
+    /// The prompt's name (see `switchboard prompts`).
+    #[arg(value_name = "NAME")]
+    pub(crate) prompt: String,
+
+    /// One argument, as `NAME=VALUE` (the value is a string; give the flag once per argument).
+    #[arg(long = "arg", value_name = "NAME=VALUE", value_parser = parse_prompt_argument)]
+    pub(crate) arguments: Vec<(String, String)>,
+
+    /// Print one JSON object: `{"result": {"description", "messages"}}` or `{"error"}`.
+    #[arg(long)]
+    pub(crate) json: bool,
+
+    /// Who asks for it.
+    #[command(flatten)]
+    pub(crate) identity: IdentityArgs,
+
+    /// The permission matrix and the stores.
+    #[command(flatten)]
+    pub(crate) registry: RegistryArgs,
+}
+
+/// `NAME=VALUE`, split at the first `=`.
+fn parse_prompt_argument(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.is_empty() => Ok((name.to_owned(), value.to_owned())),
+        _ => Err(format!("`{text}` is not NAME=VALUE")),
+    }
 }
 
 /// `switchboard schema TOOL [--format anthropic|mcp]`.
