@@ -370,7 +370,9 @@ pub enum PromptError {
     },
     /// None of the caller's roles grants the prompt's permission.
     #[error(
-        "`{prompt}` needs the permission `{permission}`, which none of the roles {roles:?} grants"
+        "`{prompt}` needs the permission `{permission}`, which none of the roles [{}] grants; \
+         ask an administrator for a role that does",
+        join_roles(.roles)
     )]
     PermissionDenied {
         /// The prompt.
@@ -388,6 +390,14 @@ pub enum PromptError {
         /// What went wrong.
         error: ToolError,
     },
+}
+
+fn join_roles(roles: &[Role]) -> String {
+    roles
+        .iter()
+        .map(Role::as_str)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn did_you_mean(similar: &[String]) -> String {
@@ -647,6 +657,29 @@ mod tests {
         let fixed = PromptEntry::of::<Fixed>();
         let values = (fixed.complete)(scope("fixed_prompt"), "a", "b").expect("same state type");
         assert_eq!(values, ["a=b/7"]);
+    }
+
+    #[test]
+    fn errors_name_what_to_fix() {
+        let denied = PromptError::PermissionDenied {
+            prompt: "p".to_owned(),
+            permission: "x.read".to_owned(),
+            roles: vec![Role::from("viewer"), Role::from("guest")],
+        };
+        assert_eq!(
+            denied.to_string(),
+            "`p` needs the permission `x.read`, which none of the roles [viewer, guest] grants; \
+             ask an administrator for a role that does"
+        );
+        let unknown = PromptError::NotFound {
+            name: "q".to_owned(),
+            similar: vec!["p".to_owned()],
+        };
+        assert_eq!(
+            unknown.to_string(),
+            "no prompt is named `q`; did you mean `p`?"
+        );
+        assert_eq!(unknown.kind(), "prompt_not_found");
     }
 
     #[test]
