@@ -55,6 +55,8 @@ pub struct RegistrySnapshot {
     pub default_timeout: Duration,
     /// Every linked page, sorted by route.
     pub pages: Vec<PageSummary>,
+    /// Every prompt the registry serves, sorted by name.
+    pub prompts: Vec<switchboard::PromptDescriptor>,
 }
 
 /// A page, as the catalog lists it.
@@ -168,6 +170,11 @@ fn read_registry(registry: &ToolRegistry) -> RegistrySnapshot {
         roles_by_permission,
         default_timeout: registry.config().default_timeout,
         pages,
+        prompts: registry
+            .prompts()
+            .iter()
+            .map(|prompt| (**prompt).clone())
+            .collect(),
     }
 }
 

@@ -24,6 +24,10 @@ use crate::{
 };
 use switchboard_workflows::GraphFormat;
 
+mod catalog;
+
+pub(crate) use catalog::{PromptArgs, PromptsArgs, SchemaArgs, SchemaFormat, ToolsArgs};
+
 /// Text shown after `--help`: where identity comes from, and the exit codes.
 const AFTER_HELP: &str = "\
 Identity (for `call`, `ask`, `navigate`, `act` and `serve`) comes from --org, --user, --role, --initiator or
@@ -63,6 +67,10 @@ pub(crate) enum Command {
     Schema(SchemaArgs),
     /// Call a tool by name with JSON params, and print its result and audit record.
     Call(CallArgs),
+    /// List every prompt: name, description and arguments (`*` marks a required one).
+    Prompts(PromptsArgs),
+    /// Render a prompt by name with `--arg NAME=VALUE` arguments, and print its messages.
+    Prompt(PromptArgs),
     /// Route an utterance through the orchestrator, call the tool it reaches, and print the
     /// route, the result and the audit record.
     Ask(AskArgs),
@@ -99,6 +107,8 @@ impl Command {
         match self {
             Command::Tools(args) => args.json,
             Command::Call(args) => args.json,
+            Command::Prompts(args) => args.json,
+            Command::Prompt(args) => args.json,
             Command::Ask(args) => args.json,
             Command::Navigate(args) => args.json,
             Command::Act(args) => args.json,
@@ -118,6 +128,7 @@ impl Command {
     pub(crate) fn registry_args(&self) -> RegistryArgs {
         match self {
             Command::Call(args) => args.registry.clone(),
+            Command::Prompt(args) => args.registry.clone(),
             Command::Ask(args) => args.registry.clone(),
             Command::Navigate(args) => args.registry.clone(),
             Command::Act(args) => args.registry.clone(),
@@ -130,7 +141,9 @@ impl Command {
                 ..RegistryArgs::default()
             },
             Command::Workflow(args) => args.action.registry_args(),
-            Command::Tools(_) | Command::Schema(_) | Command::Mounts(_) => RegistryArgs::default(),
+            Command::Tools(_) | Command::Schema(_) | Command::Mounts(_) | Command::Prompts(_) => {
+                RegistryArgs::default()
+            }
         }
     }
 
@@ -156,6 +169,8 @@ impl Command {
             },
             // Pages are the linked domains'; a mounted server has none.
             Command::Schema(_)
+            | Command::Prompts(_)
+            | Command::Prompt(_)
             | Command::Navigate(_)
             | Command::Act(_)
             | Command::Audit(_)
@@ -448,39 +463,6 @@ pub(crate) struct MountsAcceptArgs {
     /// Accept without asking (otherwise asked on a terminal, and refused without one).
     #[arg(long)]
     pub(crate) yes: bool,
-}
-
-/// `switchboard tools [--json]`.
-#[derive(Debug, Args)]
-pub(crate) struct ToolsArgs {
-    /// Print a JSON array (with each tool's intents) instead of a table.
-    #[arg(long)]
-    pub(crate) json: bool,
-
-    /// Mounted MCP servers, whose tools are listed too.
-    #[command(flatten)]
-    pub(crate) mounts: MountArgs,
-}
-
-/// `switchboard schema TOOL [--format anthropic|mcp]`.
-#[derive(Debug, Args)]
-pub(crate) struct SchemaArgs {
-    /// The tool's name (see `switchboard tools`).
-    #[arg(value_name = "TOOL")]
-    pub(crate) tool: String,
-
-    /// Which definition shape to print.
-    #[arg(long, value_enum, default_value_t = SchemaFormat::Mcp)]
-    pub(crate) format: SchemaFormat,
-}
-
-/// The shapes `schema` can print.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum SchemaFormat {
-    /// `{name, description, input_schema}`, for the Anthropic Messages API.
-    Anthropic,
-    /// The MCP `Tool` object: `inputSchema`, `outputSchema`, annotations and `_meta`.
-    Mcp,
 }
 
 /// The values of `serve --navigation`.

@@ -14,6 +14,7 @@ mod ids;
 mod page;
 mod policy;
 mod progress;
+mod prompt;
 mod resource;
 pub mod schema;
 mod tool;
@@ -41,6 +42,10 @@ pub use page::{
 };
 pub use policy::{GateFn, ScopeField, ToolPolicyEntry, linked_policies};
 pub use progress::{Progress, ProgressNotifier, ProgressSink};
+pub use prompt::{
+    CompleteFn, Prompt, PromptArgument, PromptDescriptor, PromptEntry, PromptError, PromptMessage,
+    PromptRole, PromptSpec, PromptStateOf, RenderFn, RenderedPrompt, linked_prompts, prompt_scope,
+};
 pub use resource::{ResourceSpec, linked_resources};
 pub use schema::{ToolDescriptor, ToolOrigin};
 pub use switchboard_macros::{ToolInput, derives, tool};

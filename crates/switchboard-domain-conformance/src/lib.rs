@@ -4,6 +4,7 @@ mod asking_tools;
 mod behaviour_tools;
 mod content_tools;
 mod media;
+mod prompts;
 mod resource_tools;
 mod round_tools;
 #[cfg(test)]
@@ -23,7 +24,10 @@ pub use content_tools::{
     AudioContent, EmbeddedResourceContent, ImageContent, MultipleContentTypes, SimpleText,
     audio_content, embedded_resource_content, image_content, multiple_content_types, simple_text,
 };
-
+pub use prompts::{
+    PromptWithArguments, PromptWithEmbeddedResource, PromptWithImage, ResourceUri, SimplePrompt,
+    TwoArguments,
+};
 pub use resource_tools::{
     StaticBinary, StaticText, TemplateData, TemplateDataInput, TemplateRecord, Watched,
     static_binary, static_text, template_data, watched,

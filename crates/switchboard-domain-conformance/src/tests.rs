@@ -189,3 +189,72 @@ fn the_json_schema_tool_keeps_its_2020_12_keywords() {
         "{schema}"
     );
 }
+
+#[tokio::test]
+async fn prompts_render_what_their_scenarios_expect() {
+    use switchboard_core::Prompt;
+
+    use crate::{
+        PromptWithArguments, PromptWithEmbeddedResource, PromptWithImage, ResourceUri,
+        SimplePrompt, TwoArguments,
+    };
+
+    let ctx = context(ProgressNotifier::none());
+    let simple = SimplePrompt::render(&ctx, NoInput {})
+        .await
+        .expect("renders");
+    assert_eq!(
+        json_of(&simple),
+        json!([{"role": "user", "content": {"type": "text", "text": "This is a simple prompt for testing."}}])
+    );
+    let with_arguments = PromptWithArguments::render(
+        &ctx,
+        TwoArguments {
+            arg1: "hello".to_owned(),
+            arg2: "world".to_owned(),
+        },
+    )
+    .await
+    .expect("renders");
+    assert_eq!(
+        json_of(&with_arguments)[0]["content"]["text"],
+        "Prompt with arguments: arg1='hello', arg2='world'"
+    );
+    assert_eq!(
+        PromptWithArguments::complete(&ctx, "arg1", "pa"),
+        ["paris", "park", "party"]
+    );
+    let embedded = PromptWithEmbeddedResource::render(
+        &ctx,
+        ResourceUri {
+            resource_uri: "test://example-resource".to_owned(),
+        },
+    )
+    .await
+    .expect("renders");
+    assert_eq!(
+        json_of(&embedded)[0]["content"],
+        json!({"type": "resource", "resource": {
+            "uri": "test://example-resource",
+            "mimeType": "text/plain",
+            "text": "Embedded resource content for testing."
+        }})
+    );
+    let image = PromptWithImage::render(&ctx, NoInput {})
+        .await
+        .expect("renders");
+    assert_eq!(json_of(&image)[0]["content"]["type"], "image");
+    assert_eq!(json_of(&image)[0]["content"]["mimeType"], "image/png");
+    let descriptors: Vec<_> = switchboard_core::linked_prompts()
+        .filter(|entry| entry.spec.domain == DOMAIN)
+        .map(|entry| entry.descriptor().expect("string arguments"))
+        .collect();
+    assert_eq!(descriptors.len(), 4);
+    let embedded_arguments = descriptors
+        .iter()
+        .find(|descriptor| descriptor.name == "test_prompt_with_embedded_resource")
+        .map(|descriptor| descriptor.arguments.clone())
+        .expect("linked");
+    assert_eq!(embedded_arguments[0].name, "resourceUri");
+    assert!(embedded_arguments[0].required);
+}

@@ -8,6 +8,7 @@ mod input;
 mod model;
 mod output;
 mod pages;
+mod prompts;
 mod seed;
 mod state;
 mod store;
@@ -30,6 +31,7 @@ pub use pages::{
     MemberData, MemberPage, MemberParams, RosterHome, RosterHomeData, ShiftPage, WeekData,
     WeekPage, WeekParams,
 };
+pub use prompts::{PlanNextWeek, PlanWeekArgs};
 pub use seed::{LOCKED_WEEK_START, SEED_WEEK_START};
 pub use state::{OrgRoster, RosterBook};
 pub use store::{Applied, Changed, MemoryRosterStore, RosterChange, RosterState, RosterStore};

@@ -131,6 +131,13 @@ impl RosterBook {
         self.member(org_id, user_id).is_ok()
     }
 
+    /// The members of `org_id`, by user id.
+    pub fn members(&self, org_id: &OrgId) -> impl Iterator<Item = &Member> {
+        self.org(org_id)
+            .into_iter()
+            .flat_map(|org| org.members.values())
+    }
+
     /// The shifts of `org_id` dated `from..=to`, only those of `assignee` if given, sorted by
     /// date, then start time, then id.
     pub fn list(&self, org_id: &OrgId, from: Date, to: Date, assignee: Option<&str>) -> Vec<Shift> {

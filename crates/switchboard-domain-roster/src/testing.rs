@@ -54,6 +54,24 @@ impl Harness {
         block_on(T::call(&ctx, input))
     }
 
+    /// A read context of `user_id` of `org_id`, as a prompt renders in.
+    pub(crate) fn read_context(&self, org_id: &str, user_id: &str) -> ToolContext<RosterState> {
+        let caller = CallContext::builder()
+            .org(org_id)
+            .user(user_id)
+            .session("test-session")
+            .correlation("test-correlation")
+            .build()
+            .verify()
+            .expect("the test context is complete");
+        ToolContext::new(
+            caller,
+            "roster_plan_next_week",
+            switchboard_core::Category::Read,
+            Arc::clone(&self.cell),
+        )
+    }
+
     /// The roster as it is now.
     pub(crate) fn roster(&self) -> RosterBook {
         self.store.snapshot()

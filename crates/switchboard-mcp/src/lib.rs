@@ -9,6 +9,7 @@ mod list_changed;
 mod logging;
 mod navigation;
 mod notices;
+mod prompts;
 mod resources;
 mod result;
 mod scope;

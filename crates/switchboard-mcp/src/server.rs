@@ -48,12 +48,12 @@ use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
         CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
-        CompleteResult, CustomRequest, CustomResult, ErrorCode, GetTaskParams, GetTaskResult,
-        Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-        ListToolsResult, PaginatedRequestParams, ReadResourceRequestMethod,
-        ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
-        ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
-        UnsubscribeRequestParams,
+        CompleteResult, CustomRequest, CustomResult, ErrorCode, GetPromptRequestParams,
+        GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, ListPromptsResult,
+        ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+        ReadResourceRequestMethod, ReadResourceRequestParams, ReadResourceResponse,
+        ReadResourceResult, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+        SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
     },
     service::{NotificationContext, RequestContext, SubscriptionContext},
 };
@@ -65,7 +65,7 @@ use crate::{
     identity::Identity,
     list_changed,
     navigation::{self, Navigation, NavigationMode},
-    resources,
+    prompts, resources,
     scope::RequestScope,
     server_info::ServerInfo,
     session::{ListenBaseline, SessionState, transport_session},
@@ -340,6 +340,14 @@ impl ServerHandler for McpServer {
                 .build()
                 .resources;
         }
+        if prompts::any(&self.registry, &self.identity.roles) {
+            let offered = ServerCapabilities::builder()
+                .enable_prompts()
+                .enable_completions()
+                .build();
+            capabilities.prompts = offered.prompts;
+            capabilities.completions = offered.completions;
+        }
         tasks::advertise(&self.registry, &mut capabilities);
         if self.navigation.is_some() {
             instructions.push_str("\n\n");
@@ -504,6 +512,40 @@ impl ServerHandler for McpServer {
         Ok(())
     }
 
+    /// The prompts the caller's roles grant ([`crate::prompts`]).
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let cursor = request.and_then(|params| params.cursor);
+        prompts::list(&self.registry, &self.identity.roles, cursor.as_deref())
+    }
+
+    /// A prompt rendered for the caller ([`crate::prompts`]).
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let scope = RequestScope::from_meta(&context.meta)?;
+        let call_context = self.call_context(&context, &scope);
+        prompts::get(&self.registry, request, &call_context)
+            .await
+            .map(Into::into)
+    }
+
+    /// Suggestions for a prompt's argument ([`crate::prompts`]).
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let scope = RequestScope::from_meta(&context.meta)?;
+        let call_context = self.call_context(&context, &scope);
+        prompts::complete(&self.registry, &request, &call_context)
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
@@ -558,25 +600,6 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         self.catalog.tasks.cancel(&request.task_id, &self.identity)
-    }
-
-    /// `prompts/list`: no prompts yet, an empty page (rmcp's default answers -32601 to a server
-    /// that advertises none, which generic clients listing everything treat as an error).
-    async fn list_prompts(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListPromptsResult, ErrorData> {
-        Ok(ListPromptsResult::default())
-    }
-
-    /// `completion/complete`: nothing to complete yet, an empty completion.
-    async fn complete(
-        &self,
-        _request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CompleteResult, ErrorData> {
-        Ok(CompleteResult::default())
     }
 
     /// `logging/setLevel`: from now on, this session's calls send their `tracing` events at

@@ -25,7 +25,7 @@ use switchboard_core::ToolDescriptor;
 pub(crate) const PAGE_SIZE: usize = 100;
 
 /// Prefix of every cursor, so a stray number is not mistaken for one of ours.
-const CURSOR_PREFIX: &str = "offset:";
+pub(crate) const CURSOR_PREFIX: &str = "offset:";
 
 /// Each tool's MCP form, converted once per descriptor and shared by every handler instance
 /// of a server (one per HTTP session or request).
@@ -139,7 +139,7 @@ pub(crate) fn page(
     Ok(result)
 }
 
-fn parse_cursor(cursor: &str) -> Option<usize> {
+pub(crate) fn parse_cursor(cursor: &str) -> Option<usize> {
     cursor.strip_prefix(CURSOR_PREFIX)?.parse().ok()
 }
 

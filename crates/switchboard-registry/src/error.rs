@@ -161,6 +161,29 @@ pub enum RegistryError {
         /// Selectors of the same kind that match tools and look like it.
         similar: Vec<String>,
     },
+    /// A linked prompt cannot be served: a bad name, an unknown domain, or arguments that are
+    /// not strings.
+    #[error("the prompt `{prompt}` ({location}) cannot be served: {reason}")]
+    InvalidPrompt {
+        /// The prompt.
+        prompt: String,
+        /// Where it is declared.
+        location: String,
+        /// What is wrong, and how to fix it.
+        reason: String,
+    },
+    /// Two prompts have the same name.
+    #[error(
+        "two prompts are named `{name}`: one at {first}, one at {second}; prompt names must be unique, rename one"
+    )]
+    DuplicatePrompt {
+        /// The name.
+        name: String,
+        /// Where the first is declared.
+        first: String,
+        /// Where the second is declared.
+        second: String,
+    },
 }
 
 /// `; did you mean `a` or `b`?`, or nothing.

@@ -579,7 +579,7 @@ fn domain_unavailable(tool: &RegisteredTool, reason: &str) -> InvokeError {
     }
 }
 
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()
         .map(|text| (*text).to_owned())

@@ -12,6 +12,7 @@ mod invoke;
 mod job;
 mod mutation;
 mod permissions;
+mod prompts;
 mod registry;
 mod sessions;
 mod switches;
@@ -27,6 +28,7 @@ pub use config::{AgentMutations, RegistryConfig};
 pub use domain::{DomainMsg, DomainStatus};
 pub use error::RegistryError;
 pub use permissions::{DEFAULT_PERMISSIONS_TOML, PermissionMatrix, PermissionsError};
+pub use prompts::MAX_COMPLETIONS;
 pub use registry::{
     Exposure, RegistryBuilder, RuntimeToolSpec, ToolRegistry, ToolsChanged, WeakToolRegistry,
 };

@@ -26,6 +26,7 @@ use crate::{
     domain::{DomainMsg, DomainRuntime, DomainStatus},
     error::RegistryError,
     permissions::PermissionMatrix,
+    prompts::PromptTable,
     sessions::SessionLists,
     switches::SwitchRules,
     table::{Handler, RegisteredTool, RuntimeTool, ToolTable},
@@ -54,6 +55,8 @@ pub(crate) struct Shared {
     pub(crate) sessions: SessionLists,
     /// Answers tools' questions in calls that bring no client ([`RegistryBuilder::client_handler`]).
     pub(crate) client: Option<Arc<dyn ClientHandler>>,
+    /// The prompts it serves, fixed at start ([`crate::prompts`]).
+    pub(crate) prompts: PromptTable,
 }
 
 impl Shared {
@@ -321,7 +324,7 @@ impl RegistryBuilder {
         self
     }
 
-    /// Leaves a linked domain, and its tools, out of this registry.
+    /// Leaves a linked domain, and its tools and prompts, out of this registry.
     pub fn exclude_domain(mut self, domain: impl Into<String>) -> Self {
         self.excluded_domains.push(domain.into());
         self
@@ -337,6 +340,7 @@ impl RegistryBuilder {
             .filter(|entry| !excluded(entry.spec.domain))
             .collect();
         let policies = scan_policies()?;
+        let prompts = PromptTable::build(&domains, &self.permissions, &excluded)?;
         let mut tools = Vec::with_capacity(entries.len());
         for entry in entries {
             let Some(domain) = domains.get(entry.spec.domain) else {
@@ -404,6 +408,7 @@ impl RegistryBuilder {
                 .unwrap_or_else(|| Arc::new(MemoryProposalStore::new())),
             sessions: SessionLists::default(),
             client: self.client,
+            prompts,
         });
         let (actor, _join) = Actor::spawn(
             None,

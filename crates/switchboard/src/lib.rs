@@ -27,10 +27,11 @@ pub use switchboard_core::{
     Action, ActionId, AgentType, BoxFuture, CallContext, Caller, Category, ContentBlock,
     CorrelationId, DomainCell, EmbeddedResource, ErrorKind, FieldError, ID_FORMAT, IdempotencyKey,
     Initiator, InvokeError, MAX_ID_LEN, NoInput, OrgId, Page, PageError, PageLoader, PageSpec,
-    Progress, ProgressNotifier, ProgressSink, ProjectId, ProposalId, ResourceSpec, Role,
-    ScopeField, SessionId, ThreadId, Tool, ToolContent, ToolContext, ToolDescriptor, ToolError,
-    ToolInput, ToolOrigin, UserId, derives, domain, is_valid_id, mint_id, page, page_spec,
-    resource, tool, tool_policy,
+    Progress, ProgressNotifier, ProgressSink, ProjectId, Prompt, PromptArgument, PromptDescriptor,
+    PromptError, PromptMessage, PromptRole, PromptSpec, ProposalId, RenderedPrompt, ResourceSpec,
+    Role, ScopeField, SessionId, ThreadId, Tool, ToolContent, ToolContext, ToolDescriptor,
+    ToolError, ToolInput, ToolOrigin, UserId, derives, domain, is_valid_id, mint_id, page,
+    page_spec, prompt, prompt_spec, resource, tool, tool_policy,
 };
 #[cfg(feature = "navigation")]
 #[cfg_attr(docsrs, doc(cfg(feature = "navigation")))]

@@ -1,6 +1,7 @@
 //! `docs/reference/tools.json`: the catalog for programs.
 //!
-//! The shape is `{"tools": [...]}`, one object per tool, sorted by domain then name. Each
+//! The shape is `{"tools": [...], "pages": [...], "prompts": [...]}`: one object per tool,
+//! sorted by domain then name, then the pages by route and the prompts by name. Each
 //! object carries the descriptor's fields, the JSON Schemas, and the ready-made Anthropic
 //! (`ToolDescriptor::anthropic`) and MCP (`ToolDescriptor::mcp`) tool definitions. The
 //! descriptor's `origin` (`file:line` of the definition) is left out on purpose: moving a
@@ -19,6 +20,7 @@ use super::RegistrySnapshot;
 struct CatalogJson<'a> {
     tools: Vec<ToolJson>,
     pages: &'a [super::PageSummary],
+    prompts: &'a [switchboard::PromptDescriptor],
 }
 
 #[derive(Serialize)]
@@ -73,6 +75,7 @@ pub(super) fn render(snapshot: &RegistrySnapshot) -> serde_json::Result<String> 
             .map(ToolJson::from_descriptor)
             .collect(),
         pages: &snapshot.pages,
+        prompts: &snapshot.prompts,
     };
     let mut text = serde_json::to_string_pretty(&catalog)?;
     text.push('\n');

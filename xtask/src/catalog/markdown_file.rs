@@ -39,6 +39,7 @@ pub(super) fn render(snapshot: &RegistrySnapshot) -> String {
         }
     }
     render_pages(&mut page, &snapshot.pages);
+    render_prompts(&mut page, &snapshot.prompts);
     page.finish()
 }
 
@@ -150,8 +151,11 @@ fn render_introduction(page: &mut Page, snapshot: &RegistrySnapshot) {
     page.line(format!("### `{JSON_PATH}`"));
     page.blank();
     page.line(
-        "The same tools for programs: `{\"tools\": [...]}`, one object per tool, sorted by \
-         domain then name, object keys inside schemas sorted.",
+        "The same tools for programs: `{\"tools\": [...], \"pages\": [...], \"prompts\": [...]}`, \
+         one object per tool, sorted by domain then name, object keys inside schemas sorted; \
+         then the pages by route and the prompts by name (`name`, `title`, `description`, \
+         `domain`, `permission`, and `arguments`: each `name`, `description`, `required` and \
+         enum `values`).",
     );
     page.blank();
     page.table(
@@ -442,4 +446,46 @@ fn render_pages(page: &mut Page, pages: &[super::PageSummary]) {
         ]
     });
     page.table(&["route", "title", "shows", "actions"], rows);
+}
+
+/// The prompts, with their arguments (see `docs/mcp.md`, "Prompts").
+fn render_prompts(page: &mut Page, prompts: &[switchboard::PromptDescriptor]) {
+    page.line("## Prompts");
+    page.blank();
+    page.line(
+        "What `prompts/list` offers an MCP client and `switchboard prompts` lists: each prompt \
+         renders messages for a person to hand to a model. A caller sees the prompts whose \
+         permission one of its roles grants. `*` marks a required argument.",
+    );
+    page.blank();
+    let rows = prompts.iter().map(|prompt| {
+        let arguments = if prompt.arguments.is_empty() {
+            "-".to_owned()
+        } else {
+            prompt
+                .arguments
+                .iter()
+                .map(|argument| {
+                    let required = if argument.required { "*" } else { "" };
+                    match &argument.description {
+                        Some(description) => {
+                            format!("`{}`{required}: {}", argument.name, table_cell(description))
+                        }
+                        None => format!("`{}`{required}", argument.name),
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        vec![
+            format!("`{}`", prompt.name),
+            table_cell(&prompt.description),
+            format!("`{}`", prompt.permission),
+            arguments,
+        ]
+    });
+    page.table(
+        &["prompt", "what it is for", "permission", "arguments"],
+        rows,
+    );
 }

@@ -10,6 +10,7 @@ mod call;
 pub(crate) mod mounts;
 pub(crate) mod navigate;
 mod pages;
+mod prompts;
 pub(crate) mod proposals;
 mod schema;
 mod serve;
@@ -25,8 +26,8 @@ use crate::{
     app::{Exit, UsageError},
     approvals_setup::ApprovalsSetup,
     args::{
-        AskArgs, CallArgs, Command, MountsAcceptArgs, MountsAction, MountsArgs, SchemaArgs,
-        ToolsArgs, WorkflowArgs,
+        AskArgs, CallArgs, Command, MountsAcceptArgs, MountsAction, MountsArgs, PromptArgs,
+        PromptsArgs, SchemaArgs, ToolsArgs, WorkflowArgs,
     },
     audit_setup::AuditSetup,
     commands::serve::Serving,
@@ -43,6 +44,10 @@ pub(crate) enum Ready {
     Tools(ToolsArgs),
     /// `schema`.
     Schema(SchemaArgs),
+    /// `prompts`.
+    Prompts(PromptsArgs),
+    /// `prompt`.
+    Prompt(PromptArgs),
     /// `call`, with its params parsed.
     Call(CallArgs, Value),
     /// `ask`.
@@ -87,6 +92,11 @@ impl Ready {
         Ok(Prepared::Runtime(match command {
             Command::Tools(args) => Ready::Tools(args),
             Command::Schema(args) => Ready::Schema(args),
+            Command::Prompts(args) => Ready::Prompts(args),
+            Command::Prompt(args) => {
+                args.identity.check_ids()?;
+                Ready::Prompt(args)
+            }
             Command::Call(args) => {
                 args.identity.check_ids()?;
                 let params = params::read(&args.params)?;
@@ -148,6 +158,8 @@ impl Ready {
         match self {
             Ready::Tools(args) => tools::run(&switchboard.registry, &args),
             Ready::Schema(args) => schema::run(&switchboard.registry, &args),
+            Ready::Prompts(args) => prompts::list(&switchboard.registry, &args),
+            Ready::Prompt(args) => prompts::render(&switchboard.registry, args).await,
             Ready::Call(args, params) => call::run(&switchboard.registry, args, params).await,
             Ready::Ask(args) => ask::run(switchboard, args).await,
             Ready::Navigate(args) => navigate::navigate(&switchboard.registry, args).await,

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use crate::common::{ACME_ADMIN, catalog_tool_names, test_state_dir};
 
 // The refusals live in their own file (`cli/refusals.rs`) to keep each under the line budget.
+mod prompts;
 mod refusals;
 
 /// The domains whose tool definitions the `tools --json` snapshot pins.

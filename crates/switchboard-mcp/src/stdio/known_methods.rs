@@ -12,15 +12,15 @@
 //! the server's handler asks the same for a custom request that reaches it. The paginated list
 //! methods are the exception to that path: rmcp reads one whose params do not decode as the
 //! list request without params (the first page), so the edge checks their raw params with
-//! [`unfit_params`]. Methods rmcp would answer `-32601` even with good params (prompts/get,
-//! tasks/update, the skills; `tasks/list`, which rmcp does not know) are not listed: for them
+//! [`unfit_params`]. Methods rmcp would answer `-32601` even with good params (tasks/update,
+//! the skills; `tasks/list`, which rmcp does not know) are not listed: for them
 //! `-32601` stays right.
 
 #![allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).
 
 use rmcp::model::{
-    CallToolRequestParams, CancelTaskParams, CompleteRequestParams, GetTaskParams,
-    InitializeRequestParams, PaginatedRequestParams, ReadResourceRequestParams,
+    CallToolRequestParams, CancelTaskParams, CompleteRequestParams, GetPromptRequestParams,
+    GetTaskParams, InitializeRequestParams, PaginatedRequestParams, ReadResourceRequestParams,
     SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use serde::de::DeserializeOwned;
@@ -100,6 +100,12 @@ const KNOWN: &[Known] = &[
         method: "prompts/list",
         expected: PAGINATED,
         decode: decode_optional::<PaginatedRequestParams>,
+    },
+    Known {
+        method: "prompts/get",
+        expected: "an object with `name` (a string) and optionally `arguments` (an object of \
+                   strings)",
+        decode: decode::<GetPromptRequestParams>,
     },
     Known {
         method: "tasks/get",
@@ -213,7 +219,8 @@ mod tests {
         );
         let message = invalid_params("resources/read", None).expect("known");
         assert!(message.contains("missing"), "{message}");
-        assert_eq!(invalid_params("prompts/get", None), None);
+        let message = invalid_params("prompts/get", Some(&json!({"name": 1}))).expect("known");
+        assert!(message.contains("`prompts/get`"), "{message}");
         assert_eq!(invalid_params("no/such", Some(&json!({}))), None);
     }
 

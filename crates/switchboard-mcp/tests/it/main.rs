@@ -22,6 +22,7 @@ mod mcp_invalid_params;
 mod mcp_navigation;
 mod mcp_notifications;
 mod mcp_oauth;
+mod mcp_prompts;
 mod mcp_refusals_audited;
 mod mcp_resources;
 mod mcp_server;

@@ -42,6 +42,7 @@ fn tool(name: &'static str, category: Category, permission: &'static str) -> Run
             permission: Cow::Borrowed(permission),
             description: Cow::Borrowed("Reads or writes the team's notes."),
             intents: Vec::new(),
+            tags: Vec::new(),
             timeout: None,
             input_schema: Arc::new(json!({
                 "type": "object",

@@ -16,6 +16,7 @@ mod domain_state;
 mod idempotency;
 mod invoke_props;
 mod mutation_context;
+mod prompts;
 mod proposals;
 mod supervision;
 mod switches;
