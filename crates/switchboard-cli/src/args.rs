@@ -641,7 +641,7 @@ pub(crate) struct ServeHttpArgs {
     pub(crate) tokens: Option<PathBuf>,
 
     /// Require an OAuth 2.1 access token of the issuer FILE (TOML) names, its claims mapped to
-    /// the identity (docs/mcp.md, "OAuth"); also `oauth` in the config file's [serve] table.
+    /// the identity (docs/mcp.md, "OAuth"); also `oauth` in the config file's `[serve]` table.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["stdio", "tokens"])]
     pub(crate) oauth: Option<PathBuf>,
 

@@ -24,7 +24,7 @@ pub struct SamplingInput {
 }
 
 /// Asks the client's model to answer `prompt` (at most 100 tokens) and answers
-/// "LLM response: <its answer>". For the MCP conformance scenario `tools-call-sampling`.
+/// `LLM response: <its answer>`. For the MCP conformance scenario `tools-call-sampling`.
 #[tool(
     name = "test_sampling",
     domain = crate::Conformance,

@@ -512,7 +512,7 @@ impl ServerHandler for McpServer {
         Ok(())
     }
 
-    /// The prompts the caller's roles grant ([`crate::prompts`]).
+    /// The prompts the caller's roles grant (`prompts.rs`).
     async fn list_prompts(
         &self,
         request: Option<PaginatedRequestParams>,
@@ -522,7 +522,7 @@ impl ServerHandler for McpServer {
         prompts::list(&self.registry, &self.identity.roles, cursor.as_deref())
     }
 
-    /// A prompt rendered for the caller ([`crate::prompts`]).
+    /// A prompt rendered for the caller (`prompts.rs`).
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
@@ -535,7 +535,7 @@ impl ServerHandler for McpServer {
             .map(Into::into)
     }
 
-    /// Suggestions for a prompt's argument ([`crate::prompts`]).
+    /// Suggestions for a prompt's argument (`prompts.rs`).
     async fn complete(
         &self,
         request: CompleteRequestParams,
