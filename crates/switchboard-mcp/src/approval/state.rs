@@ -185,15 +185,27 @@ pub(crate) struct Binding(Vec<u8>);
 impl Binding {
     /// The binding of `request` made by `identity`.
     pub(crate) fn of(identity: &Identity, request: &CallToolRequestParams) -> Self {
-        let mut bytes = Vec::with_capacity(256);
-        push_field(&mut bytes, DOMAIN);
-        push_identity(&mut bytes, identity);
-        push_field(&mut bytes, request.name.as_bytes());
-        let arguments = request.arguments.clone().unwrap_or_default();
-        let digest = Sha256::digest(serde_json::to_vec(&arguments).unwrap_or_default());
-        push_field(&mut bytes, &digest);
-        Self(bytes)
+        Self(request_binding(DOMAIN, identity, request))
     }
+}
+
+/// The bytes a state sealed for `domain` is bound to: the identity answering, and the tool and
+/// arguments (a SHA-256 of their JSON) of the request it answers for.
+pub(crate) fn request_binding(
+    domain: &[u8],
+    identity: &Identity,
+    request: &CallToolRequestParams,
+) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(256);
+    push_field(&mut bytes, domain);
+    push_identity(&mut bytes, identity);
+    push_field(&mut bytes, request.name.as_bytes());
+    let arguments = match &request.arguments {
+        Some(arguments) => serde_json::to_vec(arguments),
+        None => serde_json::to_vec(&serde_json::Map::new()),
+    };
+    push_field(&mut bytes, &Sha256::digest(arguments.unwrap_or_default()));
+    bytes
 }
 
 /// Appends `value` to `bytes`, length-prefixed, so that no two different field lists give the

@@ -10,8 +10,8 @@
 //! its idempotency key (the registry frees it), so the next round runs it.
 //!
 //! Answers from earlier rounds travel in the `requestState`, sealed with the server's
-//! [`StateKey`] (the approvals' key, under a domain string of its own) and bound to the identity
-//! and to the tool and arguments of the call: a state that was tampered with, that expired, or
+//! [`StateKey`] (the approvals' key, under a domain string of its own) and bound, as approval
+//! states are, to the identity and to the tool and arguments of the call: a state that was tampered with, that expired, or
 //! that belongs to another identity or request does not open, and the call is refused with
 //! `-32602`. Answers in `inputResponses` to questions the tool did not ask are ignored; one that
 //! does not read as the answer to its question is asked again.
@@ -31,7 +31,6 @@ use rmcp::model::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest as _, Sha256};
 use switchboard_core::{
     BoxFuture,
     ask::{
@@ -42,7 +41,7 @@ use switchboard_core::{
 
 use super::{elicit_params, reply_of, sample_params, sampled_of, supports};
 use crate::{
-    approval::{StateKey, push_field, push_identity},
+    approval::{StateKey, request_binding},
     identity::Identity,
 };
 
@@ -56,22 +55,6 @@ const DOMAIN: &[u8] = b"switchboard.mcp.ask-state.v1";
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Payload {
     answers: BTreeMap<String, Value>,
-}
-
-/// What a state is bound to: who answers, and the call it answers for.
-struct Binding(Vec<u8>);
-
-impl Binding {
-    fn of(identity: &Identity, request: &CallToolRequestParams) -> Self {
-        let mut bytes = Vec::with_capacity(256);
-        push_field(&mut bytes, DOMAIN);
-        push_identity(&mut bytes, identity);
-        push_field(&mut bytes, request.name.as_bytes());
-        let arguments = request.arguments.clone().unwrap_or_default();
-        let digest = Sha256::digest(serde_json::to_vec(&arguments).unwrap_or_default());
-        push_field(&mut bytes, &digest);
-        Self(bytes)
-    }
 }
 
 /// Asks in `input_required` results: answers what it already has, and collects the rest.
@@ -131,14 +114,12 @@ impl RoundAsker {
         let payload = Payload {
             answers: std::mem::take(&mut *lock(&self.used)),
         };
-        let binding = Binding::of(identity, request);
+        let binding = request_binding(DOMAIN, identity, request);
         Some(
             key.codec()
                 .seal_json_with(
                     &payload,
-                    &SealOptions::new()
-                        .associated_data(&binding.0)
-                        .ttl(STATE_TTL),
+                    &SealOptions::new().associated_data(&binding).ttl(STATE_TTL),
                 )
                 .map(|sealed| InputRequiredResult::new(Some(pending), Some(sealed))),
         )
@@ -268,8 +249,8 @@ fn open(
     request: &CallToolRequestParams,
     sealed: &str,
 ) -> Result<Payload, RequestStateError> {
-    let binding = Binding::of(identity, request);
-    key.codec().open_json_with::<Payload>(sealed, &binding.0)
+    let binding = request_binding(DOMAIN, identity, request);
+    key.codec().open_json_with::<Payload>(sealed, &binding)
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

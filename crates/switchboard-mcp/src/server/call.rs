@@ -50,7 +50,7 @@ impl McpServer {
     /// The answer to one `tools/call`: an approval's, or the registry's.
     pub(super) async fn answer_call(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let scope = match RequestScope::from_meta(&context.meta) {
@@ -136,7 +136,12 @@ impl McpServer {
                 call_context,
             ));
         }
-        let params = Value::Object(request.arguments.clone().unwrap_or_default());
+        // A round's arguments are kept to bind the requestState its questions may need.
+        let arguments = match &rounds {
+            Some(_) => request.arguments.clone(),
+            None => request.arguments.take(),
+        };
+        let params = Value::Object(arguments.unwrap_or_default());
         let outcome = self
             .invoke(&request.name, params, &mut call_context, &context)
             .await?;
