@@ -50,7 +50,7 @@ use rmcp::{
     service::RequestContext,
 };
 use serde_json::{Value, json};
-use switchboard_core::{CallContext, Initiator, InvokeError, ProposalId};
+use switchboard_core::{CallContext, Initiator, InvokeError, ProposalId, ask::Capability};
 use switchboard_registry::{Approved, Proposal, ToolRegistry};
 
 use crate::{identity::Identity, result};
@@ -133,10 +133,8 @@ pub(crate) async fn handle(
 /// How the client can be asked, if it can: it must do form elicitation, on a revision that
 /// has elicitation.
 fn channel(context: &RequestContext<RoleServer>) -> Option<Channel> {
-    let capabilities = context.client_capabilities()?;
-    let elicitation = capabilities.elicitation.as_ref()?;
-    // A client naming neither mode does forms (the 2025-06-18 shape of the capability).
-    if elicitation.form.is_none() && elicitation.url.is_some() {
+    let capabilities = context.client_capabilities();
+    if !crate::asking::supports(capabilities.as_ref(), Capability::ElicitationForm) {
         return None;
     }
     match context.protocol_version()? {
