@@ -84,6 +84,14 @@ pub(crate) fn for_invoke(error: &InvokeError, permissions: &PermissionMatrix) ->
              names the store and its error)"
                 .to_owned(),
         ],
+        InvokeError::RateLimited { retry_after_ms, .. } => vec![format!(
+            "a rate limit of the server's config (`[limits]`) refused the call before it ran: \
+             retry in {retry_after_ms} ms, or ask the operator to raise the limit"
+        )],
+        InvokeError::LayerRefused { layer, .. } => vec![format!(
+            "the `{layer}` layer of this service refused the call before it ran: its message \
+             says what would be admitted"
+        )],
         InvokeError::StoreUnavailable { .. } => vec![
             "the approvals database failed (the log names the file and the error): fix it, \
              then run the same command again"

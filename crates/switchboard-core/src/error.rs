@@ -74,6 +74,11 @@ pub enum ErrorKind {
     ToolScopeDenied,
     /// A check the tool's domain declared (a gate) refused the call.
     GateRefused,
+    /// A layer around the registry's calls (cross-cutting policy the service added) refused
+    /// the call before it ran.
+    LayerRefused,
+    /// A rate limit refused the call before it ran; it may succeed after the retry-after.
+    RateLimited,
     /// A mutating tool needs scope ids (thread, project) the context lacks.
     MutationScopeMissing,
     /// A mutating call carries no idempotency key and the runtime is set to require one.
@@ -450,6 +455,33 @@ pub enum InvokeError {
         error: ToolError,
     },
 
+    /// A layer around the registry's calls refused the call before it ran (nothing was done).
+    #[error("`{tool}` was refused by the `{layer}` layer ({code}): {reason}")]
+    LayerRefused {
+        /// The tool.
+        tool: String,
+        /// The layer's name.
+        layer: String,
+        /// The layer's own stable snake_case code for the refusal.
+        code: String,
+        /// Why, in words a caller can act on.
+        reason: String,
+    },
+
+    /// A rate limit refused the call before it ran (nothing was done, and no idempotency key
+    /// was claimed).
+    #[error(
+        "`{tool}` was not run: the rate limit {limit} is used up; retry in {retry_after_ms} ms"
+    )]
+    RateLimited {
+        /// The tool.
+        tool: String,
+        /// The limit that was reached, as configured (`60 calls per 60 s per user`).
+        limit: String,
+        /// How long to wait before the same call may be admitted, in milliseconds.
+        retry_after_ms: u64,
+    },
+
     /// A mutating tool needs scope ids the context lacks.
     #[error(
         "`{tool}` changes data and needs {} in the call context; the runtime takes them from the \
@@ -616,6 +648,8 @@ impl InvokeError {
             InvokeError::ThreadNotOwned { .. } => ErrorKind::ThreadNotOwned,
             InvokeError::ToolScopeDenied { .. } => ErrorKind::ToolScopeDenied,
             InvokeError::GateRefused { .. } => ErrorKind::GateRefused,
+            InvokeError::LayerRefused { .. } => ErrorKind::LayerRefused,
+            InvokeError::RateLimited { .. } => ErrorKind::RateLimited,
             InvokeError::MutationScopeMissing { .. } => ErrorKind::MutationScopeMissing,
             InvokeError::IdempotencyKeyRequired { .. } => ErrorKind::IdempotencyKeyRequired,
             InvokeError::IdempotencyConflict { .. } => ErrorKind::IdempotencyConflict,
@@ -636,6 +670,16 @@ impl InvokeError {
             InvokeError::ToolFailed { error, .. } => error.is_in_doubt(),
             InvokeError::Timeout { .. } => true,
             _ => false,
+        }
+    }
+
+    /// How long to wait before the same call may be admitted, for a call a rate limit refused.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            InvokeError::RateLimited { retry_after_ms, .. } => {
+                Some(Duration::from_millis(*retry_after_ms))
+            }
+            _ => None,
         }
     }
 

@@ -282,6 +282,17 @@ mod tests {
                 tool: tool(),
                 error: ToolError::new("week_locked", "the week of 2026-11-16 is locked"),
             },
+            InvokeError::LayerRefused {
+                tool: tool(),
+                layer: "business-hours".to_owned(),
+                code: "outside_business_hours".to_owned(),
+                reason: "changes are made between 08:00 and 18:00".to_owned(),
+            },
+            InvokeError::RateLimited {
+                tool: tool(),
+                limit: "60 calls per 60 s per user".to_owned(),
+                retry_after_ms: 1_250,
+            },
             InvokeError::MutationScopeMissing {
                 tool: tool(),
                 fields: vec!["thread_id", "project_id"],

@@ -20,8 +20,8 @@ use serde_json::Value;
 use switchboard_approvals::Proposal;
 use switchboard_audit::Outcome;
 use switchboard_core::{
-    ActionKey, CallContext, CallScope, Caller, Category, Initiator, InvokeError, ProposalId, Tool,
-    ToolError, ask::ClientLink, schema::find_org_id,
+    ActionKey, BoxFuture, CallContext, CallScope, Caller, Category, Initiator, InvokeError,
+    ProposalId, Tool, ToolError, ask::ClientLink, schema::find_org_id,
 };
 use tracing::Instrument;
 
@@ -30,6 +30,7 @@ use crate::{
     audit::{AuditDraft, digest_value},
     config::AgentMutations,
     job::{Job, JsonRequest, Request, TypedRequest},
+    layers::{Layers, Pending},
     mutation::{self, Claimed},
     registry::{Exposure, Shared, ToolRegistry},
     table::{RegisteredTool, ToolTable},
@@ -199,6 +200,60 @@ impl ToolRegistry {
         draft.note_asks(&caller.client);
         let job = request.validate(tool)?;
         let job = gate(tool, &caller, job).await?;
+        let chain = shared.layers.around(&tool.domain.name);
+        let rest = Rest {
+            shared,
+            tool,
+            caller,
+            context,
+            admission,
+            mode,
+            job,
+            draft,
+        };
+        if chain.is_empty() {
+            return rest.finish().await;
+        }
+        let mut output = None;
+        let pending = Box::new(Layered {
+            rest,
+            output: &mut output,
+        });
+        Layers::run(chain, pending).await?;
+        // A `Finished` that is not an error comes only from the tool's run, which stored its
+        // output.
+        output.ok_or_else(|| InvokeError::ToolPanicked {
+            tool: tool.name.to_string(),
+            message: "a layer answered success without running the call".to_owned(),
+        })
+    }
+}
+
+/// What is left of a call once the checks and the gate passed: the run (for a mutation, its
+/// idempotency claim first), which the layers wrap.
+struct Rest<'a, 'd, J> {
+    shared: &'a Shared,
+    tool: &'a Arc<RegisteredTool>,
+    caller: Caller,
+    context: &'a CallContext,
+    admission: Admission,
+    mode: Mode<'a>,
+    job: J,
+    draft: &'a mut AuditDraft<'d>,
+}
+
+impl<J: Job> Rest<'_, '_, J> {
+    async fn finish(self) -> Result<Step<J::Output>, InvokeError> {
+        let Rest {
+            shared,
+            tool,
+            caller,
+            context,
+            admission,
+            mode,
+            job,
+            draft,
+        } = self;
         if !tool.category().mutates() {
             return run_in_domain(tool, caller, None, job)
                 .await
@@ -221,6 +276,39 @@ impl ToolRegistry {
                 .await
                 .map(Step::Output),
         }
+    }
+}
+
+/// The rest of a call handed to the layers, and where its output goes.
+struct Layered<'a, 'd, J: Job> {
+    rest: Rest<'a, 'd, J>,
+    output: &'a mut Option<Step<J::Output>>,
+}
+
+impl<'a, J: Job> Pending<'a> for Layered<'a, '_, J> {
+    fn caller(&self) -> &Caller {
+        &self.rest.caller
+    }
+
+    fn tool(&self) -> &switchboard_core::ToolDescriptor {
+        &self.rest.tool.descriptor
+    }
+
+    fn params(&self) -> Option<&Value> {
+        self.rest.job.params()
+    }
+
+    fn input(&self) -> &(dyn std::any::Any + Send + Sync) {
+        self.rest.job.gate_input()
+    }
+
+    fn run(self: Box<Self>) -> BoxFuture<'a, Result<(), InvokeError>> {
+        let Layered { rest, output } = *self;
+        Box::pin(async move {
+            let step = rest.finish().await?;
+            *output = Some(step);
+            Ok(())
+        })
     }
 }
 

@@ -59,6 +59,9 @@ pub(crate) trait Job: Send + 'static {
     /// The validated input, as a gate sees it.
     fn gate_input(&self) -> &(dyn Any + Send + Sync);
 
+    /// The JSON params, for a call that came as JSON.
+    fn params(&self) -> Option<&Value>;
+
     /// The params, as a proposal stores them; refused if they cannot be written as JSON.
     fn proposal_params(&self, tool: &RegisteredTool) -> Result<Arc<Value>, InvokeError>;
 
@@ -154,6 +157,10 @@ impl Job for JsonJob {
         }
     }
 
+    fn params(&self) -> Option<&Value> {
+        Some(&self.params)
+    }
+
     fn proposal_params(&self, _tool: &RegisteredTool) -> Result<Arc<Value>, InvokeError> {
         Ok(Arc::clone(&self.params))
     }
@@ -212,6 +219,10 @@ impl<T: Tool> Job for TypedJob<T> {
 
     fn gate_input(&self) -> &(dyn Any + Send + Sync) {
         &self.0
+    }
+
+    fn params(&self) -> Option<&Value> {
+        None
     }
 
     fn proposal_params(&self, tool: &RegisteredTool) -> Result<Arc<Value>, InvokeError> {

@@ -10,6 +10,7 @@ mod domain;
 mod error;
 mod invoke;
 mod job;
+mod layers;
 mod mutation;
 mod permissions;
 mod prompts;
@@ -27,6 +28,7 @@ pub use call_metrics::{CALL_DURATION_SECONDS, CALLS_TOTAL, UNKNOWN_TOOL, describ
 pub use config::{AgentMutations, RegistryConfig};
 pub use domain::{DomainMsg, DomainStatus};
 pub use error::RegistryError;
+pub use layers::{CallLayer, Finished, LayerCall};
 pub use permissions::{DEFAULT_PERMISSIONS_TOML, PermissionMatrix, PermissionsError};
 pub use prompts::MAX_COMPLETIONS;
 pub use registry::{

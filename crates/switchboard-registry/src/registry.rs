@@ -25,6 +25,7 @@ use crate::{
     config::RegistryConfig,
     domain::{DomainMsg, DomainRuntime, DomainStatus},
     error::RegistryError,
+    layers::{CallLayer, Layers},
     permissions::PermissionMatrix,
     prompts::PromptTable,
     sessions::SessionLists,
@@ -57,6 +58,8 @@ pub(crate) struct Shared {
     pub(crate) client: Option<Arc<dyn ClientHandler>>,
     /// The prompts it serves, fixed at start ([`crate::prompts`]).
     pub(crate) prompts: PromptTable,
+    /// The layers around its calls ([`crate::layers`]).
+    pub(crate) layers: Layers,
 }
 
 impl Shared {
@@ -196,6 +199,8 @@ pub struct RegistryBuilder {
     /// Cells built from the states given to [`RegistryBuilder::domain_state`], by domain.
     states: BTreeMap<&'static str, MakeCell>,
     client: Option<Arc<dyn ClientHandler>>,
+    layers: Vec<Arc<dyn CallLayer>>,
+    domain_layers: Vec<(String, Arc<dyn CallLayer>)>,
 }
 
 /// Builds a domain's cell around the writer its actor provides.
@@ -232,6 +237,8 @@ impl Default for RegistryBuilder {
             proposals: None,
             states: BTreeMap::new(),
             client: None,
+            layers: Vec::new(),
+            domain_layers: Vec::new(),
         }
     }
 }
@@ -324,6 +331,20 @@ impl RegistryBuilder {
         self
     }
 
+    /// Puts `layer` around every call (see [`CallLayer`]). Layers added first are outermost;
+    /// every domain's calls go through these before the layers of their own domain.
+    pub fn layer(mut self, layer: impl CallLayer) -> Self {
+        self.layers.push(Arc::new(layer));
+        self
+    }
+
+    /// Puts `layer` around the calls of the tools of `domain` only (linked, run-time or
+    /// mounted), inside the layers around every call. Layers added first are outermost.
+    pub fn domain_layer(mut self, domain: impl Into<String>, layer: impl CallLayer) -> Self {
+        self.domain_layers.push((domain.into(), Arc::new(layer)));
+        self
+    }
+
     /// Leaves a linked domain, and its tools and prompts, out of this registry.
     pub fn exclude_domain(mut self, domain: impl Into<String>) -> Self {
         self.excluded_domains.push(domain.into());
@@ -408,6 +429,7 @@ impl RegistryBuilder {
                 .unwrap_or_else(|| Arc::new(MemoryProposalStore::new())),
             sessions: SessionLists::default(),
             client: self.client,
+            layers: Layers::new(self.layers, self.domain_layers),
             prompts,
         });
         let (actor, _join) = Actor::spawn(

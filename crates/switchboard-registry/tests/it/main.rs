@@ -15,6 +15,7 @@ mod dispatch;
 mod domain_state;
 mod idempotency;
 mod invoke_props;
+mod layers;
 mod mutation_context;
 mod prompts;
 mod proposals;

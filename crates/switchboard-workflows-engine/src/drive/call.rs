@@ -149,7 +149,8 @@ impl Run<'_> {
                 let failure = Failure::invoke(error);
                 return self.final_failure(node, path, iteration, Some(params), failure, true);
             };
-            let wait = retry::delay(retrier, attempt);
+            // A rate limit's retry-after is the least wait: an earlier retry is refused again.
+            let wait = retry::delay(retrier, attempt).max(error.retry_after().unwrap_or_default());
             let retry_at = self
                 .shared
                 .clock

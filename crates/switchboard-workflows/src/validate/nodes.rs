@@ -609,11 +609,13 @@ pub(super) fn retry_on(name: &str) -> Result<RetryOn, String> {
         | ErrorKind::ToolPanicked
         | ErrorKind::AuditFailed
         | ErrorKind::StoreUnavailable
-        | ErrorKind::AuditUnavailable => Ok(RetryOn::Kind(kind)),
+        | ErrorKind::AuditUnavailable
+        | ErrorKind::RateLimited => Ok(RetryOn::Kind(kind)),
         refused => Err(format!(
             "`{refused}` is a refusal that gives the same answer on every attempt: it cannot \
              be retried (retry timeout, domain_unavailable, tool_failed, tool_panicked, \
-             audit_failed, store_unavailable, audit_unavailable or retryable_tool_error)"
+             audit_failed, store_unavailable, audit_unavailable, rate_limited or \
+             retryable_tool_error)"
         )),
     }
 }
