@@ -73,34 +73,66 @@ impl StateKey {
     /// A key written as hexadecimal digits (upper or lower case; surrounding whitespace, such
     /// as a file's final newline, is ignored): at least 64 digits for 32 bytes, the output of
     /// `openssl rand -hex 32`.
+    ///
+    /// For a rotation, several keys, one per line or separated by commas (blank lines and
+    /// lines starting with `#` are skipped): the first seals, and every one of them opens. See
+    /// [`StateKey::from_keys`].
     pub fn from_hex(text: &str) -> Result<Self, StateKeyError> {
-        let digits = text.trim().as_bytes();
-        if !digits.len().is_multiple_of(2) {
-            return Err(StateKeyError::NotHex(format!(
-                "{} digits, an odd number",
-                digits.len()
-            )));
-        }
-        let bytes = digits
-            .chunks_exact(2)
-            .enumerate()
-            .map(|(index, pair)| {
-                std::str::from_utf8(pair)
-                    .ok()
-                    .and_then(|pair| u8::from_str_radix(pair, 16).ok())
-                    .ok_or_else(|| {
-                        StateKeyError::NotHex(format!(
-                            "the characters at {} and {} are not two hex digits",
-                            2 * index + 1,
-                            2 * index + 2
-                        ))
-                    })
-            })
-            .collect::<Result<Vec<u8>, _>>()?;
-        Self::from_bytes(bytes)
+        let keys = text
+            .lines()
+            .filter(|line| !line.trim_start().starts_with('#'))
+            .flat_map(|line| line.split(','))
+            .map(str::trim)
+            .filter(|key| !key.is_empty())
+            .map(key_from_hex)
+            .collect::<Result<Vec<_>, _>>()?;
+        Self::from_keys(keys)
     }
 
-    /// A key read from a file holding it in hex (see [`StateKey::from_hex`]).
+    /// A key ring for a rotation: the first key seals, and every key opens, so that states
+    /// sealed under a retired key keep opening until they expire (at most 15 minutes) and
+    /// replicas that still seal with it interoperate.
+    ///
+    /// A rotation in a fleet: (1) give every replica the lines `OLD` then `NEW` (all still seal
+    /// with the old key, all open both); (2) swap them to `NEW` then `OLD`, replica by replica
+    /// (whichever seals, every replica opens); (3) after 15 minutes, drop `OLD`. One key is the
+    /// single-key case.
+    ///
+    /// States are sealed in rmcp's `rs1` form whatever the number of keys (its transitional
+    /// signing mode), so a replica given one key and another given a ring open each other's
+    /// states; opening tries the ring's keys in turn, each a single HMAC.
+    pub fn from_keys(keys: Vec<Vec<u8>>) -> Result<Self, StateKeyError> {
+        if let Some(short) = keys.iter().find(|key| key.len() < Self::MIN_BYTES) {
+            return Err(StateKeyError::TooShort { bytes: short.len() });
+        }
+        let mut keys = keys.into_iter();
+        let Some(sealing) = keys.next() else {
+            return Err(StateKeyError::NotHex("no key at all".to_owned()));
+        };
+        let opening: Vec<Vec<u8>> = keys.collect();
+        if opening.is_empty() {
+            return Ok(Self(Arc::new(RequestStateCodec::new_unchecked(sealing))));
+        }
+        let sealing_id = key_id(&sealing);
+        let ids: Vec<String> = opening.iter().map(|key| key_id(key)).collect();
+        let mut ring: Vec<(String, Vec<u8>)> = vec![(sealing_id.clone(), sealing)];
+        for (id, key) in ids.iter().zip(opening) {
+            if ring.iter().all(|(known, _)| known != id) {
+                ring.push((id.clone(), key));
+            }
+        }
+        let ring_error = |error: RequestStateError| StateKeyError::Ring(error.to_string());
+        let mut codec = RequestStateCodec::new_with_keyring(sealing_id.clone(), ring)
+            .and_then(|codec| codec.with_rs1_signing(&sealing_id))
+            .map_err(ring_error)?;
+        for id in &ids {
+            codec = codec.with_rs1_fallback(id).map_err(ring_error)?;
+        }
+        Ok(Self(Arc::new(codec)))
+    }
+
+    /// A key read from a file holding it in hex (see [`StateKey::from_hex`]), or several for
+    /// a rotation, one per line.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self, StateKeyError> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path).map_err(|source| StateKeyError::Unreadable {
@@ -142,6 +174,42 @@ impl StateKey {
     }
 }
 
+/// The bytes of one key written in hex.
+fn key_from_hex(text: &str) -> Result<Vec<u8>, StateKeyError> {
+    let digits = text.as_bytes();
+    if !digits.len().is_multiple_of(2) {
+        return Err(StateKeyError::NotHex(format!(
+            "{} digits, an odd number",
+            digits.len()
+        )));
+    }
+    digits
+        .chunks_exact(2)
+        .enumerate()
+        .map(|(index, pair)| {
+            std::str::from_utf8(pair)
+                .ok()
+                .and_then(|pair| u8::from_str_radix(pair, 16).ok())
+                .ok_or_else(|| {
+                    StateKeyError::NotHex(format!(
+                        "the characters at {} and {} are not two hex digits",
+                        2 * index + 1,
+                        2 * index + 2
+                    ))
+                })
+        })
+        .collect()
+}
+
+/// A key's id in a ring: the first 8 bytes of its SHA-256, in hex. Derived from the key, so
+/// that every replica given the same keys names them alike, and revealing nothing of it.
+fn key_id(key: &[u8]) -> String {
+    Sha256::digest(key)[..8]
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
 /// A [`StateKey`] that cannot be used.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -161,6 +229,9 @@ pub enum StateKeyError {
          such as the output of `openssl rand -hex 32`"
     )]
     NotHex(String),
+    /// The keys do not make a ring (rmcp's check).
+    #[error("the requestState keys do not make a key ring: {0}")]
+    Ring(String),
     /// The key file could not be read.
     #[error("cannot read the requestState key file {}: {source}", .path.display())]
     Unreadable {
@@ -391,6 +462,41 @@ mod tests {
             "prop-1"
         );
         assert!(open(&StateKey::generate(), &sealed, &binding).is_err());
+    }
+
+    #[test]
+    fn a_rotation_keeps_every_state_opening_until_its_old_key_is_dropped() {
+        let binding = Binding::of(&alice(), &request(json!({})));
+        let new_hex = "ab".repeat(32);
+        let old = key();
+        let new = StateKey::from_hex(&new_hex).expect("valid");
+        let both_old_first =
+            StateKey::from_hex(&format!("# rotation\n{KEY_HEX}\n\n{new_hex}\n")).expect("valid");
+        let both_new_first = StateKey::from_hex(&format!("{new_hex},{KEY_HEX}")).expect("valid");
+        let sealed_old = seal(&old, &proposal(), &binding).expect("seals");
+        let sealed_ring = seal(&both_old_first, &proposal(), &binding).expect("seals");
+        let sealed_new = seal(&both_new_first, &proposal(), &binding).expect("seals");
+        for (state, openers) in [
+            (&sealed_old, [&old, &both_old_first, &both_new_first]),
+            (&sealed_ring, [&old, &both_old_first, &both_new_first]),
+            (&sealed_new, [&new, &both_old_first, &both_new_first]),
+        ] {
+            for opener in openers {
+                assert_eq!(
+                    open(opener, state, &binding).expect("opens").as_str(),
+                    "prop-1"
+                );
+            }
+        }
+        // Once the old key is dropped, what it sealed is refused.
+        assert!(open(&new, &sealed_old, &binding).is_err());
+        assert!(open(&old, &sealed_new, &binding).is_err());
+        let short = StateKey::from_hex(&format!("{new_hex}\n{}", &KEY_HEX[..62]))
+            .expect_err("the second key is 31 bytes");
+        assert!(
+            matches!(short, StateKeyError::TooShort { bytes: 31 }),
+            "{short}"
+        );
     }
 
     #[test]
