@@ -195,6 +195,7 @@ fn step(path: &str, iteration: u32, state: NodeState) -> StepRecord {
         output: None,
         error: None,
         completed_seq: None,
+        questions: Vec::new(),
         started_at: at(1),
         updated_at: at(2),
     }
