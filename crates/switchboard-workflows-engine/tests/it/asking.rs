@@ -353,3 +353,58 @@ fn definition_touching(name: &str) -> Arc<Definition> {
         )],
     )
 }
+
+#[tokio::test]
+async fn a_question_asked_on_one_postgres_node_is_answered_and_finished_on_another() {
+    let name = "asking_postgres";
+    let definition = confirm(name);
+    let database = switchboard_test_postgres::test_database()
+        .await
+        .expect("a test database (run the tests through `cargo xtask test`)");
+    let registry = registry().await;
+    let node = |owner: &str| {
+        let store: Arc<dyn switchboard_workflows::RunStore> = Arc::new(
+            switchboard_workflows_postgres::PostgresRunStore::open(
+                &switchboard_workflows_postgres::PostgresOptions::new(database.url()),
+            )
+            .expect("the workflows database opens"),
+        );
+        leasing_engine(
+            &registry,
+            store,
+            &definition,
+            owner,
+            std::time::Duration::from_secs(60),
+        )
+    };
+    let (node_a, node_b) = (node("node-a"), node("node-b"));
+    let caller = human(name);
+    let run = node_a
+        .start(Arc::clone(&definition), json!({}), &caller)
+        .await
+        .expect("starts");
+    paused(&node_a, run, &caller).await;
+
+    let steps = node_b.steps(run, &caller).expect("readable on node b");
+    assert!(
+        matches!(&step(&steps, "confirm", 0).questions[..], [asked] if asked.key == "ask-1"),
+        "node b reads the question node a stored: {steps:?}"
+    );
+    node_b
+        .answer(run, None, accept(json!({"go": true})), &caller)
+        .await
+        .expect("answered on node b");
+    let outcome = wait(&node_b, run, &caller).await;
+    assert_eq!(outcome.state, RunState::Completed);
+    let steps = node_a.steps(run, &caller).expect("readable on node a");
+    let done = step(&steps, "confirm", 0);
+    assert_eq!(done.output, Some(json!({"answer": "yes", "calls": 1})));
+    assert_eq!(
+        done.questions[0]
+            .answer
+            .as_ref()
+            .map(|answer| answer.by.as_str()),
+        Some("alice")
+    );
+    assert_eq!(calls(name).len(), 2, "the change once, then `after`");
+}
