@@ -153,3 +153,79 @@ fn reply_of(args: &WorkflowAnswerArgs) -> Result<Reply, UsageError> {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use jiff::Timestamp;
+    use serde_json::json;
+    use switchboard_core::ask::{Elicitation, SampleRequest};
+    use switchboard_workflows::{NodePath, RunId, StepAnswer, StepKey, StepQuestion};
+
+    use super::*;
+
+    fn asked(key: &str, question: Question, answered: bool) -> StepQuestion {
+        StepQuestion {
+            key: key.to_owned(),
+            question,
+            answer: answered.then(|| StepAnswer {
+                reply: Reply::Elicit(ElicitReply {
+                    action: ElicitAction::Decline,
+                    content: None,
+                }),
+                by: "mark".to_owned(),
+                at: Timestamp::UNIX_EPOCH,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_paused_report_lists_the_unanswered_questions_with_the_commands_that_answer_them() {
+        let form = Question::Elicit(Elicitation::Form {
+            message: "Swap with\u{1b}[31m whom?".to_owned(),
+            requested_schema: json!({"type": "object"}),
+        });
+        let step = StepRecord {
+            key: StepKey {
+                run: RunId::new(),
+                path: NodePath::new("pick"),
+                iteration: 2,
+            },
+            state: NodeState::WaitingInput {
+                attempt: 1,
+                keys: vec!["ask-2".to_owned(), "summary".to_owned()],
+            },
+            params: None,
+            output: None,
+            error: None,
+            completed_seq: None,
+            questions: vec![
+                asked("ask-1", form.clone(), true),
+                asked("ask-2", form, false),
+                asked(
+                    "summary",
+                    Question::Sample(SampleRequest::new("Summarise", 10)),
+                    false,
+                ),
+            ],
+            started_at: Timestamp::UNIX_EPOCH,
+            updated_at: Timestamp::UNIX_EPOCH,
+        };
+        let questions = waiting_questions(std::slice::from_ref(&step));
+        let keys: Vec<&str> = questions.iter().map(|asked| asked.key.as_str()).collect();
+        assert_eq!(keys, ["ask-2", "summary"], "the answered one is not listed");
+        assert_eq!(
+            questions[0].line(),
+            "question ask-2 of pick#2: form: Swap with\\u{1b}[31m whom?"
+        );
+        assert_eq!(
+            questions[0].command("RUN", "--org acme"),
+            "switchboard workflow answer RUN --key ask-2 --org acme --accept '{…}'    (or \
+             --decline, --cancel)"
+        );
+        assert!(
+            questions[1]
+                .command("RUN", "--org acme")
+                .ends_with("--completion TEXT")
+        );
+    }
+}
