@@ -408,3 +408,48 @@ async fn a_question_asked_on_one_postgres_node_is_answered_and_finished_on_anoth
     );
     assert_eq!(calls(name).len(), 2, "the change once, then `after`");
 }
+
+#[tokio::test]
+async fn a_question_stored_in_sqlite_is_answered_after_the_process_that_asked_is_gone() {
+    let name = "asking_sqlite";
+    let definition = confirm(name);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("workflows.db");
+    let registry = registry().await;
+    let open = || {
+        let store: Arc<dyn switchboard_workflows::RunStore> = Arc::new(
+            switchboard_workflows_sqlite::SqliteRunStore::open(&path).expect("the file opens"),
+        );
+        leasing_engine(
+            &registry,
+            store,
+            &definition,
+            "one-process",
+            std::time::Duration::from_secs(60),
+        )
+    };
+    let caller = human(name);
+    let asking = open();
+    let run = asking
+        .start(Arc::clone(&definition), json!({}), &caller)
+        .await
+        .expect("starts");
+    paused(&asking, run, &caller).await;
+    asking.shutdown();
+    drop(asking);
+
+    let answering = open();
+    answering
+        .answer(run, Some("confirm#0:ask-1"), declined(), &caller)
+        .await
+        .expect("the question is in the file");
+    assert_eq!(
+        wait(&answering, run, &caller).await.state,
+        RunState::Completed
+    );
+    let steps = answering.steps(run, &caller).expect("readable");
+    assert_eq!(
+        step(&steps, "confirm", 0).output,
+        Some(json!({"answer": "declined"}))
+    );
+}
