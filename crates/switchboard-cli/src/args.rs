@@ -25,8 +25,10 @@ use crate::{
 use switchboard_workflows::GraphFormat;
 
 mod catalog;
+mod workflow_answer;
 
 pub(crate) use catalog::{PromptArgs, PromptsArgs, SchemaArgs, SchemaFormat, ToolsArgs};
+pub(crate) use workflow_answer::WorkflowAnswerArgs;
 
 /// Text shown after `--help`: where identity comes from, and the exit codes.
 const AFTER_HELP: &str = "\
@@ -164,6 +166,7 @@ impl Command {
             Command::Workflow(args) => match &args.action {
                 WorkflowAction::Run(args) => args.mounts.clone(),
                 WorkflowAction::Resume(args) => args.run.mounts.clone(),
+                WorkflowAction::Answer(args) => args.run.mounts.clone(),
                 WorkflowAction::Cancel(args) => args.mounts.clone(),
                 _ => MountArgs::default(),
             },
@@ -262,6 +265,9 @@ pub(crate) enum WorkflowAction {
     /// Continue a paused run, or one whose process stopped, in the foreground until it ends
     /// or pauses (same exit codes as `run`).
     Resume(WorkflowResumeArgs),
+    /// Answer a question a run's step asked (a form, a completion); once the step has every
+    /// answer, the run goes on in the foreground, as `resume` does.
+    Answer(Box<WorkflowAnswerArgs>),
 }
 
 impl WorkflowAction {
@@ -274,6 +280,7 @@ impl WorkflowAction {
             WorkflowAction::Show(args) => args.json,
             WorkflowAction::Cancel(args) => args.json,
             WorkflowAction::Resume(args) => args.run.json,
+            WorkflowAction::Answer(args) => args.run.json,
         }
     }
 
@@ -287,6 +294,7 @@ impl WorkflowAction {
             WorkflowAction::Show(args) => Some(&args.session),
             WorkflowAction::Cancel(args) => Some(&args.session),
             WorkflowAction::Resume(args) => Some(&args.run.session),
+            WorkflowAction::Answer(args) => Some(&args.run.session),
         }
     }
 

@@ -87,6 +87,7 @@ impl Command {
                 WorkflowAction::Show(action) => Some(&mut action.session.store),
                 WorkflowAction::Cancel(action) => Some(&mut action.session.store),
                 WorkflowAction::Resume(action) => Some(&mut action.run.session.store),
+                WorkflowAction::Answer(action) => Some(&mut action.run.session.store),
             },
             _ => None,
         }

@@ -167,6 +167,12 @@ fn node_text(
             format!("waiting for approval of proposal {}", one_line(proposal_id))
         }
         NodeEvent::AwaitTimer { until } => format!("waiting until {until}"),
+        NodeEvent::AwaitInput { keys } => {
+            format!("waiting for an answer to {}", one_line(&keys.join(", ")))
+        }
+        NodeEvent::Answer { key, by } => {
+            format!("{} answered by {}", one_line(key), one_line(by))
+        }
         NodeEvent::Complete => took("completed"),
         NodeEvent::Fail { error } => format!("{}: {}", took("failed"), one_line(error)),
         NodeEvent::Skip { reason } => format!("skipped: {}", one_line(reason)),

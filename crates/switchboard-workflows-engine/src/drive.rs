@@ -29,6 +29,7 @@ use crate::engine::Shared;
 use crate::error::Fault;
 use crate::{mapping, retry};
 
+mod ask;
 mod call;
 mod nodes;
 mod saga;
@@ -387,6 +388,7 @@ impl<'s> Run<'s> {
                 output: None,
                 error: None,
                 completed_seq: None,
+                questions: Vec::new(),
                 started_at: now,
                 updated_at: now,
             });

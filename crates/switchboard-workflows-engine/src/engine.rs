@@ -29,8 +29,10 @@ use tokio::task::AbortHandle;
 
 use crate::error::{EngineError, StartError};
 
+mod answer;
 mod lease;
 
+pub use answer::Answered;
 use lease::sweep;
 pub use lease::{HandOver, LeaseOptions};
 

@@ -59,6 +59,53 @@ pub enum EngineError {
         /// What was asked (`cancel`, `resume`).
         action: &'static str,
     },
+    /// The run waits for no answer: none of its steps asked its client anything that is still
+    /// unanswered.
+    #[error(
+        "run {run} is not waiting for an answer (it is {state}): only a run paused on a step's \
+         question takes one; `workflow show {run}` shows what it waits for"
+    )]
+    NotWaitingForInput {
+        /// The run.
+        run: RunId,
+        /// Where it stands, in words.
+        state: String,
+    },
+    /// The answer names no question the run waits for, or names none while it waits for
+    /// several.
+    #[error(
+        "run {run} waits for no question {}: it waits for {}; name one of them",
+        .key.as_deref().map_or_else(|| "unnamed".to_owned(), |key| format!("`{key}`")),
+        .pending.join(", ")
+    )]
+    UnknownQuestion {
+        /// The key the answer named, if any.
+        key: Option<String>,
+        /// The run.
+        run: RunId,
+        /// The keys of the questions it waits for (`node#iteration/key` when several steps
+        /// wait).
+        pending: Vec<String>,
+    },
+    /// The answer does not fit its question.
+    #[error("the answer to question `{key}` of run {run} does not fit it: {reason}")]
+    BadAnswer {
+        /// The run.
+        run: RunId,
+        /// The question.
+        key: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The run kept moving while the answer was written (an engine was driving it): nothing
+    /// was written.
+    #[error(
+        "run {run} kept changing while the answer was written: nothing was written; answer again"
+    )]
+    Busy {
+        /// The run.
+        run: RunId,
+    },
     /// The run was not started.
     #[error(transparent)]
     Start(#[from] StartError),

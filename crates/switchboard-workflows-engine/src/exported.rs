@@ -11,8 +11,9 @@
 //!
 //! **Ends.** A completed run answers its output. A failed or cancelled run answers an error
 //! naming the failing node, its error and what the compensation did. A run that waits for a
-//! person (a proposal, an escalation) answers at once that it is paused, with its run id and
-//! the proposal to decide: the call does not hang. A call dropped before its run ends (the
+//! person (a proposal, an escalation, a step's question to its client) answers at once that it
+//! is paused, with its run id and the proposal to decide or the questions to answer: the call
+//! does not hang. A call dropped before its run ends (the
 //! client cancelled it, or it timed out) cancels the run, which compensates.
 
 use std::borrow::Cow;
@@ -388,6 +389,41 @@ impl WorkflowTool {
                     | NodeState::Retrying { .. }
             )
         });
+        let questions: Vec<Value> = steps
+            .iter()
+            .filter_map(|step| match &step.state {
+                NodeState::WaitingInput { keys, .. } => Some(
+                    step.questions
+                        .iter()
+                        .filter(|asked| keys.contains(&asked.key))
+                        .map(|asked| {
+                            json!({
+                                "node": step.key.path.as_str(),
+                                "iteration": step.key.iteration,
+                                "key": asked.key,
+                                "question": asked.question,
+                            })
+                        })
+                        .collect::<Vec<_>>(),
+                ),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        if !questions.is_empty() {
+            return Ok(Some(json!({
+                "status": "paused",
+                "run_id": run.to_string(),
+                "reason": reason,
+                "questions": questions,
+                "next": format!(
+                    "The run waits for answers to its questions: a person or an agent of the \
+                     organisation answers each (for example `switchboard workflow answer {run} \
+                     --key KEY --accept '{{…}}'`, or `--decline`); the run continues by itself \
+                     once they are answered."
+                ),
+            })));
+        }
         Ok(match proposal {
             Some((node, proposal_id)) => Some(json!({
                 "status": "paused",

@@ -8,7 +8,7 @@ mod mapping;
 mod retry;
 
 pub use engine::{
-    DefinitionLoader, Engine, EngineOptions, HandOver, LeaseOptions, RunOutcome, StuckRun,
+    Answered, DefinitionLoader, Engine, EngineOptions, HandOver, LeaseOptions, RunOutcome, StuckRun,
 };
 pub use error::{EngineError, StartError};
 pub use exported::{

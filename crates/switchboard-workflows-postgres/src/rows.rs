@@ -24,7 +24,7 @@ pub(crate) const RUN_COLUMNS: &str = "id, org_id, workflow, state, definition, i
 
 /// The columns of a step, in the order [`step`] reads them.
 pub(crate) const STEP_COLUMNS: &str = "run, path, iteration, state, params, output, error, \
-     completed_seq, started_at_ns, updated_at_ns";
+     completed_seq, started_at_ns, updated_at_ns, questions";
 
 /// The columns of an event, in the order [`event`] reads them.
 pub(crate) const EVENT_COLUMNS: &str = "run, seq, at_ns, event";
@@ -149,6 +149,7 @@ pub(crate) fn step(row: &Row) -> Result<StepRecord, QueryError> {
                     .map_err(|error| QueryError::Decode(format!("column completed_seq: {error}")))
             })
             .transpose()?,
+        questions: optional_json(row, "questions")?.unwrap_or_default(),
         started_at: timestamp(row, "started_at_ns")?,
         updated_at: timestamp(row, "updated_at_ns")?,
     })
@@ -224,6 +225,7 @@ pub(crate) struct CheckpointRow {
     pub(crate) step_completed_seq: Option<i64>,
     pub(crate) step_started_at_ns: Option<i64>,
     pub(crate) step_updated_at_ns: Option<i64>,
+    pub(crate) step_questions: Option<String>,
     pub(crate) event: String,
     pub(crate) fence_owner: Option<String>,
     pub(crate) fence_token: Option<i64>,
@@ -269,6 +271,10 @@ impl CheckpointRow {
                 .transpose()?,
             step_started_at_ns: step.map(|step| timestamp_to_sql(step.started_at)),
             step_updated_at_ns: step.map(|step| timestamp_to_sql(step.updated_at)),
+            step_questions: step
+                .filter(|step| !step.questions.is_empty())
+                .map(|step| to_json(&step.questions))
+                .transpose()?,
             event: to_json(&checkpoint.event)?,
             fence_owner: checkpoint.fence.as_ref().map(|fence| fence.owner.clone()),
             fence_token: checkpoint

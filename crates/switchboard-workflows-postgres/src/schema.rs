@@ -11,7 +11,8 @@
 //! number of its last event (`last_seq`): a checkpoint increments it in the statement that
 //! updates the run, under the run's row lock, so events are numbered once each without reading
 //! the events table. Version 2 adds each run's lease: its holder, its expiry and its fencing
-//! token.
+//! token. Version 3 adds each step's `questions`: what its tool asked its client, with the
+//! answers given (JSON, `NULL` when it asked nothing).
 
 use switchboard_postgres::{Migration, Schema};
 
@@ -78,6 +79,14 @@ const MIGRATIONS: &[Migration] = &[
             ADD COLUMN lease_owner      TEXT,
             ADD COLUMN lease_expires_ns BIGINT,
             ADD COLUMN lease_token      BIGINT NOT NULL DEFAULT 0;
+    ",
+    },
+    Migration {
+        description: "steps' questions to the client, and their answers",
+        // What a step's tool asked its client (`StepRecord::questions`) as JSON, `NULL` when it
+        // asked nothing: a step waiting for an answer reads it back on any node of the fleet.
+        sql: "
+        ALTER TABLE workflows_steps ADD COLUMN questions TEXT;
     ",
     },
 ];

@@ -51,7 +51,8 @@ const UNFINISHED: &str = "state_name NOT IN ('completed', 'failed', 'cancelled')
 
 /// A whole checkpoint in one statement; `$1` the run, `$2` whether it has a run change, `$3`
 /// the state it expects, `$4..$8` the change, `$9` its time, `$10..$18` the step (`$10` is
-/// `NULL` without one), `$19` the event, `$20` and `$21` the fence (`NULL` without one).
+/// `NULL` without one), `$19` the event, `$20` and `$21` the fence (`NULL` without one), `$22`
+/// the step's questions (`NULL` when it asked none).
 /// Returns the event's number. When the run is missing, its lease is not the fence's, or its
 /// state is not the expected one, the update matches nothing and the event's number is
 /// `NULL`: the statement fails on the event's `NOT NULL` (see [`refused`]), and nothing is
@@ -73,14 +74,15 @@ const CHECKPOINT: &str = "
     ),
     step AS (
         INSERT INTO workflows_steps (run, path, iteration, state, params, output, error,
-                                     completed_seq, started_at_ns, updated_at_ns)
+                                     completed_seq, started_at_ns, updated_at_ns, questions)
         SELECT $1::text, $10::text, $11::bigint, $12::text, $13::text, $14::text, $15::text,
-               $16::bigint, $17::bigint, $18::bigint
+               $16::bigint, $17::bigint, $18::bigint, $22::text
         FROM changed WHERE $10::text IS NOT NULL
         ON CONFLICT (run, path, iteration) DO UPDATE SET
             state = excluded.state, params = excluded.params, output = excluded.output,
             error = excluded.error, completed_seq = excluded.completed_seq,
-            started_at_ns = excluded.started_at_ns, updated_at_ns = excluded.updated_at_ns
+            started_at_ns = excluded.started_at_ns, updated_at_ns = excluded.updated_at_ns,
+            questions = excluded.questions
     ),
     event AS (
         INSERT INTO workflows_events (run, seq, at_ns, event)
@@ -348,7 +350,7 @@ fn sequence(value: i64) -> u64 {
 }
 
 /// The checkpoint statement's parameters for `row`.
-fn params(row: &CheckpointRow) -> [&(dyn ToSql + Sync); 21] {
+fn params(row: &CheckpointRow) -> [&(dyn ToSql + Sync); 22] {
     [
         &row.id,
         &row.has_change,
@@ -371,6 +373,7 @@ fn params(row: &CheckpointRow) -> [&(dyn ToSql + Sync); 21] {
         &row.event,
         &row.fence_owner,
         &row.fence_token,
+        &row.step_questions,
     ]
 }
 

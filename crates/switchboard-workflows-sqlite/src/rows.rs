@@ -20,7 +20,7 @@ pub(crate) const RUN_COLUMNS: &str = "id, org_id, workflow, state, definition, i
 
 /// The columns of a step, in the order [`step`] reads them.
 pub(crate) const STEP_COLUMNS: &str = "run, path, iteration, state, params, output, error, \
-     completed_seq, started_at_ns, updated_at_ns";
+     completed_seq, started_at_ns, updated_at_ns, questions";
 
 /// The columns of an event, in the order [`event`] reads them.
 pub(crate) const EVENT_COLUMNS: &str = "run, seq, at_ns, event";
@@ -118,6 +118,7 @@ pub(crate) fn step(row: &Row<'_>) -> rusqlite::Result<StepRecord> {
             .get::<_, Option<i64>>(7)?
             .map(|seq| u64::try_from(seq).map_err(|error| invalid_column(7, Type::Integer, error)))
             .transpose()?,
+        questions: optional_json(row, 10)?.unwrap_or_default(),
         started_at: timestamp(row, 8)?,
         updated_at: timestamp(row, 9)?,
     })

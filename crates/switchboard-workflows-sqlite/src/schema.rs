@@ -16,7 +16,9 @@
 //!   it, under the write lock.
 //!
 //! Version 2 adds each run's lease (`lease_owner`, `lease_expires_ns`, `lease_token`): which
-//! engine drives it, until when, and the fencing token its checkpoints must carry.
+//! engine drives it, until when, and the fencing token its checkpoints must carry. Version 3
+//! adds each step's `questions`: what its tool asked its client, with the answers given (JSON,
+//! `NULL` when it asked nothing).
 //!
 //! Migrations only ever append to [`MIGRATIONS`]: an entry, once released, never changes.
 
@@ -85,6 +87,14 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         ALTER TABLE runs ADD COLUMN lease_owner TEXT;
         ALTER TABLE runs ADD COLUMN lease_expires_ns INTEGER;
         ALTER TABLE runs ADD COLUMN lease_token INTEGER NOT NULL DEFAULT 0;
+    ",
+    },
+    Migration {
+        description: "steps' questions to the client, and their answers",
+        // What a step's tool asked its client (`StepRecord::questions`) as JSON, `NULL` when it
+        // asked nothing: a step waiting for an answer reads it back on any engine.
+        sql: "
+        ALTER TABLE steps ADD COLUMN questions TEXT;
     ",
     },
 ];

@@ -230,8 +230,8 @@ fn write_checkpoint(
         transaction
             .prepare_cached(
                 "INSERT OR REPLACE INTO steps (run, path, iteration, state, params, output, \
-                     error, completed_seq, started_at_ns, updated_at_ns) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                     error, completed_seq, started_at_ns, updated_at_ns, questions) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             )?
             .execute(params![
                 step.key.run.to_string(),
@@ -246,6 +246,7 @@ fn write_checkpoint(
                     .transpose()?,
                 timestamp_to_sql(step.started_at),
                 timestamp_to_sql(step.updated_at),
+                to_optional_json((!step.questions.is_empty()).then_some(&step.questions))?,
             ])?;
     }
     // The run's last number, read through the primary key under the write lock.

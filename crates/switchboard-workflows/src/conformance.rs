@@ -38,7 +38,13 @@ use std::{fmt, sync::Arc};
 
 use jiff::Timestamp;
 use serde_json::{Value, json};
-use switchboard_core::{CallContext, Initiator, OrgId};
+use switchboard_core::{
+    CallContext, Initiator, OrgId,
+    ask::{
+        ElicitAction, ElicitReply, Elicitation, Question, Reply, SampleContent, SampleRequest,
+        SampleRole, Sampled,
+    },
+};
 
 use crate::{
     definition::NodePath,
@@ -46,7 +52,7 @@ use crate::{
     run::{CompensationCause, CompensationFailure, RunEvent, RunState},
     store::{
         Checkpoint, EventRecord, ParentStep, RunChange, RunId, RunRecord, RunStore, RunStoreError,
-        StepKey, StepRecord, WorkflowEvent,
+        StepAnswer, StepKey, StepQuestion, StepRecord, WorkflowEvent,
     },
 };
 
@@ -316,6 +322,14 @@ fn every_node_state() -> Vec<NodeState> {
             proposal_id: "prop-42".to_owned(),
         },
         NodeState::WaitingTimer { until: at(7_200) },
+        NodeState::WaitingInput {
+            attempt: 2,
+            keys: vec!["ask-1".to_owned(), "pick ✓".to_owned()],
+        },
+        NodeState::WaitingInput {
+            attempt: 1,
+            keys: Vec::new(),
+        },
         NodeState::Completed,
         NodeState::Failed {
             error: "tool_failed: no such shift".to_owned(),
@@ -421,8 +435,58 @@ fn sample_step(run: RunId, path: &str, iteration: u32, n: u64) -> StepRecord {
         },
         error: (n % 2 == 1).then(|| json!({ "kind": "tool_failed", "code": "locked", "n": n })),
         completed_seq: (n % 3 == 1).then_some(n + 1),
+        questions: sample_questions(n),
         started_at: at(100 + second),
         updated_at: at(100 + second + 2),
+    }
+}
+
+/// What the tool of sample step `n` asked: nothing, a form waiting for its answer, or a form
+/// declined and a completion answered.
+fn sample_questions(n: u64) -> Vec<StepQuestion> {
+    let form = Question::Elicit(Elicitation::Form {
+        message: format!("Swap shift {n} with whom? ✓"),
+        requested_schema: json!({
+            "type": "object",
+            "properties": { "with": { "type": "string", "enum": ["sam", "ünï"] } },
+            "required": ["with"],
+        }),
+    });
+    match n % 3 {
+        0 => Vec::new(),
+        1 => vec![StepQuestion {
+            key: "ask-1".to_owned(),
+            question: form,
+            answer: None,
+        }],
+        _ => vec![
+            StepQuestion {
+                key: "ask-1".to_owned(),
+                question: form,
+                answer: Some(StepAnswer {
+                    reply: Reply::Elicit(ElicitReply {
+                        action: ElicitAction::Decline,
+                        content: None,
+                    }),
+                    by: "mark".to_owned(),
+                    at: at(50),
+                }),
+            },
+            StepQuestion {
+                key: "summary".to_owned(),
+                question: Question::Sample(SampleRequest::new("Summarise the week", 200)),
+                answer: Some(StepAnswer {
+                    reply: Reply::Sample(Sampled {
+                        role: SampleRole::Assistant,
+                        content: SampleContent::text("A quiet week."),
+                        model: "claude".to_owned(),
+                        stop_reason: Some("endTurn".to_owned()),
+                    }),
+                    by: "agent-7".to_owned(),
+                    at: at(60),
+                }),
+            },
+        ],
     }
 }
 
@@ -437,6 +501,13 @@ fn step_event(step: &StepRecord, n: u64) -> WorkflowEvent {
             proposal_id: "prop-42".to_owned(),
         },
         NodeEvent::AwaitTimer { until: at(7_200) },
+        NodeEvent::AwaitInput {
+            keys: vec!["ask-1".to_owned()],
+        },
+        NodeEvent::Answer {
+            key: "ask-1".to_owned(),
+            by: "mark".to_owned(),
+        },
         NodeEvent::Complete,
         NodeEvent::CompensationFailed {
             error: "unassign refused".to_owned(),

@@ -28,7 +28,7 @@ pub use render::{
 pub use run::{CompensationCause, CompensationFailure, IllegalRunTransition, RunEvent, RunState};
 pub use store::{
     Checkpoint, EventRecord, Fence, Lease, ParentStep, RunChange, RunFilter, RunId, RunRecord,
-    RunStore, RunStoreError, StepKey, StepRecord, WorkflowEvent,
+    RunStore, RunStoreError, StepAnswer, StepKey, StepQuestion, StepRecord, WorkflowEvent,
 };
 pub use validate::{
     DEFAULT_MAX_STEPS, MAX_FOREACH_ITEMS, ToolSignature, ToolSignatures, ValidationError,

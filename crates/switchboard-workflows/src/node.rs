@@ -15,8 +15,11 @@
 //!
 //! await_approval:      Running | Compensating ──► WaitingApproval
 //! await_timer:         Running ──► WaitingTimer
+//! await_input:         Running{n} ──► WaitingInput{n, keys}
+//! answer(key):         WaitingInput{n, keys ∋ key} ──► WaitingInput{n, keys − key}
+//! start:               WaitingInput{n, []} ──► Running{n}
 //! complete:            Running | WaitingApproval | WaitingTimer            ──► Completed
-//! fail:                Running | Retrying | WaitingApproval | WaitingTimer ──► Failed
+//! fail:                Running | Retrying | Waiting* ──► Failed
 //! skip:                Pending | Running                                   ──► Skipped
 //! compensated:         Compensating | WaitingApproval ──► Compensated
 //! compensation_failed: Compensating | WaitingApproval ──► CompensationFailed
@@ -26,6 +29,9 @@
 //! counts one more, so no caller can report an attempt out of order. `WaitingApproval` and
 //! `WaitingTimer` are the node's pauses: a person's decision or a durable timer ends them, by
 //! completing the node (the approved call ran, the timer fired) or failing it (rejected).
+//! `WaitingInput` is the pause of a tool that asked its client something (a form, a
+//! completion): each answer takes its key off the list, and once none is left the same attempt
+//! starts again, its tool given the answers (the step's `questions`).
 //! A compensation an agent's run may not make itself (a mutating tool) waits the same way, and
 //! its decision ends it `Compensated` or `CompensationFailed`.
 //! `Completed` is not terminal, because a failed or cancelled run may undo it (`compensate`);
@@ -63,6 +69,14 @@ pub enum NodeState {
     WaitingTimer {
         /// When the timer fires.
         until: Timestamp,
+    },
+    /// Its tool asked its client something, and the attempt waits for the answers: the
+    /// questions are the step's (`StepRecord::questions`), under these keys.
+    WaitingInput {
+        /// The attempt that asked, which starts again once every question is answered.
+        attempt: u32,
+        /// The keys of the questions still to answer.
+        keys: Vec<String>,
     },
     /// Done; its output is checkpointed. A failed or cancelled run may still compensate it.
     Completed,
@@ -107,6 +121,19 @@ pub enum NodeEvent {
     AwaitTimer {
         /// When the timer fires.
         until: Timestamp,
+    },
+    /// The node's tool asked its client these questions (by key), to be answered before the
+    /// attempt runs again.
+    AwaitInput {
+        /// The keys of the questions.
+        keys: Vec<String>,
+    },
+    /// One question the node waits for was answered.
+    Answer {
+        /// The question's key.
+        key: String,
+        /// Who answered it (their user id).
+        by: String,
     },
     /// The node's work is done.
     Complete,
@@ -161,6 +188,23 @@ impl NodeState {
             (State::Running { .. }, Event::AwaitTimer { until }) => {
                 State::WaitingTimer { until: *until }
             }
+            (State::Running { attempt }, Event::AwaitInput { keys }) if !keys.is_empty() => {
+                State::WaitingInput {
+                    attempt: *attempt,
+                    keys: keys.clone(),
+                }
+            }
+            (State::WaitingInput { attempt, keys }, Event::Answer { key, .. })
+                if keys.contains(key) =>
+            {
+                State::WaitingInput {
+                    attempt: *attempt,
+                    keys: keys.iter().filter(|left| *left != key).cloned().collect(),
+                }
+            }
+            (State::WaitingInput { attempt, keys }, Event::Start) if keys.is_empty() => {
+                State::Running { attempt: *attempt }
+            }
             (
                 State::Running { .. } | State::WaitingApproval { .. } | State::WaitingTimer { .. },
                 Event::Complete,
@@ -169,7 +213,8 @@ impl NodeState {
                 State::Running { .. }
                 | State::Retrying { .. }
                 | State::WaitingApproval { .. }
-                | State::WaitingTimer { .. },
+                | State::WaitingTimer { .. }
+                | State::WaitingInput { .. },
                 Event::Fail { error },
             ) => State::Failed {
                 error: error.clone(),
@@ -213,7 +258,7 @@ impl NodeState {
     }
 
     /// The state's name, as stored: `pending`, `running`, `retrying`, `waiting_approval`,
-    /// `waiting_timer`, `completed`, `failed`, `skipped`, `compensating`, `compensated` or
+    /// `waiting_timer`, `waiting_input`, `completed`, `failed`, `skipped`, `compensating`, `compensated` or
     /// `compensation_failed`.
     pub fn as_str(&self) -> &'static str {
         match self {
@@ -222,6 +267,7 @@ impl NodeState {
             NodeState::Retrying { .. } => "retrying",
             NodeState::WaitingApproval { .. } => "waiting_approval",
             NodeState::WaitingTimer { .. } => "waiting_timer",
+            NodeState::WaitingInput { .. } => "waiting_input",
             NodeState::Completed => "completed",
             NodeState::Failed { .. } => "failed",
             NodeState::Skipped { .. } => "skipped",
@@ -234,13 +280,15 @@ impl NodeState {
 
 impl NodeEvent {
     /// The event's name, as stored: `start`, `retry`, `await_approval`, `await_timer`,
-    /// `complete`, `fail`, `skip`, `compensate`, `compensated` or `compensation_failed`.
+    /// `await_input`, `answer`, `complete`, `fail`, `skip`, `compensate`, `compensated` or `compensation_failed`.
     pub fn as_str(&self) -> &'static str {
         match self {
             NodeEvent::Start => "start",
             NodeEvent::Retry { .. } => "retry",
             NodeEvent::AwaitApproval { .. } => "await_approval",
             NodeEvent::AwaitTimer { .. } => "await_timer",
+            NodeEvent::AwaitInput { .. } => "await_input",
+            NodeEvent::Answer { .. } => "answer",
             NodeEvent::Complete => "complete",
             NodeEvent::Fail { .. } => "fail",
             NodeEvent::Skip { .. } => "skip",
@@ -265,6 +313,12 @@ impl fmt::Display for NodeState {
                 write!(formatter, "waiting for approval of proposal {proposal_id}")
             }
             NodeState::WaitingTimer { until } => write!(formatter, "waiting until {until}"),
+            NodeState::WaitingInput { keys, .. } if keys.is_empty() => {
+                formatter.write_str("answered, waiting for the run to go on")
+            }
+            NodeState::WaitingInput { keys, .. } => {
+                write!(formatter, "waiting for an answer to {}", keys.join(", "))
+            }
             NodeState::Failed { error } => write!(formatter, "failed: {error}"),
             NodeState::Skipped { reason } => write!(formatter, "skipped: {reason}"),
             NodeState::CompensationFailed { error } => {
@@ -283,6 +337,8 @@ impl fmt::Display for NodeEvent {
                 write!(formatter, "await approval of proposal {proposal_id}")
             }
             NodeEvent::AwaitTimer { until } => write!(formatter, "await timer until {until}"),
+            NodeEvent::AwaitInput { keys } => write!(formatter, "ask {}", keys.join(", ")),
+            NodeEvent::Answer { key, by } => write!(formatter, "{key} answered by {by}"),
             NodeEvent::Fail { error } => write!(formatter, "fail: {error}"),
             NodeEvent::Skip { reason } => write!(formatter, "skip: {reason}"),
             NodeEvent::CompensationFailed { error } => {

@@ -45,7 +45,10 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use switchboard_core::{CallContext, OrgId};
+use switchboard_core::{
+    CallContext, OrgId,
+    ask::{Elicitation, Question, Reply},
+};
 use uuid::Uuid;
 
 use crate::definition::NodePath;
@@ -161,10 +164,62 @@ pub struct StepRecord {
     pub error: Option<Value>,
     /// The order it completed in within the run (from 1): compensations run in reverse of it.
     pub completed_seq: Option<u64>,
+    /// What its tool asked its client (a form, a completion), in the order asked, each with
+    /// its answer once a person or an agent gave one: a step that asks waits
+    /// ([`NodeState::WaitingInput`]) until every question has an answer, and its tool, run
+    /// again, gets them. Empty when it asked nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub questions: Vec<StepQuestion>,
     /// When it started.
     pub started_at: Timestamp,
     /// When it last changed.
     pub updated_at: Timestamp,
+}
+
+/// A question a step's tool asked, and its answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepQuestion {
+    /// The question's key within the step: the tool's own, or `ask-1`, `ask-2`, … in the
+    /// order it asked one at a time.
+    pub key: String,
+    /// What was asked.
+    pub question: Question,
+    /// The answer, once given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<StepAnswer>,
+}
+
+impl StepQuestion {
+    /// The question in a line, for people: a form's or a page's message (and the page), a
+    /// completion's last message.
+    pub fn describe(&self) -> String {
+        match &self.question {
+            Question::Elicit(Elicitation::Form { message, .. }) => format!("form: {message}"),
+            Question::Elicit(Elicitation::Url { message, url, .. }) => {
+                format!("page to open: {message} ({url})")
+            }
+            Question::Sample(request) => {
+                let text = request
+                    .messages
+                    .last()
+                    .and_then(|message| message.content.as_text())
+                    .unwrap_or("(no text)");
+                format!("completion: {text}")
+            }
+            Question::Roots => "the client's roots".to_owned(),
+        }
+    }
+}
+
+/// The answer to a [`StepQuestion`]: what it says, who gave it and when.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepAnswer {
+    /// The answer, of the question's kind (a form's action and content, a completion).
+    pub reply: Reply,
+    /// Who gave it (their user id).
+    pub by: String,
+    /// When.
+    pub at: Timestamp,
 }
 
 /// What one transition changes, written all together or not at all.

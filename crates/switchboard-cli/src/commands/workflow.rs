@@ -6,7 +6,7 @@
 //! with params their schemas accept. Every problem is printed, one per line with its file,
 //! line when known, and path, so a file is fixed in one pass.
 //!
-//! `run`, `resume` and `cancel` drive a run in this process until it ends or pauses, over the
+//! `run`, `resume`, `answer` and `cancel` drive a run in this process until it ends or pauses, over the
 //! store `crate::workflows_setup` opens (by default a SQLite file in the state directory): a
 //! run that pauses for a person or a long timer, or whose process dies, is continued later by
 //! `workflow resume` from another process. A pause exits with its own code (4) and prints what
@@ -26,6 +26,8 @@ use switchboard_workflows::{
     RunStore, StepRecord, ValidationError, WorkflowEvent, load, render_definition, render_run,
 };
 use switchboard_workflows_engine::{Engine, EngineError, StartError};
+
+mod answer;
 
 use crate::{
     app::{Exit, UsageError},
@@ -84,6 +86,7 @@ pub(super) async fn run(
         WorkflowAction::Show(args) => show(registry, workflows, args),
         WorkflowAction::Cancel(args) => cancel(&session(), args).await,
         WorkflowAction::Resume(args) => resume(&session(), args.run).await,
+        WorkflowAction::Answer(args) => answer::answer(&session(), *args).await,
     }
 }
 
@@ -426,6 +429,8 @@ struct Waiting {
     reason: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     proposals: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    questions: Vec<answer::WaitingQuestion>,
     #[serde(skip_serializing_if = "Option::is_none")]
     resume_after: Option<Timestamp>,
     commands: Vec<String>,
@@ -532,6 +537,9 @@ impl Report {
             if let Some(warning) = &waiting.warning {
                 text.push_str(&format!("warning: {warning}\n"));
             }
+            for question in &waiting.questions {
+                text.push_str(&format!("{}\n", question.line()));
+            }
             text.push_str("to continue:\n");
             for command in &waiting.commands {
                 text.push_str(&format!("  {command}\n"));
@@ -571,6 +579,16 @@ fn waiting(session: &Session, record: &RunRecord, steps: &[StepRecord], reason: 
             )
         })
         .collect();
+    let questions = answer::waiting_questions(steps);
+    let identity = format!(
+        "--org {org} --user <who answers> --workflows {} --approvals {approvals}",
+        store_flag(&session.workflows)
+    );
+    commands.extend(
+        questions
+            .iter()
+            .map(|question| question.command(&record.id.to_string(), &identity)),
+    );
     commands.push(format!(
         "switchboard workflow resume {} --org {org} --user {user} --workflows {} --approvals \
          {approvals}",
@@ -597,6 +615,7 @@ fn waiting(session: &Session, record: &RunRecord, steps: &[StepRecord], reason: 
             None
         },
         proposals,
+        questions,
         commands,
         warning,
     }

@@ -1,6 +1,7 @@
-//! `switchboard workflow run | list | show | cancel | resume` through the real binary, each
-//! test in a state directory of its own: a swap completes, a failing swap is undone, an
-//! agent's run pauses for a person who approves in another process, and the renderings of a
+//! `switchboard workflow run | list | show | cancel | resume | answer` through the real binary,
+//! each test in a state directory of its own: a swap completes, a failing swap is undone, an
+//! agent's run pauses for a person who approves in another process (and refuses an answer, as
+//! it waits for no question), and the renderings of a
 //! run (text, dot, mermaid, the plain `--watch` lines) are pinned.
 
 use serde_json::Value;
@@ -273,6 +274,48 @@ async fn an_agents_run_pauses_until_a_person_approves_in_another_process() {
     assert_eq!(report["steps"][0]["state"], "completed", "{report}");
     // Finished: a second resume is refused.
     run_in(&dir, &with(&["workflow", "resume", &run], &MARK), 2).await;
+}
+
+#[tokio::test]
+async fn an_answer_to_a_run_that_waits_for_no_question_is_refused() {
+    let dir = TempDir::new();
+    let file = dir.write("one_assignment.yaml", ONE_ASSIGNMENT);
+    let output = run_in(
+        &dir,
+        &with(&["workflow", "run", &file, "--initiator", "agent"], &MARK),
+        4,
+    )
+    .await;
+    let stdout = text(&output.stdout);
+    let run = stdout
+        .split_whitespace()
+        .skip_while(|word| *word != "resume")
+        .nth(1)
+        .expect("the resume command names the run")
+        .to_owned();
+    let output = run_in(
+        &dir,
+        &with(&["workflow", "answer", &run, "--decline"], &MARK),
+        2,
+    )
+    .await;
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains(&format!("run {run} is not waiting for an answer")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("waits for a person to decide"), "{stderr}");
+    let output = run_in(
+        &dir,
+        &with(&["workflow", "answer", &run, "--accept", "[1]"], &MARK),
+        2,
+    )
+    .await;
+    assert!(
+        text(&output.stderr).contains("--accept takes a JSON object"),
+        "{}",
+        text(&output.stderr)
+    );
 }
 
 #[tokio::test]

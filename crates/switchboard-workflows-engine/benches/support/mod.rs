@@ -174,6 +174,7 @@ impl Workload {
             output: None,
             error: None,
             completed_seq: None,
+            questions: Vec::new(),
             started_at: now,
             updated_at: now,
         };

@@ -36,6 +36,21 @@ impl Run<'_> {
                 .check_decision(node, path, iteration, stored_params, proposal_id)
                 .await;
         }
+        if let NodeState::WaitingInput { keys, .. } = &state {
+            if !keys.is_empty() {
+                let questions = Self::unanswered(self.stored(path, iteration).as_ref(), keys);
+                return Err(self.waiting_for_input(path, &questions));
+            }
+            // Every question has its answer: the attempt that asked runs again, under its key.
+            state = self.node_event(
+                path,
+                iteration,
+                NodeEvent::Start,
+                Counting::No,
+                None,
+                |_| {},
+            )?;
+        }
         let params = match stored_params {
             Some(params) => params,
             None => match mapping::evaluate(params, scope) {
@@ -111,20 +126,24 @@ impl Run<'_> {
                     Err(error) => Err(error),
                 }
             } else {
-                // Only a mutating call carries the step's key; a read goes as the caller.
-                let keyed;
-                let context = if mutates {
-                    let mut context = self.caller.clone();
+                // Only a mutating call carries the step's key; a read goes as the caller. Its
+                // questions go to the step (see `ask.rs`).
+                let asker = ask::StepAsker::for_step(self.stored(path, iteration).as_ref());
+                let mut context = self.caller.clone();
+                context.client = asker.link();
+                if mutates {
                     context.idempotency_key = Some(self.attempt_key(path, iteration, attempt));
-                    keyed = context;
-                    &keyed
-                } else {
-                    &self.caller
-                };
-                self.shared
+                }
+                let result = self
+                    .shared
                     .registry
-                    .invoke(tool, params.clone(), context)
-                    .await
+                    .invoke(tool, params.clone(), &context)
+                    .await;
+                let asked = asker.take_pending();
+                if !asked.is_empty() {
+                    return Err(self.await_input(path, iteration, asked));
+                }
+                result
             };
             let error = match result {
                 Ok(output) => {

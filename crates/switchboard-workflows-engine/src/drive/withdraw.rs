@@ -2,14 +2,16 @@
 //! waits for a decision withdraws that step's proposal first, so that nobody approves it later
 //! and runs a tool for a run that no longer wants it. A proposal a person approved just before
 //! (the withdrawal finds it closed) made its change: the step completes with the approved
-//! call's output, and the saga undoes it like any completed step.
+//! call's output, and the saga undoes it like any completed step. A step waiting for an answer
+//! to its tool's questions fails the same way: an answer given later is refused, as the run no
+//! longer waits for it.
 
 use super::*;
 
 impl Run<'_> {
     /// Withdraws the pending proposal of every step still waiting for a decision (an undo's
-    /// proposal is the saga's own), and records each such step's end. `why` completes "the run
-    /// …", e.g. `was cancelled`.
+    /// proposal is the saga's own), fails every step waiting for an answer, and records each
+    /// such step's end. `why` completes "the run …", e.g. `was cancelled`.
     pub(super) async fn withdraw_proposals(&self, why: &str) -> Result<(), Fault> {
         let waiting: Vec<(NodePath, u32, String)> = self
             .memory()
@@ -98,6 +100,34 @@ impl Run<'_> {
                 Counting::No,
                 None,
                 |step| step.error = Some(json!({ "kind": kind, "message": error })),
+            )?;
+        }
+        self.drop_questions(why)
+    }
+
+    /// Fails every step waiting for an answer to its tool's questions: its tool never ran past
+    /// them, so nothing is left to undo.
+    fn drop_questions(&self, why: &str) -> Result<(), Fault> {
+        let waiting: Vec<(NodePath, u32)> = self
+            .memory()
+            .steps
+            .values()
+            .filter(|step| matches!(step.state, NodeState::WaitingInput { .. }))
+            .map(|step| (step.key.path.clone(), step.key.iteration))
+            .collect();
+        for (path, iteration) in waiting {
+            let error = format!(
+                "node `{path}`: the run {why} while the node waited for an answer to its questions"
+            );
+            self.node_event(
+                &path,
+                iteration,
+                NodeEvent::Fail {
+                    error: error.clone(),
+                },
+                Counting::No,
+                None,
+                |step| step.error = Some(json!({ "kind": "questions_dropped", "message": error })),
             )?;
         }
         Ok(())

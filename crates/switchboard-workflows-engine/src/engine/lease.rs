@@ -238,7 +238,15 @@ impl Shared {
                         })
                     })
                 };
-                if (starting && !children.is_empty()) || children.iter().any(child_ended) {
+                // A step whose questions were all answered goes on (the answer's own kick is lost
+                // if it was given on an engine that could not take the run's lease).
+                let answered = steps.iter().any(|step| {
+                    matches!(&step.state, NodeState::WaitingInput { keys, .. } if keys.is_empty())
+                });
+                if answered
+                    || (starting && !children.is_empty())
+                    || children.iter().any(child_ended)
+                {
                     self.kick(run.id);
                 }
                 if let Some(at) = run.wake_at {

@@ -7,6 +7,7 @@
 use switchboard_domains as _;
 
 mod approvals;
+mod asking;
 mod commits;
 mod crashes;
 mod hand_over;

@@ -142,3 +142,41 @@ pub(crate) async fn broken(
     let _ = json!(input.key);
     Err(ToolError::new("broken", "this probe always fails"))
 }
+
+/// The form [`confirm`] asks for.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct GoAhead {
+    /// Whether to go ahead.
+    pub(crate) go: bool,
+}
+
+/// Asks whether to go ahead (a form), then makes its change (counted) only if the answer is
+/// yes; answers what it was told.
+#[tool(domain = Probe, category = execute, permission = "probe.write")]
+pub(crate) async fn confirm(
+    ctx: &ToolContext<ProbeState>,
+    input: ProbeInput,
+) -> Result<Value, ToolError> {
+    let answer = ctx.elicit::<GoAhead>("Go ahead?").await?;
+    Ok(match answer {
+        switchboard_core::ask::Answer::Accepted(GoAhead { go: true }) => {
+            let made = probe(input).await?;
+            json!({ "answer": "yes", "calls": made.calls })
+        }
+        switchboard_core::ask::Answer::Accepted(GoAhead { go: false }) => json!({ "answer": "no" }),
+        switchboard_core::ask::Answer::Declined => json!({ "answer": "declined" }),
+        switchboard_core::ask::Answer::Cancelled => json!({ "answer": "cancelled" }),
+    })
+}
+
+/// Asks the client's model to summarise the input's `value`, and answers the summary.
+#[tool(domain = Probe, category = read, permission = "probe.read")]
+pub(crate) async fn summarise(
+    ctx: &ToolContext<ProbeState>,
+    input: ProbeInput,
+) -> Result<Value, ToolError> {
+    let request =
+        switchboard_core::ask::SampleRequest::new(format!("Summarise: {}", input.value), 100);
+    let sampled = ctx.sample(&request).await?;
+    Ok(json!({ "summary": sampled.text(), "model": sampled.model }))
+}

@@ -61,6 +61,7 @@ pub fn step_completed(run: RunId, path: &str, iteration: u32) -> Checkpoint {
         output: Some(json!(null)),
         error: None,
         completed_seq: Some(u64::from(iteration) + 1),
+        questions: Vec::new(),
         started_at: instant(i64::from(iteration)),
         updated_at: instant(i64::from(iteration) + 1),
     };

@@ -70,7 +70,8 @@ impl Tone {
             NodeState::Running { .. }
             | NodeState::Retrying { .. }
             | NodeState::WaitingApproval { .. }
-            | NodeState::WaitingTimer { .. } => Tone::Active,
+            | NodeState::WaitingTimer { .. }
+            | NodeState::WaitingInput { .. } => Tone::Active,
             NodeState::Failed { .. } => Tone::Failed,
             NodeState::CompensationFailed { .. } => Tone::CompensationFailed,
         }
@@ -313,6 +314,25 @@ fn single(step: &StepRecord) -> NodeStatus {
             )
         }
         NodeState::WaitingTimer { until } => format!("waiting until {until}"),
+        NodeState::WaitingInput { keys, .. } => {
+            let asked: Vec<String> = step
+                .questions
+                .iter()
+                .filter(|question| keys.contains(&question.key))
+                .map(|question| {
+                    format!(
+                        "{}: {}",
+                        super::printable(&question.key),
+                        super::one_line(&question.describe(), ERROR_CHARS)
+                    )
+                })
+                .collect();
+            if asked.is_empty() {
+                "answered, waiting for the run to go on".to_owned()
+            } else {
+                format!("waiting for an answer ({})", asked.join("; "))
+            }
+        }
         NodeState::CompensationFailed { .. } => "compensation failed".to_owned(),
         NodeState::Skipped { reason } => {
             format!("skipped ({})", super::one_line(reason, ERROR_CHARS))

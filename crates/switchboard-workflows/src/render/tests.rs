@@ -195,6 +195,7 @@ fn step(path: &str, iteration: u32, state: NodeState) -> StepRecord {
         output: None,
         error: None,
         completed_seq: None,
+        questions: Vec::new(),
         started_at: at(1),
         updated_at: at(2),
     }
@@ -343,6 +344,47 @@ fn control_characters_in_errors_are_escaped() {
         text.contains(r"release refused: \u{1b}[31mlocked\u{1b}[0m"),
         "{text}"
     );
+}
+
+#[test]
+fn a_step_waiting_for_answers_shows_its_unanswered_questions() {
+    use switchboard_core::ask::{Elicitation, Question};
+
+    use crate::store::StepQuestion;
+
+    let asks = definition("asks", "", block(vec![tool("pick", "roster_get_shift")]));
+    let mut waiting = step(
+        "pick",
+        0,
+        NodeState::WaitingInput {
+            attempt: 1,
+            keys: vec!["ask-2".to_owned()],
+        },
+    );
+    let form = |message: &str| {
+        Question::Elicit(Elicitation::Form {
+            message: message.to_owned(),
+            requested_schema: json!({"type": "object"}),
+        })
+    };
+    waiting.questions = vec![
+        StepQuestion {
+            key: "ask-1".to_owned(),
+            question: form("Which week?"),
+            answer: None,
+        },
+        StepQuestion {
+            key: "ask-2".to_owned(),
+            question: form("Swap with\u{1b}[31m whom?"),
+            answer: None,
+        },
+    ];
+    let text = render_run(&asks, &run_record(), &[waiting], GraphFormat::Text);
+    assert!(
+        text.contains(r"waiting for an answer (ask-2: form: Swap with\u{1b}[31m whom?)"),
+        "{text}"
+    );
+    assert!(!text.contains("Which week?"), "{text}");
 }
 
 /// A node whose description and condition try to close their label and start a statement.
