@@ -59,6 +59,7 @@ pub(crate) enum Variant {
     GuardedDuplex,
     InvokeDuplex,
     OursStdio,
+    OursStdioMemoryAudit,
     PlainStdio,
     PlainStdioBlocking,
     OursHttp,
@@ -68,13 +69,14 @@ pub(crate) enum Variant {
 }
 
 impl Variant {
-    pub(crate) const ALL: [Variant; 12] = [
+    pub(crate) const ALL: [Variant; 13] = [
         Variant::InProcess,
         Variant::OursDuplex,
         Variant::PlainDuplex,
         Variant::GuardedDuplex,
         Variant::InvokeDuplex,
         Variant::OursStdio,
+        Variant::OursStdioMemoryAudit,
         Variant::PlainStdio,
         Variant::PlainStdioBlocking,
         Variant::OursHttp,
@@ -91,6 +93,7 @@ impl Variant {
             Variant::GuardedDuplex => "(diag) ours via serve_io, duplex",
             Variant::InvokeDuplex => "(diag) plain + registry.invoke, duplex",
             Variant::OursStdio => "ours, stdio (child process)",
+            Variant::OursStdioMemoryAudit => "(diag) ours, stdio, --audit memory",
             Variant::PlainStdio => "plain rmcp, stdio_pipes (child process)",
             Variant::PlainStdioBlocking => "(diag) plain rmcp, blocking stdio()",
             Variant::OursHttp => "ours, HTTP",
@@ -104,14 +107,20 @@ impl Variant {
     fn is_diagnostic(self) -> bool {
         matches!(
             self,
-            Variant::GuardedDuplex | Variant::InvokeDuplex | Variant::PlainStdioBlocking
+            Variant::GuardedDuplex
+                | Variant::InvokeDuplex
+                | Variant::OursStdioMemoryAudit
+                | Variant::PlainStdioBlocking
         )
     }
 
     /// How many clients the contended runs use: a stdio server has exactly one client.
     pub(crate) fn clients(self) -> usize {
         match self {
-            Variant::OursStdio | Variant::PlainStdio | Variant::PlainStdioBlocking => 1,
+            Variant::OursStdio
+            | Variant::OursStdioMemoryAudit
+            | Variant::PlainStdio
+            | Variant::PlainStdioBlocking => 1,
             _ => CLIENTS,
         }
     }
@@ -128,6 +137,7 @@ impl Variant {
     pub(crate) fn child_pid(self, fixture: &Fixture) -> Option<u32> {
         match self {
             Variant::OursStdio => fixture.ours_stdio_pid,
+            Variant::OursStdioMemoryAudit => fixture.ours_stdio_memory_pid,
             Variant::PlainStdio => fixture.plain_stdio_pid,
             Variant::PlainStdioBlocking => fixture.plain_blocking_pid,
             _ => None,
@@ -150,6 +160,7 @@ impl Variant {
             Variant::GuardedDuplex => &fixture.guarded_duplex[index],
             Variant::InvokeDuplex => &fixture.invoke_duplex[index],
             Variant::OursStdio => &fixture.ours_stdio,
+            Variant::OursStdioMemoryAudit => &fixture.ours_stdio_memory,
             Variant::PlainStdio => &fixture.plain_stdio,
             Variant::PlainStdioBlocking => &fixture.plain_blocking,
             Variant::OursHttp => &fixture.ours_http[index],

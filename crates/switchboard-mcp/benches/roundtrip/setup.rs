@@ -67,12 +67,19 @@ pub(crate) struct Fixture {
     pub(crate) guarded_duplex: Vec<Client>,
     /// Diagnostic: the plain handler calling `registry.invoke`.
     pub(crate) invoke_duplex: Vec<Client>,
+    /// `serve --stdio` as a user starts it: its audit in SQLite (`STATE_DIR/audit.db`), each
+    /// call acknowledged once its record is stored (strict durability).
     pub(crate) ours_stdio: Client,
+    /// Diagnostic: the same with `--audit memory`, to tell the durable audit from the rest.
+    pub(crate) ours_stdio_memory: Client,
     pub(crate) plain_stdio: Client,
     /// Diagnostic: the plain server on rmcp's blocking `stdio()`.
     pub(crate) plain_blocking: Client,
     /// The process ids of the stdio servers, for their CPU time.
     pub(crate) ours_stdio_pid: Option<u32>,
+    pub(crate) ours_stdio_memory_pid: Option<u32>,
+    /// The stdio servers' state directories, removed at shutdown.
+    state_dirs: Vec<std::path::PathBuf>,
     pub(crate) plain_stdio_pid: Option<u32>,
     pub(crate) plain_blocking_pid: Option<u32>,
     pub(crate) ours_http: Vec<Client>,
@@ -129,11 +136,29 @@ impl Fixture {
             duplex_servers.push(server);
         }
 
-        let mut ours = tokio::process::Command::new(switchboard);
-        ours.args([
-            "serve", "--stdio", "--org", "acme", "--user", "alice", "--role", "admin",
-        ]);
-        let (ours_stdio, ours_stdio_pid) = child(ours).await;
+        let state_dirs: Vec<std::path::PathBuf> = ["durable", "memory"]
+            .iter()
+            .map(|name| {
+                std::env::temp_dir().join(format!(
+                    "switchboard-roundtrip-{}-{name}",
+                    std::process::id()
+                ))
+            })
+            .collect();
+        let serve = |state_dir: &std::path::Path, extra: &[&str]| {
+            let mut command = tokio::process::Command::new(switchboard);
+            command
+                .args([
+                    "serve", "--stdio", "--org", "acme", "--user", "alice", "--role", "admin",
+                ])
+                .arg("--state-dir")
+                .arg(state_dir)
+                .args(extra);
+            command
+        };
+        let (ours_stdio, ours_stdio_pid) = child(serve(&state_dirs[0], &[])).await;
+        let (ours_stdio_memory, ours_stdio_memory_pid) =
+            child(serve(&state_dirs[1], &["--audit", "memory"])).await;
         let tool_json = serde_json::to_string(&tool).expect("JSON");
         let (plain_stdio, plain_stdio_pid) = child(this_as(child::PLAIN_STDIO, &tool_json)).await;
         let (plain_blocking, plain_blocking_pid) =
@@ -166,9 +191,12 @@ impl Fixture {
             guarded_duplex,
             invoke_duplex,
             ours_stdio,
+            ours_stdio_memory,
             plain_stdio,
             plain_blocking,
             ours_stdio_pid,
+            ours_stdio_memory_pid,
+            state_dirs,
             plain_stdio_pid,
             plain_blocking_pid,
             ours_http,
@@ -196,6 +224,7 @@ impl Fixture {
             ("ours via serve_io, duplex", &self.guarded_duplex[0]),
             ("plain + invoke, duplex", &self.invoke_duplex[0]),
             ("ours, stdio", &self.ours_stdio),
+            ("ours, stdio, memory audit", &self.ours_stdio_memory),
             ("plain, stdio", &self.plain_stdio),
             ("plain, blocking stdio", &self.plain_blocking),
             ("ours, HTTP", &self.ours_http[0]),
@@ -221,7 +250,12 @@ impl Fixture {
             .chain(self.plain_http)
             .chain(self.ours_http_stateless)
             .chain(self.plain_http_stateless)
-            .chain([self.ours_stdio, self.plain_stdio, self.plain_blocking]);
+            .chain([
+                self.ours_stdio,
+                self.ours_stdio_memory,
+                self.plain_stdio,
+                self.plain_blocking,
+            ]);
         for client in clients {
             let _ = bounded("closing a client", client.cancel()).await;
         }
@@ -235,6 +269,9 @@ impl Fixture {
         )
         .await;
         self.registry.shutdown().await;
+        for dir in self.state_dirs {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
 

@@ -367,7 +367,12 @@ fn report(results: &[Summary]) {
     for (id, ours, plain) in HEADLINES {
         print_headline(id, of(ours).median_ns, of(plain).median_ns);
     }
-    let (ours_stdio, plain_blocking) = (of(Variant::OursStdio), of(Variant::PlainStdioBlocking));
+    let (ours_stdio, memory_audit) = (of(Variant::OursStdio), of(Variant::OursStdioMemoryAudit));
+    println!(
+        "  the durable audit of serve --stdio (ours, stdio - diag --audit memory): {}",
+        part(ours_stdio, memory_audit)
+    );
+    let plain_blocking = of(Variant::PlainStdioBlocking);
     println!("stdio, for scale: the plain server on rmcp's blocking stdio() (diag), median:");
     println!(
         "  ours (stdio_pipes) {} vs plain on blocking stdio() {} = {:.3}x",
