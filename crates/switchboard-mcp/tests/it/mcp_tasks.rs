@@ -281,15 +281,19 @@ async fn a_task_waits_for_its_answers_which_tasks_update_brings_one_at_a_time() 
         );
 
         let task_id = start_task(&client, "multi_input", json!({})).await;
-        let task = bounded("both questions", async {
-            loop {
-                let task = reaches(&client, &task_id, &[TaskStatus::InputRequired]).await;
-                if pending_keys(&task).len() == 2 {
-                    return task;
+        // Boxed: polling inside the bounded wait is a large future (clippy::large_futures).
+        let task = bounded(
+            "both questions",
+            Box::pin(async {
+                loop {
+                    let task = reaches(&client, &task_id, &[TaskStatus::InputRequired]).await;
+                    if pending_keys(&task).len() == 2 {
+                        return task;
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
                 }
-                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-            }
-        })
+            }),
+        )
         .await;
         assert_eq!(pending_keys(&task), ["first", "second"]);
         update(&client, &task_id, "first", accept(json!({"name": "Ada"}))).await;
