@@ -185,13 +185,16 @@ pub(crate) fn start(
                 call_context.client =
                     ClientLink::new(Arc::new(TaskAsker::new(task_context.clone(), capabilities)));
                 let call = registry.invoke(&name, params, &call_context);
+                // Cancellation first: `tasks/cancel` also drops the task's open questions,
+                // which ends a tool waiting on one with an error at the same moment.
                 tokio::select! {
+                    biased;
+                    () = task_context.cancelled() => Err(TaskExit::Cancelled),
                     outcome = call => task_outcome(outcome, || {
                         registry
                             .find(&name)
                             .is_some_and(|descriptor| descriptor.returns_content())
                     }),
-                    () = task_context.cancelled() => Err(TaskExit::Cancelled),
                 }
             })
         });

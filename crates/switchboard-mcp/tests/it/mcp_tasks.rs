@@ -504,7 +504,7 @@ async fn a_task_and_its_questions_belong_to_the_identity_that_started_it() {
         ],
     )
     .await;
-    assert_ne!(task.task.task.status, TaskStatus::Completed, "{task:?}");
+    assert_eq!(task.task.task.status, TaskStatus::Cancelled, "{task:?}");
     alice.cancel().await.expect("the client closes");
     server.shutdown().await.expect("the server stops");
     registry.shutdown().await;
