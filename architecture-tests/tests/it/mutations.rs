@@ -116,7 +116,7 @@ fn counter(name: &str, category: Category, runs: &Arc<AtomicU64>) -> RuntimeTool
             timeout: None,
             input_schema: Arc::new(json!({ "type": "object" })),
             output_schema: None,
-            long_running: false,
+            tasks: switchboard_core::TaskSupport::Forbidden,
             origin: ToolOrigin::Runtime {
                 source: "architecture-tests".to_owned(),
             },

@@ -50,8 +50,8 @@ pub use resource::{ResourceSpec, linked_resources};
 pub use schema::{ToolDescriptor, ToolOrigin};
 pub use switchboard_macros::{ToolInput, derives, tool};
 pub use tool::{
-    BoxFuture, ErasedInput, IntoToolResult, NoInput, SourceLocation, StateOf, Tool, ToolEntry,
-    ToolInput, ToolOutput, ToolSpec, decode_typed, linked_tools, validate_typed,
+    BoxFuture, ErasedInput, IntoToolResult, NoInput, SourceLocation, StateOf, TaskSupport, Tool,
+    ToolEntry, ToolInput, ToolOutput, ToolSpec, decode_typed, linked_tools, validate_typed,
 };
 pub use tool_context::{ActionKey, CallScope, ToolContext};
 pub use workflow::{WorkflowSpec, linked_workflows};

@@ -12,7 +12,11 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use validator::{ValidationErrors, ValidationErrorsKind};
 
-use crate::{category::Category, error::FieldError, tool::ToolEntry};
+use crate::{
+    category::Category,
+    error::FieldError,
+    tool::{TaskSupport, ToolEntry},
+};
 
 pub(crate) mod formats;
 mod nullable;
@@ -212,14 +216,14 @@ pub struct ToolDescriptor {
     pub output_schema: Option<Arc<Value>>,
     /// Where it comes from.
     pub origin: ToolOrigin,
-    /// Whether a call may run long (a workflow run): an MCP client that supports the tasks
-    /// extension gets a task to poll instead of waiting on the request.
-    #[serde(skip_serializing_if = "is_false")]
-    pub long_running: bool,
+    /// Whether a call may run as a task (a workflow run, a long job): an MCP client that
+    /// supports the tasks extension gets a task to poll instead of waiting on the request.
+    #[serde(skip_serializing_if = "is_forbidden")]
+    pub tasks: TaskSupport,
 }
 
-fn is_false(flag: &bool) -> bool {
-    !*flag
+fn is_forbidden(tasks: &TaskSupport) -> bool {
+    *tasks == TaskSupport::Forbidden
 }
 
 mod opt_millis {
@@ -258,7 +262,7 @@ impl ToolDescriptor {
             timeout: spec.timeout,
             input_schema: Arc::new((entry.input_schema)().to_value()),
             output_schema: Some(Arc::new((entry.output_schema)().to_value())),
-            long_running: false,
+            tasks: spec.tasks,
             origin: ToolOrigin::Linked {
                 location: spec.location.to_string(),
             },
@@ -310,6 +314,12 @@ impl ToolDescriptor {
             tool.insert("outputSchema".into(), (**output).clone());
         }
         tool.insert("annotations".into(), self.annotations());
+        if self.tasks.allows_tasks() {
+            tool.insert(
+                "execution".into(),
+                json!({"taskSupport": self.tasks.as_str()}),
+            );
+        }
         let mut meta = json!({
             "switchboard/domain": self.domain,
             "switchboard/category": self.category,
@@ -418,7 +428,7 @@ mod tests {
             timeout: None,
             input_schema: Arc::new(json!({"type": "object"})),
             output_schema: Some(Arc::new(json!({"type": "object"}))),
-            long_running: false,
+            tasks: TaskSupport::Forbidden,
             origin: ToolOrigin::Runtime {
                 source: "test".to_owned(),
             },

@@ -71,8 +71,42 @@ pub struct ToolSpec {
     pub tags: &'static [&'static str],
     /// Overrides the runtime's default call timeout.
     pub timeout: Option<Duration>,
+    /// Whether a call may run as a task the client polls (MCP's tasks extension).
+    pub tasks: TaskSupport,
     /// Where the tool is defined.
     pub location: SourceLocation,
+}
+
+/// Whether a tool's calls may run as tasks: started, answered at once with a task id, and
+/// polled for their result (MCP's tasks extension, `execution.taskSupport` of a tool). A
+/// transport without tasks calls every tool while the request waits, except a
+/// [`Required`](TaskSupport::Required) one, which it refuses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskSupport {
+    /// Every call runs while the request waits.
+    #[default]
+    Forbidden,
+    /// A client that supports tasks gets one; any other client waits for the result.
+    Optional,
+    /// Only a client that supports tasks may call the tool.
+    Required,
+}
+
+impl TaskSupport {
+    /// Whether a call may run as a task.
+    pub fn allows_tasks(self) -> bool {
+        self != TaskSupport::Forbidden
+    }
+
+    /// The MCP name of the setting (`forbidden`, `optional`, `required`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
 }
 
 /// A type that can be a tool's input. Derive it with `#[derive(ToolInput)]`, which also

@@ -7,6 +7,7 @@ mod media;
 mod prompts;
 mod resource_tools;
 mod round_tools;
+mod task_tools;
 #[cfg(test)]
 mod tests;
 
@@ -39,6 +40,11 @@ pub use round_tools::{
     input_required_elicitation, input_required_list_roots, input_required_multi_round,
     input_required_multiple_inputs, input_required_request_state, input_required_sampling,
     input_required_tampered_state,
+};
+pub use task_tools::{
+    ConfirmDelete, ConfirmDeleteInput, FailingJob, Greet, GreetInput, MultiInput, ProtocolErrorJob,
+    SlowCompute, SlowComputeInput, ToolWithTask, confirm_delete, failing_job, greet, multi_input,
+    protocol_error_job, slow_compute, tool_with_task,
 };
 
 /// The domain's name: what `RegistryBuilder::exclude_domain` takes to leave these tools out.

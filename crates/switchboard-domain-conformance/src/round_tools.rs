@@ -34,7 +34,7 @@ struct OkForm {
 }
 
 /// A form asking for `T` with `message`, under `key`.
-fn form<T: JsonSchema>(key: &str, message: &str) -> Result<Keyed, AskError> {
+pub(crate) fn form<T: JsonSchema>(key: &str, message: &str) -> Result<Keyed, AskError> {
     Ok(Keyed::new(
         key,
         Question::Elicit(Elicitation::Form {
@@ -45,7 +45,9 @@ fn form<T: JsonSchema>(key: &str, message: &str) -> Result<Keyed, AskError> {
 }
 
 /// The content of an accepted form, read as `T`.
-fn accepted<T: serde::de::DeserializeOwned>(reply: &Reply) -> Result<Option<T>, ToolError> {
+pub(crate) fn accepted<T: serde::de::DeserializeOwned>(
+    reply: &Reply,
+) -> Result<Option<T>, ToolError> {
     match reply {
         Reply::Elicit(reply) if reply.action == ElicitAction::Accept => {
             let content = reply.content.clone().unwrap_or_default();

@@ -113,7 +113,13 @@ fn every_tool_is_a_read_tool_of_the_domain_and_content_tools_declare_no_output_s
     assert_eq!(
         names,
         [
+            "confirm_delete",
+            "failing_job",
+            "greet",
             "json_schema_2020_12_tool",
+            "multi_input",
+            "protocol_error_job",
+            "slow_compute",
             "test_audio_content",
             "test_elicitation",
             "test_elicitation_sep1034_defaults",
@@ -140,6 +146,7 @@ fn every_tool_is_a_read_tool_of_the_domain_and_content_tools_declare_no_output_s
             "test_simple_text",
             "test_tool_with_logging",
             "test_tool_with_progress",
+            "test_tool_with_task",
         ]
     );
     for tool in &tools {
@@ -151,6 +158,39 @@ fn every_tool_is_a_read_tool_of_the_domain_and_content_tools_declare_no_output_s
             [JsonSchemaFeatures::SPEC.name, TemplateData::SPEC.name].contains(&tool.name.as_ref());
         assert_eq!(tool.returns_content(), !json_tool, "{}", tool.name);
         assert_eq!(mcp.get("outputSchema").is_some(), json_tool, "{mcp}");
+    }
+}
+
+#[test]
+fn the_task_tools_declare_their_task_support_to_mcp() {
+    let support = |name: &str| {
+        let entry = linked_tools()
+            .find(|entry| entry.spec.name == name)
+            .unwrap_or_else(|| panic!("{name} is linked"));
+        let mcp = ToolDescriptor::from_entry(entry).mcp();
+        mcp.get("execution")
+            .map(|execution| execution["taskSupport"].clone())
+    };
+    assert_eq!(support("greet"), None);
+    assert_eq!(support("test_simple_text"), None);
+    for optional in [
+        "slow_compute",
+        "protocol_error_job",
+        "confirm_delete",
+        "multi_input",
+    ] {
+        assert_eq!(
+            support(optional),
+            Some(serde_json::json!("optional")),
+            "{optional}"
+        );
+    }
+    for required in ["failing_job", "test_tool_with_task"] {
+        assert_eq!(
+            support(required),
+            Some(serde_json::json!("required")),
+            "{required}"
+        );
     }
 }
 

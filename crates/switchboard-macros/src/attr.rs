@@ -7,8 +7,9 @@ use syn::{
     parse::Parser, punctuated::Punctuated, spanned::Spanned,
 };
 
-const KEYS: &str = "domain, category, permission, name, title, intents, tags, timeout_ms";
+const KEYS: &str = "domain, category, permission, name, title, intents, tags, timeout_ms, tasks";
 const CATEGORIES: [&str; 4] = ["read", "propose", "execute", "restricted"];
+const TASK_SUPPORT: [&str; 3] = ["forbidden", "optional", "required"];
 
 /// The checked arguments of one `#[tool]`.
 pub(crate) struct ToolArgs {
@@ -20,6 +21,7 @@ pub(crate) struct ToolArgs {
     pub(crate) intents: Vec<LitStr>,
     pub(crate) tags: Vec<LitStr>,
     pub(crate) timeout_ms: Option<LitInt>,
+    pub(crate) tasks: Option<Ident>,
 }
 
 pub(crate) fn parse(attr: TokenStream) -> syn::Result<ToolArgs> {
@@ -32,6 +34,7 @@ pub(crate) fn parse(attr: TokenStream) -> syn::Result<ToolArgs> {
     let mut intents = None;
     let mut tags = None;
     let mut timeout_ms = None;
+    let mut tasks = None;
     for pair in &pairs {
         let Some(key) = pair.path.get_ident() else {
             return Err(syn::Error::new_spanned(
@@ -54,6 +57,7 @@ pub(crate) fn parse(attr: TokenStream) -> syn::Result<ToolArgs> {
             "intents" => set(&mut intents, intent_list(&pair.value)?, duplicate)?,
             "tags" => set(&mut tags, tag_list(&pair.value)?, duplicate)?,
             "timeout_ms" => set(&mut timeout_ms, timeout(&pair.value)?, duplicate)?,
+            "tasks" => set(&mut tasks, task_support(&pair.value)?, duplicate)?,
             _ => {
                 let hint = closest(&key_name, KEYS.split(", "))
                     .map(|key| format!(" (did you mean `{key}`?)"))
@@ -87,6 +91,7 @@ pub(crate) fn parse(attr: TokenStream) -> syn::Result<ToolArgs> {
         intents: intents.unwrap_or_default(),
         tags: tags.unwrap_or_default(),
         timeout_ms,
+        tasks,
     })
 }
 
@@ -157,6 +162,23 @@ fn category_ident(value: &Expr) -> syn::Result<Ident> {
         Err(syn::Error::new(
             ident.span(),
             format!("unknown category `{category}`; expected one of {expected}"),
+        ))
+    }
+}
+
+fn task_support(value: &Expr) -> syn::Result<Ident> {
+    let expected = TASK_SUPPORT.join(", ");
+    let ident = match value {
+        Expr::Path(path) => path.path.get_ident().cloned(),
+        _ => None,
+    }
+    .ok_or_else(|| syn::Error::new_spanned(value, format!("`tasks` must be one of {expected}")))?;
+    if TASK_SUPPORT.contains(&ident.to_string().as_str()) {
+        Ok(ident)
+    } else {
+        Err(syn::Error::new(
+            ident.span(),
+            format!("unknown task support `{ident}`; expected one of {expected}"),
         ))
     }
 }

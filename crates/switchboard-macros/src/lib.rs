@@ -30,6 +30,7 @@ mod tool;
 /// | `intents`    | `["who am i", "me"]`          | no       | utterances the orchestrator routes here     |
 /// | `tags`       | `["billing", "beta"]`         | no       | labels (`a-z 0-9 _ -`) a running registry disables and enables tools by |
 /// | `timeout_ms` | `2000`                        | no       | overrides the runtime's default timeout     |
+/// | `tasks`      | `forbidden`, `optional`, `required` | no | whether a call may run as a task the client polls (MCP tasks extension); `forbidden` by default |
 ///
 /// The doc comment is the description. The macro keeps the function as written and adds a
 /// marker type named after it in UpperCamelCase (`get_current_user` → `GetCurrentUser`) that

@@ -33,6 +33,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
         intents,
         tags,
         timeout_ms,
+        tasks,
     } = args;
     let name = match name {
         Some(name) => quote!(#name),
@@ -64,6 +65,17 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
             quote!(::core::option::Option::Some(#core::__private::Duration::from_millis(#millis)))
         }
         None => quote!(::core::option::Option::None),
+    };
+    let tasks = match tasks {
+        Some(tasks) => {
+            let variant = format_ident!(
+                "{}",
+                tasks.to_string().to_upper_camel_case(),
+                span = tasks.span()
+            );
+            quote!(#core::TaskSupport::#variant)
+        }
+        None => quote!(#core::TaskSupport::Forbidden),
     };
     let marker_doc = format!(
         "The `{fn_name}` tool, for typed calls: `registry.call::<{marker}>(input, &ctx)`.\n\n{description}"
@@ -118,6 +130,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
                 intents: &[#(#intents),*],
                 tags: &[#(#tags),*],
                 timeout: #timeout,
+                tasks: #tasks,
                 location: #core::SourceLocation { file: ::core::file!(), line: ::core::line!() },
             };
 

@@ -125,7 +125,7 @@ mod tests {
                 timeout: None,
                 input_schema: Arc::new(json!({"type": "object", "properties": {}})),
                 output_schema: None,
-                long_running: false,
+                tasks: switchboard_core::TaskSupport::Forbidden,
                 origin: ToolOrigin::Runtime {
                     source: "list-changed-test".to_owned(),
                 },

@@ -54,6 +54,7 @@ use rmcp::{
         ReadResourceRequestMethod, ReadResourceRequestParams, ReadResourceResponse,
         ReadResourceResult, ServerCapabilities, ServerConfig, SetLevelRequestParams,
         SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+        UpdateTaskParams,
     },
     service::{NotificationContext, RequestContext, SubscriptionContext},
 };
@@ -591,6 +592,17 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         self.catalog.tasks.get(&request.task_id, &self.identity)
+    }
+
+    /// `tasks/update`: answers to the questions of a task this identity started.
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.catalog
+            .tasks
+            .update(&request.task_id, &self.identity, request.input_responses)
     }
 
     /// `tasks/cancel`: drops the task's call; a workflow's run is cancelled and compensates.

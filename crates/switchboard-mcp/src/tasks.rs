@@ -1,6 +1,9 @@
-//! The MCP tasks extension for long-running tools (`ToolDescriptor::long_running`, the
-//! workflows domains export): a client that declared the extension gets a task for such a call
-//! instead of a request held open until the run ends, and polls or cancels it.
+//! The MCP tasks extension (SEP-2663) for tools whose calls may run as tasks
+//! (`ToolDescriptor::tasks`: the workflows domains export, and `#[tool(tasks = ...)]`): a client
+//! that declared the extension gets a task for such a call instead of a request held open until
+//! the call ends, polls it with `tasks/get`, answers its questions with `tasks/update`, and may
+//! cancel it. A tool that requires tasks is refused (`-32021`) to a client that did not declare
+//! the extension.
 //!
 //! The tasks live in rmcp's `TaskManager`, shared by every handler instance of a server (it
 //! sits in the shared tool catalog), so `tasks/get` finds a task whichever instance started it.
@@ -9,22 +12,24 @@
 //! exist, exactly as for an id never issued, so a task id that leaks gives nothing away.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rmcp::{
     ErrorData, RoleServer,
     model::{
-        CallToolRequestParams, CallToolResponse, CreateTaskResult, GetTaskResult,
-        ServerCapabilities, TASKS_EXTENSION_ID,
+        CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities,
+        CreateTaskResult, GetTaskResult, ServerCapabilities, TASKS_EXTENSION_ID,
     },
     service::RequestContext,
     task_manager::{TaskExit, TaskManager, TaskOptions},
 };
 use serde_json::Value;
-use switchboard_core::{CallContext, Progress, ProgressNotifier};
+use switchboard_core::{
+    CallContext, InvokeError, Progress, ProgressNotifier, TaskSupport, ask::ClientLink,
+};
 use switchboard_registry::ToolRegistry;
 
-use crate::{identity::Identity, result};
+use crate::{asking::TaskAsker, identity::Identity, result};
 
 /// Who started a task: the organisation and user of its identity.
 type Owner = (Option<String>, Option<String>);
@@ -68,6 +73,18 @@ impl Tasks {
         self.manager.get_task(task_id).map(GetTaskResult::new)
     }
 
+    /// `tasks/update` for `identity`: answers to the task's questions, by key. Answers to
+    /// questions the task did not ask, or asked and had answered, are ignored.
+    pub(crate) fn update(
+        &self,
+        task_id: &str,
+        identity: &Identity,
+        answers: impl IntoIterator<Item = (String, Value)>,
+    ) -> Result<(), ErrorData> {
+        self.check_owner(task_id, identity)?;
+        self.manager.update_task(task_id, answers)
+    }
+
     /// `tasks/cancel` for `identity`.
     pub(crate) fn cancel(&self, task_id: &str, identity: &Identity) -> Result<(), ErrorData> {
         self.check_owner(task_id, identity)?;
@@ -75,12 +92,13 @@ impl Tasks {
     }
 }
 
-/// Declares the tasks extension in `capabilities` when the registry has a long-running tool.
+/// Declares the tasks extension in `capabilities` when the registry has a tool whose calls may
+/// run as tasks.
 pub(crate) fn advertise(registry: &ToolRegistry, capabilities: &mut ServerCapabilities) {
     if registry
         .list()
         .iter()
-        .any(|descriptor| descriptor.long_running)
+        .any(|descriptor| descriptor.tasks.allows_tasks())
     {
         capabilities
             .extensions
@@ -89,29 +107,67 @@ pub(crate) fn advertise(registry: &ToolRegistry, capabilities: &mut ServerCapabi
     }
 }
 
-/// Whether a call of `name` becomes a task: the tool runs long and the client declared the
-/// tasks extension.
-pub(crate) fn answers_with_task(
+/// How a call of a tool runs, given what the client declared for the request (its session's
+/// capabilities, or the request's own `_meta` on 2026-07-28).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dispatch {
+    /// While the request waits.
+    Inline,
+    /// As a task the client polls.
+    Task,
+    /// Refused: the tool runs only as a task, and the client does not do tasks.
+    NeedsTasks,
+}
+
+/// How a call of `name` runs: as a task when the tool allows one and the client declared the
+/// tasks extension; refused when the tool requires one and the client did not.
+pub(crate) fn dispatch(
     registry: &ToolRegistry,
     name: &str,
     context: &RequestContext<RoleServer>,
-) -> bool {
-    context
+) -> Dispatch {
+    let support = registry
+        .find(name)
+        .map_or(TaskSupport::Forbidden, |descriptor| descriptor.tasks);
+    let client_does_tasks = context
         .client_capabilities()
-        .is_some_and(|capabilities| capabilities.supports_tasks())
-        && registry
-            .find(name)
-            .is_some_and(|descriptor| descriptor.long_running)
+        .is_some_and(|capabilities| capabilities.supports_tasks());
+    match (support, client_does_tasks) {
+        (TaskSupport::Forbidden, _) => Dispatch::Inline,
+        (_, true) => Dispatch::Task,
+        (TaskSupport::Optional, false) => Dispatch::Inline,
+        (TaskSupport::Required, false) => Dispatch::NeedsTasks,
+    }
+}
+
+/// The `-32021` error of a call to a tool that runs only as a task, from a client that did not
+/// declare the tasks extension: its data names the capability.
+pub(crate) fn needs_tasks_error(name: &str) -> ErrorData {
+    let mut error = ErrorData::missing_required_client_capability(
+        ClientCapabilities::builder().enable_tasks().build(),
+    );
+    error.message = format!(
+        "`{name}` runs only as a task: declare the `{TASKS_EXTENSION_ID}` extension in the \
+         client capabilities"
+    )
+    .into();
+    error
 }
 
 /// Starts the call as a task and answers with it at once. `tasks/get` reports it working (its
-/// status message is the call's last progress report), then its result; `tasks/cancel` drops
-/// the call, which cancels a workflow's run (it compensates).
+/// status message is the call's last progress report), waiting for input while the tool's
+/// questions are unanswered ([`TaskAsker`]: the client answers them with `tasks/update`), then
+/// its result; `tasks/cancel` drops the call, which cancels a workflow's run (it compensates).
+///
+/// A tool's own error, or a refusal of the call, completes the task with an `isError` result;
+/// a failure of the server's (a panic, an unavailable domain, store or audit) fails it with the
+/// JSON-RPC error.
 pub(crate) fn start(
     tasks: &Tasks,
     identity: &Identity,
     registry: ToolRegistry,
     request: CallToolRequestParams,
+    capabilities: Option<ClientCapabilities>,
     mut call_context: CallContext,
 ) -> CallToolResponse {
     let name = request.name;
@@ -126,17 +182,19 @@ pub(crate) fn start(
                         reporter.set_status_message(message);
                     }
                 });
+                call_context.client =
+                    ClientLink::new(Arc::new(TaskAsker::new(task_context.clone(), capabilities)));
                 let call = registry.invoke(&name, params, &call_context);
+                // Cancellation first: `tasks/cancel` also drops the task's open questions,
+                // which ends a tool waiting on one with an error at the same moment.
                 tokio::select! {
-                    outcome = call => {
-                        let returns_content = || {
-                            registry
-                                .find(&name)
-                                .is_some_and(|descriptor| descriptor.returns_content())
-                        };
-                        result::call_result(outcome, returns_content).map_err(TaskExit::Error)
-                    }
+                    biased;
                     () = task_context.cancelled() => Err(TaskExit::Cancelled),
+                    outcome = call => task_outcome(outcome, || {
+                        registry
+                            .find(&name)
+                            .is_some_and(|descriptor| descriptor.returns_content())
+                    }),
                 }
             })
         });
@@ -146,4 +204,25 @@ pub(crate) fn start(
     owners.insert(task.task_id.clone(), owner_of(identity));
     drop(owners);
     CallToolResponse::Task(CreateTaskResult::new(task))
+}
+
+/// How a task's call ends: its result (an `isError` one for the tool's errors and the call's
+/// refusals), or the JSON-RPC error of a server failure.
+fn task_outcome(
+    outcome: Result<Value, InvokeError>,
+    returns_content: impl FnOnce() -> bool,
+) -> Result<CallToolResult, TaskExit> {
+    match &outcome {
+        Err(
+            error @ (InvokeError::ToolPanicked { .. }
+            | InvokeError::DomainUnavailable { .. }
+            | InvokeError::AuditFailed { .. }
+            | InvokeError::AuditUnavailable { .. }
+            | InvokeError::StoreUnavailable { .. }),
+        ) => Err(TaskExit::Error(ErrorData::internal_error(
+            error.to_string(),
+            Some(result::error_json(error)),
+        ))),
+        _ => result::call_result(outcome, returns_content).map_err(TaskExit::Error),
+    }
 }

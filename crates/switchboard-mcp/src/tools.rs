@@ -165,7 +165,7 @@ mod tests {
             timeout: None,
             input_schema: Arc::new(json!({"type": "object", "properties": {}})),
             output_schema: None,
-            long_running: false,
+            tasks: switchboard_core::TaskSupport::Forbidden,
             origin: ToolOrigin::Runtime {
                 source: "catalog-test".to_owned(),
             },

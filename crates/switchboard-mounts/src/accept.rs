@@ -130,7 +130,7 @@ pub(crate) fn tool_spec(supervisor: ActorRef<SupervisorMsg>) -> RuntimeToolSpec 
             timeout: None,
             input_schema: Arc::new(input_schema),
             output_schema: Some(Arc::new(output_schema)),
-            long_running: false,
+            tasks: switchboard_core::TaskSupport::Forbidden,
             origin: ToolOrigin::Runtime {
                 source: "switchboard-mounts (rug-pull protection)".to_owned(),
             },

@@ -265,7 +265,7 @@ pub(crate) fn specs(directory: &Arc<Directory>, call_timeout: Duration) -> Vec<R
             timeout,
             input_schema: Arc::new(input_schema),
             output_schema: Some(Arc::new(schema_of::<ToolContent>().to_value())),
-            long_running: false,
+            tasks: switchboard_core::TaskSupport::Forbidden,
             origin: ToolOrigin::Runtime {
                 source: "the lazy mounted MCP servers".to_owned(),
             },

@@ -111,7 +111,7 @@ pub(crate) fn descriptor(server: &ServerConfig, tool: &Tool) -> ToolDescriptor {
         timeout: Some(server.call_timeout),
         input_schema: Arc::new(Value::Object((*tool.input_schema).clone())),
         output_schema: Some(Arc::new(output_schema)),
-        long_running: false,
+        tasks: switchboard_core::TaskSupport::Forbidden,
         origin: ToolOrigin::Runtime {
             source: format!("mounted MCP server `{}`", server.id),
         },

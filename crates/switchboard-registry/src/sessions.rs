@@ -181,7 +181,7 @@ mod tests {
                 timeout: None,
                 input_schema: Arc::new(json!({"type": "object"})),
                 output_schema: None,
-                long_running: false,
+                tasks: switchboard_core::TaskSupport::Forbidden,
                 origin: ToolOrigin::Runtime {
                     source: "sessions-test".to_owned(),
                 },

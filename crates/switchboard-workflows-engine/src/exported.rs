@@ -243,7 +243,7 @@ impl Engine {
             timeout: Some(EXPORTED_CALL_TIMEOUT),
             input_schema: Arc::new(input_schema),
             output_schema: None,
-            long_running: true,
+            tasks: switchboard_core::TaskSupport::Optional,
             origin: ToolOrigin::Runtime {
                 source: format!(
                     "workflow {} exported by domain `{}` ({}:{})",

@@ -73,7 +73,7 @@ fn descriptor(name: &str, input_schema: Value, intents: &[&'static str]) -> Tool
         timeout: None,
         input_schema: Arc::new(input_schema),
         output_schema: None,
-        long_running: false,
+        tasks: switchboard_core::TaskSupport::Forbidden,
         origin: ToolOrigin::Runtime {
             source: SOURCE.to_owned(),
         },

@@ -85,7 +85,7 @@ fn spec(
                 "additionalProperties": false
             })),
             output_schema: None,
-            long_running: false,
+            tasks: switchboard_core::TaskSupport::Forbidden,
             origin: ToolOrigin::Runtime {
                 source: "supervision-test".to_owned(),
             },

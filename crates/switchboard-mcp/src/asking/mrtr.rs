@@ -231,7 +231,7 @@ impl ClientHandler for RoundAsker {
 }
 
 /// A question as an `inputRequests` entry.
-fn input_request(question: &Question) -> Result<InputRequest, AskError> {
+pub(super) fn input_request(question: &Question) -> Result<InputRequest, AskError> {
     Ok(match question {
         Question::Elicit(request) => {
             InputRequest::Elicitation(ElicitRequest::new(elicit_params(request)?))

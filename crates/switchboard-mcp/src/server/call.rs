@@ -127,14 +127,27 @@ impl McpServer {
                 return answer;
             }
         }
-        if tasks::answers_with_task(&self.registry, &request.name, &context) {
-            return Ok(tasks::start(
-                &self.catalog.tasks,
-                &self.identity,
-                self.registry.clone(),
-                request,
-                call_context,
-            ));
+        match tasks::dispatch(&self.registry, &request.name, &context) {
+            tasks::Dispatch::Inline => {}
+            tasks::Dispatch::Task => {
+                return Ok(tasks::start(
+                    &self.catalog.tasks,
+                    &self.identity,
+                    self.registry.clone(),
+                    request,
+                    context.client_capabilities(),
+                    call_context,
+                ));
+            }
+            tasks::Dispatch::NeedsTasks => {
+                let error = tasks::needs_tasks_error(&request.name);
+                let refusal = InvokeError::InvalidInput {
+                    tool: request.name.to_string(),
+                    errors: vec![FieldError::new("", error.message.to_string())],
+                };
+                self.record_refusal(&request, &context, refusal).await;
+                return Err(error);
+            }
         }
         // A round's arguments are kept to bind the requestState its questions may need.
         let arguments = match &rounds {

@@ -12,16 +12,16 @@
 //! the server's handler asks the same for a custom request that reaches it. The paginated list
 //! methods are the exception to that path: rmcp reads one whose params do not decode as the
 //! list request without params (the first page), so the edge checks their raw params with
-//! [`unfit_params`]. Methods rmcp would answer `-32601` even with good params (tasks/update,
-//! the skills; `tasks/list`, which rmcp does not know) are not listed: for them
-//! `-32601` stays right.
+//! [`unfit_params`]. Methods rmcp would answer `-32601` even with good params (the skills;
+//! `tasks/list` and `tasks/result`, which rmcp does not know) are not listed: for them `-32601`
+//! stays right.
 
 #![allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).
 
 use rmcp::model::{
     CallToolRequestParams, CancelTaskParams, CompleteRequestParams, GetPromptRequestParams,
     GetTaskParams, InitializeRequestParams, PaginatedRequestParams, ReadResourceRequestParams,
-    SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
+    SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -111,6 +111,12 @@ const KNOWN: &[Known] = &[
         method: "tasks/get",
         expected: "an object with `taskId` (a string)",
         decode: decode::<GetTaskParams>,
+    },
+    Known {
+        method: "tasks/update",
+        expected: "an object with `taskId` (a string) and `inputResponses` (an object of \
+                   answers by key)",
+        decode: decode::<UpdateTaskParams>,
     },
     Known {
         method: "tasks/cancel",

@@ -220,7 +220,7 @@ pub(crate) fn runtime_tool(
             timeout: None,
             input_schema: Arc::new(json!({"type": "object", "properties": {}})),
             output_schema: None,
-            long_running: false,
+            tasks: switchboard_core::TaskSupport::Forbidden,
             origin: ToolOrigin::Runtime {
                 source: "mcp-tests".to_owned(),
             },

@@ -30,4 +30,5 @@ mod mcp_server_info;
 mod mcp_session_lists;
 mod mcp_stdio_drain;
 mod mcp_stdio_garbage;
+mod mcp_tasks;
 mod mcp_workflows;

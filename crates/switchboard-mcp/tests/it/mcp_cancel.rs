@@ -52,7 +52,7 @@ fn wait_forever(started: mpsc::UnboundedSender<()>) -> RuntimeToolSpec {
             timeout: Some(Duration::from_secs(600)),
             input_schema: Arc::new(json!({"type": "object", "properties": {}})),
             output_schema: None,
-            long_running: false,
+            tasks: switchboard_core::TaskSupport::Forbidden,
             origin: ToolOrigin::Runtime {
                 source: "mcp-cancel-test".to_owned(),
             },

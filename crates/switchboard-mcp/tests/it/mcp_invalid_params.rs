@@ -49,6 +49,12 @@ fn cases() -> Vec<(&'static str, Option<Value>, &'static str)> {
         ("resources/unsubscribe", Some(json!({"uri": []})), "string"),
         ("tasks/get", None, "missing"),
         ("tasks/get", Some(json!({"taskId": 1})), "string"),
+        ("tasks/update", None, "missing"),
+        (
+            "tasks/update",
+            Some(json!({"taskId": "t", "inputResponses": 1})),
+            "map",
+        ),
         ("tasks/cancel", None, "missing"),
         ("tasks/cancel", Some(json!({"taskId": 1})), "string"),
         ("logging/setLevel", None, "missing"),

@@ -198,7 +198,7 @@ async fn a_tool_name_already_taken_is_refused_naming_both() {
         timeout: None,
         input_schema: std::sync::Arc::new(json!({"type": "object"})),
         output_schema: None,
-        long_running: false,
+        tasks: switchboard_core::TaskSupport::Forbidden,
         origin: switchboard_core::ToolOrigin::Runtime {
             source: "the squatter".to_owned(),
         },

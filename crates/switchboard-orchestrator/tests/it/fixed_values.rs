@@ -77,7 +77,7 @@ fn stock_tool(intents: &[&'static str]) -> RuntimeToolSpec {
             timeout: None,
             input_schema: Arc::new(schema()),
             output_schema: None,
-            long_running: false,
+            tasks: switchboard_core::TaskSupport::Forbidden,
             origin: ToolOrigin::Runtime {
                 source: "orchestrator-test".to_owned(),
             },

@@ -50,7 +50,7 @@ fn tool(name: &'static str, category: Category, permission: &'static str) -> Run
                 "additionalProperties": false
             })),
             output_schema: None,
-            long_running: false,
+            tasks: switchboard_core::TaskSupport::Forbidden,
             origin: ToolOrigin::Runtime {
                 source: "orchestrator-test".to_owned(),
             },

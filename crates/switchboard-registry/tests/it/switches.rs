@@ -333,7 +333,7 @@ fn runtime_tool(
             origin: ToolOrigin::Runtime {
                 source: "test".to_owned(),
             },
-            long_running: false,
+            tasks: switchboard_core::TaskSupport::Forbidden,
         },
         tool: Arc::new(Nothing),
         exposure: Exposure::Listed,
