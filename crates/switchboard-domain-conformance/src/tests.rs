@@ -120,6 +120,7 @@ fn every_tool_is_a_read_tool_of_the_domain_and_content_tools_declare_no_output_s
             "test_elicitation_sep1330_enums",
             "test_embedded_resource",
             "test_error_handling",
+            "test_header_parameter",
             "test_image_content",
             "test_input_required_result_capabilities",
             "test_input_required_result_elicitation",
@@ -130,6 +131,7 @@ fn every_tool_is_a_read_tool_of_the_domain_and_content_tools_declare_no_output_s
             "test_input_required_result_sampling",
             "test_input_required_result_tampered_state",
             "test_logging_tool",
+            "test_missing_capability",
             "test_multiple_content_types",
             "test_reconnection",
             "test_resource_static_binary",
@@ -138,6 +140,7 @@ fn every_tool_is_a_read_tool_of_the_domain_and_content_tools_declare_no_output_s
             "test_resource_watched",
             "test_sampling",
             "test_simple_text",
+            "test_streaming_elicitation",
             "test_tool_with_logging",
             "test_tool_with_progress",
         ]

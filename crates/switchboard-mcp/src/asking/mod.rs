@@ -18,7 +18,7 @@
 
 mod mrtr;
 
-pub(crate) use mrtr::RoundAsker;
+pub(crate) use mrtr::{RoundAsker, missing_capability_error};
 
 use std::{sync::Arc, time::Duration};
 

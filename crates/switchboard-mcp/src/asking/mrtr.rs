@@ -24,13 +24,16 @@ use std::{
     time::Duration,
 };
 
-use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, CreateMessageRequest, CreateMessageResult,
-    ElicitRequest, ElicitResult, InputRequest, InputRequests, InputRequiredResult,
-    ListRootsRequest, ListRootsResult, RequestStateError, SealOptions,
+use rmcp::{
+    ErrorData,
+    model::{
+        CallToolRequestParams, ClientCapabilities, CreateMessageRequest, CreateMessageResult,
+        ElicitRequest, ElicitResult, ErrorCode, InputRequest, InputRequests, InputRequiredResult,
+        ListRootsRequest, ListRootsResult, RequestStateError, SealOptions,
+    },
 };
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, json};
 use switchboard_core::{
     BoxFuture,
     ask::{
@@ -67,6 +70,8 @@ pub(crate) struct RoundAsker {
     used: Mutex<BTreeMap<String, Value>>,
     /// The questions still to answer: the next `input_required` result's.
     pending: Mutex<InputRequests>,
+    /// The first capability a question needed that the client did not declare.
+    missing: Mutex<Option<Capability>>,
 }
 
 impl RoundAsker {
@@ -96,6 +101,7 @@ impl RoundAsker {
             answers,
             used: Mutex::default(),
             pending: Mutex::default(),
+            missing: Mutex::default(),
         })
     }
 
@@ -123,6 +129,13 @@ impl RoundAsker {
                 )
                 .map(|sealed| InputRequiredResult::new(Some(pending), Some(sealed))),
         )
+    }
+
+    /// The first capability the call asked for that the client did not declare, if any: on
+    /// this revision a call that needs one fails with MCP's missing-capability error
+    /// ([`missing_capability_error`]).
+    pub(crate) fn missing_capability(&self) -> Option<Capability> {
+        *lock(&self.missing)
     }
 
     /// The answer to `question` under `key`, if this round has one that reads as such.
@@ -194,6 +207,7 @@ impl ClientHandler for RoundAsker {
             for keyed in questions {
                 let capability = keyed.question.capability();
                 if !supports(self.capabilities.as_ref(), capability) {
+                    lock(&self.missing).get_or_insert(capability);
                     return Err(AskError::Unsupported { capability });
                 }
             }
@@ -228,6 +242,26 @@ impl ClientHandler for RoundAsker {
     fn awaits_input(&self) -> bool {
         !lock(&self.pending).is_empty()
     }
+}
+
+/// MCP's `-32021` error (missing required client capability) for a call that needed
+/// `capability`: `data.requiredCapabilities` names it as a client capabilities object
+/// (`{"sampling": {}}`), and over HTTP the answer is `400`.
+pub(crate) fn missing_capability_error(capability: Capability, tool: &str) -> ErrorData {
+    let required = match capability {
+        Capability::Sampling => json!({"sampling": {}}),
+        Capability::Roots => json!({"roots": {}}),
+        Capability::ElicitationForm => json!({"elicitation": {"form": {}}}),
+        Capability::ElicitationUrl => json!({"elicitation": {"url": {}}}),
+    };
+    ErrorData::new(
+        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!(
+            "`{tool}` needs the client's {capability} capability, which this request's \
+             `clientCapabilities` does not declare; declare it to use this"
+        ),
+        Some(json!({"requiredCapabilities": required})),
+    )
 }
 
 /// A question as an `inputRequests` entry.
