@@ -26,8 +26,8 @@ pub use content_tools::{
     audio_content, embedded_resource_content, image_content, multiple_content_types, simple_text,
 };
 pub use prompts::{
-    PromptWithArguments, PromptWithEmbeddedResource, PromptWithImage, ResourceUri, SimplePrompt,
-    TwoArguments,
+    PromptThatAsks, PromptWithArguments, PromptWithEmbeddedResource, PromptWithImage, ResourceUri,
+    SimplePrompt, TwoArguments,
 };
 pub use protocol_tools::{
     HeaderParameter, HeaderParameterInput, MissingCapability, StreamingElicitation,

@@ -252,7 +252,7 @@ async fn prompts_render_what_their_scenarios_expect() {
         .filter(|entry| entry.spec.domain == DOMAIN)
         .map(|entry| entry.descriptor().expect("string arguments"))
         .collect();
-    assert_eq!(descriptors.len(), 4);
+    assert_eq!(descriptors.len(), 5);
     let embedded_arguments = descriptors
         .iter()
         .find(|descriptor| descriptor.name == "test_prompt_with_embedded_resource")

@@ -530,9 +530,15 @@ impl ServerHandler for McpServer {
     ) -> Result<GetPromptResponse, ErrorData> {
         let scope = RequestScope::from_meta(&context.meta)?;
         let call_context = self.call_context(&context, &scope);
-        prompts::get(&self.registry, request, &call_context)
-            .await
-            .map(Into::into)
+        prompts::get_asking(
+            &self.registry,
+            &self.state_key(),
+            &self.identity,
+            request,
+            call_context,
+            &context,
+        )
+        .await
     }
 
     /// Suggestions for a prompt's argument (`prompts.rs`).

@@ -1,20 +1,23 @@
-//! Tools asking the client on protocol 2026-07-28, which has no server-to-client requests: the
-//! call ends with an `input_required` result carrying the questions, and the client calls again
-//! with its answers (`inputResponses`) and the `requestState` the server gave it (SEP-2322,
-//! "multi round-trip requests").
+//! Tools and prompts asking the client on protocol 2026-07-28, which has no server-to-client
+//! requests: the `tools/call` or `prompts/get` ends with an `input_required` result carrying the
+//! questions, and the client sends it again with its answers (`inputResponses`) and the
+//! `requestState` the server gave it (SEP-2322, "multi round-trip requests").
 //!
-//! The tool runs again from the start on each round, with the answers so far: the `n`-th
-//! question it asks finds its answer under its key (the tool's own, or `ask-<n>`), and the
-//! first question without one ends the round. So a tool asks before it changes anything, and
-//! passes [`AskError::InputRequired`] on with `?`. A mutating call that ends so does not use up
-//! its idempotency key (the registry frees it), so the next round runs it.
+//! The tool (or the prompt's body) runs again from the start on each round, with the answers
+//! so far: the `n`-th question it asks finds its answer under its key (its own, or `ask-<n>`),
+//! and the first question without one ends the round. So a tool asks before it changes
+//! anything, and passes [`AskError::InputRequired`] on with `?`. A mutating call that ends so
+//! does not use up its idempotency key (the registry frees it), so the next round runs it.
 //!
 //! Answers from earlier rounds travel in the `requestState`, sealed with the server's
-//! [`StateKey`] (the approvals' key, under a domain string of its own) and bound, as approval
-//! states are, to the identity and to the tool and arguments of the call: a state that was tampered with, that expired, or
-//! that belongs to another identity or request does not open, and the call is refused with
-//! `-32602`. Answers in `inputResponses` to questions the tool did not ask are ignored; one that
-//! does not read as the answer to its question is asked again.
+//! [`StateKey`] (the approvals' key, under a domain string of its own, one for calls and one
+//! for prompts) and bound, as approval states are, to the identity and to the tool or prompt
+//! and arguments of the request: a state that was tampered with, that expired, or that belongs
+//! to another identity or request does not open, and the request is refused with `-32602`.
+//! Answers in `inputResponses` to questions nobody asked are ignored; one that does not read as
+//! the answer to its question is asked again. A question that needs a capability the request's
+//! `clientCapabilities` do not declare is never put: the request fails with `-32021`
+//! ([`missing_capability_error`]).
 
 #![allow(deprecated)] // rmcp 3 marks the MCP sampling and roots types deprecated (SEP-2577).
 
@@ -28,8 +31,9 @@ use rmcp::{
     ErrorData,
     model::{
         CallToolRequestParams, ClientCapabilities, CreateMessageRequest, CreateMessageResult,
-        ElicitRequest, ElicitResult, ErrorCode, InputRequest, InputRequests, InputRequiredResult,
-        ListRootsRequest, ListRootsResult, RequestStateError, SealOptions,
+        ElicitRequest, ElicitResult, ErrorCode, GetPromptRequestParams, InputRequest,
+        InputRequests, InputRequiredResult, InputResponses, ListRootsRequest, ListRootsResult,
+        RequestStateError, SealOptions,
     },
 };
 use serde::{Deserialize, Serialize};
@@ -44,7 +48,7 @@ use switchboard_core::{
 
 use super::{elicit_params, reply_of, sample_params, sampled_of, supports};
 use crate::{
-    approval::{StateKey, request_binding},
+    approval::{StateKey, named_binding, request_binding},
     identity::Identity,
 };
 
@@ -53,6 +57,9 @@ const STATE_TTL: Duration = Duration::from_secs(15 * 60);
 
 /// Separates this use of the key from any other.
 const DOMAIN: &[u8] = b"switchboard.mcp.ask-state.v1";
+
+/// Separates a prompt's questions' states from a tool call's.
+const PROMPT_DOMAIN: &[u8] = b"switchboard.mcp.prompt-ask-state.v1";
 
 /// What a `requestState` holds: the answers of earlier rounds, by key.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -64,6 +71,9 @@ struct Payload {
 #[derive(Debug)]
 pub(crate) struct RoundAsker {
     capabilities: Option<ClientCapabilities>,
+    /// What the request's state is bound to: the identity, and the tool or prompt and its
+    /// arguments.
+    binding: Vec<u8>,
     /// The answers of earlier rounds and of this request, by key.
     answers: BTreeMap<String, Value>,
     /// The answers the tool read this round: what the next state carries.
@@ -75,21 +85,64 @@ pub(crate) struct RoundAsker {
 }
 
 impl RoundAsker {
-    /// The asker of one round of `request` by `identity`: the answers in its sealed
-    /// `requestState`, if it has one, and in its `inputResponses`. `None` when the request
-    /// carries a state that does not open as one of these (another kind of state, such as an
-    /// approval's, or a tampered or expired one).
+    /// The asker of one round of the tool call `request` by `identity`: the answers in its
+    /// sealed `requestState`, if it has one, and in its `inputResponses`. `None` when the
+    /// request carries a state that does not open as one of these (another kind of state, such
+    /// as an approval's, or a tampered or expired one).
     pub(crate) fn for_round(
         key: &StateKey,
         identity: &Identity,
         request: &CallToolRequestParams,
         capabilities: Option<ClientCapabilities>,
     ) -> Option<Self> {
-        let mut answers = match request.request_state.as_deref() {
-            Some(sealed) => open(key, identity, request, sealed).ok()?.answers,
+        Self::open_round(
+            key,
+            request_binding(DOMAIN, identity, request),
+            request.request_state.as_deref(),
+            request.input_responses.as_ref(),
+            capabilities,
+        )
+    }
+
+    /// The asker of one round of the `prompts/get` `request` by `identity` (see
+    /// [`RoundAsker::for_round`]); its state is bound to the prompt and its arguments.
+    pub(crate) fn for_prompt(
+        key: &StateKey,
+        identity: &Identity,
+        request: &GetPromptRequestParams,
+        capabilities: Option<ClientCapabilities>,
+    ) -> Option<Self> {
+        Self::open_round(
+            key,
+            named_binding(
+                PROMPT_DOMAIN,
+                identity,
+                &request.name,
+                request.arguments.as_ref(),
+            ),
+            request.request_state.as_deref(),
+            request.input_responses.as_ref(),
+            capabilities,
+        )
+    }
+
+    fn open_round(
+        key: &StateKey,
+        binding: Vec<u8>,
+        request_state: Option<&str>,
+        input_responses: Option<&InputResponses>,
+        capabilities: Option<ClientCapabilities>,
+    ) -> Option<Self> {
+        let mut answers = match request_state {
+            Some(sealed) => {
+                key.codec()
+                    .open_json_with::<Payload>(sealed, &binding)
+                    .ok()?
+                    .answers
+            }
             None => BTreeMap::new(),
         };
-        if let Some(responses) = &request.input_responses {
+        if let Some(responses) = input_responses {
             answers.extend(
                 responses
                     .iter()
@@ -98,6 +151,7 @@ impl RoundAsker {
         }
         Some(Self {
             capabilities,
+            binding,
             answers,
             used: Mutex::default(),
             pending: Mutex::default(),
@@ -105,13 +159,11 @@ impl RoundAsker {
         })
     }
 
-    /// The `input_required` result asking what is still to answer, with the sealed state of
-    /// the answers so far; `None` when nothing is.
+    /// The `input_required` result asking what is still to answer, with the answers so far
+    /// sealed in its state, bound as the request's was; `None` when nothing is.
     pub(crate) fn input_required(
         &self,
         key: &StateKey,
-        identity: &Identity,
-        request: &CallToolRequestParams,
     ) -> Option<Result<InputRequiredResult, RequestStateError>> {
         let pending = std::mem::take(&mut *lock(&self.pending));
         if pending.is_empty() {
@@ -120,12 +172,13 @@ impl RoundAsker {
         let payload = Payload {
             answers: std::mem::take(&mut *lock(&self.used)),
         };
-        let binding = request_binding(DOMAIN, identity, request);
         Some(
             key.codec()
                 .seal_json_with(
                     &payload,
-                    &SealOptions::new().associated_data(&binding).ttl(STATE_TTL),
+                    &SealOptions::new()
+                        .associated_data(&self.binding)
+                        .ttl(STATE_TTL),
                 )
                 .map(|sealed| InputRequiredResult::new(Some(pending), Some(sealed))),
         )
@@ -275,16 +328,6 @@ fn input_request(question: &Question) -> Result<InputRequest, AskError> {
         }
         Question::Roots => InputRequest::ListRoots(ListRootsRequest::default()),
     })
-}
-
-fn open(
-    key: &StateKey,
-    identity: &Identity,
-    request: &CallToolRequestParams,
-    sealed: &str,
-) -> Result<Payload, RequestStateError> {
-    let binding = request_binding(DOMAIN, identity, request);
-    key.codec().open_json_with::<Payload>(sealed, &binding)
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

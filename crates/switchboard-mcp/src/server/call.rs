@@ -154,7 +154,7 @@ impl McpServer {
             return Err(asking::missing_capability_error(capability, &request.name));
         }
         if let Some(rounds) = &rounds
-            && let Some(asking) = rounds.input_required(&self.state_key(), &self.identity, &request)
+            && let Some(asking) = rounds.input_required(&self.state_key())
         {
             return asking.map(Into::into).map_err(|error| {
                 tracing::error!(%error, tool = %request.name, "could not seal the questions' requestState");
