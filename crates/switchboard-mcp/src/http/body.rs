@@ -267,7 +267,8 @@ mod tests {
 
     #[test]
     fn methods_2026_removed_are_not_found_there_whatever_their_params() {
-        for method in REMOVED_IN_2026 {
+        // Params that fit none of them (a `ping` with these fits, and rmcp answers it `404`).
+        for method in REMOVED_IN_2026.iter().filter(|method| **method != "ping") {
             let body = format!(
                 r#"{{"jsonrpc":"2.0","id":7,"method":"{method}","params":{{"_meta":{{}}}}}}"#
             );

@@ -23,6 +23,7 @@ mod mcp_navigation;
 mod mcp_notifications;
 mod mcp_oauth;
 mod mcp_prompts;
+mod mcp_prompts_asking;
 mod mcp_refusals_audited;
 mod mcp_resources;
 mod mcp_server;
