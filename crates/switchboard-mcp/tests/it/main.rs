@@ -17,6 +17,7 @@ mod mcp_approvals;
 mod mcp_asking;
 mod mcp_cancel;
 mod mcp_http;
+mod mcp_http_2026;
 mod mcp_http_load;
 mod mcp_invalid_params;
 mod mcp_navigation;
