@@ -170,7 +170,8 @@ mod tests {
 
     #[test]
     fn refuses_what_clients_refuse() {
-        let refused = |properties: Value| header_parameters(&schema(properties)).unwrap_err();
+        let refused =
+            |properties: Value| header_parameters(&schema(properties)).expect_err("refused");
         assert!(
             refused(json!({"a": {"type": "string", "x-mcp-header": "Has Space"}}))
                 .contains("not an HTTP header name")
