@@ -188,6 +188,9 @@ fn try_run(mut cli: Cli) -> anyhow::Result<Exit> {
             .register_exported()
             .await
             .context("cannot offer the exported workflows as tools")?;
+        if command.wants_conformance_tools() {
+            crate::conformance_hooks::register(&switchboard.registry).await?;
+        }
         let mounted = match &mounts {
             Some(mounts) => {
                 mounts

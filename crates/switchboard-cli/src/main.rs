@@ -11,6 +11,7 @@ mod args;
 mod audit_setup;
 mod commands;
 mod config_file;
+mod conformance_hooks;
 mod escape;
 mod hints;
 mod identity;

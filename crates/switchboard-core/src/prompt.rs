@@ -18,7 +18,10 @@
 //!
 //! Rendering reads and never writes: the body gets a [`ToolContext`] of category `read` over
 //! its domain's state ([`ToolContext::write`] refuses), and the verified caller, whose
-//! organisation comes from the call context only.
+//! organisation comes from the call context only. Through it the body may ask the client
+//! ([`ToolContext::elicit`], [`ToolContext::sample`]) as a tool does, with the caller's
+//! [`ClientLink`](crate::ask::ClientLink): when the client answers in a later request (MCP's
+//! `input_required` rounds) the body runs again from the start, so it asks before it renders.
 
 mod arguments;
 

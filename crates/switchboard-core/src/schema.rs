@@ -19,9 +19,11 @@ use crate::{
 };
 
 pub(crate) mod formats;
+mod headers;
 mod nullable;
 
 pub use formats::STANDARD_FORMATS;
+pub use headers::{HeaderParameter, MCP_HEADER, header_parameters};
 
 /// The JSON Schema (2020-12, with `$schema`) of `T`, in the forms strict clients accept:
 ///

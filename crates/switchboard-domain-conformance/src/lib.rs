@@ -5,6 +5,7 @@ mod behaviour_tools;
 mod content_tools;
 mod media;
 mod prompts;
+mod protocol_tools;
 mod resource_tools;
 mod round_tools;
 mod task_tools;
@@ -26,8 +27,12 @@ pub use content_tools::{
     audio_content, embedded_resource_content, image_content, multiple_content_types, simple_text,
 };
 pub use prompts::{
-    PromptWithArguments, PromptWithEmbeddedResource, PromptWithImage, ResourceUri, SimplePrompt,
-    TwoArguments,
+    PromptThatAsks, PromptWithArguments, PromptWithEmbeddedResource, PromptWithImage, ResourceUri,
+    SimplePrompt, TwoArguments,
+};
+pub use protocol_tools::{
+    HeaderParameter, HeaderParameterInput, MissingCapability, StreamingElicitation,
+    header_parameter, missing_capability, streaming_elicitation,
 };
 pub use resource_tools::{
     StaticBinary, StaticText, TemplateData, TemplateDataInput, TemplateRecord, Watched,

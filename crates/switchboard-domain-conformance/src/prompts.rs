@@ -1,5 +1,6 @@
-//! The reference prompts of the conformance suite's `prompts-*` and `completion-complete`
-//! scenarios, with the names and messages the scenarios ask for.
+//! The reference prompts of the conformance suite's `prompts-*`, `completion-complete` and
+//! `input-required-result-non-tool-request` scenarios, with the names and messages the
+//! scenarios ask for.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -144,3 +145,43 @@ impl Prompt for PromptWithImage {
 }
 
 switchboard_core::prompt!(PromptWithImage);
+
+/// The form [`PromptThatAsks`] shows.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct UserContext {
+    /// What the prompt should be about.
+    context: String,
+}
+
+/// Asks the person what context to use, then one user message with it. For
+/// `input-required-result-non-tool-request`: a prompt's body asks as a tool does, so on
+/// 2026-07-28 the first `prompts/get` ends with an `input_required` result.
+#[derive(Debug)]
+pub struct PromptThatAsks;
+
+impl Prompt for PromptThatAsks {
+    type Domain = Conformance;
+    type Args = NoInput;
+    const SPEC: PromptSpec = switchboard_core::prompt_spec! {
+        domain: Conformance,
+        full_name: "test_input_required_result_prompt",
+        description: "A prompt that asks the person for its context, for the MCP conformance \
+                      suite.",
+        permission: crate::PERMISSION,
+    };
+
+    async fn render(ctx: &ToolContext, _args: NoInput) -> Result<Vec<PromptMessage>, ToolError> {
+        let answer = ctx
+            .elicit::<UserContext>("What context should the prompt use?")
+            .await?;
+        let context = match answer.accepted() {
+            Some(UserContext { context }) => context,
+            None => "none given".to_owned(),
+        };
+        Ok(vec![PromptMessage::user_text(format!(
+            "Prompt with context: {context}"
+        ))])
+    }
+}
+
+switchboard_core::prompt!(PromptThatAsks);

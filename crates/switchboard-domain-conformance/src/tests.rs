@@ -126,6 +126,7 @@ fn every_tool_is_a_read_tool_of_the_domain_and_content_tools_declare_no_output_s
             "test_elicitation_sep1330_enums",
             "test_embedded_resource",
             "test_error_handling",
+            "test_header_parameter",
             "test_image_content",
             "test_input_required_result_capabilities",
             "test_input_required_result_elicitation",
@@ -136,6 +137,7 @@ fn every_tool_is_a_read_tool_of_the_domain_and_content_tools_declare_no_output_s
             "test_input_required_result_sampling",
             "test_input_required_result_tampered_state",
             "test_logging_tool",
+            "test_missing_capability",
             "test_multiple_content_types",
             "test_reconnection",
             "test_resource_static_binary",
@@ -144,6 +146,7 @@ fn every_tool_is_a_read_tool_of_the_domain_and_content_tools_declare_no_output_s
             "test_resource_watched",
             "test_sampling",
             "test_simple_text",
+            "test_streaming_elicitation",
             "test_tool_with_logging",
             "test_tool_with_progress",
             "test_tool_with_task",
@@ -289,7 +292,7 @@ async fn prompts_render_what_their_scenarios_expect() {
         .filter(|entry| entry.spec.domain == DOMAIN)
         .map(|entry| entry.descriptor().expect("string arguments"))
         .collect();
-    assert_eq!(descriptors.len(), 4);
+    assert_eq!(descriptors.len(), 5);
     let embedded_arguments = descriptors
         .iter()
         .find(|descriptor| descriptor.name == "test_prompt_with_embedded_resource")

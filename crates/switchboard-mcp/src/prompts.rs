@@ -8,22 +8,39 @@
 //! prompt the caller's roles do not grant, which its list does not show either), and a body
 //! that fails is `-32603`; the error's `data` carries the stable `kind`.
 //!
+//! A prompt's body may ask the client (`ctx.elicit`, `ctx.sample`), as a tool may: through the
+//! same asker, as requests to the client on 2025 revisions and as `input_required` results on
+//! 2026-07-28 ([`get_asking`]); a question the client did not declare the capability for is
+//! `-32021` on 2026-07-28 and a render failure before.
+//!
 //! Completion answers a prompt's argument (`ref/prompt`) with what the registry suggests; a
 //! resource template's variable (`ref/resource`) gets an empty completion, since read tools
 //! declare no completer.
 
+use std::sync::Arc;
+
 use rmcp::{
-    ErrorData,
+    ErrorData, RoleServer,
     model::{
         CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams,
-        GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage, Reference,
+        GetPromptResponse, GetPromptResult, ListPromptsResult, Prompt, PromptArgument,
+        PromptMessage, Reference,
     },
+    service::RequestContext,
 };
 use serde_json::json;
-use switchboard_core::{CallContext, PromptDescriptor, PromptError, Role};
+use switchboard_core::{
+    CallContext, PromptDescriptor, PromptError, Role,
+    ask::{ClientHandler, ClientLink},
+};
 use switchboard_registry::ToolRegistry;
 
-use crate::tools::{CURSOR_PREFIX, PAGE_SIZE, parse_cursor};
+use crate::{
+    approval::StateKey,
+    asking,
+    identity::Identity,
+    tools::{CURSOR_PREFIX, PAGE_SIZE, parse_cursor},
+};
 
 /// Whether `registry` serves any prompt to `roles` (the server then declares the `prompts`
 /// and `completions` capabilities).
@@ -86,6 +103,57 @@ pub(crate) fn list(
     let mut result = ListPromptsResult::with_all_items(prompts);
     result.next_cursor = (end < offered.len()).then(|| format!("{CURSOR_PREFIX}{end}"));
     Ok(result)
+}
+
+/// Prompt `request.name`, rendered for the caller of `call_context`, whose body may ask the
+/// client through the same asker a `tools/call` gets: on 2026-07-28 in `input_required`
+/// results (its questions' answers and `requestState` come with the next `prompts/get`), on
+/// earlier revisions as requests to the client while the get waits.
+pub(crate) async fn get_asking(
+    registry: &ToolRegistry,
+    state_key: &StateKey,
+    identity: &Identity,
+    request: GetPromptRequestParams,
+    mut call_context: CallContext,
+    context: &RequestContext<RoleServer>,
+) -> Result<GetPromptResponse, ErrorData> {
+    if !asking::asks_in_rounds(context) {
+        call_context.client = asking::inline_link(context);
+        return get(registry, request, &call_context).await.map(Into::into);
+    }
+    let rounds = asking::RoundAsker::for_prompt(
+        state_key,
+        identity,
+        &request,
+        context.client_capabilities(),
+    )
+    .map(Arc::new)
+    .ok_or_else(|| {
+        ErrorData::invalid_params(
+            format!(
+                "the requestState of this `prompts/get` of `{}` does not open: it was altered, \
+                 it expired, or it belongs to another prompt, arguments or caller; get the \
+                 prompt again without it",
+                request.name
+            ),
+            Some(json!({"kind": "invalid_request_state"})),
+        )
+    })?;
+    call_context.client = ClientLink::new(Arc::clone(&rounds) as Arc<dyn ClientHandler>);
+    let name = request.name.clone();
+    let rendered = get(registry, request, &call_context).await;
+    if let Some(capability) = rounds.missing_capability()
+        && rendered.is_err()
+    {
+        return Err(asking::missing_capability_error(capability, &name));
+    }
+    if let Some(asking) = rounds.input_required(state_key) {
+        return asking.map(Into::into).map_err(|error| {
+            tracing::error!(%error, prompt = %name, "could not seal the questions' requestState");
+            ErrorData::internal_error("could not seal the requestState", None)
+        });
+    }
+    rendered.map(Into::into)
 }
 
 /// Prompt `request.name`, rendered for the caller of `context`.

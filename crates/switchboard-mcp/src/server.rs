@@ -531,9 +531,15 @@ impl ServerHandler for McpServer {
     ) -> Result<GetPromptResponse, ErrorData> {
         let scope = RequestScope::from_meta(&context.meta)?;
         let call_context = self.call_context(&context, &scope);
-        prompts::get(&self.registry, request, &call_context)
-            .await
-            .map(Into::into)
+        prompts::get_asking(
+            &self.registry,
+            &self.state_key(),
+            &self.identity,
+            request,
+            call_context,
+            &context,
+        )
+        .await
     }
 
     /// Suggestions for a prompt's argument (`prompts.rs`).
@@ -616,11 +622,18 @@ impl ServerHandler for McpServer {
 
     /// `logging/setLevel`: from now on, this session's calls send their `tracing` events at
     /// this level and above as `notifications/message`.
+    /// Protocol 2026-07-28 has no sessions and no such method (a request names its own level
+    /// in `_meta`): there it is not found.
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        if crate::asking::asks_in_rounds(&context) {
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::SetLevelRequestMethod,
+            >());
+        }
         self.session.log_level.set(request.level);
         Ok(())
     }

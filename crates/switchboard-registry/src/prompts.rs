@@ -207,7 +207,12 @@ impl ToolRegistry {
     ) -> Result<RenderedPrompt, PromptError> {
         let shared = self.shared();
         let prompt = shared.prompts.get(name)?;
-        let caller = admit(prompt, context)?;
+        let mut caller = admit(prompt, context)?;
+        // A body that asks the client asks the one the caller brings, else the registry's own
+        // handler, as a tool does.
+        if let (false, Some(handler)) = (caller.client.is_active(), &shared.client) {
+            caller.client = switchboard_core::ask::ClientLink::new(Arc::clone(handler));
+        }
         let args = Value::Object(arguments.clone());
         if let Some(path) = find_org_id(&args) {
             return Err(PromptError::InvalidArgument {

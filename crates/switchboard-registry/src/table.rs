@@ -92,6 +92,9 @@ impl RegisteredTool {
         if let Some(path) = switchboard_core::schema::find_org_id_property(schema) {
             return Err(RegistryError::OrgIdInSchema { tool: name, path });
         }
+        if let Err(reason) = switchboard_core::schema::header_parameters(schema) {
+            return Err(RegistryError::InvalidSchema { tool: name, reason });
+        }
         let validator = jsonschema::options()
             .should_validate_formats(true)
             .build(schema)

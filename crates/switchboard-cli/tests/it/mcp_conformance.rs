@@ -92,6 +92,8 @@ async fn serve_conformance_serves_the_suites_tools_with_progress_and_logs() {
         "test_tool_with_progress",
         "test_tool_with_logging",
         "json_schema_2020_12_tool",
+        "test_header_parameter",
+        "test_trigger_tool_change",
         "core_get_current_user",
     ] {
         assert!(names.contains(&expected), "{expected} missing: {names:?}");
@@ -138,6 +140,25 @@ async fn serve_conformance_serves_the_suites_tools_with_progress_and_logs() {
             "Tool execution completed"
         ]
     );
+
+    // The run-time hook adds a tool, then removes it.
+    for added in [true, false] {
+        let toggled = bounded(
+            "tools/call test_trigger_tool_change",
+            client.call_tool(CallToolRequestParams::new("test_trigger_tool_change")),
+        )
+        .await
+        .expect("a result");
+        assert_ne!(toggled.is_error, Some(true), "{toggled:?}");
+        let tools = bounded("tools/list", client.list_all_tools())
+            .await
+            .expect("tools/list");
+        assert_eq!(
+            tools.iter().any(|tool| tool.name == "test_toggled_tool"),
+            added,
+            "{tools:?}"
+        );
+    }
 
     bounded("closing the client", client.cancel())
         .await

@@ -36,7 +36,7 @@ mod form;
 mod state;
 
 pub use state::{StateKey, StateKeyError};
-pub(crate) use state::{push_field, push_identity, request_binding};
+pub(crate) use state::{named_binding, push_field, push_identity, request_binding};
 
 use std::time::Duration;
 

@@ -267,11 +267,22 @@ pub(crate) fn request_binding(
     identity: &Identity,
     request: &CallToolRequestParams,
 ) -> Vec<u8> {
+    named_binding(domain, identity, &request.name, request.arguments.as_ref())
+}
+
+/// The bytes a state sealed for `domain` is bound to, for a request of the tool or prompt
+/// `name` with `arguments` (see [`request_binding`]).
+pub(crate) fn named_binding(
+    domain: &[u8],
+    identity: &Identity,
+    name: &str,
+    arguments: Option<&serde_json::Map<String, serde_json::Value>>,
+) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(256);
     push_field(&mut bytes, domain);
     push_identity(&mut bytes, identity);
-    push_field(&mut bytes, request.name.as_bytes());
-    let arguments = match &request.arguments {
+    push_field(&mut bytes, name.as_bytes());
+    let arguments = match arguments {
         Some(arguments) => serde_json::to_vec(arguments),
         None => serde_json::to_vec(&serde_json::Map::new()),
     };

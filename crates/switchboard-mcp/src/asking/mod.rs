@@ -19,7 +19,7 @@
 mod mrtr;
 mod task;
 
-pub(crate) use mrtr::RoundAsker;
+pub(crate) use mrtr::{RoundAsker, missing_capability_error};
 pub(crate) use task::TaskAsker;
 
 use std::{sync::Arc, time::Duration};

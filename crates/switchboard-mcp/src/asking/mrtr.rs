@@ -1,20 +1,23 @@
-//! Tools asking the client on protocol 2026-07-28, which has no server-to-client requests: the
-//! call ends with an `input_required` result carrying the questions, and the client calls again
-//! with its answers (`inputResponses`) and the `requestState` the server gave it (SEP-2322,
-//! "multi round-trip requests").
+//! Tools and prompts asking the client on protocol 2026-07-28, which has no server-to-client
+//! requests: the `tools/call` or `prompts/get` ends with an `input_required` result carrying the
+//! questions, and the client sends it again with its answers (`inputResponses`) and the
+//! `requestState` the server gave it (SEP-2322, "multi round-trip requests").
 //!
-//! The tool runs again from the start on each round, with the answers so far: the `n`-th
-//! question it asks finds its answer under its key (the tool's own, or `ask-<n>`), and the
-//! first question without one ends the round. So a tool asks before it changes anything, and
-//! passes [`AskError::InputRequired`] on with `?`. A mutating call that ends so does not use up
-//! its idempotency key (the registry frees it), so the next round runs it.
+//! The tool (or the prompt's body) runs again from the start on each round, with the answers
+//! so far: the `n`-th question it asks finds its answer under its key (its own, or `ask-<n>`),
+//! and the first question without one ends the round. So a tool asks before it changes
+//! anything, and passes [`AskError::InputRequired`] on with `?`. A mutating call that ends so
+//! does not use up its idempotency key (the registry frees it), so the next round runs it.
 //!
 //! Answers from earlier rounds travel in the `requestState`, sealed with the server's
-//! [`StateKey`] (the approvals' key, under a domain string of its own) and bound, as approval
-//! states are, to the identity and to the tool and arguments of the call: a state that was tampered with, that expired, or
-//! that belongs to another identity or request does not open, and the call is refused with
-//! `-32602`. Answers in `inputResponses` to questions the tool did not ask are ignored; one that
-//! does not read as the answer to its question is asked again.
+//! [`StateKey`] (the approvals' key, under a domain string of its own, one for calls and one
+//! for prompts) and bound, as approval states are, to the identity and to the tool or prompt
+//! and arguments of the request: a state that was tampered with, that expired, or that belongs
+//! to another identity or request does not open, and the request is refused with `-32602`.
+//! Answers in `inputResponses` to questions nobody asked are ignored; one that does not read as
+//! the answer to its question is asked again. A question that needs a capability the request's
+//! `clientCapabilities` do not declare is never put: the request fails with `-32021`
+//! ([`missing_capability_error`]).
 
 #![allow(deprecated)] // rmcp 3 marks the MCP sampling and roots types deprecated (SEP-2577).
 
@@ -24,13 +27,17 @@ use std::{
     time::Duration,
 };
 
-use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, CreateMessageRequest, CreateMessageResult,
-    ElicitRequest, ElicitResult, InputRequest, InputRequests, InputRequiredResult,
-    ListRootsRequest, ListRootsResult, RequestStateError, SealOptions,
+use rmcp::{
+    ErrorData,
+    model::{
+        CallToolRequestParams, ClientCapabilities, CreateMessageRequest, CreateMessageResult,
+        ElicitRequest, ElicitResult, ErrorCode, GetPromptRequestParams, InputRequest,
+        InputRequests, InputRequiredResult, InputResponses, ListRootsRequest, ListRootsResult,
+        RequestStateError, SealOptions,
+    },
 };
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, json};
 use switchboard_core::{
     BoxFuture,
     ask::{
@@ -41,7 +48,7 @@ use switchboard_core::{
 
 use super::{elicit_params, reply_of, sample_params, sampled_of, supports};
 use crate::{
-    approval::{StateKey, request_binding},
+    approval::{StateKey, named_binding, request_binding},
     identity::Identity,
 };
 
@@ -50,6 +57,9 @@ const STATE_TTL: Duration = Duration::from_secs(15 * 60);
 
 /// Separates this use of the key from any other.
 const DOMAIN: &[u8] = b"switchboard.mcp.ask-state.v1";
+
+/// Separates a prompt's questions' states from a tool call's.
+const PROMPT_DOMAIN: &[u8] = b"switchboard.mcp.prompt-ask-state.v1";
 
 /// What a `requestState` holds: the answers of earlier rounds, by key.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -61,30 +71,78 @@ struct Payload {
 #[derive(Debug)]
 pub(crate) struct RoundAsker {
     capabilities: Option<ClientCapabilities>,
+    /// What the request's state is bound to: the identity, and the tool or prompt and its
+    /// arguments.
+    binding: Vec<u8>,
     /// The answers of earlier rounds and of this request, by key.
     answers: BTreeMap<String, Value>,
     /// The answers the tool read this round: what the next state carries.
     used: Mutex<BTreeMap<String, Value>>,
     /// The questions still to answer: the next `input_required` result's.
     pending: Mutex<InputRequests>,
+    /// The first capability a question needed that the client did not declare.
+    missing: Mutex<Option<Capability>>,
 }
 
 impl RoundAsker {
-    /// The asker of one round of `request` by `identity`: the answers in its sealed
-    /// `requestState`, if it has one, and in its `inputResponses`. `None` when the request
-    /// carries a state that does not open as one of these (another kind of state, such as an
-    /// approval's, or a tampered or expired one).
+    /// The asker of one round of the tool call `request` by `identity`: the answers in its
+    /// sealed `requestState`, if it has one, and in its `inputResponses`. `None` when the
+    /// request carries a state that does not open as one of these (another kind of state, such
+    /// as an approval's, or a tampered or expired one).
     pub(crate) fn for_round(
         key: &StateKey,
         identity: &Identity,
         request: &CallToolRequestParams,
         capabilities: Option<ClientCapabilities>,
     ) -> Option<Self> {
-        let mut answers = match request.request_state.as_deref() {
-            Some(sealed) => open(key, identity, request, sealed).ok()?.answers,
+        Self::open_round(
+            key,
+            request_binding(DOMAIN, identity, request),
+            request.request_state.as_deref(),
+            request.input_responses.as_ref(),
+            capabilities,
+        )
+    }
+
+    /// The asker of one round of the `prompts/get` `request` by `identity` (see
+    /// [`RoundAsker::for_round`]); its state is bound to the prompt and its arguments.
+    pub(crate) fn for_prompt(
+        key: &StateKey,
+        identity: &Identity,
+        request: &GetPromptRequestParams,
+        capabilities: Option<ClientCapabilities>,
+    ) -> Option<Self> {
+        Self::open_round(
+            key,
+            named_binding(
+                PROMPT_DOMAIN,
+                identity,
+                &request.name,
+                request.arguments.as_ref(),
+            ),
+            request.request_state.as_deref(),
+            request.input_responses.as_ref(),
+            capabilities,
+        )
+    }
+
+    fn open_round(
+        key: &StateKey,
+        binding: Vec<u8>,
+        request_state: Option<&str>,
+        input_responses: Option<&InputResponses>,
+        capabilities: Option<ClientCapabilities>,
+    ) -> Option<Self> {
+        let mut answers = match request_state {
+            Some(sealed) => {
+                key.codec()
+                    .open_json_with::<Payload>(sealed, &binding)
+                    .ok()?
+                    .answers
+            }
             None => BTreeMap::new(),
         };
-        if let Some(responses) = &request.input_responses {
+        if let Some(responses) = input_responses {
             answers.extend(
                 responses
                     .iter()
@@ -93,19 +151,19 @@ impl RoundAsker {
         }
         Some(Self {
             capabilities,
+            binding,
             answers,
             used: Mutex::default(),
             pending: Mutex::default(),
+            missing: Mutex::default(),
         })
     }
 
-    /// The `input_required` result asking what is still to answer, with the sealed state of
-    /// the answers so far; `None` when nothing is.
+    /// The `input_required` result asking what is still to answer, with the answers so far
+    /// sealed in its state, bound as the request's was; `None` when nothing is.
     pub(crate) fn input_required(
         &self,
         key: &StateKey,
-        identity: &Identity,
-        request: &CallToolRequestParams,
     ) -> Option<Result<InputRequiredResult, RequestStateError>> {
         let pending = std::mem::take(&mut *lock(&self.pending));
         if pending.is_empty() {
@@ -114,15 +172,23 @@ impl RoundAsker {
         let payload = Payload {
             answers: std::mem::take(&mut *lock(&self.used)),
         };
-        let binding = request_binding(DOMAIN, identity, request);
         Some(
             key.codec()
                 .seal_json_with(
                     &payload,
-                    &SealOptions::new().associated_data(&binding).ttl(STATE_TTL),
+                    &SealOptions::new()
+                        .associated_data(&self.binding)
+                        .ttl(STATE_TTL),
                 )
                 .map(|sealed| InputRequiredResult::new(Some(pending), Some(sealed))),
         )
+    }
+
+    /// The first capability the call asked for that the client did not declare, if any: on
+    /// this revision a call that needs one fails with MCP's missing-capability error
+    /// ([`missing_capability_error`]).
+    pub(crate) fn missing_capability(&self) -> Option<Capability> {
+        *lock(&self.missing)
     }
 
     /// The answer to `question` under `key`, if this round has one that reads as such.
@@ -194,6 +260,7 @@ impl ClientHandler for RoundAsker {
             for keyed in questions {
                 let capability = keyed.question.capability();
                 if !supports(self.capabilities.as_ref(), capability) {
+                    lock(&self.missing).get_or_insert(capability);
                     return Err(AskError::Unsupported { capability });
                 }
             }
@@ -230,6 +297,26 @@ impl ClientHandler for RoundAsker {
     }
 }
 
+/// MCP's `-32021` error (missing required client capability) for a call that needed
+/// `capability`: `data.requiredCapabilities` names it as a client capabilities object
+/// (`{"sampling": {}}`), and over HTTP the answer is `400`.
+pub(crate) fn missing_capability_error(capability: Capability, tool: &str) -> ErrorData {
+    let required = match capability {
+        Capability::Sampling => json!({"sampling": {}}),
+        Capability::Roots => json!({"roots": {}}),
+        Capability::ElicitationForm => json!({"elicitation": {"form": {}}}),
+        Capability::ElicitationUrl => json!({"elicitation": {"url": {}}}),
+    };
+    ErrorData::new(
+        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!(
+            "`{tool}` needs the client's {capability} capability, which this request's \
+             `clientCapabilities` does not declare; declare it to use this"
+        ),
+        Some(json!({"requiredCapabilities": required})),
+    )
+}
+
 /// A question as an `inputRequests` entry.
 pub(super) fn input_request(question: &Question) -> Result<InputRequest, AskError> {
     Ok(match question {
@@ -241,16 +328,6 @@ pub(super) fn input_request(question: &Question) -> Result<InputRequest, AskErro
         }
         Question::Roots => InputRequest::ListRoots(ListRootsRequest::default()),
     })
-}
-
-fn open(
-    key: &StateKey,
-    identity: &Identity,
-    request: &CallToolRequestParams,
-    sealed: &str,
-) -> Result<Payload, RequestStateError> {
-    let binding = request_binding(DOMAIN, identity, request);
-    key.codec().open_json_with::<Payload>(sealed, &binding)
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -29,7 +29,7 @@ use axum::{
     http::{StatusCode, header},
 };
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ProtocolVersion, RequestId};
 use serde_json::Value;
 
 use super::{limit, reject::Refusal};
@@ -57,7 +57,21 @@ pub(crate) struct EdgeAnswer {
     /// Whether the request's method needs a session (every one but `initialize` and
     /// `server/discover`), as the valid request would.
     pub(crate) needs_session: bool,
+    /// The HTTP status it goes with: `200` for `-32602`, `404` for a method the request's
+    /// revision removed.
+    pub(crate) status: StatusCode,
 }
+
+/// The methods protocol 2026-07-28 removed (it has no sessions, no handshake and no
+/// subscriptions to single resources): a request of one on that revision is `-32601` (method
+/// not found) with `404`, whatever its params, as rmcp answers the well-formed ones.
+const REMOVED_IN_2026: &[&str] = &[
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];
 
 /// A refused body: the answer, and whether the rest of the body is still unread.
 #[derive(Debug)]
@@ -100,8 +114,13 @@ pub(crate) async fn read_message(
             let essence = value.split(';').next().unwrap_or_default();
             essence.trim().eq_ignore_ascii_case("application/json")
         });
+    let stateless = parts
+        .headers
+        .get(super::session::PROTOCOL_HEADER)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28.as_str());
     let message = if declared_json {
-        Some(check(&bytes).map_err(BodyRefusal::read)?)
+        Some(check(&bytes, stateless).map_err(BodyRefusal::read)?)
     } else {
         None
     };
@@ -139,11 +158,12 @@ async fn read_bounded(
     }
 }
 
-/// One JSON-RPC message, or the refusal it deserves.
-fn check(bytes: &[u8]) -> Result<PostedMessage, Refusal> {
+/// One JSON-RPC message, or the refusal it deserves; `stateless` when the request names
+/// protocol 2026-07-28 or later.
+fn check(bytes: &[u8], stateless: bool) -> Result<PostedMessage, Refusal> {
     match classify(bytes) {
         Classified::Message(message) => Ok(posted(&message)),
-        Classified::InvalidParams(invalid) => Ok(invalid_params(*invalid)),
+        Classified::InvalidParams(invalid) => Ok(invalid_params(*invalid, stateless)),
         Classified::Skip => Err(Refusal::new(
             StatusCode::BAD_REQUEST,
             "Parse error: the request body is empty; send one JSON-RPC message",
@@ -187,8 +207,33 @@ fn posted(message: &ClientJsonRpcMessage) -> PostedMessage {
 /// edge answers the others itself once the request is admitted: params that are no object
 /// (rmcp cannot read the body), a paginated list request (rmcp reads it as the list request
 /// without params, and would answer the first page), and `initialize` (rmcp's own handshake
-/// reads it, and would answer a custom one as a request without a session).
-fn invalid_params(invalid: InvalidParams) -> PostedMessage {
+/// reads it, and would answer a custom one as a request without a session). On 2026-07-28 a
+/// method that revision removed is not found, whatever its params.
+fn invalid_params(invalid: InvalidParams, stateless: bool) -> PostedMessage {
+    if stateless && REMOVED_IN_2026.contains(&invalid.method.as_str()) {
+        let id = invalid.reply["id"].clone();
+        return PostedMessage {
+            request_id: serde_json::from_value(id.clone()).ok(),
+            is_initialize: false,
+            invalid_params: Some(EdgeAnswer {
+                reply: serde_json::json!({
+                    "jsonrpc": "2.0",
+                    "id": id,
+                    "error": {
+                        "code": super::reject::METHOD_NOT_FOUND,
+                        "message": format!(
+                            "`{}` does not exist in protocol 2026-07-28 (it has no sessions); \
+                             send the request's revision in `_meta` instead",
+                            invalid.method
+                        ),
+                    },
+                }),
+                needs_session: false,
+                status: StatusCode::NOT_FOUND,
+            }),
+            id,
+        };
+    }
     match invalid.message {
         Some(message) if invalid.method != "initialize" => posted(&message),
         _ => {
@@ -198,6 +243,7 @@ fn invalid_params(invalid: InvalidParams) -> PostedMessage {
                 id,
                 is_initialize: false,
                 invalid_params: Some(EdgeAnswer {
+                    status: StatusCode::OK,
                     needs_session: !matches!(
                         invalid.method.as_str(),
                         "initialize" | "server/discover"
@@ -215,13 +261,39 @@ mod tests {
 
     use super::*;
 
+    fn check_2025(bytes: &[u8]) -> Result<PostedMessage, Refusal> {
+        check(bytes, false)
+    }
+
+    #[test]
+    fn methods_2026_removed_are_not_found_there_whatever_their_params() {
+        // Params that fit none of them (a `ping` with these fits, and rmcp answers it `404`).
+        for method in REMOVED_IN_2026.iter().filter(|method| **method != "ping") {
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":7,"method":"{method}","params":{{"_meta":{{}}}}}}"#
+            );
+            let message = check(body.as_bytes(), true).expect("a message");
+            let answer = message.invalid_params.expect("answered by the edge");
+            assert_eq!(answer.status, StatusCode::NOT_FOUND, "{method}");
+            assert_eq!(answer.reply["error"]["code"], json!(-32601), "{method}");
+            assert_eq!(answer.reply["id"], json!(7), "{method}");
+            let earlier = check(body.as_bytes(), false).expect("a message");
+            assert!(
+                earlier
+                    .invalid_params
+                    .is_none_or(|answer| answer.status == StatusCode::OK),
+                "{method}"
+            );
+        }
+    }
+
     #[test]
     fn messages_are_read_and_bad_bodies_get_their_json_rpc_codes() {
-        let message = check(br#"{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#)
+        let message = check_2025(br#"{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#)
             .expect("a message");
         assert!(message.is_initialize);
         assert_eq!(message.id, json!(4));
-        let ping = check(br#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#).expect("a message");
+        let ping = check_2025(br#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#).expect("a message");
         assert!(!ping.is_initialize);
         assert_eq!(ping.request_id, Some(RequestId::String("a".into())));
 
@@ -233,11 +305,12 @@ mod tests {
             (br#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#, -32600),
             (b"42", -32600),
         ] {
-            let refusal = check(body).expect_err("refused");
+            let refusal = check_2025(body).expect_err("refused");
             assert_eq!(refusal.status, StatusCode::BAD_REQUEST);
             assert_eq!(refusal.code, code, "{}", String::from_utf8_lossy(body));
         }
-        let refusal = check(br#"{"jsonrpc":"1.0","id":"x","method":"ping"}"#).expect_err("refused");
+        let refusal =
+            check_2025(br#"{"jsonrpc":"1.0","id":"x","method":"ping"}"#).expect_err("refused");
         assert_eq!(refusal.id, json!("x"));
     }
 
@@ -245,7 +318,7 @@ mod tests {
     fn params_that_do_not_fit_are_a_message_rmcp_or_the_edge_answers() {
         // rmcp reads it (a custom request), and its handler answers it.
         let message =
-            check(br#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":1}}"#)
+            check_2025(br#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":1}}"#)
                 .expect("a message");
         assert_eq!(message.invalid_params, None);
         assert_eq!(message.request_id, Some(RequestId::Number(1)));
@@ -264,7 +337,7 @@ mod tests {
                 true,
             ),
         ] {
-            let message = check(body).expect("a message");
+            let message = check_2025(body).expect("a message");
             let answer = message.invalid_params.expect("answered by the edge");
             assert_eq!(answer.reply["error"]["code"], json!(-32602));
             assert_eq!(answer.needs_session, needs_session);

@@ -36,12 +36,14 @@ pub(crate) async fn respond(admission: &Admission, answer: &EdgeAnswer) -> Respo
             .unwrap_or_default();
         return reject::normalize(refusal, &answer.reply["id"]).await;
     }
-    json_response(&answer.reply)
+    json_response(&answer.reply, answer.status)
 }
 
-/// `reply` as a `200` JSON body, the form the endpoint gives any answer that needs no stream.
-fn json_response(reply: &Value) -> Response {
+/// `reply` as a JSON body with `status` (`200` for an answer, as the endpoint gives any answer
+/// that needs no stream).
+fn json_response(reply: &Value, status: StatusCode) -> Response {
     let mut response = Response::new(Body::from(reply.to_string()));
+    *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
@@ -60,6 +62,7 @@ mod tests {
         let answer = EdgeAnswer {
             reply: json!({"jsonrpc": "2.0", "id": 4, "error": {"code": -32602, "message": "m"}}),
             needs_session,
+            status: StatusCode::OK,
         };
         let response = respond(admission, &answer).await;
         let status = response.status();

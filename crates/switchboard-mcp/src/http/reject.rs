@@ -17,6 +17,9 @@ use serde_json::{Value, json};
 
 pub(crate) use crate::stdio::classify::{INVALID_REQUEST, PARSE_ERROR};
 
+/// JSON-RPC 2.0 "Method not found".
+pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
+
 /// JSON-RPC 2.0 "Internal error", for a 5xx answer.
 pub(crate) const INTERNAL_ERROR: i64 = -32603;
 

@@ -60,7 +60,7 @@ use super::{Connection, HttpLimits, auth::Principal, body::PostedMessage, reject
 const SESSION_HEADER: &str = "mcp-session-id";
 
 /// The header naming the request's protocol revision.
-const PROTOCOL_HEADER: &str = "mcp-protocol-version";
+pub(crate) const PROTOCOL_HEADER: &str = "mcp-protocol-version";
 
 /// The shortest and longest pause between two sweeps.
 const SWEEP_BOUNDS: (Duration, Duration) = (Duration::from_millis(50), Duration::from_secs(30));

@@ -158,8 +158,16 @@ impl McpServer {
         let outcome = self
             .invoke(&request.name, params, &mut call_context, &context)
             .await?;
+        // A call that failed for want of a capability the request did not declare is the
+        // protocol's error on this revision, not the tool's.
         if let Some(rounds) = &rounds
-            && let Some(asking) = rounds.input_required(&self.state_key(), &self.identity, &request)
+            && let Some(capability) = rounds.missing_capability()
+            && outcome.is_err()
+        {
+            return Err(asking::missing_capability_error(capability, &request.name));
+        }
+        if let Some(rounds) = &rounds
+            && let Some(asking) = rounds.input_required(&self.state_key())
         {
             return asking.map(Into::into).map_err(|error| {
                 tracing::error!(%error, tool = %request.name, "could not seal the questions' requestState");

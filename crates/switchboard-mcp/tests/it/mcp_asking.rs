@@ -438,7 +438,8 @@ mod rounds {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_client_that_declares_no_sampling_is_not_asked_for_it_in_a_round_either() {
+    async fn a_client_that_declares_no_sampling_is_not_asked_for_it_but_gets_the_missing_capability_error()
+     {
         let registry = registry().await;
         let (client, server) = connect(
             &registry,
@@ -446,16 +447,29 @@ mod rounds {
             Human::approving(ProtocolVersion::V_2026_07_28),
         )
         .await;
-        let response = call_once(&client, request("test_sampling", json!({"prompt": "Hi"})))
-            .await
-            .expect("an answer");
-        let CallToolResponse::Complete(result) = response else {
-            panic!("an error result, not a round: {response:?}");
-        };
-        assert_eq!(
-            crate::common::error_of(&result)["code"],
-            "client_capability_missing"
-        );
+        for tool in ["test_sampling", "test_missing_capability"] {
+            let arguments = if tool == "test_sampling" {
+                json!({"prompt": "Hi"})
+            } else {
+                json!({})
+            };
+            match call_once(&client, request(tool, arguments)).await {
+                Err(rmcp::service::ServiceError::McpError(error)) => {
+                    assert_eq!(
+                        error.code,
+                        rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                        "{tool}: {error:?}"
+                    );
+                    let data = error.data.expect("data");
+                    assert_eq!(
+                        data["requiredCapabilities"],
+                        json!({"sampling": {}}),
+                        "{tool}"
+                    );
+                }
+                other => panic!("{tool}: expected -32021, got {other:?}"),
+            }
+        }
         close(client, server).await;
     }
 }

@@ -13,6 +13,7 @@ mod audit_outage;
 mod category_advice;
 mod dispatch;
 mod domain_state;
+mod header_parameters;
 mod idempotency;
 mod invoke_props;
 mod layers;
