@@ -44,6 +44,9 @@ pub struct Benchmark {
     /// The programs it runs besides itself, each installed from the Debian package of the
     /// same name when missing.
     pub programs: &'static [&'static str],
+    /// Whether it runs the MCP servers pinned in `xtask/mcp-servers` (installed first, see
+    /// [`crate::mcp_servers`]).
+    pub mcp_servers: bool,
 }
 
 /// The criterion filter that matches no benchmark, so that only a benchmark's interleaved
@@ -59,6 +62,7 @@ pub const BENCHMARKS: [Benchmark; 9] = [
         args: &[SUMMARY_ONLY],
         quick_args: &[SUMMARY_ONLY],
         programs: &[],
+        mcp_servers: false,
     },
     Benchmark {
         name: "route",
@@ -67,6 +71,7 @@ pub const BENCHMARKS: [Benchmark; 9] = [
         args: &[SUMMARY_ONLY],
         quick_args: &[SUMMARY_ONLY],
         programs: &[],
+        mcp_servers: false,
     },
     Benchmark {
         name: "navigate",
@@ -75,6 +80,7 @@ pub const BENCHMARKS: [Benchmark; 9] = [
         args: &[SUMMARY_ONLY],
         quick_args: &[SUMMARY_ONLY],
         programs: &[],
+        mcp_servers: false,
     },
     Benchmark {
         name: "writer",
@@ -83,6 +89,7 @@ pub const BENCHMARKS: [Benchmark; 9] = [
         args: &[SUMMARY_ONLY],
         quick_args: &[SUMMARY_ONLY],
         programs: &[],
+        mcp_servers: false,
     },
     Benchmark {
         name: "roundtrip",
@@ -91,6 +98,7 @@ pub const BENCHMARKS: [Benchmark; 9] = [
         args: &[SUMMARY_ONLY],
         quick_args: &[SUMMARY_ONLY],
         programs: &[],
+        mcp_servers: false,
     },
     Benchmark {
         name: "http",
@@ -99,6 +107,7 @@ pub const BENCHMARKS: [Benchmark; 9] = [
         args: &[],
         quick_args: &["quick"],
         programs: &[],
+        mcp_servers: true,
     },
     Benchmark {
         name: "html",
@@ -107,6 +116,7 @@ pub const BENCHMARKS: [Benchmark; 9] = [
         args: &[],
         quick_args: &["quick"],
         programs: &["wrk"],
+        mcp_servers: false,
     },
     Benchmark {
         name: "mounted",
@@ -115,6 +125,7 @@ pub const BENCHMARKS: [Benchmark; 9] = [
         args: &[],
         quick_args: &["quick"],
         programs: &[],
+        mcp_servers: false,
     },
     Benchmark {
         name: "workflow",
@@ -123,6 +134,7 @@ pub const BENCHMARKS: [Benchmark; 9] = [
         args: &[SUMMARY_ONLY],
         quick_args: &[SUMMARY_ONLY, "--quick"],
         programs: &[],
+        mcp_servers: false,
     },
 ];
 
@@ -356,6 +368,9 @@ pub fn run(options: &Options) -> anyhow::Result<Vec<Row>> {
     let benchmarks = selected(options)?;
     for benchmark in &benchmarks {
         ensure_programs(benchmark)?;
+    }
+    if benchmarks.iter().any(|benchmark| benchmark.mcp_servers) {
+        crate::mcp_servers::ensure(&crate::project_root())?;
     }
     let mut measurements = Vec::new();
     for benchmark in &benchmarks {

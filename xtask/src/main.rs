@@ -55,6 +55,10 @@ enum Command {
     /// and print the `export SWITCHBOARD_TEST_POSTGRES_URL=...` line that lets `cargo nextest
     /// run` reach it; stop it and delete it on Ctrl-C.
     Postgres,
+    /// Install the MCP servers pinned in xtask/mcp-servers (npm's SDK and servers, PyPI's
+    /// fastmcp and mcp-server-time) under target/mcp-servers, unless they already are: what the
+    /// mounting tests mount and the HTTP benchmark measures.
+    McpServers,
     /// Run the headline benchmarks and print today's figures against today's targets.
     Bench {
         /// Shorter runs where a benchmark offers them.
@@ -98,6 +102,7 @@ fn main() -> ExitCode {
             postgres,
         })),
         Command::Postgres => report_error(xtask::postgres::serve()),
+        Command::McpServers => report_error(xtask::mcp_servers::ensure(&xtask::project_root())),
         Command::Bench { quick, names } => report_bench(&bench::Options { quick, only: names }),
         Command::Weight { checkout } => match weight::run(checkout.as_deref()) {
             Ok(weights) => {

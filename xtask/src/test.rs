@@ -8,10 +8,9 @@
 //!
 //! The mounting tests (`switchboard-mounts`, and `--mounts` in `switchboard-cli`) mount real MCP
 //! servers that nobody here wrote: npm's `@modelcontextprotocol/server-everything` and
-//! `server-filesystem`, and PyPI's `mcp-server-time`. Their versions are pinned in
-//! `xtask/mcp-servers/` (`package.json` with its lock file, `requirements.txt`); this command
-//! installs them under `target/mcp-servers` (`npm ci`, and a Python venv) whenever what is
-//! installed is not what is pinned.
+//! `server-filesystem`, and PyPI's `mcp-server-time`. This command installs the versions pinned
+//! in `xtask/mcp-servers/` under `target/mcp-servers` whenever what is installed is not what is
+//! pinned (see [`crate::mcp_servers`]).
 //!
 //! The PostgreSQL tests need a real server. This command installs Debian's `postgresql` when
 //! its server programs are missing, starts one throw-away cluster for the run (see
@@ -19,9 +18,7 @@
 //! `SWITCHBOARD_TEST_POSTGRES_URL`, and stops and deletes it afterwards, whether the tests
 //! passed or not. `--postgres` runs the PostgreSQL tests alone ([`POSTGRES_TESTS`]).
 
-use std::{path::Path, process::Command};
-
-use anyhow::{Context as _, bail};
+use std::process::Command;
 
 use switchboard_test_postgres::URL_VARIABLE;
 
@@ -50,7 +47,7 @@ pub fn run(options: &Options) -> anyhow::Result<()> {
     }
     postgres::ensure_installed()?;
     if !options.postgres {
-        ensure_mcp_servers(&root)?;
+        crate::mcp_servers::ensure(&root)?;
     }
     if options.prepare {
         return Ok(());
@@ -101,67 +98,4 @@ fn ensure_chromium() -> anyhow::Result<()> {
         packages: &["chromium", "chromium-driver"],
     };
     chromium.ensure(|| runs("chromedriver") && (runs("chromium") || runs("chromium-browser")))
-}
-
-/// The pinned MCP servers, installed under `target/mcp-servers` unless they already are.
-fn ensure_mcp_servers(root: &Path) -> anyhow::Result<()> {
-    let pinned = root.join("xtask/mcp-servers");
-    let installed = root.join("target/mcp-servers");
-    std::fs::create_dir_all(&installed)
-        .with_context(|| format!("cannot create {}", installed.display()))?;
-    let mut stale = false;
-    for file in ["package.json", "package-lock.json", "requirements.txt"] {
-        let wanted = std::fs::read(pinned.join(file))
-            .with_context(|| format!("cannot read {}", pinned.join(file).display()))?;
-        if std::fs::read(installed.join(file)).ok().as_deref() != Some(&wanted[..]) {
-            stale = true;
-        }
-    }
-    let everything = installed.join("node_modules/.bin/mcp-server-everything");
-    let time = installed.join("venv/bin/mcp-server-time");
-    if !stale && everything.exists() && time.exists() {
-        return Ok(());
-    }
-    for program in ["npm", "python3"] {
-        if !runs(program) {
-            bail!(
-                "the mounting tests need `{program}` (Node.js 20 and Python 3.11 or newer) to \
-                 install the MCP servers they mount; install it and run again"
-            );
-        }
-    }
-    note("installing the MCP servers the mounting tests mount (npm and PyPI, under a minute)");
-    for file in ["package.json", "package-lock.json"] {
-        std::fs::copy(pinned.join(file), installed.join(file))
-            .with_context(|| format!("cannot copy {file} into {}", installed.display()))?;
-    }
-    run_step(
-        "npm ci (in target/mcp-servers)",
-        Command::new("npm").current_dir(&installed).args([
-            "ci",
-            "--no-audit",
-            "--no-fund",
-            "--loglevel=error",
-        ]),
-    )?;
-    let venv = installed.join("venv");
-    if !venv.join("bin/pip").exists() {
-        run_step(
-            "python3 -m venv target/mcp-servers/venv",
-            Command::new("python3").arg("-m").arg("venv").arg(&venv),
-        )?;
-    }
-    run_step(
-        "pip install -r xtask/mcp-servers/requirements.txt",
-        Command::new(venv.join("bin/pip"))
-            .args(["install", "--quiet", "--disable-pip-version-check", "-r"])
-            .arg(pinned.join("requirements.txt")),
-    )?;
-    // Written last: a failed install above is tried again next time.
-    std::fs::copy(
-        pinned.join("requirements.txt"),
-        installed.join("requirements.txt"),
-    )
-    .context("cannot record the installed requirements")?;
-    Ok(())
 }

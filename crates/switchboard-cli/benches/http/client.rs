@@ -35,7 +35,8 @@ const V2026: &str = "2026-07-28";
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Revision {
     /// 2025-11-25: `initialize` and `notifications/initialized` first, then every call in the
-    /// session the server named.
+    /// session the server named, or with no session when the server names none (a stateless
+    /// server).
     Session,
     /// 2026-07-28: no handshake and no session; each call names its revision in the
     /// `MCP-Protocol-Version` header and in `_meta`, and its method in `Mcp-Method`.
@@ -68,6 +69,8 @@ pub(crate) struct Connection {
     sender: SendRequest<Full<Bytes>>,
     host: HeaderValue,
     revision: Revision,
+    /// Whether `initialize` is done: later 2025-11-25 requests name the revision in a header.
+    initialized: bool,
     session: Option<HeaderValue>,
     next_id: u64,
 }
@@ -86,6 +89,7 @@ impl Connection {
             sender,
             host: HeaderValue::from_str(&addr.to_string()).context("a Host header")?,
             revision,
+            initialized: false,
             session: None,
             next_id: 1,
         };
@@ -109,10 +113,8 @@ impl Connection {
         if status != StatusCode::OK {
             bail!("initialize: {status}: {}", String::from_utf8_lossy(&answer));
         }
-        let session = headers
-            .get(SESSION_HEADER)
-            .with_context(|| format!("initialize: no {SESSION_HEADER} header"))?;
-        self.session = Some(session.clone());
+        self.session = headers.get(SESSION_HEADER).cloned();
+        self.initialized = true;
         let body = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         let request = self.request(Method::POST, &body, &[])?;
         let (status, _, answer) =
@@ -185,12 +187,14 @@ impl Connection {
             .header(HOST, self.host.clone())
             .header(ACCEPT, "application/json, text/event-stream");
         if let Some(session) = &self.session {
-            builder = builder
-                .header(SESSION_HEADER, session.clone())
-                .header(VERSION_HEADER, V2025);
+            builder = builder.header(SESSION_HEADER, session.clone());
         }
-        if self.revision == Revision::Stateless {
-            builder = builder.header(VERSION_HEADER, V2026);
+        match self.revision {
+            Revision::Session if self.initialized => {
+                builder = builder.header(VERSION_HEADER, V2025);
+            }
+            Revision::Session => {}
+            Revision::Stateless => builder = builder.header(VERSION_HEADER, V2026),
         }
         for (name, value) in extra {
             builder = builder.header(*name, *value);

@@ -1,5 +1,6 @@
 //! The report: every row's calls pooled over the rounds, as one table (median, p99, calls/s,
-//! the median's ratio to the floor's at the same client count), then the target's verdict.
+//! the median's ratio to the floor's at the same client count), then the target's verdict and
+//! where Switchboard stands among the MCP servers measured.
 //!
 //! Percentiles are nearest-rank over every measured call of the row (all clients, all rounds).
 //! Calls/s is the row's measured calls over its measured wall time, summed over the rounds.
@@ -170,7 +171,46 @@ impl Results {
                 );
             }
         }
+        self.print_standing();
         self.print_headlines();
+    }
+
+    /// Where Switchboard's best row ranks among every MCP server row (the floor left out) at
+    /// each client count, by median (lowest first) and by calls/s (highest first).
+    fn print_standing(&self) {
+        println!("Standing among the MCP servers measured (every row but the floor's):");
+        for clients in crate::CLIENT_COUNTS {
+            let mut by_median: Vec<(Row, Duration)> = self
+                .rows
+                .iter()
+                .filter(|(row, _)| row.server != Server::Floor && row.clients == clients)
+                .filter_map(|(row, measured)| Some((*row, measured.percentile(0.5)?)))
+                .collect();
+            by_median.sort_by_key(|(_, median)| *median);
+            let mut by_rate: Vec<(Row, f64)> = self
+                .rows
+                .iter()
+                .filter(|(row, _)| row.server != Server::Floor && row.clients == clients)
+                .filter_map(|(row, measured)| Some((*row, measured.calls_per_second()?)))
+                .collect();
+            by_rate.sort_by(|a, b| b.1.total_cmp(&a.1));
+            let median_first = by_median.first().map(|(row, median)| {
+                format!("{} ({})", describe(row), milliseconds(Some(*median)))
+            });
+            let rate_first = by_rate
+                .first()
+                .map(|(row, rate)| format!("{} ({rate:.0} calls/s)", describe(row)));
+            println!(
+                "  {clients:>2} client(s): Switchboard ranks {} of {} by median (first: {}), {} \
+                 of {} by calls/s (first: {})",
+                rank_of_switchboard(by_median.iter().map(|(row, _)| row)),
+                by_median.len(),
+                median_first.unwrap_or_else(|| "-".to_owned()),
+                rank_of_switchboard(by_rate.iter().map(|(row, _)| row)),
+                by_rate.len(),
+                rate_first.unwrap_or_else(|| "-".to_owned()),
+            );
+        }
     }
 
     /// The headline figures `cargo xtask bench` collects: Switchboard's median against the
@@ -192,6 +232,18 @@ impl Results {
             }
         }
     }
+}
+
+/// The 1-based place of Switchboard's first row in `ranked`, or `-` when it has none.
+fn rank_of_switchboard<'a>(ranked: impl Iterator<Item = &'a Row>) -> String {
+    ranked
+        .into_iter()
+        .position(|row| row.server == Server::Switchboard)
+        .map_or_else(|| "-".to_owned(), |index| (index + 1).to_string())
+}
+
+fn describe(row: &Row) -> String {
+    format!("{} {}", row.server.label(), row.revision.label())
 }
 
 /// Whether two medians are less than 3% apart: too close to call on a shared machine.
