@@ -125,7 +125,14 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
             "switchboard-navigation",
         ]),
         // The client of mounted MCP servers: their tools become run-time tools of the registry.
-        "switchboard-mounts" => Allowed::Only(&["switchboard-core", "switchboard-registry"]),
+        // The mounts client puts the current span's `traceparent` into its requests.
+        "switchboard-mounts" => Allowed::Only(&[
+            "switchboard-core",
+            "switchboard-registry",
+            "switchboard-telemetry",
+        ]),
+        // The tracing layer: a `CallLayer` of the registry, and the OTLP export.
+        "switchboard-telemetry" => Allowed::Only(&["switchboard-core", "switchboard-registry"]),
         // Workflow definitions, expressions, state machines and the run store's trait: what a
         // store or a validator needs, without the registry (the engine is a crate of its own).
         "switchboard-workflows" => Allowed::Only(&["switchboard-core"]),

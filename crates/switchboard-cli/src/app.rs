@@ -73,10 +73,11 @@ impl fmt::Display for UsageError {
 impl std::error::Error for UsageError {}
 
 /// Runs the parsed command line and reports any error on standard error, or on standard
-/// output as a JSON object under `--json`.
-pub(crate) fn run(cli: Cli) -> Exit {
+/// output as a JSON object under `--json`. `traced`: the call spans are exported (logging
+/// installed an OTLP exporter), so the registry gets the tracing layer.
+pub(crate) fn run(cli: Cli, traced: bool) -> Exit {
     let json = cli.command.wants_json();
-    match try_run(cli) {
+    match try_run(cli, traced) {
         Ok(exit) => exit,
         Err(error) => {
             let exit = if error.is::<UsageError>() {
@@ -110,7 +111,7 @@ pub(crate) fn refuse_command_line(error: clap::Error) -> ExitCode {
     Exit::Usage.into()
 }
 
-fn try_run(mut cli: Cli) -> anyhow::Result<Exit> {
+fn try_run(mut cli: Cli, traced: bool) -> anyhow::Result<Exit> {
     let mut flags = cli.command.registry_args();
     let permissions = load_permissions(flags.permissions.as_deref())?;
     let file = ConfigFile::load(flags.audit.config.as_deref())?;
@@ -167,10 +168,14 @@ fn try_run(mut cli: Cli) -> anyhow::Result<Exit> {
     let workflow_store = command.workflow_store()?;
     let store = audit.open()?;
     let approval_stores = approvals.open(may_run_tools)?;
-    let builder = ToolRegistry::builder()
+    let mut builder = ToolRegistry::builder()
         .permissions(permissions)
         .audit_store(store)
         .audit_config(audit.config);
+    if traced {
+        // Outermost: the call's span covers the other layers too.
+        builder = builder.layer(switchboard_telemetry::TracingLayer);
+    }
     let mut builder = approval_stores.configure(builder, &approvals);
     if !command.wants_conformance_tools() {
         // Linked into the binary, but only `serve --conformance` may see these test tools.

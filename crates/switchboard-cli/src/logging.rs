@@ -11,12 +11,19 @@
 //! terminal and `NO_COLOR` is unset or empty (<https://no-color.org>), so a log written to a
 //! file or a pipe is plain text.
 //!
+//! When the environment asks for OTLP export (`OTEL_EXPORTER_OTLP_ENDPOINT` or
+//! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, see `switchboard_telemetry::otlp`), a third layer turns
+//! the registry's call spans into OpenTelemetry spans and exports them; `RUST_LOG` does not
+//! filter it. Without those variables it is not installed, nor is the tracing layer around
+//! calls.
+//!
 //! `serve --log-format json` writes one JSON object per line instead (tracing-subscriber's
 //! `json` format: `timestamp`, `level`, `target`, `fields` with the message, and the spans),
 //! for log collectors; never coloured.
 
 use std::{ffi::OsStr, io::IsTerminal as _};
 
+use switchboard_telemetry::otlp::{ExportError, OtlpExport};
 use tracing_subscriber::{EnvFilter, prelude::*};
 
 use crate::operate::LogFormat;
@@ -27,9 +34,14 @@ use crate::operate::LogFormat;
 /// `serve`'s start-up lines saying where each store is kept are shown at info.
 const DEFAULT_FILTER: &str = "warn,rmcp::service=error,switchboard::stores=info";
 
-/// Installs the subscriber, writing `format`, with the MCP log layer when `serving_mcp`. Safe
-/// to call once per process.
-pub(crate) fn init(serving_mcp: bool, format: LogFormat) {
+/// Installs the subscriber, writing `format`, with the MCP log layer when `serving_mcp`, and
+/// the OTLP export when the environment asks for it: that exporter is returned, to be shut
+/// down on the way out. Refused (and the subscriber installed without export) when the
+/// environment's OTLP settings are not usable. Safe to call once per process.
+pub(crate) fn init(
+    serving_mcp: bool,
+    format: LogFormat,
+) -> Result<Option<OtlpExport>, ExportError> {
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
     let standard_error = match format {
@@ -50,10 +62,18 @@ pub(crate) fn init(serving_mcp: bool, format: LogFormat) {
             .with_filter(filter)
             .boxed(),
     };
+    let export = OtlpExport::from_env();
+    let otlp = export
+        .as_ref()
+        .ok()
+        .and_then(Option::as_ref)
+        .map(OtlpExport::layer);
     let _ = tracing_subscriber::registry()
         .with(standard_error)
         .with(serving_mcp.then(switchboard_mcp::log_layer))
+        .with(otlp)
         .try_init();
+    export
 }
 
 /// Whether log lines get colour: only on a terminal, and only when `NO_COLOR` is unset or

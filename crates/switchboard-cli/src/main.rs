@@ -50,6 +50,19 @@ fn main() -> ExitCode {
         args::Command::Serve(serve) => (true, serve.operate.log_format),
         _ => (false, operate::LogFormat::Text),
     };
-    logging::init(serving_mcp, log_format);
-    app::run(cli).into()
+    let export = match logging::init(serving_mcp, log_format) {
+        Ok(export) => export,
+        Err(error) => {
+            tracing::error!("{error}");
+            return app::Exit::Usage.into();
+        }
+    };
+    let exit = app::run(cli, export.is_some());
+    // The spans still batched are sent before the process ends (after `serve`'s drain too).
+    if let Some(export) = export
+        && let Err(error) = export.shutdown()
+    {
+        tracing::warn!("{error}");
+    }
+    exit.into()
 }

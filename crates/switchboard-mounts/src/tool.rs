@@ -27,7 +27,8 @@ use rmcp::{
     RoleClient, ServiceError,
     model::{
         CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
-        CancelledNotificationParam, ClientRequest, RequestId, ServerResult, Tool,
+        CancelledNotificationParam, ClientRequest, RequestId, RequestParamsMeta as _, ServerResult,
+        Tool,
     },
     service::{Peer, PeerRequestOptions},
 };
@@ -331,16 +332,21 @@ impl RuntimeTool for MountedTool {
 
 /// Sends one `tools/call` on `peer` and waits for its answer, with its progress routed to
 /// `notifier` and the server's log messages, while it runs, to the current span if the rule of
-/// [`crate::logs`] admits `org`. Dropped before the answer (the caller cancelled, or the call
-/// timed out), it tells the server with `notifications/cancelled`, so the server can stop too.
+/// [`crate::logs`] admits `org`. When the current span is traced, its `traceparent` goes in the
+/// request's `_meta` (SEP-414), so the call's trace goes on in the mounted server. Dropped
+/// before the answer (the caller cancelled, or the call timed out), it tells the server with
+/// `notifications/cancelled`, so the server can stop too.
 async fn call_once(
     peer: &Peer<RoleClient>,
-    request: CallToolRequestParams,
+    mut request: CallToolRequestParams,
     routes: &CallRoutes,
     notifier: Option<ProgressNotifier>,
     org: OrgId,
 ) -> Result<CallToolResult, ServiceError> {
     let _listening = routes.logs().listen(org, tracing::Span::current());
+    if let Some(traceparent) = switchboard_telemetry::traceparent::current() {
+        request.set_traceparent(&traceparent);
+    }
     let handle = peer
         .send_request_with_option(
             ClientRequest::CallToolRequest(CallToolRequest::new(request)),

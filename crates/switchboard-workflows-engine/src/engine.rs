@@ -26,6 +26,7 @@ use switchboard_workflows::{
 };
 use tokio::sync::{broadcast, mpsc};
 use tokio::task::AbortHandle;
+use tracing::Instrument as _;
 
 use crate::error::{EngineError, StartError};
 
@@ -215,7 +216,9 @@ impl Engine {
         let id = RunId::new();
         self.shared
             .create_run(id, definition, input, caller, None)?;
-        self.shared.kick(id);
+        // The run's first drive goes on in the span of the call that started it, so that its
+        // steps' spans are children of that call's in a trace.
+        self.shared.drive_soon(id, false, tracing::Span::current());
         Ok(id)
     }
 
@@ -487,15 +490,17 @@ impl Shared {
     }
     /// Drives `run` in a task of its own, or once more after its current drive.
     pub(crate) fn kick(self: &Arc<Self>, run: RunId) {
-        self.drive_soon(run, false);
+        self.drive_soon(run, false, tracing::Span::none());
     }
 
     /// Cancels `run` at its next node (at once if it waits), in a drive of its own.
     pub(crate) fn request_cancel(self: &Arc<Self>, run: RunId) {
-        self.drive_soon(run, true);
+        self.drive_soon(run, true, tracing::Span::none());
     }
 
-    fn drive_soon(self: &Arc<Self>, run: RunId, cancel: bool) {
+    /// Drives `run` in a task of its own (in `span`), unless a drive of it is under way, which
+    /// then goes on once more.
+    fn drive_soon(self: &Arc<Self>, run: RunId, cancel: bool, span: tracing::Span) {
         if self.handing_over.load(Ordering::SeqCst) {
             // The run is left to the engines that go on (their sweep takes it).
             return;
@@ -516,7 +521,8 @@ impl Shared {
             },
         );
         let shared = Arc::clone(self);
-        let task = tokio::spawn(async move { shared.drive_until_settled(run).await });
+        let task =
+            tokio::spawn(async move { shared.drive_until_settled(run).await }.instrument(span));
         if let Some(entry) = active.get_mut(&run) {
             entry.task = Some(task.abort_handle());
         }

@@ -160,6 +160,8 @@ mod in_memory {
     pub(super) struct Worker {
         pub(super) cancelled: Arc<Notify>,
         pub(super) answer_after: Duration,
+        /// The `_meta.traceparent` of each call, in order.
+        pub(super) traceparents: Arc<std::sync::Mutex<Vec<Option<String>>>>,
     }
 
     impl ServerHandler for Worker {
@@ -172,6 +174,10 @@ mod in_memory {
             _request: CallToolRequestParams,
             context: RequestContext<RoleServer>,
         ) -> Result<CallToolResponse, ErrorData> {
+            self.traceparents
+                .lock()
+                .expect("not poisoned")
+                .push(context.meta.get_traceparent().map(str::to_owned));
             if let Some(token) = context.meta.get_progress_token() {
                 for done in [1.0, 2.0] {
                     let report =
@@ -225,6 +231,7 @@ async fn progress_of_a_call_reaches_its_caller() {
     let worker = in_memory::Worker {
         cancelled: std::sync::Arc::default(),
         answer_after: Duration::from_millis(200),
+        traceparents: std::sync::Arc::default(),
     };
     let (client, routes) = in_memory::connect(worker).await;
     let reports = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
@@ -262,6 +269,7 @@ async fn a_call_dropped_before_its_answer_is_cancelled_at_the_server() {
     let worker = in_memory::Worker {
         cancelled: std::sync::Arc::clone(&cancelled),
         answer_after: Duration::from_secs(60),
+        traceparents: std::sync::Arc::default(),
     };
     let (client, routes) = in_memory::connect(worker).await;
     let peer = client.peer().clone();
@@ -281,6 +289,46 @@ async fn a_call_dropped_before_its_answer_is_cancelled_at_the_server() {
     assert!(
         told.is_ok(),
         "the server was not told the call was cancelled"
+    );
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn a_call_in_a_traced_span_carries_its_traceparent() {
+    use opentelemetry::trace::TracerProvider as _;
+    use tracing::Instrument as _;
+    use tracing_subscriber::prelude::*;
+
+    let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+    let subscriber = tracing_subscriber::registry()
+        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
+    let _default = tracing::subscriber::set_default(subscriber);
+    let worker = in_memory::Worker {
+        cancelled: std::sync::Arc::default(),
+        answer_after: Duration::ZERO,
+        traceparents: std::sync::Arc::default(),
+    };
+    let traceparents = std::sync::Arc::clone(&worker.traceparents);
+    let (client, routes) = in_memory::connect(worker).await;
+    let send = || {
+        call_once(
+            client.peer(),
+            CallToolRequestParams::new("work"),
+            &routes,
+            None,
+            OrgId::from("acme"),
+        )
+    };
+    send().await.expect("an answer");
+    let span = tracing::info_span!("the caller's call");
+    let expected = {
+        let _entered = span.enter();
+        switchboard_telemetry::traceparent::current().expect("a traced span")
+    };
+    send().instrument(span).await.expect("an answer");
+    assert_eq!(
+        *traceparents.lock().expect("not poisoned"),
+        [None, Some(expected)]
     );
     let _ = client.cancel().await;
 }
