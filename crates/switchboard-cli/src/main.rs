@@ -14,6 +14,7 @@ mod config_file;
 mod escape;
 mod hints;
 mod identity;
+mod limits_setup;
 mod logging;
 mod mounts_setup;
 mod operate;
