@@ -92,6 +92,8 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
             "switchboard-approvals",
         ]),
         "switchboard-orchestrator" => Allowed::Only(&["switchboard-core", "switchboard-registry"]),
+        // Rate limits: a `CallLayer` of the registry, nothing more.
+        "switchboard-limits" => Allowed::Only(&["switchboard-core", "switchboard-registry"]),
         // Pages over the registry: it matches URLs and runs actions through the registry only.
         "switchboard-navigation" => Allowed::Only(&["switchboard-core", "switchboard-registry"]),
         // Pages in a browser: navigation over HTTP, never MCP (no `rmcp`); and a workflow

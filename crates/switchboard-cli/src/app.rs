@@ -17,6 +17,7 @@ use crate::{
     audit_setup::AuditSetup,
     commands::{self, Prepared, Ready, proposals::Kept},
     config_file::{ConfigFile, StoreChoice},
+    limits_setup,
     mounts_setup::MountsSetup,
     output,
     workflows_setup::Workflows,
@@ -177,6 +178,11 @@ fn try_run(mut cli: Cli, traced: bool) -> anyhow::Result<Exit> {
         builder = builder.layer(switchboard_telemetry::TracingLayer);
     }
     let mut builder = approval_stores.configure(builder, &approvals);
+    // The rate limits of `[limits]`, around every call of every command.
+    let limits = file.limits;
+    if let Some(layer) = limits_setup::layer(&limits) {
+        builder = builder.layer(layer);
+    }
     if !command.wants_conformance_tools() {
         // Linked into the binary, but only `serve --conformance` may see these test tools.
         builder = builder.exclude_domain(switchboard_domain_conformance::DOMAIN);
@@ -204,6 +210,9 @@ fn try_run(mut cli: Cli, traced: bool) -> anyhow::Result<Exit> {
             }
             None => Ok(()),
         };
+        let mounted = mounted.and_then(|()| {
+            limits_setup::check_tools(&limits, &switchboard.registry).map_err(Into::into)
+        });
         // Boxed: the commands' futures together are large (clippy `large_futures`).
         let exit = match mounted {
             Ok(()) => Box::pin(command.run(&switchboard, mounts.as_ref(), &workflows)).await,

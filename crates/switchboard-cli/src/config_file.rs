@@ -4,8 +4,8 @@
 //!
 //! One TOML file, one table per concern: `[store]` (one PostgreSQL database for every store a
 //! fleet shares, see [`crate::postgres_setup`]), `[audit]` (see [`crate::audit_setup`]),
-//! `[approvals]` (see [`crate::approvals_setup`]) and `[serve]` (see
-//! `commands::serve`). Unknown tables and keys are refused, so a
+//! `[approvals]` (see [`crate::approvals_setup`]), `[serve]` (see
+//! `commands::serve`) and `[limits]` (rate limits, see [`crate::limits_setup`]). Unknown tables and keys are refused, so a
 //! typo is a usage error naming the file and the key rather than a setting silently ignored.
 //! Flags always win over the file.
 
@@ -94,6 +94,9 @@ pub(crate) struct ConfigFile {
     /// `[serve]`.
     #[serde(default)]
     pub(crate) serve: ServeFile,
+    /// `[limits]`: rate limits per organisation, per user and per tool.
+    #[serde(default)]
+    pub(crate) limits: switchboard_limits::Limits,
 }
 
 /// The `[serve]` table.

@@ -15,6 +15,7 @@ mod conformance_hooks;
 mod escape;
 mod hints;
 mod identity;
+mod limits_setup;
 mod logging;
 mod mounts_setup;
 mod operate;
