@@ -155,6 +155,8 @@ fn try_run(mut cli: Cli, traced: bool) -> anyhow::Result<Exit> {
     }
     let mounts = MountsSetup::resolve(&cli.command.mount_args())?;
     let may_run_tools = cli.command.may_run_tools();
+    let offers_intent_prompts =
+        matches!(cli.command, Command::Serve(_)) && file.serve.intent_prompts;
     // Params are read before the runtime boots: a typo should cost nothing.
     let command = match Ready::prepare(cli.command, &audit, &approvals, kept, &file.serve)? {
         Prepared::Runtime(command) => command,
@@ -186,6 +188,9 @@ fn try_run(mut cli: Cli, traced: bool) -> anyhow::Result<Exit> {
     if !command.wants_conformance_tools() {
         // Linked into the binary, but only `serve --conformance` may see these test tools.
         builder = builder.exclude_domain(switchboard_domain_conformance::DOMAIN);
+    }
+    if offers_intent_prompts {
+        builder = with_intent_prompts(builder, command.wants_conformance_tools());
     }
     async_runtime()?.block_on(async move {
         let switchboard = Switchboard::start(builder)
@@ -226,6 +231,24 @@ fn try_run(mut cli: Cli, traced: bool) -> anyhow::Result<Exit> {
         switchboard.shutdown().await;
         exit
     })
+}
+
+/// `builder` serving the intent patterns of the linked tools it serves as prompts (`[serve]
+/// intent_prompts`).
+fn with_intent_prompts(
+    mut builder: switchboard::RegistryBuilder,
+    conformance_tools: bool,
+) -> switchboard::RegistryBuilder {
+    let tools: Vec<switchboard_core::ToolDescriptor> = switchboard_core::linked_tools()
+        .filter(|entry| {
+            conformance_tools || entry.spec.domain != switchboard_domain_conformance::DOMAIN
+        })
+        .map(switchboard_core::ToolDescriptor::from_entry)
+        .collect();
+    for (descriptor, prompt) in switchboard::orchestrator::intent_prompts(&tools) {
+        builder = builder.prompt(descriptor, prompt);
+    }
+    builder
 }
 
 fn async_runtime() -> anyhow::Result<tokio::runtime::Runtime> {

@@ -118,6 +118,10 @@ pub(crate) struct ServeFile {
     /// `tool:x`); `--disable` adds to them and `--enable` turns them back on.
     #[serde(default)]
     pub(crate) disabled_tools: Vec<String>,
+    /// Whether `serve` offers each linked tool's intent patterns as prompts (`intent_<tool>`,
+    /// docs/mcp.md "Prompts"); off by default.
+    #[serde(default)]
+    pub(crate) intent_prompts: bool,
 }
 
 impl ConfigFile {

@@ -58,7 +58,7 @@ use serde::{Deserialize, Serialize};
 mod dates;
 mod fixed;
 mod matcher;
-mod pattern;
+pub(crate) mod pattern;
 mod people;
 mod reorder;
 mod suggest;

@@ -53,6 +53,7 @@
 
 mod error;
 mod intent;
+mod intent_prompts;
 mod model_route;
 mod orchestrator;
 mod resume;
@@ -64,6 +65,7 @@ pub use intent::{
     IntentTable, MAX_OPTIONAL_PARTS, MAX_UTTERANCE_WORDS, NoMatch, PatternError, People, Person,
     normalize, parse_date_phrase,
 };
+pub use intent_prompts::{INTENT_PROMPT_PREFIX, IntentPrompt, intent_prompts};
 pub use model_route::MODEL_TIER;
 pub use orchestrator::{
     Answer, DEFAULT_PEOPLE_TOOL, Orchestrator, OrchestratorConfig, OrchestratorMsg,

@@ -30,7 +30,7 @@ pub use domain::{DomainMsg, DomainStatus};
 pub use error::RegistryError;
 pub use layers::{CallLayer, Finished, LayerCall};
 pub use permissions::{DEFAULT_PERMISSIONS_TOML, PermissionMatrix, PermissionsError};
-pub use prompts::MAX_COMPLETIONS;
+pub use prompts::{MAX_COMPLETIONS, RuntimePrompt};
 pub use registry::{
     Exposure, RegistryBuilder, RuntimeToolSpec, ToolRegistry, ToolsChanged, WeakToolRegistry,
 };

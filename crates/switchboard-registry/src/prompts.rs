@@ -1,9 +1,12 @@
-//! The prompts a registry serves: those linked into the binary whose domain it hosts.
+//! The prompts a registry serves: those linked into the binary whose domain it hosts, and the
+//! run-time ones given to its builder ([`RuntimePrompt`]).
 //!
 //! The table is built once, at start, from every linked [`PromptEntry`]: a prompt whose
 //! domain is excluded from the registry is left out with it, and a prompt that cannot be served
 //! (a bad or duplicate name, an unknown domain, arguments that are not strings) stops the boot
-//! with a message naming it. It never changes afterwards.
+//! with a message naming it. A run-time prompt is checked the same way when the registry
+//! starts (its name valid and unique among all prompts); it renders from the verified caller and
+//! its string arguments, not from a domain's state. The table never changes after the start.
 //!
 //! Rendering is a read of the domain's state, checked like a read tool's call, in this order:
 //! prompt exists → call context complete (the organisation comes from it only) → no `org_id`
@@ -17,8 +20,8 @@ use std::{collections::BTreeMap, panic::AssertUnwindSafe, sync::Arc};
 use futures::FutureExt;
 use serde_json::{Map, Value};
 use switchboard_core::{
-    CallContext, Caller, PromptDescriptor, PromptEntry, PromptError, RenderedPrompt, Role,
-    ToolError, linked_prompts, prompt_scope, schema::find_org_id,
+    BoxFuture, CallContext, Caller, PromptDescriptor, PromptEntry, PromptError, PromptMessage,
+    RenderedPrompt, Role, ToolError, linked_prompts, prompt_scope, schema::find_org_id,
 };
 use tracing::Instrument;
 
@@ -30,16 +33,54 @@ use crate::{
 /// At most this many completion values are returned (MCP's limit).
 pub const MAX_COMPLETIONS: usize = 100;
 
+/// A prompt built at run time rather than linked: its messages come from the verified caller
+/// and its (checked) string arguments. Give it to
+/// [`RegistryBuilder::prompt`](crate::RegistryBuilder::prompt) with its descriptor.
+pub trait RuntimePrompt: Send + Sync + 'static {
+    /// The messages for `caller` with `arguments` (every one declared, every required one
+    /// given, all strings). A failure reaches the caller as a render failure with this error.
+    fn render<'a>(
+        &'a self,
+        caller: &'a Caller,
+        arguments: &'a Map<String, Value>,
+    ) -> BoxFuture<'a, Result<Vec<PromptMessage>, ToolError>>;
+
+    /// Suggested values for `argument` that fit what the caller typed so far (`value`), best
+    /// first. None by default.
+    fn complete(&self, caller: &Caller, argument: &str, value: &str) -> Vec<String> {
+        let _ = (caller, argument, value);
+        Vec::new()
+    }
+}
+
+/// How a servable prompt renders.
+enum Body {
+    /// Linked with `prompt!`, rendered from its domain's state.
+    Linked {
+        entry: &'static PromptEntry,
+        domain: Arc<DomainRuntime>,
+    },
+    /// Given at run time.
+    Runtime(Arc<dyn RuntimePrompt>),
+}
+
 /// One servable prompt.
 struct RegisteredPrompt {
-    entry: &'static PromptEntry,
+    body: Body,
     descriptor: Arc<PromptDescriptor>,
     validator: jsonschema::Validator,
     granted_roles: Box<[Role]>,
-    domain: Arc<DomainRuntime>,
 }
 
 impl RegisteredPrompt {
+    /// Where it comes from, for messages.
+    fn location(&self) -> String {
+        match &self.body {
+            Body::Linked { entry, .. } => entry.spec.location.to_string(),
+            Body::Runtime(_) => "given at run time".to_owned(),
+        }
+    }
+
     fn granted_to(&self, roles: &[Role]) -> bool {
         roles.iter().any(|role| self.granted_roles.contains(role))
     }
@@ -48,25 +89,36 @@ impl RegisteredPrompt {
 /// The prompts of a registry, by name.
 #[derive(Default)]
 pub(crate) struct PromptTable {
-    prompts: BTreeMap<&'static str, RegisteredPrompt>,
+    prompts: BTreeMap<Arc<str>, RegisteredPrompt>,
 }
 
 impl PromptTable {
     /// Every linked prompt whose domain is in `domains` (the registry's, excluded ones left
     /// out), checked.
+    /// Every linked prompt whose domain is in `domains`, then every run-time prompt of
+    /// `runtime`.
     pub(crate) fn build(
         domains: &BTreeMap<Arc<str>, Arc<DomainRuntime>>,
         permissions: &PermissionMatrix,
         excluded: &dyn Fn(&str) -> bool,
+        runtime: Vec<(PromptDescriptor, Arc<dyn RuntimePrompt>)>,
     ) -> Result<Self, RegistryError> {
-        let mut prompts = BTreeMap::new();
-        for entry in linked_prompts().filter(|entry| !excluded(entry.spec.domain)) {
-            let prompt = register(entry, domains, permissions)?;
-            if let Some(first) = prompts.insert(entry.spec.name, prompt) {
+        let mut prompts: BTreeMap<Arc<str>, RegisteredPrompt> = BTreeMap::new();
+        let linked = linked_prompts()
+            .filter(|entry| !excluded(entry.spec.domain))
+            .map(|entry| register(entry, domains, permissions));
+        let given = runtime
+            .into_iter()
+            .map(|(descriptor, body)| register_runtime(descriptor, body, permissions));
+        for prompt in linked.chain(given) {
+            let prompt = prompt?;
+            let name: Arc<str> = Arc::from(prompt.descriptor.name.as_str());
+            let location = prompt.location();
+            if let Some(first) = prompts.insert(name, prompt) {
                 return Err(RegistryError::DuplicatePrompt {
-                    name: entry.spec.name.to_owned(),
-                    first: first.entry.spec.location.to_string(),
-                    second: entry.spec.location.to_string(),
+                    name: first.descriptor.name.clone(),
+                    first: first.location(),
+                    second: location,
                 });
             }
         }
@@ -85,7 +137,7 @@ impl PromptTable {
         let mut scored: Vec<(f64, &str)> = self
             .prompts
             .keys()
-            .map(|known| (strsim::jaro_winkler(name, known), *known))
+            .map(|known| (strsim::jaro_winkler(name, known), &**known))
             .filter(|(score, _)| *score >= 0.8)
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
@@ -107,12 +159,7 @@ fn register(
         location: entry.spec.location.to_string(),
         reason,
     };
-    let name = entry.spec.name;
-    let valid_name = (1..=64).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'));
-    if !valid_name {
+    if !valid_prompt_name(entry.spec.name) {
         return Err(invalid(
             "a prompt name has 1 to 64 characters from `[a-zA-Z0-9_-]`".to_owned(),
         ));
@@ -141,14 +188,76 @@ fn register(
         .build(&schema)
         .map_err(|error| invalid(format!("its arguments' schema does not compile: {error}")))?;
     Ok(RegisteredPrompt {
-        entry,
+        body: Body::Linked {
+            entry,
+            domain: Arc::clone(domain),
+        },
         granted_roles: permissions
             .roles_granting(&descriptor.permission)
             .into_boxed_slice(),
         descriptor: Arc::new(descriptor),
         validator,
-        domain: Arc::clone(domain),
     })
+}
+
+/// Checks a run-time prompt: its name as for linked prompts, its arguments strings by
+/// construction (their schema is built from the descriptor).
+fn register_runtime(
+    descriptor: PromptDescriptor,
+    body: Arc<dyn RuntimePrompt>,
+    permissions: &PermissionMatrix,
+) -> Result<RegisteredPrompt, RegistryError> {
+    let invalid = |reason: String| RegistryError::InvalidPrompt {
+        prompt: descriptor.name.clone(),
+        location: "given at run time".to_owned(),
+        reason,
+    };
+    if !valid_prompt_name(&descriptor.name) {
+        return Err(invalid(
+            "a prompt name has 1 to 64 characters from `[a-zA-Z0-9_-]`".to_owned(),
+        ));
+    }
+    if descriptor
+        .arguments
+        .iter()
+        .any(|argument| argument.name == "org_id")
+    {
+        return Err(invalid(
+            "it has an `org_id` argument; the organisation comes from the call context only"
+                .to_owned(),
+        ));
+    }
+    let properties: Map<String, Value> = descriptor
+        .arguments
+        .iter()
+        .map(|argument| {
+            let schema = if argument.values.is_empty() {
+                serde_json::json!({ "type": "string" })
+            } else {
+                serde_json::json!({ "type": "string", "enum": argument.values })
+            };
+            (argument.name.clone(), schema)
+        })
+        .collect();
+    let schema = serde_json::json!({ "type": "object", "properties": properties });
+    let validator = jsonschema::options()
+        .build(&schema)
+        .map_err(|error| invalid(format!("its arguments' schema does not compile: {error}")))?;
+    Ok(RegisteredPrompt {
+        granted_roles: permissions
+            .roles_granting(&descriptor.permission)
+            .into_boxed_slice(),
+        descriptor: Arc::new(descriptor),
+        validator,
+        body: Body::Runtime(body),
+    })
+}
+
+fn valid_prompt_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
 }
 
 impl ToolRegistry {
@@ -222,10 +331,24 @@ impl ToolRegistry {
             });
         }
         check_arguments(prompt, arguments)?;
-        let rendering = (prompt.entry.render)(
-            prompt_scope(caller, name, Arc::clone(&prompt.domain.cell)),
-            args,
-        );
+        let rendering = match &prompt.body {
+            Body::Linked { entry, domain } => {
+                (entry.render)(prompt_scope(caller, name, Arc::clone(&domain.cell)), args)
+            }
+            Body::Runtime(body) => {
+                let body = Arc::clone(body);
+                let arguments = arguments.clone();
+                let prompt_name = name.to_owned();
+                Box::pin(async move {
+                    body.render(&caller, &arguments).await.map_err(|error| {
+                        PromptError::RenderFailed {
+                            prompt: prompt_name,
+                            error,
+                        }
+                    })
+                })
+            }
+        };
         let timeout = shared.config.default_timeout;
         let failed = |error: ToolError| PromptError::RenderFailed {
             prompt: name.to_owned(),
@@ -275,15 +398,18 @@ impl ToolRegistry {
             return Err(unknown_argument(prompt, argument));
         };
         let mut values = if declared.values.is_empty() {
-            (prompt.entry.complete)(
-                prompt_scope(caller, name, Arc::clone(&prompt.domain.cell)),
-                argument,
-                value,
-            )
-            .map_err(|error| PromptError::RenderFailed {
-                prompt: name.to_owned(),
-                error,
-            })?
+            match &prompt.body {
+                Body::Linked { entry, domain } => (entry.complete)(
+                    prompt_scope(caller, name, Arc::clone(&domain.cell)),
+                    argument,
+                    value,
+                )
+                .map_err(|error| PromptError::RenderFailed {
+                    prompt: name.to_owned(),
+                    error,
+                })?,
+                Body::Runtime(body) => body.complete(&caller, argument, value),
+            }
         } else {
             let typed = value.to_lowercase();
             declared

@@ -14,8 +14,8 @@ use switchboard_approvals::{
 };
 use switchboard_audit::{AuditConfig, AuditLog, AuditStore, MemoryAuditStore};
 use switchboard_core::{
-    Category, Domain, DomainCell, DomainWriter, ErasedCell, ToolDescriptor, ToolEntry,
-    ToolPolicyEntry, ask::ClientHandler, linked_domains, linked_policies, linked_tools,
+    Category, Domain, DomainCell, DomainWriter, ErasedCell, PromptDescriptor, ToolDescriptor,
+    ToolEntry, ToolPolicyEntry, ask::ClientHandler, linked_domains, linked_policies, linked_tools,
 };
 use tokio::sync::watch;
 
@@ -27,7 +27,7 @@ use crate::{
     error::RegistryError,
     layers::{CallLayer, Layers},
     permissions::PermissionMatrix,
-    prompts::PromptTable,
+    prompts::{PromptTable, RuntimePrompt},
     sessions::SessionLists,
     switches::SwitchRules,
     table::{Handler, RegisteredTool, RuntimeTool, ToolTable},
@@ -201,6 +201,7 @@ pub struct RegistryBuilder {
     client: Option<Arc<dyn ClientHandler>>,
     layers: Vec<Arc<dyn CallLayer>>,
     domain_layers: Vec<(String, Arc<dyn CallLayer>)>,
+    runtime_prompts: Vec<(PromptDescriptor, Arc<dyn RuntimePrompt>)>,
 }
 
 /// Builds a domain's cell around the writer its actor provides.
@@ -239,6 +240,7 @@ impl Default for RegistryBuilder {
             client: None,
             layers: Vec::new(),
             domain_layers: Vec::new(),
+            runtime_prompts: Vec::new(),
         }
     }
 }
@@ -345,6 +347,14 @@ impl RegistryBuilder {
         self
     }
 
+    /// Serves `prompt`, described by `descriptor`, beside the linked prompts: listed to and
+    /// rendered for the callers whose roles grant `descriptor.permission`, checked like a
+    /// linked prompt. A name that is invalid or already taken stops [`start`](Self::start).
+    pub fn prompt(mut self, descriptor: PromptDescriptor, prompt: impl RuntimePrompt) -> Self {
+        self.runtime_prompts.push((descriptor, Arc::new(prompt)));
+        self
+    }
+
     /// Leaves a linked domain, and its tools and prompts, out of this registry.
     pub fn exclude_domain(mut self, domain: impl Into<String>) -> Self {
         self.excluded_domains.push(domain.into());
@@ -361,7 +371,12 @@ impl RegistryBuilder {
             .filter(|entry| !excluded(entry.spec.domain))
             .collect();
         let policies = scan_policies()?;
-        let prompts = PromptTable::build(&domains, &self.permissions, &excluded)?;
+        let prompts = PromptTable::build(
+            &domains,
+            &self.permissions,
+            &excluded,
+            std::mem::take(&mut self.runtime_prompts),
+        )?;
         let mut tools = Vec::with_capacity(entries.len());
         for entry in entries {
             let Some(domain) = domains.get(entry.spec.domain) else {

@@ -44,8 +44,8 @@ pub use switchboard_orchestrator::{
 pub use switchboard_registry::{
     AgentMutations, AgentScopes, Approved, DomainStatus, Exposure, MemoryThreads, OpenSession,
     PermissionMatrix, PermissionsError, Proposal, ProposalStatus, RegistryBuilder, RegistryConfig,
-    RegistryError, RuntimeTool, RuntimeToolSpec, Selector, Switch, ThreadDirectory, ToolRegistry,
-    WeakToolRegistry,
+    RegistryError, RuntimePrompt, RuntimeTool, RuntimeToolSpec, Selector, Switch, ThreadDirectory,
+    ToolRegistry, WeakToolRegistry,
 };
 
 /// The paths `#[tool]` expands to when a crate depends on this facade rather than on

@@ -29,6 +29,7 @@ mod postgres_nodes;
 mod postgres_stores;
 mod proposals;
 mod serve_http;
+mod serve_intent_prompts;
 mod serve_limits;
 mod serve_metrics;
 mod serve_operate;

@@ -20,6 +20,7 @@ mod layers;
 mod mutation_context;
 mod prompts;
 mod proposals;
+mod runtime_prompts;
 mod supervision;
 mod switches;
 mod unknown_fields;

@@ -1,0 +1,98 @@
+//! The config file's `[serve] intent_prompts`, seen from a real MCP client over stdio: when on,
+//! every linked tool's intent is listed as an `intent_` prompt whose arguments are the intent's
+//! placeholders and whose message is the filled-in request; when off (the default), none is.
+//! Every wait is bounded by `common::LIMIT`.
+
+use std::process::Stdio;
+
+use rmcp::{
+    ServiceExt as _,
+    model::{GetPromptRequestParams, Prompt},
+};
+use serde_json::{Map, Value, json};
+
+use crate::common::{StateDir, bounded, exit_of, switchboard};
+
+/// The prompts `serve --stdio` with `extra` flags lists, and the messages of
+/// `intent_roster_assign_shift` rendered for shift `s-1` and user `bob`, if it is listed.
+async fn served_prompts(extra: &[&str]) -> (Vec<Prompt>, Option<Value>) {
+    let mut args = vec![
+        "serve", "--stdio", "--org", "acme", "--user", "alice", "--role", "admin",
+    ];
+    args.extend_from_slice(extra);
+    let mut child = switchboard(&args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary starts");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let stdin = child.stdin.take().expect("piped stdin");
+    let client = bounded("the handshake", ().serve((stdout, stdin)))
+        .await
+        .expect("the server answers initialize");
+    let prompts = bounded("prompts/list", client.list_all_prompts())
+        .await
+        .expect("prompts/list");
+    let mut rendered = None;
+    if prompts
+        .iter()
+        .any(|prompt| prompt.name == "intent_roster_assign_shift")
+    {
+        let mut arguments = Map::new();
+        arguments.insert("shift_id".to_owned(), json!("s-1"));
+        arguments.insert("user_id".to_owned(), json!("bob"));
+        let params =
+            GetPromptRequestParams::new("intent_roster_assign_shift").with_arguments(arguments);
+        let result = bounded("prompts/get", client.get_prompt(params))
+            .await
+            .expect("rendered");
+        rendered = Some(serde_json::to_value(&result.messages).expect("serialises"));
+    }
+    bounded("closing the client", client.cancel())
+        .await
+        .expect("the client closes");
+    let status = exit_of("the server exiting", &mut child).await;
+    assert!(status.success(), "{status:?}");
+    (prompts, rendered)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_offers_intent_prompts_only_when_the_config_file_says_so() {
+    let (prompts, rendered) = served_prompts(&[]).await;
+    assert!(
+        !prompts
+            .iter()
+            .any(|prompt| prompt.name.starts_with("intent_")),
+        "{prompts:?}"
+    );
+    assert_eq!(rendered, None);
+
+    let state = StateDir::new();
+    std::fs::create_dir_all(&state.0).expect("the state directory");
+    let config = state.0.join("switchboard.toml");
+    std::fs::write(&config, "[serve]\nintent_prompts = true\n").expect("config written");
+    let config = config.to_str().expect("a UTF-8 temp path");
+    let (prompts, rendered) = served_prompts(&["--config", config]).await;
+    let assign = prompts
+        .iter()
+        .find(|prompt| prompt.name == "intent_roster_assign_shift")
+        .unwrap_or_else(|| panic!("listed: {prompts:?}"));
+    let arguments: Vec<(&str, Option<bool>)> = assign
+        .arguments
+        .iter()
+        .flatten()
+        .map(|argument| (argument.name.as_str(), argument.required))
+        .collect();
+    assert_eq!(
+        arguments,
+        [("shift_id", Some(true)), ("user_id", Some(true))]
+    );
+    assert_eq!(
+        rendered,
+        Some(json!([{"role": "user", "content": {
+            "type": "text",
+            "text": "assign shift s-1 to bob"
+        }}]))
+    );
+}
