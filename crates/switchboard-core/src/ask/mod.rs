@@ -405,6 +405,34 @@ pub trait ClientHandler: Send + Sync + 'static {
     }
 }
 
+/// An elicitation put to `handler` as the single question `ask-1` of its
+/// [`ask_all`](ClientHandler::ask_all): the `elicit` of a handler whose every question goes
+/// through one batch path (answers carried by rounds, a task's or a workflow step's stored
+/// answers).
+pub async fn elicit_as_batch<H: ClientHandler + ?Sized>(
+    handler: &H,
+    request: &Elicitation,
+) -> Result<ElicitReply, AskError> {
+    let asked = [Keyed::new("ask-1", Question::Elicit(request.clone()))];
+    match handler.ask_all(&asked).await?.pop() {
+        Some(Reply::Elicit(reply)) => Ok(reply),
+        other => Err(AskError::BadAnswer(format!("{other:?}"))),
+    }
+}
+
+/// A sampling request put to `handler` as the single question `ask-1` of its
+/// [`ask_all`](ClientHandler::ask_all), as [`elicit_as_batch`] does for an elicitation.
+pub async fn sample_as_batch<H: ClientHandler + ?Sized>(
+    handler: &H,
+    request: &SampleRequest,
+) -> Result<Sampled, AskError> {
+    let asked = [Keyed::new("ask-1", Question::Sample(request.clone()))];
+    match handler.ask_all(&asked).await?.pop() {
+        Some(Reply::Sample(sampled)) => Ok(sampled),
+        other => Err(AskError::BadAnswer(format!("{other:?}"))),
+    }
+}
+
 /// Anything a tool can ask the client.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "ask", rename_all = "snake_case")]

@@ -230,26 +230,14 @@ impl ClientHandler for RoundAsker {
         &'a self,
         request: &'a Elicitation,
     ) -> BoxFuture<'a, Result<ElicitReply, AskError>> {
-        Box::pin(async move {
-            let asked = [Keyed::new("ask-1", Question::Elicit(request.clone()))];
-            match self.ask_all(&asked).await?.pop() {
-                Some(Reply::Elicit(reply)) => Ok(reply),
-                other => Err(AskError::BadAnswer(format!("{other:?}"))),
-            }
-        })
+        Box::pin(switchboard_core::ask::elicit_as_batch(self, request))
     }
 
     fn sample<'a>(
         &'a self,
         request: &'a SampleRequest,
     ) -> BoxFuture<'a, Result<Sampled, AskError>> {
-        Box::pin(async move {
-            let asked = [Keyed::new("ask-1", Question::Sample(request.clone()))];
-            match self.ask_all(&asked).await?.pop() {
-                Some(Reply::Sample(sampled)) => Ok(sampled),
-                other => Err(AskError::BadAnswer(format!("{other:?}"))),
-            }
-        })
+        Box::pin(switchboard_core::ask::sample_as_batch(self, request))
     }
 
     fn ask_all<'a>(
