@@ -23,7 +23,15 @@ use std::{any::Any, collections::HashMap, sync::Arc, time::Duration};
 use serde_json::Value;
 use switchboard_core::{BoxFuture, Caller, ErrorKind, InvokeError, ToolDescriptor};
 
-/// Policy around the registry's calls: see the [module documentation](self).
+/// Policy around the registry's calls: rate limits, tracing, business hours.
+///
+/// A layer runs after every check of the registry and the tool's gate, and before a mutation's
+/// idempotency key is claimed. It refuses the call ([`LayerCall::refuse`],
+/// [`LayerCall::rate_limited`]) or passes it on ([`LayerCall::run`]) and answers with how it
+/// [`Finished`]; it cannot change the tool's output. Layers around every call
+/// ([`RegistryBuilder::layer`](crate::RegistryBuilder::layer)) wrap those of one domain
+/// ([`RegistryBuilder::domain_layer`](crate::RegistryBuilder::domain_layer)); within each
+/// group the first added is the outermost.
 ///
 /// ```
 /// use switchboard_core::BoxFuture;

@@ -42,7 +42,7 @@ pub const CALL_TARGET: &str = "switchboard::call";
 /// The `tracing` name of the call spans (their OpenTelemetry name is `tools/call {tool}`).
 pub const CALL_SPAN: &str = "switchboard.call";
 
-/// The tracing layer: see the [module documentation](self). Put it around every call with
+/// The tracing layer: one span per call, as the crate's documentation describes. Put it around every call with
 /// `RegistryBuilder::layer(Arc::new(TracingLayer))`; first added, it is the outermost, so its
 /// duration covers the other layers too.
 #[derive(Debug, Default, Clone, Copy)]

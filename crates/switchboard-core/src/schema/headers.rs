@@ -46,7 +46,7 @@ pub struct HeaderParameter {
 }
 
 /// The header parameters `input_schema` declares, in schema order, or why the annotations
-/// cannot be used (see the [module](self) for the rules).
+/// cannot be used (the rules are those MCP clients apply: SEP-2243).
 pub fn header_parameters(input_schema: &Value) -> Result<Vec<HeaderParameter>, String> {
     let mut found = Vec::new();
     collect(input_schema.get("properties"), &mut Vec::new(), &mut found)?;
