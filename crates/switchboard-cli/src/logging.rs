@@ -68,11 +68,16 @@ pub(crate) fn init(
         .ok()
         .and_then(Option::as_ref)
         .map(OtlpExport::layer);
-    let _ = tracing_subscriber::registry()
+    let subscriber = tracing_subscriber::registry()
         .with(standard_error)
-        .with(serving_mcp.then(switchboard_mcp::log_layer))
-        .with(otlp)
-        .try_init();
+        .with(serving_mcp.then(switchboard_mcp::log_layer));
+    // Added only when there is one: an absent layer (`Option::None`) on top of the others
+    // makes the subscriber's level hint `OFF` for what they leave to it, and the MCP log layer
+    // stops seeing the events below the standard error's filter.
+    let _ = match otlp {
+        Some(otlp) => subscriber.with(otlp).try_init(),
+        None => subscriber.try_init(),
+    };
     export
 }
 
