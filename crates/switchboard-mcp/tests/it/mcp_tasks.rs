@@ -53,9 +53,17 @@ type Client = RunningService<RoleClient, Tasker>;
 const VERSIONS: [ProtocolVersion; 2] =
     [ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
 
-/// `tasker` connected in memory to a server acting as the admin: 2026-07-28 discovers, 2025
-/// shakes hands.
-async fn connect(registry: &ToolRegistry, tasker: Tasker) -> (Client, Server) {
+/// A client of `version`, declaring the tasks extension when `tasks`, connected in memory to a
+/// server acting as the admin: 2026-07-28 discovers, 2025 shakes hands.
+async fn connect(
+    registry: &ToolRegistry,
+    version: &ProtocolVersion,
+    tasks: bool,
+) -> (Client, Server) {
+    let tasker = Tasker {
+        version: version.clone(),
+        tasks,
+    };
     let server = McpServer::new(registry.clone(), admin());
     let (client_io, server_io) = tokio::io::duplex(64 * 1024);
     if tasker.version >= ProtocolVersion::V_2026_07_28 {
@@ -188,14 +196,7 @@ async fn update(client: &Client, task_id: &str, key: &str, answer: Value) {
 async fn a_task_tool_is_a_task_for_a_tasks_client_and_an_ordinary_call_for_another() {
     let registry = registry().await;
     for version in VERSIONS {
-        let (client, server) = connect(
-            &registry,
-            Tasker {
-                version: version.clone(),
-                tasks: true,
-            },
-        )
-        .await;
+        let (client, server) = connect(&registry, &version, true).await;
         let task_id = start_task(
             &client,
             "slow_compute",
@@ -223,14 +224,7 @@ async fn a_task_tool_is_a_task_for_a_tasks_client_and_an_ordinary_call_for_anoth
         }
         close(client, server).await;
 
-        let (client, server) = connect(
-            &registry,
-            Tasker {
-                version: version.clone(),
-                tasks: false,
-            },
-        )
-        .await;
+        let (client, server) = connect(&registry, &version, false).await;
         match call(&client, "slow_compute", json!({"seconds": 0, "label": "y"}))
             .await
             .expect("an answer")
@@ -251,14 +245,7 @@ async fn a_task_tool_is_a_task_for_a_tasks_client_and_an_ordinary_call_for_anoth
 async fn a_task_waits_for_its_answers_which_tasks_update_brings_one_at_a_time() {
     let registry = registry().await;
     for version in VERSIONS {
-        let (client, server) = connect(
-            &registry,
-            Tasker {
-                version: version.clone(),
-                tasks: true,
-            },
-        )
-        .await;
+        let (client, server) = connect(&registry, &version, true).await;
         let task_id = start_task(&client, "confirm_delete", json!({"filename": "a.txt"})).await;
         let task = reaches(&client, &task_id, &[TaskStatus::InputRequired]).await;
         let keys = pending_keys(&task);
@@ -321,14 +308,7 @@ async fn a_task_waits_for_its_answers_which_tasks_update_brings_one_at_a_time() 
 async fn a_tool_error_completes_its_task_a_panic_fails_it_and_a_cancel_cancels_it() {
     let registry = registry().await;
     for version in VERSIONS {
-        let (client, server) = connect(
-            &registry,
-            Tasker {
-                version: version.clone(),
-                tasks: true,
-            },
-        )
-        .await;
+        let (client, server) = connect(&registry, &version, true).await;
         let task_id = start_task(&client, "failing_job", json!({})).await;
         let task = reaches(
             &client,
@@ -395,14 +375,7 @@ async fn a_tool_that_runs_only_as_a_task_is_refused_to_a_client_without_tasks_an
     let registry = registry().await;
     for version in VERSIONS {
         let before = records_of(&registry, "failing_job").await.len();
-        let (client, server) = connect(
-            &registry,
-            Tasker {
-                version: version.clone(),
-                tasks: false,
-            },
-        )
-        .await;
+        let (client, server) = connect(&registry, &version, false).await;
         match call(&client, "failing_job", json!({})).await {
             Err(ServiceError::McpError(error)) => {
                 assert_eq!(
