@@ -73,12 +73,13 @@ impl fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
-/// Runs the parsed command line and reports any error on standard error, or on standard
-/// output as a JSON object under `--json`. `traced`: the call spans are exported (logging
-/// installed an OTLP exporter), so the registry gets the tracing layer.
-pub(crate) fn run(cli: Cli, traced: bool) -> Exit {
+/// Runs the parsed command line with its config `file` (as read, or why it could not be) and
+/// reports any error on standard error, or on standard output as a JSON object under `--json`.
+/// `traced`: the call spans are exported (logging installed an OTLP exporter), so the registry
+/// gets the tracing layer.
+pub(crate) fn run(cli: Cli, file: Result<ConfigFile, UsageError>, traced: bool) -> Exit {
     let json = cli.command.wants_json();
-    match try_run(cli, traced) {
+    match try_run(cli, file, traced) {
         Ok(exit) => exit,
         Err(error) => {
             let exit = if error.is::<UsageError>() {
@@ -112,10 +113,14 @@ pub(crate) fn refuse_command_line(error: clap::Error) -> ExitCode {
     Exit::Usage.into()
 }
 
-fn try_run(mut cli: Cli, traced: bool) -> anyhow::Result<Exit> {
+fn try_run(
+    mut cli: Cli,
+    file: Result<ConfigFile, UsageError>,
+    traced: bool,
+) -> anyhow::Result<Exit> {
     let mut flags = cli.command.registry_args();
     let permissions = load_permissions(flags.permissions.as_deref())?;
-    let file = ConfigFile::load(flags.audit.config.as_deref())?;
+    let file = file?;
     if flags.approvals.approvals.is_none() && !file.approvals.names_store() {
         flags.approvals.approvals = file.store.in_place_of(cli.command.default_approvals()?);
     }

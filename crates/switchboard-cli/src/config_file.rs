@@ -5,9 +5,11 @@
 //! One TOML file, one table per concern: `[store]` (one PostgreSQL database for every store a
 //! fleet shares, see [`crate::postgres_setup`]), `[audit]` (see [`crate::audit_setup`]),
 //! `[approvals]` (see [`crate::approvals_setup`]), `[serve]` (see
-//! `commands::serve`) and `[limits]` (rate limits, see [`crate::limits_setup`]). Unknown tables and keys are refused, so a
+//! `commands::serve`), `[limits]` (rate limits, see [`crate::limits_setup`]) and `[telemetry]`
+//! (OTLP export of the call spans, see [`crate::logging`]). Unknown tables and keys are refused, so a
 //! typo is a usage error naming the file and the key rather than a setting silently ignored.
-//! Flags always win over the file.
+//! Flags always win over the file, and so do the standard OpenTelemetry variables over
+//! `[telemetry]`.
 
 use std::{path::Path, path::PathBuf, str::FromStr, time::Duration};
 
@@ -97,6 +99,9 @@ pub(crate) struct ConfigFile {
     /// `[limits]`: rate limits per organisation, per user and per tool.
     #[serde(default)]
     pub(crate) limits: switchboard_limits::Limits,
+    /// `[telemetry]`: where the call spans are exported when the environment does not say.
+    #[serde(default)]
+    pub(crate) telemetry: crate::logging::TelemetryFile,
 }
 
 /// The `[serve]` table.

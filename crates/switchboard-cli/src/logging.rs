@@ -12,18 +12,21 @@
 //! file or a pipe is plain text.
 //!
 //! When the environment asks for OTLP export (`OTEL_EXPORTER_OTLP_ENDPOINT` or
-//! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, see `switchboard_telemetry::otlp`), a third layer turns
-//! the registry's call spans into OpenTelemetry spans and exports them; `RUST_LOG` does not
-//! filter it. Without those variables it is not installed, nor is the tracing layer around
-//! calls.
+//! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, see `switchboard_telemetry::otlp`), or the config
+//! file's `[telemetry] otlp_endpoint` does and the environment names no endpoint, a third layer
+//! turns the registry's call spans into OpenTelemetry spans and exports them; `RUST_LOG` does
+//! not filter it. Without an endpoint it is not installed, nor is the tracing layer around
+//! calls. `OTEL_SERVICE_NAME` wins over `[telemetry] service_name`, and `OTEL_SDK_DISABLED=true`
+//! over both.
 //!
 //! `serve --log-format json` writes one JSON object per line instead (tracing-subscriber's
 //! `json` format: `timestamp`, `level`, `target`, `fields` with the message, and the spans),
 //! for log collectors; never coloured.
 
-use std::{ffi::OsStr, io::IsTerminal as _};
+use std::{ffi::OsStr, io::IsTerminal as _, path::Path};
 
-use switchboard_telemetry::otlp::{ExportError, OtlpExport};
+use serde::Deserialize;
+use switchboard_telemetry::otlp::{ExportError, ExportSettings, OtlpExport};
 use tracing_subscriber::{EnvFilter, prelude::*};
 
 use crate::operate::LogFormat;
@@ -34,14 +37,30 @@ use crate::operate::LogFormat;
 /// `serve`'s start-up lines saying where each store is kept are shown at info.
 const DEFAULT_FILTER: &str = "warn,rmcp::service=error,switchboard::stores=info";
 
+/// The config file's `[telemetry]` table: the OTLP export for those who set no
+/// `OTEL_*` variables. Each key gives way to its variable.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TelemetryFile {
+    /// The collector's base URL (`http://otel-collector:4318`; spans go to `/v1/traces` under
+    /// it); `OTEL_EXPORTER_OTLP_ENDPOINT` and `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` win over it.
+    pub(crate) otlp_endpoint: Option<String>,
+    /// The spans' `service.name`; `OTEL_SERVICE_NAME` (or `service.name` in
+    /// `OTEL_RESOURCE_ATTRIBUTES`) wins over it.
+    pub(crate) service_name: Option<String>,
+}
+
 /// Installs the subscriber, writing `format`, with the MCP log layer when `serving_mcp`, and
-/// the OTLP export when the environment asks for it: that exporter is returned, to be shut
-/// down on the way out. Refused (and the subscriber installed without export) when the
-/// environment's OTLP settings are not usable. Safe to call once per process.
+/// the OTLP export when the environment, or else `telemetry` (the config file `file`'s
+/// `[telemetry]`), asks for it: that exporter is returned, to be shut down on the way out.
+/// Refused (and the subscriber installed without export) when those settings are not usable.
+/// Safe to call once per process.
 pub(crate) fn init(
     serving_mcp: bool,
     format: LogFormat,
-) -> Result<Option<OtlpExport>, ExportError> {
+    telemetry: &TelemetryFile,
+    file: Option<&Path>,
+) -> anyhow::Result<Option<OtlpExport>> {
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
     let standard_error = match format {
@@ -62,7 +81,20 @@ pub(crate) fn init(
             .with_filter(filter)
             .boxed(),
     };
-    let export = OtlpExport::from_env();
+    let settings = ExportSettings::new(
+        telemetry.otlp_endpoint.clone(),
+        telemetry.service_name.clone(),
+    );
+    let export = OtlpExport::from_env_or(&settings).map_err(|error| match (&error, file) {
+        // Only the file's endpoint is checked here: the environment's goes to the exporter.
+        (ExportError::InvalidEndpoint { .. }, Some(file)) => {
+            anyhow::Error::new(error).context(format!(
+                "`[telemetry] otlp_endpoint` in the config file {}",
+                file.display()
+            ))
+        }
+        _ => anyhow::Error::new(error),
+    });
     let otlp = export
         .as_ref()
         .ok()

@@ -51,14 +51,22 @@ fn main() -> ExitCode {
         args::Command::Serve(serve) => (true, serve.operate.log_format),
         _ => (false, operate::LogFormat::Text),
     };
-    let export = match logging::init(serving_mcp, log_format) {
+    // The config file is read once, before logging starts: its `[telemetry]` says where spans
+    // go. A file that cannot be read is reported by `app::run`, as every usage error is.
+    let config = cli.command.registry_args().audit.config;
+    let file = config_file::ConfigFile::load(config.as_deref());
+    let telemetry = file
+        .as_ref()
+        .map(|file| file.telemetry.clone())
+        .unwrap_or_default();
+    let export = match logging::init(serving_mcp, log_format, &telemetry, config.as_deref()) {
         Ok(export) => export,
         Err(error) => {
-            tracing::error!("{error}");
+            tracing::error!("{error:#}");
             return app::Exit::Usage.into();
         }
     };
-    let exit = app::run(cli, export.is_some());
+    let exit = app::run(cli, file, export.is_some());
     // The spans still batched are sent before the process ends (after `serve`'s drain too).
     if let Some(export) = export
         && let Err(error) = export.shutdown()
