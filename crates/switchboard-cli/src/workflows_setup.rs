@@ -337,6 +337,8 @@ pub(crate) fn engine(
     let options = EngineOptions {
         loader: Some(definition_loader(registry)),
         lease,
+        // A run started in a traced call keeps that call's span for its later drives' steps.
+        current_trace: Some(switchboard_telemetry::traceparent::current),
         ..EngineOptions::default()
     };
     Engine::new(registry.clone(), store, options)

@@ -105,6 +105,13 @@ pub struct CallContext {
     /// The caller's name for this mutation: a retry with the same key returns the first
     /// result. Absent: the runtime derives one (tool, org, thread or session, params).
     pub idempotency_key: Option<IdempotencyKey>,
+    /// The W3C `traceparent` (version `00`) of the span this call's span is a child of when
+    /// the call is not made inside a traced span. A workflow run keeps the one of the call that
+    /// started it, so that its steps stay in that call's trace when the run is driven again
+    /// later (after a pause, a restart, on another node). Not checked here: the tracing layer
+    /// ignores a value that is not a valid `traceparent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_parent: Option<String>,
 }
 
 impl CallContext {
@@ -150,6 +157,7 @@ impl CallContext {
                 thread_id: self.thread_id.clone(),
                 project_id: self.project_id.clone(),
                 idempotency_key: self.idempotency_key.clone(),
+                trace_parent: self.trace_parent.clone(),
             }),
             _ => Err(self.missing_fields()),
         }
@@ -231,6 +239,12 @@ impl CallContextBuilder {
         self
     }
 
+    /// Sets the `traceparent` the call's span is parented on outside a traced span.
+    pub fn trace_parent(mut self, traceparent: impl Into<String>) -> Self {
+        self.context.trace_parent = Some(traceparent.into());
+        self
+    }
+
     /// Sets the conversation thread.
     pub fn thread(mut self, thread_id: impl Into<ThreadId>) -> Self {
         self.context.thread_id = Some(thread_id.into());
@@ -298,6 +312,10 @@ pub struct Caller {
     /// call to a mounted server that died mid-call, retries only under a key the caller gave.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idempotency_key: Option<IdempotencyKey>,
+    /// The `traceparent` the call's span is parented on outside a traced span (see
+    /// [`CallContext::trace_parent`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_parent: Option<String>,
 }
 
 impl Caller {
@@ -326,6 +344,7 @@ impl From<&Caller> for CallContext {
             thread_id: caller.thread_id.clone(),
             project_id: caller.project_id.clone(),
             idempotency_key: caller.idempotency_key.clone(),
+            trace_parent: caller.trace_parent.clone(),
         }
     }
 }

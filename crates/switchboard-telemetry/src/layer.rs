@@ -20,10 +20,12 @@
 //!
 //! **Parent.** Inside a span that already belongs to an OpenTelemetry trace (a workflow's first
 //! drive, under the call that started the run; a tool that calls the registry), the call's span
-//! is its child. Otherwise, when the call's correlation id is a valid W3C `traceparent` (the MCP
-//! server takes a request's `_meta.traceparent` as the correlation id; a workflow run's steps
-//! carry the id of the call that started the run), that remote span is its parent, so the call
-//! joins the trace of whoever sent it. Otherwise the span starts a trace.
+//! is its child. Otherwise, when the caller's `trace_parent` is a valid W3C `traceparent` (a
+//! workflow run keeps the one of the call that started it, for its steps when it is driven
+//! again later), that span is its parent. Otherwise, when the call's correlation id is a valid
+//! `traceparent` (the MCP server takes a request's `_meta.traceparent` as the correlation id),
+//! that remote span is its parent, so the call joins the trace of whoever sent it. Otherwise
+//! the span starts a trace.
 
 use std::time::Instant;
 
@@ -98,7 +100,14 @@ fn open(call: &LayerCall<'_>) -> Span {
         span.record("switchboard.agent_type", agent_type.as_str());
     }
     let in_a_trace = Span::current().context().span().span_context().is_valid();
-    if !in_a_trace && let Some(remote) = traceparent::context_of(caller.correlation_id.as_str()) {
+    let remote = || {
+        caller
+            .trace_parent
+            .as_deref()
+            .and_then(traceparent::context_of)
+            .or_else(|| traceparent::context_of(caller.correlation_id.as_str()))
+    };
+    if !in_a_trace && let Some(remote) = remote() {
         // Fails only when no `tracing-opentelemetry` layer is installed: nothing to parent.
         let _ = span.set_parent(remote);
     }

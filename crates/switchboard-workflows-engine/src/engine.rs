@@ -52,6 +52,11 @@ pub struct EngineOptions {
     pub loader: Option<DefinitionLoader>,
     /// The leases by which engines sharing a store drive each run one at a time.
     pub lease: LeaseOptions,
+    /// The W3C `traceparent` of the current span, if it belongs to a trace (a process that
+    /// exports spans passes `switchboard_telemetry::traceparent::current`). A run started
+    /// inside a trace keeps it as its caller's `trace_parent`, so that its steps stay in that
+    /// trace when the run is driven again later (after a pause, a restart, on another node).
+    pub current_trace: Option<fn() -> Option<String>>,
 }
 
 impl std::fmt::Debug for EngineOptions {
@@ -60,6 +65,7 @@ impl std::fmt::Debug for EngineOptions {
             .field("max_steps", &self.max_steps)
             .field("loader", &self.loader.is_some())
             .field("lease", &self.lease)
+            .field("current_trace", &self.current_trace.is_some())
             .finish()
     }
 }
@@ -468,6 +474,10 @@ impl Shared {
         }
         let mut caller = caller.clone();
         caller.idempotency_key = None;
+        // Started inside a trace (a call's span): the run keeps that span as its steps' parent.
+        if let Some(traceparent) = self.options.current_trace.and_then(|current| current()) {
+            caller.trace_parent = Some(traceparent);
+        }
         let now = self.clock.now();
         let record = RunRecord {
             id,

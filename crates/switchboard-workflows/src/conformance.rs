@@ -387,6 +387,9 @@ fn sample_run(n: u64, org: &str, workflow: &str, state: RunState) -> RunRecord {
     if n % 5 == 2 {
         caller = caller.project(format!("project-{n}"));
     }
+    if n % 3 == 2 {
+        caller = caller.trace_parent(format!("00-{:032x}-{:016x}-01", n + 1, n + 1));
+    }
     RunRecord {
         id: run_id(n),
         org_id: OrgId::from(org),

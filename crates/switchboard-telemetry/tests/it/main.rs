@@ -4,3 +4,4 @@
 use switchboard_domains as _;
 
 mod spans;
+mod workflow_trace;

@@ -38,7 +38,7 @@ impl CallLayer for Closed {
 
 /// The spans a tracer provider exported, kept in memory.
 #[derive(Debug, Clone, Default)]
-struct Exported(Arc<Mutex<Vec<SpanData>>>);
+pub(crate) struct Exported(Arc<Mutex<Vec<SpanData>>>);
 
 impl SpanExporter for Exported {
     async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
@@ -49,7 +49,7 @@ impl SpanExporter for Exported {
 
 /// A tracer provider that keeps what it exports in memory, and a subscriber that exports the
 /// call spans through it, installed for the current thread while the guard lives.
-fn exporting() -> (
+pub(crate) fn exporting() -> (
     Exported,
     SdkTracerProvider,
     tracing::subscriber::DefaultGuard,
@@ -72,7 +72,7 @@ fn exporting() -> (
 }
 
 /// acme's staff member sam, as an agent, in a call of `correlation`.
-fn sam(correlation: &str) -> CallContext {
+pub(crate) fn sam(correlation: &str) -> CallContext {
     CallContext::builder()
         .org("acme")
         .user("sam")
@@ -95,7 +95,7 @@ fn text(span: &SpanData, key: &str) -> Option<String> {
     attribute(span, key).map(|value| value.as_str().into_owned())
 }
 
-fn finished(exporter: &Exported) -> Vec<SpanData> {
+pub(crate) fn finished(exporter: &Exported) -> Vec<SpanData> {
     exporter.0.lock().expect("not poisoned").clone()
 }
 

@@ -72,6 +72,7 @@ pub(crate) fn engine_with<S: RunStore>(
             max_steps: None,
             loader: Some(loader),
             lease: test_lease(),
+            current_trace: None,
         },
     )
 }

@@ -14,7 +14,7 @@ use crate::{
 };
 
 /// A created run reads back exactly as created, in every state, with every optional field set
-/// and unset: the caller's roles and agent type, the parent, the wake time, JSON values
+/// and unset: the caller's roles, agent type and trace parent, the parent, the wake time, JSON values
 /// (`null` output distinct from none). An unknown id is `None`, not an error.
 pub fn runs_round_trip_unchanged(make: &RunStoreFactory) -> Result<(), Failure> {
     let store = make();
