@@ -125,7 +125,7 @@ pub(crate) fn parse(attr: TokenStream) -> syn::Result<ToolArgs> {
         check_tool_name(&name.value(), name.span())?;
     }
     if let Some(flag) = &asks_before_task
-        && !tasks.as_ref().is_some_and(|tasks| *tasks != "forbidden")
+        && tasks.as_ref().is_none_or(|tasks| *tasks == "forbidden")
     {
         return Err(syn::Error::new(
             flag.span(),
