@@ -117,6 +117,7 @@ fn counter(name: &str, category: Category, runs: &Arc<AtomicU64>) -> RuntimeTool
             input_schema: Arc::new(json!({ "type": "object" })),
             output_schema: None,
             tasks: switchboard_core::TaskSupport::Forbidden,
+            asks_before_task: false,
             origin: ToolOrigin::Runtime {
                 source: "architecture-tests".to_owned(),
             },

@@ -56,6 +56,7 @@ fn spec(
                 source: "serve --conformance".to_owned(),
             },
             tasks: switchboard_core::TaskSupport::Forbidden,
+            asks_before_task: false,
         },
         tool,
         exposure: Exposure::Listed,

@@ -222,6 +222,12 @@ pub struct ToolDescriptor {
     /// supports the tasks extension gets a task to poll instead of waiting on the request.
     #[serde(skip_serializing_if = "is_forbidden")]
     pub tasks: TaskSupport,
+    /// Whether a task of this tool begins only when the tool says so
+    /// ([`ToolContext::begin_task`](crate::ToolContext::begin_task)): an MCP client that does
+    /// tasks answers the tool's questions before it in `input_required` rounds, and gets the
+    /// task with the round that reaches it. Only with a `tasks` other than `forbidden`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub asks_before_task: bool,
 }
 
 fn is_forbidden(tasks: &TaskSupport) -> bool {
@@ -265,6 +271,7 @@ impl ToolDescriptor {
             input_schema: Arc::new((entry.input_schema)().to_value()),
             output_schema: Some(Arc::new((entry.output_schema)().to_value())),
             tasks: spec.tasks,
+            asks_before_task: spec.asks_before_task,
             origin: ToolOrigin::Linked {
                 location: spec.location.to_string(),
             },
@@ -431,6 +438,7 @@ mod tests {
             input_schema: Arc::new(json!({"type": "object"})),
             output_schema: Some(Arc::new(json!({"type": "object"}))),
             tasks: TaskSupport::Forbidden,
+            asks_before_task: false,
             origin: ToolOrigin::Runtime {
                 source: "test".to_owned(),
             },

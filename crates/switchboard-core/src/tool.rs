@@ -73,6 +73,11 @@ pub struct ToolSpec {
     pub timeout: Option<Duration>,
     /// Whether a call may run as a task the client polls (MCP's tasks extension).
     pub tasks: TaskSupport,
+    /// Whether the tool asks its questions before its task begins, at
+    /// [`ToolContext::begin_task`]: the server does not start the task when the call comes,
+    /// and asks the questions before it in `input_required` rounds. Only with
+    /// [`TaskSupport::Optional`] or [`TaskSupport::Required`].
+    pub asks_before_task: bool,
     /// Where the tool is defined.
     pub location: SourceLocation,
 }

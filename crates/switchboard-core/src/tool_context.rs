@@ -189,6 +189,34 @@ impl<S: Clone + Send + Sync + 'static> ToolContext<S> {
         self.caller.client.list_roots().await
     }
 
+    /// Ends the questions asked before the tool's task, and begins the task: for a tool
+    /// declared `#[tool(tasks = ..., asks_before_task)]`. An MCP client that does tasks (on
+    /// protocol 2026-07-28) answers the questions asked before this in `input_required`
+    /// rounds, as for any tool, and gets the task with the round that reaches this; the tool
+    /// goes on in the task, and its later questions go to the task's `inputRequests`. Where
+    /// no task is to begin here (an in-process call, protocol 2025-11-25, where a task begins
+    /// with the call, a client without the tasks extension, a workflow step), it returns at
+    /// once.
+    ///
+    /// Fails with [`AskError::InputRequired`] while a question asked before it is unanswered:
+    /// pass it on with `?`, so the round ends with the question.
+    ///
+    /// ```
+    /// # use switchboard_core::{ToolContext, ToolError, ask::Answer};
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Name {
+    ///     name: String,
+    /// }
+    /// # async fn body(ctx: &ToolContext) -> Result<String, ToolError> {
+    /// let name = ctx.elicit::<Name>("Who is it for?").await?.accepted();
+    /// ctx.begin_task().await?; // the client gets its task here
+    /// // ... the long work, in the task ...
+    /// # Ok(name.map_or_else(String::new, |form| form.name)) }
+    /// ```
+    pub async fn begin_task(&self) -> Result<(), AskError> {
+        self.caller.client.begin_task().await
+    }
+
     /// A snapshot of the domain's state. Never waits for writes.
     pub fn state(&self) -> StateRef<S> {
         self.domain.read()

@@ -3,7 +3,7 @@
 //! (`slow_compute`, `protocol_error_job`, `confirm_delete`, `multi_input`), and tools that run
 //! only as tasks (`failing_job`, `test_tool_with_task`). The questions of a tool in a task
 //! reach the client through the task's `inputRequests`, and its answers through
-//! `tasks/update`.
+//! `tasks/update`; `test_tool_with_task` asks its question before its task begins.
 
 use std::time::Duration;
 
@@ -176,14 +176,17 @@ pub async fn multi_input(ctx: &ToolContext, _input: NoInput) -> Result<ToolConte
     )))
 }
 
-/// Asks the person's name (key `user_name`), then greets them; runs only as a task. For the
-/// scenario `tasks-mrtr-composition`.
+/// Asks the person's name (key `user_name`) before its task begins, then greets them in the
+/// task; runs only as a task. For the scenario `tasks-mrtr-composition`: on 2026-07-28 the
+/// question is an `input_required` round of the call, and the round that answers it gets the
+/// task.
 #[tool(
     name = "test_tool_with_task",
     domain = crate::Conformance,
     category = read,
     permission = "conformance.test",
-    tasks = required
+    tasks = required,
+    asks_before_task
 )]
 pub async fn tool_with_task(ctx: &ToolContext, _input: NoInput) -> Result<ToolContent, ToolError> {
     let replies = ctx
@@ -191,5 +194,6 @@ pub async fn tool_with_task(ctx: &ToolContext, _input: NoInput) -> Result<ToolCo
         .await?;
     let name =
         accepted::<NameForm>(&replies[0])?.map_or_else(|| "stranger".to_owned(), |form| form.name);
+    ctx.begin_task().await?;
     Ok(ToolContent::text(format!("Hello, {name}!")))
 }

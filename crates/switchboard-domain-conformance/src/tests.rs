@@ -195,6 +195,11 @@ fn the_task_tools_declare_their_task_support_to_mcp() {
             "{required}"
         );
     }
+    let asks_before_task: Vec<_> = linked_tools()
+        .filter(|entry| entry.spec.asks_before_task)
+        .map(|entry| entry.spec.name)
+        .collect();
+    assert_eq!(asks_before_task, ["test_tool_with_task"]);
 }
 
 #[test]

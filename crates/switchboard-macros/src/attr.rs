@@ -3,11 +3,12 @@
 
 use proc_macro2::{Span, TokenStream};
 use syn::{
-    Expr, ExprArray, ExprLit, ExprPath, Ident, Lit, LitInt, LitStr, MetaNameValue, Path, Token,
+    Expr, ExprArray, ExprLit, ExprPath, Ident, Lit, LitInt, LitStr, Meta, Path, Token,
     parse::Parser, punctuated::Punctuated, spanned::Spanned,
 };
 
-const KEYS: &str = "domain, category, permission, name, title, intents, tags, timeout_ms, tasks";
+const KEYS: &str =
+    "domain, category, permission, name, title, intents, tags, timeout_ms, tasks, asks_before_task";
 const CATEGORIES: [&str; 4] = ["read", "propose", "execute", "restricted"];
 const TASK_SUPPORT: [&str; 3] = ["forbidden", "optional", "required"];
 
@@ -22,10 +23,51 @@ pub(crate) struct ToolArgs {
     pub(crate) tags: Vec<LitStr>,
     pub(crate) timeout_ms: Option<LitInt>,
     pub(crate) tasks: Option<Ident>,
+    /// The `asks_before_task` flag, where given.
+    pub(crate) asks_before_task: Option<Ident>,
 }
 
+/// The keys given without a value.
+const FLAGS: [&str; 1] = ["asks_before_task"];
+
 pub(crate) fn parse(attr: TokenStream) -> syn::Result<ToolArgs> {
-    let pairs = Punctuated::<MetaNameValue, Token![,]>::parse_terminated.parse2(attr)?;
+    let metas = Punctuated::<Meta, Token![,]>::parse_terminated.parse2(attr)?;
+    let mut pairs = Vec::new();
+    let mut asks_before_task = None;
+    for meta in metas {
+        match meta {
+            Meta::NameValue(pair) => {
+                if let Some(flag) = pair.path.get_ident().filter(|key| is_flag(key)) {
+                    return Err(syn::Error::new_spanned(
+                        &pair,
+                        format!("`{flag}` is a flag and takes no value: write `{flag}`"),
+                    ));
+                }
+                pairs.push(pair);
+            }
+            Meta::Path(path) => match path.get_ident() {
+                Some(flag) if is_flag(flag) => set(&mut asks_before_task, flag.clone(), || {
+                    syn::Error::new(flag.span(), format!("`{flag}` is given twice"))
+                })?,
+                _ => {
+                    return Err(syn::Error::new_spanned(
+                        &path,
+                        format!(
+                            "`{}` needs a value (`key = value`); only {} stands alone",
+                            quote::ToTokens::to_token_stream(&path),
+                            FLAGS.map(|flag| format!("`{flag}`")).join(", ")
+                        ),
+                    ));
+                }
+            },
+            Meta::List(list) => {
+                return Err(syn::Error::new_spanned(
+                    &list,
+                    format!("`#[tool]` takes `key = value` pairs; expected one of {KEYS}"),
+                ));
+            }
+        }
+    }
     let mut name = None;
     let mut title = None;
     let mut domain = None;
@@ -82,6 +124,15 @@ pub(crate) fn parse(attr: TokenStream) -> syn::Result<ToolArgs> {
     if let Some(name) = &name {
         check_tool_name(&name.value(), name.span())?;
     }
+    if let Some(flag) = &asks_before_task
+        && tasks.as_ref().is_none_or(|tasks| *tasks == "forbidden")
+    {
+        return Err(syn::Error::new(
+            flag.span(),
+            "`asks_before_task` needs `tasks = optional` or `tasks = required`: only a call \
+             that runs as a task has a task to begin at `ctx.begin_task()`",
+        ));
+    }
     Ok(ToolArgs {
         name,
         title,
@@ -92,7 +143,12 @@ pub(crate) fn parse(attr: TokenStream) -> syn::Result<ToolArgs> {
         tags: tags.unwrap_or_default(),
         timeout_ms,
         tasks,
+        asks_before_task,
     })
+}
+
+fn is_flag(key: &Ident) -> bool {
+    FLAGS.iter().any(|flag| key == flag)
 }
 
 fn set<T>(

@@ -31,6 +31,7 @@ mod tool;
 /// | `tags`       | `["billing", "beta"]`         | no       | labels (`a-z 0-9 _ -`) a running registry disables and enables tools by |
 /// | `timeout_ms` | `2000`                        | no       | overrides the runtime's default timeout     |
 /// | `tasks`      | `forbidden`, `optional`, `required` | no | whether a call may run as a task the client polls (MCP tasks extension); `forbidden` by default |
+/// | `asks_before_task` | (a flag, no value)      | no       | with `tasks = optional` or `required`: the task begins at `ctx.begin_task()`, and the questions before it are asked in `input_required` rounds |
 ///
 /// The doc comment is the description. The macro keeps the function as written and adds a
 /// marker type named after it in UpperCamelCase (`get_current_user` → `GetCurrentUser`) that

@@ -34,7 +34,9 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
         tags,
         timeout_ms,
         tasks,
+        asks_before_task,
     } = args;
+    let asks_before_task = asks_before_task.is_some();
     let name = match name {
         Some(name) => quote!(#name),
         None => {
@@ -131,6 +133,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
                 tags: &[#(#tags),*],
                 timeout: #timeout,
                 tasks: #tasks,
+                asks_before_task: #asks_before_task,
                 location: #core::SourceLocation { file: ::core::file!(), line: ::core::line!() },
             };
 

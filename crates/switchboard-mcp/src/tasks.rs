@@ -3,7 +3,8 @@
 //! that declared the extension gets a task for such a call instead of a request held open until
 //! the call ends, polls it with `tasks/get`, answers its questions with `tasks/update`, and may
 //! cancel it. A tool that requires tasks is refused (`-32021`) to a client that did not declare
-//! the extension.
+//! the extension. A tool that asks before its task (`asks_before_task`) gets its task, on
+//! 2026-07-28, only when it says so (`ctx.begin_task()`): the call's rounds come first.
 //!
 //! The tasks live in rmcp's `TaskManager`, shared by every handler instance of a server (it
 //! sits in the shared tool catalog), so `tasks/get` finds a task whichever instance started it.
@@ -21,15 +22,19 @@ use rmcp::{
         CreateTaskResult, GetTaskResult, ServerCapabilities, TASKS_EXTENSION_ID,
     },
     service::RequestContext,
-    task_manager::{TaskExit, TaskManager, TaskOptions},
+    task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions},
 };
 use serde_json::Value;
 use switchboard_core::{
-    CallContext, InvokeError, Progress, ProgressNotifier, TaskSupport, ask::ClientLink,
+    BoxFuture, CallContext, InvokeError, Progress, ProgressNotifier, TaskSupport, ask::ClientLink,
 };
 use switchboard_registry::ToolRegistry;
 
-use crate::{asking::TaskAsker, identity::Identity, result};
+use crate::{
+    asking::{self, BeginTask, TaskAsker},
+    identity::Identity,
+    result,
+};
 
 /// Who started a task: the organisation and user of its identity.
 type Owner = (Option<String>, Option<String>);
@@ -61,6 +66,52 @@ impl Tasks {
                 None,
             ))
         }
+    }
+
+    /// Records that `identity` owns `task_id`; the owners of tasks the manager forgot (some
+    /// time after they ended) are forgotten too.
+    fn own(&self, task_id: &str, identity: &Identity) {
+        let mut owners = self.owners();
+        owners.retain(|id, _| self.manager.get_task(id).is_ok());
+        owners.insert(task_id.to_owned(), owner_of(identity));
+    }
+
+    /// The task of a call whose tool began it mid-way (`ctx.begin_task()`): the rest of the
+    /// call, `call`, runs on in it, and `begun` gets the task's context before the tool goes
+    /// on, so that the tool's later questions go to the task. `tasks/get` and `tasks/cancel`
+    /// see it as any task ([`start`]).
+    pub(crate) fn take_over(
+        &self,
+        identity: &Identity,
+        call: BoxFuture<'static, Result<Value, InvokeError>>,
+        begun: BeginTask,
+        returns_content: bool,
+    ) -> CallToolResponse {
+        let task = self.manager.spawn(TaskOptions::new(), move |task_context| {
+            // The tool waits for the context in `begin_task`; the call is not polled again
+            // before this returns.
+            let _ = begun.send(task_context.clone());
+            Box::pin(settle(task_context, call, returns_content))
+        });
+        self.own(&task.task_id, identity);
+        CallToolResponse::Task(CreateTaskResult::new(task))
+    }
+
+    /// The task of a call that could have begun one at its word and ended without it: a task
+    /// that ends at once with the call's `outcome`.
+    pub(crate) fn ended(
+        &self,
+        identity: &Identity,
+        outcome: Result<Value, InvokeError>,
+        returns_content: bool,
+    ) -> CallToolResponse {
+        let task = self.manager.spawn(TaskOptions::new(), move |_| {
+            Box::pin(std::future::ready(task_outcome(outcome, || {
+                returns_content
+            })))
+        });
+        self.own(&task.task_id, identity);
+        CallToolResponse::Task(CreateTaskResult::new(task))
     }
 
     /// `tasks/get` for `identity`.
@@ -115,25 +166,32 @@ pub(crate) enum Dispatch {
     Inline,
     /// As a task the client polls.
     Task,
+    /// As a task that begins when the tool says so (`asks_before_task`): until then, its
+    /// questions are asked in the request's `input_required` rounds (2026-07-28).
+    TaskAtBegin,
     /// Refused: the tool runs only as a task, and the client does not do tasks.
     NeedsTasks,
 }
 
 /// How a call of `name` runs: as a task when the tool allows one and the client declared the
-/// tasks extension; refused when the tool requires one and the client did not.
+/// tasks extension (beginning at the tool's word when the tool asks before its task and the
+/// request asks in rounds); refused when the tool requires one and the client did not.
 pub(crate) fn dispatch(
     registry: &ToolRegistry,
     name: &str,
     context: &RequestContext<RoleServer>,
 ) -> Dispatch {
-    let support = registry
+    let (support, asks_before_task) = registry
         .find(name)
-        .map_or(TaskSupport::Forbidden, |descriptor| descriptor.tasks);
+        .map_or((TaskSupport::Forbidden, false), |descriptor| {
+            (descriptor.tasks, descriptor.asks_before_task)
+        });
     let client_does_tasks = context
         .client_capabilities()
         .is_some_and(|capabilities| capabilities.supports_tasks());
     match (support, client_does_tasks) {
         (TaskSupport::Forbidden, _) => Dispatch::Inline,
+        (_, true) if asks_before_task && asking::asks_in_rounds(context) => Dispatch::TaskAtBegin,
         (_, true) => Dispatch::Task,
         (TaskSupport::Optional, false) => Dispatch::Inline,
         (TaskSupport::Required, false) => Dispatch::NeedsTasks,
@@ -184,26 +242,30 @@ pub(crate) fn start(
                 });
                 call_context.client =
                     ClientLink::new(Arc::new(TaskAsker::new(task_context.clone(), capabilities)));
+                let returns_content = registry
+                    .find(&name)
+                    .is_some_and(|descriptor| descriptor.returns_content());
                 let call = registry.invoke(&name, params, &call_context);
-                // Cancellation first: `tasks/cancel` also drops the task's open questions,
-                // which ends a tool waiting on one with an error at the same moment.
-                tokio::select! {
-                    biased;
-                    () = task_context.cancelled() => Err(TaskExit::Cancelled),
-                    outcome = call => task_outcome(outcome, || {
-                        registry
-                            .find(&name)
-                            .is_some_and(|descriptor| descriptor.returns_content())
-                    }),
-                }
+                settle(task_context, call, returns_content).await
             })
         });
-    let mut owners = tasks.owners();
-    // The manager forgets a task some time after it ends: so do the owners.
-    owners.retain(|id, _| tasks.manager.get_task(id).is_ok());
-    owners.insert(task.task_id.clone(), owner_of(identity));
-    drop(owners);
+    tasks.own(&task.task_id, identity);
     CallToolResponse::Task(CreateTaskResult::new(task))
+}
+
+/// A task's call run to its end, unless the task is cancelled first: `tasks/cancel` also drops
+/// the task's open questions, which ends a tool waiting on one with an error at the same
+/// moment, so cancellation is looked at first.
+async fn settle(
+    task_context: TaskContext,
+    call: impl Future<Output = Result<Value, InvokeError>>,
+    returns_content: bool,
+) -> Result<CallToolResult, TaskExit> {
+    tokio::select! {
+        biased;
+        () = task_context.cancelled() => Err(TaskExit::Cancelled),
+        outcome = call => task_outcome(outcome, || returns_content),
+    }
 }
 
 /// How a task's call ends: its result (an `isError` one for the tool's errors and the call's

@@ -166,6 +166,7 @@ mod tests {
             input_schema: Arc::new(json!({"type": "object", "properties": {}})),
             output_schema: None,
             tasks: switchboard_core::TaskSupport::Forbidden,
+            asks_before_task: false,
             origin: ToolOrigin::Runtime {
                 source: "catalog-test".to_owned(),
             },

@@ -131,6 +131,7 @@ pub(crate) fn tool_spec(supervisor: ActorRef<SupervisorMsg>) -> RuntimeToolSpec 
             input_schema: Arc::new(input_schema),
             output_schema: Some(Arc::new(output_schema)),
             tasks: switchboard_core::TaskSupport::Forbidden,
+            asks_before_task: false,
             origin: ToolOrigin::Runtime {
                 source: "switchboard-mounts (rug-pull protection)".to_owned(),
             },

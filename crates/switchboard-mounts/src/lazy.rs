@@ -266,6 +266,7 @@ pub(crate) fn specs(directory: &Arc<Directory>, call_timeout: Duration) -> Vec<R
             input_schema: Arc::new(input_schema),
             output_schema: Some(Arc::new(schema_of::<ToolContent>().to_value())),
             tasks: switchboard_core::TaskSupport::Forbidden,
+            asks_before_task: false,
             origin: ToolOrigin::Runtime {
                 source: "the lazy mounted MCP servers".to_owned(),
             },

@@ -113,6 +113,7 @@ pub(crate) fn descriptor(server: &ServerConfig, tool: &Tool) -> ToolDescriptor {
         input_schema: Arc::new(Value::Object((*tool.input_schema).clone())),
         output_schema: Some(Arc::new(output_schema)),
         tasks: switchboard_core::TaskSupport::Forbidden,
+        asks_before_task: false,
         origin: ToolOrigin::Runtime {
             source: format!("mounted MCP server `{}`", server.id),
         },

@@ -171,6 +171,7 @@ mod tests {
                 source: "test".to_owned(),
             },
             tasks: TaskSupport::Forbidden,
+            asks_before_task: false,
         }
     }
 

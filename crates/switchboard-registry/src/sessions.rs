@@ -182,6 +182,7 @@ mod tests {
                 input_schema: Arc::new(json!({"type": "object"})),
                 output_schema: None,
                 tasks: switchboard_core::TaskSupport::Forbidden,
+                asks_before_task: false,
                 origin: ToolOrigin::Runtime {
                     source: "sessions-test".to_owned(),
                 },

@@ -244,6 +244,7 @@ impl Engine {
             input_schema: Arc::new(input_schema),
             output_schema: None,
             tasks: switchboard_core::TaskSupport::Optional,
+            asks_before_task: false,
             origin: ToolOrigin::Runtime {
                 source: format!(
                     "workflow {} exported by domain `{}` ({}:{})",

@@ -74,6 +74,7 @@ fn descriptor(name: &str, input_schema: Value, intents: &[&'static str]) -> Tool
         input_schema: Arc::new(input_schema),
         output_schema: None,
         tasks: switchboard_core::TaskSupport::Forbidden,
+        asks_before_task: false,
         origin: ToolOrigin::Runtime {
             source: SOURCE.to_owned(),
         },

@@ -86,6 +86,7 @@ fn spec(
             })),
             output_schema: None,
             tasks: switchboard_core::TaskSupport::Forbidden,
+            asks_before_task: false,
             origin: ToolOrigin::Runtime {
                 source: "supervision-test".to_owned(),
             },

@@ -74,6 +74,15 @@ impl ClientLink {
             .is_some_and(|inner| inner.handler.can(capability))
     }
 
+    /// Begins the call's task where the call's task begins at the tool's word (see
+    /// [`ClientHandler::begin_task`]); at once without a handler.
+    pub async fn begin_task(&self) -> Result<(), AskError> {
+        match &self.inner {
+            Some(inner) => inner.handler.begin_task().await,
+            None => Ok(()),
+        }
+    }
+
     /// What the call asked so far, in order.
     pub fn asked(&self) -> Vec<AskRecord> {
         match &self.inner {

@@ -403,6 +403,19 @@ pub trait ClientHandler: Send + Sync + 'static {
     fn awaits_input(&self) -> bool {
         false
     }
+
+    /// Begins the call's task, when the call was made so that its task begins at the tool's
+    /// word (an MCP client that does tasks, calling a tool declared `asks_before_task`, on
+    /// protocol 2026-07-28): the client gets the task, and the questions asked after this go
+    /// to the task. Everywhere else there is no task to begin, or it began with the call, and
+    /// this returns at once: the default.
+    ///
+    /// Fails with [`AskError::InputRequired`] when questions of this call are still
+    /// unanswered (the call ends with them, and the task begins in a later round), or with
+    /// [`AskError::Transport`] when the request that would answer with the task is gone.
+    fn begin_task(&self) -> BoxFuture<'_, Result<(), AskError>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
 }
 
 /// An elicitation put to `handler` as the single question `ask-1` of its

@@ -154,3 +154,67 @@ fn links_never_differ_and_serialise_as_nothing() {
     let json: Value = serde_json::to_value(&request).expect("serialises");
     assert_eq!(json["mode"], "url");
 }
+
+/// Counts the tasks it is asked to begin, and refuses while `open` says a question is open.
+struct Beginner {
+    begun: std::sync::atomic::AtomicUsize,
+    open: bool,
+}
+
+impl ClientHandler for Beginner {
+    fn elicit<'a>(
+        &'a self,
+        _request: &'a Elicitation,
+    ) -> BoxFuture<'a, Result<ElicitReply, AskError>> {
+        Box::pin(async { Err(AskError::Refused("not asked here".to_owned())) })
+    }
+
+    fn sample<'a>(
+        &'a self,
+        _request: &'a SampleRequest,
+    ) -> BoxFuture<'a, Result<Sampled, AskError>> {
+        Box::pin(async { Err(AskError::Refused("not asked here".to_owned())) })
+    }
+
+    fn begin_task(&self) -> BoxFuture<'_, Result<(), AskError>> {
+        Box::pin(async move {
+            if self.open {
+                return Err(AskError::InputRequired {
+                    keys: vec!["ask-1".to_owned()],
+                });
+            }
+            self.begun
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Ok(())
+        })
+    }
+}
+
+#[test]
+fn begin_task_returns_at_once_without_a_link_or_a_handler_that_begins_tasks() {
+    block(ClientLink::none().begin_task()).expect("nothing to begin");
+    let echo = ClientLink::new(Arc::new(Echo {
+        action: ElicitAction::Accept,
+    }));
+    block(echo.begin_task()).expect("a handler without tasks has nothing to begin");
+    assert!(echo.asked().is_empty(), "beginning a task asks nothing");
+}
+
+#[test]
+fn begin_task_reaches_the_handler_that_begins_tasks_and_passes_its_refusal_on() {
+    let handler = Arc::new(Beginner {
+        begun: std::sync::atomic::AtomicUsize::new(0),
+        open: false,
+    });
+    let link = ClientLink::new(Arc::clone(&handler) as Arc<dyn ClientHandler>);
+    block(link.begin_task()).expect("begun");
+    assert_eq!(handler.begun.load(std::sync::atomic::Ordering::Relaxed), 1);
+    assert!(link.asked().is_empty(), "beginning a task asks nothing");
+
+    let open = ClientLink::new(Arc::new(Beginner {
+        begun: std::sync::atomic::AtomicUsize::new(0),
+        open: true,
+    }));
+    let error = block(open.begin_task()).expect_err("a question is open");
+    assert_eq!(ToolError::from(error).code(), "input_required");
+}

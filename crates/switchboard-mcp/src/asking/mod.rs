@@ -2,7 +2,8 @@
 //! tool's `ctx.elicit`, `ctx.sample` and `ctx.list_roots` into `elicitation/create`,
 //! `sampling/createMessage` and `roots/list` requests to the client while the call waits
 //! (protocol revisions 2025-06-18 and 2025-11-25), or into an `input_required` result on
-//! 2026-07-28 ([`mrtr`]), or, in a task, into its `inputRequests` ([`task`]).
+//! 2026-07-28 ([`mrtr`]), or, in a task, into its `inputRequests` ([`task`]); a tool whose task
+//! begins at its word asks in rounds, then in its task ([`rounds_then_task`]).
 //!
 //! The client must have declared the capability the question needs when it connected; one
 //! that did not gets no request at all, and the tool gets
@@ -17,9 +18,11 @@
 #![allow(deprecated)] // rmcp 3 marks the MCP sampling and roots types deprecated (SEP-2577).
 
 mod mrtr;
+mod rounds_then_task;
 mod task;
 
 pub(crate) use mrtr::{RoundAsker, missing_capability_error};
+pub(crate) use rounds_then_task::{BeginTask, RoundsThenTask};
 pub(crate) use task::TaskAsker;
 
 use std::{sync::Arc, time::Duration};

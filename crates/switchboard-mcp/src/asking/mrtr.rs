@@ -184,6 +184,27 @@ impl RoundAsker {
         )
     }
 
+    /// The keys of the questions asked this round that it has no answer to.
+    pub(crate) fn open_keys(&self) -> Vec<String> {
+        lock(&self.pending).keys().cloned().collect()
+    }
+
+    /// An asker with `answers` and no state behind them, for the tests of what builds on it.
+    #[cfg(test)]
+    pub(crate) fn with_answers(
+        answers: BTreeMap<String, Value>,
+        capabilities: Option<ClientCapabilities>,
+    ) -> Self {
+        Self {
+            capabilities,
+            binding: Vec::new(),
+            answers,
+            used: Mutex::default(),
+            pending: Mutex::default(),
+            missing: Mutex::default(),
+        }
+    }
+
     /// The first capability the call asked for that the client did not declare, if any: on
     /// this revision a call that needs one fails with MCP's missing-capability error
     /// ([`missing_capability_error`]).

@@ -48,6 +48,11 @@ impl TaskAsker {
         }
     }
 
+    /// The task it asks through.
+    pub(crate) fn task(&self) -> &TaskContext {
+        &self.task
+    }
+
     /// `key`, or the first `key-<n>` not put yet.
     fn fresh_key(&self, key: &str) -> String {
         let mut used = self

@@ -1,6 +1,7 @@
 //! Answering one `tools/call`: the MCP layer's own refusals (a malformed `_meta`, a plain tool
 //! hidden by `--navigation only`), each audited, then the hand-off to navigation, an approval,
-//! a task, or the registry, raced against the client's cancellation.
+//! a task, or the registry, raced against the client's cancellation; and a call whose task
+//! begins at the tool's word, run until it begins it.
 //!
 //! Kept apart from the rest of [`McpServer`]'s handler because it is the one path a tool call
 //! takes, with the audit promise that goes with it: every refusal made here leaves one record
@@ -16,9 +17,10 @@ use rmcp::{
 };
 use serde_json::Value;
 use switchboard_core::{
-    CallContext, CorrelationId, FieldError, InvokeError, ProgressNotifier,
+    BoxFuture, CallContext, CorrelationId, FieldError, InvokeError, Progress, ProgressNotifier,
     ask::{ClientHandler, ClientLink},
 };
+use tokio::sync::oneshot;
 use tracing::Instrument as _;
 
 use super::McpServer;
@@ -30,6 +32,14 @@ use crate::{
     scope::RequestScope,
     tasks,
 };
+
+/// How a call whose task begins at the tool's word got on.
+enum UntilTask {
+    /// It began its task: the request's answer.
+    Began(CallToolResponse),
+    /// It ended first, with this outcome.
+    Ended(Result<Value, InvokeError>),
+}
 
 impl McpServer {
     /// The log level that applies to a request: its own `_meta` level (2026-07-28), else the
@@ -127,9 +137,13 @@ impl McpServer {
                 return answer;
             }
         }
+        let mut task_at_begin = None;
         match tasks::dispatch(&self.registry, &request.name, &context) {
             tasks::Dispatch::Inline => {}
-            tasks::Dispatch::Task => {
+            // A call that asks in rounds has its round asker (a `requestState` that does not
+            // open as a round's went to the approval path, which answered it).
+            tasks::Dispatch::TaskAtBegin if rounds.is_some() => task_at_begin = rounds.clone(),
+            tasks::Dispatch::Task | tasks::Dispatch::TaskAtBegin => {
                 return Ok(tasks::start(
                     &self.catalog.tasks,
                     &self.identity,
@@ -155,9 +169,21 @@ impl McpServer {
             None => request.arguments.take(),
         };
         let params = Value::Object(arguments.unwrap_or_default());
-        let outcome = self
-            .invoke(&request.name, params, &mut call_context, &context)
-            .await?;
+        let outcome = match &task_at_begin {
+            Some(rounds) => {
+                match self
+                    .run_until_task(&request.name, params, rounds, call_context, &context)
+                    .await?
+                {
+                    UntilTask::Began(task) => return Ok(task),
+                    UntilTask::Ended(outcome) => outcome,
+                }
+            }
+            None => {
+                self.invoke(&request.name, params, &mut call_context, &context)
+                    .await?
+            }
+        };
         // A call that failed for want of a capability the request did not declare is the
         // protocol's error on this revision, not the tool's.
         if let Some(rounds) = &rounds
@@ -174,12 +200,74 @@ impl McpServer {
                 ErrorData::internal_error("could not seal the requestState", None)
             });
         }
-        let returns_content = || {
-            self.registry
-                .find(&request.name)
-                .is_some_and(|descriptor| descriptor.returns_content())
-        };
-        result::call_result(outcome, returns_content).map(Into::into)
+        if task_at_begin.is_some() {
+            // It ended without beginning its task: the client, which asked for a task, gets
+            // one, ended already.
+            let returns_content = self.returns_content(&request.name);
+            return Ok(self
+                .catalog
+                .tasks
+                .ended(&self.identity, outcome, returns_content));
+        }
+        result::call_result(outcome, || self.returns_content(&request.name)).map(Into::into)
+    }
+
+    /// Whether the tool `name` answers with content blocks (see
+    /// [`ToolDescriptor::returns_content`](switchboard_core::ToolDescriptor::returns_content)).
+    fn returns_content(&self, name: &str) -> bool {
+        self.registry
+            .find(name)
+            .is_some_and(|descriptor| descriptor.returns_content())
+    }
+
+    /// Runs a call whose task begins at the tool's word (`ctx.begin_task()`) until it begins
+    /// it, which answers the request with the task while the call runs on in it, or until it
+    /// ends first: with the round's questions, or with its result. Its questions before the
+    /// task are `rounds`', and after it the task's; its progress reports become the task's
+    /// status message. `Err` if the client cancels the request before the task begins.
+    async fn run_until_task(
+        &self,
+        name: &str,
+        params: Value,
+        rounds: &Arc<asking::RoundAsker>,
+        mut call_context: CallContext,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<UntilTask, ErrorData> {
+        let (begin, begun) = oneshot::channel();
+        let asker = Arc::new(asking::RoundsThenTask::new(
+            Arc::clone(rounds),
+            context.client_capabilities(),
+            begin,
+        ));
+        let reporter = Arc::clone(&asker);
+        call_context.progress = ProgressNotifier::new(move |progress: Progress<'_>| {
+            if let Some(message) = progress.message {
+                reporter.report_status(message);
+            }
+        });
+        call_context.client = ClientLink::new(asker);
+        let registry = self.registry.clone();
+        let tool = name.to_owned();
+        let mut call: BoxFuture<'static, Result<Value, InvokeError>> =
+            Box::pin(async move { registry.invoke(&tool, params, &call_context).await });
+        // The call first: a call that ended is never handed to a task.
+        tokio::select! {
+            biased;
+            outcome = &mut call => Ok(UntilTask::Ended(outcome)),
+            Ok(begun) = begun => {
+                let returns_content = self.returns_content(name);
+                Ok(UntilTask::Began(self.catalog.tasks.take_over(
+                    &self.identity,
+                    call,
+                    begun,
+                    returns_content,
+                )))
+            }
+            () = context.ct.cancelled() => {
+                tracing::info!(tool = %name, "MCP call cancelled by the client before its task began");
+                Err(ErrorData::internal_error("the request was cancelled", None))
+            }
+        }
     }
 
     /// Audits `refusal` of `request`, a call refused here before the registry or the navigator

@@ -221,6 +221,7 @@ pub(crate) fn runtime_tool(
             input_schema: Arc::new(json!({"type": "object", "properties": {}})),
             output_schema: None,
             tasks: switchboard_core::TaskSupport::Forbidden,
+            asks_before_task: false,
             origin: ToolOrigin::Runtime {
                 source: "mcp-tests".to_owned(),
             },

@@ -53,6 +53,7 @@ fn wait_forever(started: mpsc::UnboundedSender<()>) -> RuntimeToolSpec {
             input_schema: Arc::new(json!({"type": "object", "properties": {}})),
             output_schema: None,
             tasks: switchboard_core::TaskSupport::Forbidden,
+            asks_before_task: false,
             origin: ToolOrigin::Runtime {
                 source: "mcp-cancel-test".to_owned(),
             },

@@ -27,7 +27,7 @@ use crate::{
 
 /// A client speaking `version` that declares elicitation, and the tasks extension if `tasks`.
 #[derive(Debug, Clone)]
-struct Tasker {
+pub(crate) struct Tasker {
     version: ProtocolVersion,
     tasks: bool,
 }
@@ -48,14 +48,14 @@ impl ClientHandler for Tasker {
     }
 }
 
-type Client = RunningService<RoleClient, Tasker>;
+pub(crate) type Client = RunningService<RoleClient, Tasker>;
 
-const VERSIONS: [ProtocolVersion; 2] =
+pub(crate) const VERSIONS: [ProtocolVersion; 2] =
     [ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
 
 /// A client of `version`, declaring the tasks extension when `tasks`, connected in memory to a
 /// server acting as the admin: 2026-07-28 discovers, 2025 shakes hands.
-async fn connect(
+pub(crate) async fn connect(
     registry: &ToolRegistry,
     version: &ProtocolVersion,
     tasks: bool,
@@ -96,7 +96,7 @@ async fn connect(
     }
 }
 
-fn request(tool: &str, arguments: Value) -> CallToolRequestParams {
+pub(crate) fn request(tool: &str, arguments: Value) -> CallToolRequestParams {
     CallToolRequestParams::new(tool.to_owned())
         .with_arguments(arguments.as_object().cloned().unwrap_or_default())
 }
@@ -106,15 +106,20 @@ async fn call(
     tool: &str,
     arguments: Value,
 ) -> Result<CallToolResponse, ServiceError> {
-    bounded(
-        "a tools/call",
-        client.call_tool_once(request(tool, arguments)),
-    )
-    .await
+    call_with(client, request(tool, arguments)).await
+}
+
+/// One `tools/call` of `params`, answered as the server answers it (a round's questions are
+/// not answered by the client).
+pub(crate) async fn call_with(
+    client: &RunningService<RoleClient, impl ClientHandler>,
+    params: CallToolRequestParams,
+) -> Result<CallToolResponse, ServiceError> {
+    bounded("a tools/call", client.call_tool_once(params)).await
 }
 
 /// Starts `tool` as a task; fails the test if the server answers otherwise.
-async fn start_task(
+pub(crate) async fn start_task(
     client: &RunningService<RoleClient, impl ClientHandler>,
     tool: &str,
     arguments: Value,
@@ -128,7 +133,7 @@ async fn start_task(
     }
 }
 
-async fn get(
+pub(crate) async fn get(
     client: &RunningService<RoleClient, impl ClientHandler>,
     task_id: &str,
 ) -> GetTaskResult {
@@ -138,7 +143,7 @@ async fn get(
 }
 
 /// Polls `tasks/get` until the task's status is one of `statuses`.
-async fn reaches(
+pub(crate) async fn reaches(
     client: &RunningService<RoleClient, impl ClientHandler>,
     task_id: &str,
     statuses: &[TaskStatus],
@@ -156,7 +161,7 @@ async fn reaches(
 }
 
 /// The first text of a completed task's result, and whether it is an error.
-fn completed_text(task: &GetTaskResult) -> (String, bool) {
+pub(crate) fn completed_text(task: &GetTaskResult) -> (String, bool) {
     match &task.task.payload {
         TaskPayload::Completed { result } => (
             result["content"][0]["text"]
@@ -170,18 +175,18 @@ fn completed_text(task: &GetTaskResult) -> (String, bool) {
 }
 
 /// The keys of a task's pending questions.
-fn pending_keys(task: &GetTaskResult) -> Vec<String> {
+pub(crate) fn pending_keys(task: &GetTaskResult) -> Vec<String> {
     match &task.task.payload {
         TaskPayload::InputRequired { input_requests } => input_requests.keys().cloned().collect(),
         other => panic!("expected input_required, got {other:?}"),
     }
 }
 
-fn accept(content: Value) -> Value {
+pub(crate) fn accept(content: Value) -> Value {
     json!({"action": "accept", "content": content})
 }
 
-async fn update(client: &Client, task_id: &str, key: &str, answer: Value) {
+pub(crate) async fn update(client: &Client, task_id: &str, key: &str, answer: Value) {
     let mut responses = InputResponses::new();
     responses.insert(key.to_owned(), answer);
     bounded(

@@ -199,6 +199,7 @@ async fn a_tool_name_already_taken_is_refused_naming_both() {
         input_schema: std::sync::Arc::new(json!({"type": "object"})),
         output_schema: None,
         tasks: switchboard_core::TaskSupport::Forbidden,
+        asks_before_task: false,
         origin: switchboard_core::ToolOrigin::Runtime {
             source: "the squatter".to_owned(),
         },

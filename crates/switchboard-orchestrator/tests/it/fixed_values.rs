@@ -78,6 +78,7 @@ fn stock_tool(intents: &[&'static str]) -> RuntimeToolSpec {
             input_schema: Arc::new(schema()),
             output_schema: None,
             tasks: switchboard_core::TaskSupport::Forbidden,
+            asks_before_task: false,
             origin: ToolOrigin::Runtime {
                 source: "orchestrator-test".to_owned(),
             },

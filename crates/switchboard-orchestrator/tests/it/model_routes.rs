@@ -51,6 +51,7 @@ fn tool(name: &'static str, category: Category, permission: &'static str) -> Run
             })),
             output_schema: None,
             tasks: switchboard_core::TaskSupport::Forbidden,
+            asks_before_task: false,
             origin: ToolOrigin::Runtime {
                 source: "orchestrator-test".to_owned(),
             },

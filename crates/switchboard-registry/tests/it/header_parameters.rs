@@ -39,6 +39,7 @@ fn with_schema(name: &'static str, input_schema: Value) -> RuntimeToolSpec {
                 source: "test".to_owned(),
             },
             tasks: switchboard_core::TaskSupport::Forbidden,
+            asks_before_task: false,
         },
         tool: Arc::new(Nothing),
         exposure: Exposure::Listed,

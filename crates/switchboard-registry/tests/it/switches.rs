@@ -334,6 +334,7 @@ fn runtime_tool(
                 source: "test".to_owned(),
             },
             tasks: switchboard_core::TaskSupport::Forbidden,
+            asks_before_task: false,
         },
         tool: Arc::new(Nothing),
         exposure: Exposure::Listed,

@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use switchboard_core::{Category, NoInput, ToolContext, ToolError, ToolInput, tool};
+use switchboard_core::{Category, NoInput, TaskSupport, ToolContext, ToolError, ToolInput, tool};
 use validator::Validate;
 
 #[derive(Clone, Default)]
@@ -76,6 +76,24 @@ async fn say(_ctx: &ToolContext, input: HelloInput) -> Result<String, ToolError>
     Ok(input.name)
 }
 
+/// Asks who to greet, then greets them in a task of its own.
+#[tool(
+    domain = Echo,
+    category = read,
+    permission = "echo.say",
+    tasks = required,
+    asks_before_task
+)]
+async fn greet_later(ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> {
+    #[derive(Deserialize, JsonSchema)]
+    struct Name {
+        name: String,
+    }
+    let name = ctx.elicit::<Name>("Who?").await?.accepted();
+    ctx.begin_task().await?;
+    Ok(name.map_or_else(String::new, |form| form.name))
+}
+
 /// Refuses to count a greeting for nobody; reads the state its tool's domain holds.
 async fn somebody(ctx: &ToolContext<Greetings>, input: &HelloInput) -> Result<(), ToolError> {
     if input.name == "nobody" && ctx.state().greeted == 0 {
@@ -121,5 +139,9 @@ fn main() {
 
     assert!(switchboard_core::linked_domains().any(|domain| domain.name == "greet"));
     assert_eq!(find("echo_say").spec.domain, "echo");
+    assert!(!find("echo_say").spec.asks_before_task);
+    let later = find("echo_greet_later");
+    assert_eq!(later.spec.tasks, TaskSupport::Required);
+    assert!(later.spec.asks_before_task);
     assert!(switchboard_core::linked_policies().any(|policy| policy.tool == "greet-count_v2"));
 }
