@@ -37,10 +37,7 @@ mod serve;
 #[path = "mounted/stats.rs"]
 mod stats;
 
-use std::{
-    path::Path,
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 use rmcp::{
     RoleClient, ServiceExt as _, model::CallToolRequestParams, service::RunningService,
@@ -113,8 +110,14 @@ pub(crate) async fn mount(
     let registry = bounded("starting the registry", ToolRegistry::builder().start())
         .await
         .expect("the registry starts");
-    let mut config = MountsConfig::parse(Path::new("bench-mounts.toml"), &launch.mounts_toml())
-        .expect("a valid mounts file");
+    // The file is never written, but its lock file (tool sets pinned at first mount) goes
+    // beside it: in the temp directory, not in the source tree.
+    let path = std::env::temp_dir().join(format!(
+        "switchboard-mounts-bench-in-process-{}.toml",
+        std::process::id()
+    ));
+    let mut config =
+        MountsConfig::parse(&path, &launch.mounts_toml()).expect("a valid mounts file");
     if let Some(policy) = policy {
         for server in &mut config.servers {
             server.restart = policy;
