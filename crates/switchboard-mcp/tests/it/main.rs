@@ -33,4 +33,5 @@ mod mcp_session_lists;
 mod mcp_stdio_drain;
 mod mcp_stdio_garbage;
 mod mcp_tasks;
+mod mcp_workflow_answers;
 mod mcp_workflows;
