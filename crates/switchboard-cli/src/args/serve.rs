@@ -72,6 +72,11 @@ pub(crate) struct ServeArgs {
     #[command(flatten)]
     pub(crate) switches: crate::switches_setup::SwitchArgs,
 
+    /// Offer each linked tool's intent patterns as prompts (`intent_<tool>`, docs/mcp.md
+    /// "Prompts"), as `[serve] intent_prompts = true` in the config file does.
+    #[arg(long)]
+    pub(crate) intent_prompts: bool,
+
     /// Offer navigation: the `navigate` and `execute_action` tools, which open pages at URLs
     /// and run the actions offered there, and the pages as MCP resources.
     #[arg(long, value_name = "MODE", value_enum, default_value_t = NavigationArg::Off)]
