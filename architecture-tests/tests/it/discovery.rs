@@ -164,12 +164,14 @@ async fn the_tools_reference_lists_exactly_the_linked_tools() {
         .map(|tool| tool.name.to_string())
         .collect();
     registry.shutdown().await;
-    // The workflows domains export are tools of the binary too (registered at boot).
+    // The workflows domains export are tools of the binary too (registered at boot), and so is
+    // the tool that answers their runs' questions.
     linked.extend(
         switchboard_core::linked_workflows()
             .filter(|workflow| !OPT_IN_DOMAINS.contains(&workflow.domain))
             .map(|workflow| workflow.name.to_owned()),
     );
+    linked.insert(switchboard_workflows_engine::ANSWER_TOOL.to_owned());
 
     let listed_set: BTreeSet<String> = listed.iter().cloned().collect();
     let mut offenders = Vec::new();

@@ -20,6 +20,9 @@
 //!   look inside), `NULL` when it asked none: the record that asked nothing, almost every one,
 //!   costs no serialisation. JSON text writes a NUL as the escape `\u0000`, which `TEXT` holds
 //!   (a `jsonb` column would refuse it, and with it the batch).
+//! - `switch`: what a switch of tools did, in that switch's record, as one JSON object in a
+//!   `TEXT` column (`switchboard_audit::sql::switch_to_sql`, the SQLite store's text), `NULL`
+//!   in a call's record.
 //! - Every other field is its text as is, `NULL` when absent, except for one character:
 //!   PostgreSQL's `TEXT` cannot hold U+0000, so a NUL in a caller-supplied value (a tool name,
 //!   a correlation id) is stored as U+FFFD, the replacement character, rather than failing the
@@ -30,7 +33,7 @@ use std::{borrow::Cow, str::FromStr, sync::Arc};
 use jiff::Timestamp;
 use switchboard_audit::{
     ActionEvent, AuditAction, AuditRecord, Digest, Outcome,
-    sql::{AsksColumnError, asks_from_sql, asks_to_sql},
+    sql::{asks_from_sql, asks_to_sql, switch_from_sql, switch_to_sql},
 };
 use switchboard_core::{ActionId, Category, CorrelationId, Initiator, OrgId, SessionId, UserId};
 use switchboard_postgres::{
@@ -41,10 +44,10 @@ use switchboard_postgres::{
 /// The columns [`read`] reads, in its order.
 pub(crate) const COLUMNS: &str = "id, timestamp_ns, tool, domain, category, org_id, user_id, \
      session_id, correlation_id, initiator, input_hash, output_hash, digest_error, duration_us, \
-     outcome, action_id, action_event, node, asks";
+     outcome, action_id, action_event, node, asks, switch";
 
 /// Inserts a whole batch in one statement, from one array per column ([`Columns`]) and the
-/// batch's key (`$19`, a [`BatchKey`](switchboard_audit::BatchKey) as text), and returns the ids
+/// batch's key (`$20`, a [`BatchKey`](switchboard_audit::BatchKey) as text), and returns the ids
 /// the identity gave the rows, ascending, as one array. The rows are inserted in the arrays'
 /// order (`ORDER BY` the position `WITH ORDINALITY` numbers them by, which the function scan
 /// yields already in order) and the identity's sequence only grows, so the ids ascending are
@@ -57,28 +60,29 @@ pub(crate) const COLUMNS: &str = "id, timestamp_ns, tool, domain, category, org_
 /// commit: the second waits on the first's key, then fails with a unique violation, and
 /// everything it inserted is rolled back; its retry reads the ids back.
 pub(crate) const INSERT_BATCH: &str = "WITH known AS (\
-     SELECT ids FROM audit_batches WHERE batch_key = CAST($19::text AS uuid)), \
+     SELECT ids FROM audit_batches WHERE batch_key = CAST($20::text AS uuid)), \
      inserted AS (\
      INSERT INTO audit_records (timestamp_ns, tool, domain, category, org_id, user_id, \
      session_id, correlation_id, initiator, input_hash, output_hash, digest_error, duration_us, \
-     outcome, action_id, action_event, node, asks) \
+     outcome, action_id, action_event, node, asks, switch) \
      SELECT batch.timestamp_ns, batch.tool, batch.domain, batch.category, batch.org_id, \
      batch.user_id, batch.session_id, batch.correlation_id, batch.initiator, batch.input_hash, \
      batch.output_hash, batch.digest_error, batch.duration_us, batch.outcome, batch.action_id, \
-     batch.action_event, batch.node, batch.asks \
+     batch.action_event, batch.node, batch.asks, batch.switch \
      FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
      $7::text[], $8::text[], $9::text[], $10::bytea[], $11::bytea[], $12::text[], \
-     $13::bigint[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[]) \
+     $13::bigint[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], \
+     $19::text[]) \
      WITH ORDINALITY AS \
      batch (timestamp_ns, tool, domain, category, org_id, user_id, session_id, correlation_id, \
      initiator, input_hash, output_hash, digest_error, duration_us, outcome, action_id, \
-     action_event, node, asks, position) \
+     action_event, node, asks, switch, position) \
      WHERE NOT EXISTS (SELECT 1 FROM known) \
      ORDER BY batch.position \
      RETURNING id), \
      kept AS (\
      INSERT INTO audit_batches (batch_key, ids) \
-     SELECT CAST($19::text AS uuid), array_agg(id ORDER BY id) FROM inserted \
+     SELECT CAST($20::text AS uuid), array_agg(id ORDER BY id) FROM inserted \
      HAVING NOT EXISTS (SELECT 1 FROM known) \
      RETURNING ids) \
      SELECT ids, true FROM kept UNION ALL SELECT ids, false FROM known";
@@ -104,16 +108,18 @@ pub(crate) struct Columns<'batch> {
     action_event: Vec<Option<&'static str>>,
     node: Vec<Option<Cow<'batch, str>>>,
     asks: Vec<Option<String>>,
+    switch: Vec<Option<String>>,
 }
 
 impl<'batch> Columns<'batch> {
-    /// The columns of `records`, in order, with `asks`, their [`asks_column`].
-    pub(crate) fn of(records: &'batch [AuditRecord], asks: Vec<Option<String>>) -> Self {
+    /// The columns of `records`, in order, with `json`, their [`json_columns`].
+    pub(crate) fn of(records: &'batch [AuditRecord], json: JsonColumns) -> Self {
         let mut columns = Self::default();
         for record in records {
             columns.push(record);
         }
-        columns.asks = asks;
+        columns.asks = json.asks;
+        columns.switch = json.switch;
         columns
     }
 
@@ -151,9 +157,9 @@ impl<'batch> Columns<'batch> {
         self.node.push(text(record.node.as_deref()));
     }
 
-    /// The record parameters of [`INSERT_BATCH`], `$1` to `$18` (the key, `$19`, is the
+    /// The record parameters of [`INSERT_BATCH`], `$1` to `$19` (the key, `$20`, is the
     /// caller's).
-    pub(crate) fn parameters(&self) -> [&(dyn ToSql + Sync); 18] {
+    pub(crate) fn parameters(&self) -> [&(dyn ToSql + Sync); 19] {
         [
             &self.timestamp_ns,
             &self.tool,
@@ -173,18 +179,34 @@ impl<'batch> Columns<'batch> {
             &self.action_event,
             &self.node,
             &self.asks,
+            &self.switch,
         ]
     }
 }
 
-/// The `asks` column of each of `records`, in order: `NULL` for a record that asked nothing,
-/// else its questions' JSON array. Written before the batch goes to the database, as the only
-/// part of a batch's columns that can fail (it never does for the questions a registry notes).
-pub(crate) fn asks_column(records: &[AuditRecord]) -> Result<Vec<Option<String>>, AsksColumnError> {
-    records
-        .iter()
-        .map(|record| asks_to_sql(&record.asks))
-        .collect()
+/// The JSON columns of a batch, one value per record, in order.
+#[derive(Debug, Default)]
+pub(crate) struct JsonColumns {
+    /// `NULL` for a record that asked nothing, else its questions' JSON array.
+    asks: Vec<Option<String>>,
+    /// `NULL` in a call's record, else its switch's JSON object.
+    switch: Vec<Option<String>>,
+}
+
+/// The `asks` and `switch` columns of each of `records`, in order. Written before the batch
+/// goes to the database, as the only part of a batch's columns that can fail (it never does
+/// for the questions and switches a registry notes).
+pub(crate) fn json_columns(records: &[AuditRecord]) -> Result<JsonColumns, String> {
+    let mut columns = JsonColumns::default();
+    for record in records {
+        columns
+            .asks
+            .push(asks_to_sql(&record.asks).map_err(|error| error.to_string())?);
+        columns
+            .switch
+            .push(switch_to_sql(record.switch.as_ref()).map_err(|error| error.to_string())?);
+    }
+    Ok(columns)
 }
 
 /// `value` as `TEXT` can hold it, borrowed when it already can (see the module docs).
@@ -215,6 +237,8 @@ pub(crate) fn read(row: &Row) -> Result<AuditRecord, QueryError> {
     Ok(AuditRecord {
         asks: asks_from_sql(get::<Option<&str>>(row, 18)?)
             .map_err(|error| QueryError::Decode(format!("column asks: {error}")))?,
+        switch: switch_from_sql(get::<Option<&str>>(row, 19)?)
+            .map_err(|error| QueryError::Decode(format!("column switch: {error}")))?,
         node: get::<Option<&str>>(row, 17)?.map(Arc::from),
         id: id.unsigned_abs(),
         timestamp: timestamp_from_sql(get(row, 1)?)?,
@@ -315,6 +339,7 @@ mod tests {
     fn a_batch_is_one_array_per_column_in_record_order() {
         let record = |tool: &str, org: Option<&str>| AuditRecord {
             asks: Vec::new(),
+            switch: None,
             node: None,
             id: 0,
             timestamp: Timestamp::constant(1_795_000_000, 0),
@@ -344,22 +369,39 @@ mod tests {
             }],
             ..record("sec\0ond", None)
         };
-        let records = [record("first", Some("acme")), asked];
-        let asks = asks_column(&records).expect("questions are JSON");
-        let columns = Columns::of(&records, asks);
-        assert_eq!(columns.tool, ["first", "sec\u{FFFD}ond"]);
-        assert_eq!(columns.org_id, [Some("acme".into()), None]);
-        assert_eq!(columns.duration_us, [-1, -1]);
-        assert_eq!(columns.initiator, ["agent", "agent"]);
+        let switched = AuditRecord {
+            switch: Some(switchboard_audit::SwitchRecord {
+                action: switchboard_audit::SwitchAction::Enable,
+                selector: "tag:beta".to_owned(),
+                changed: Vec::new(),
+            }),
+            ..record(switchboard_audit::SWITCH_RECORD_TOOL, None)
+        };
+        let records = [record("first", Some("acme")), asked, switched];
+        let json = json_columns(&records).expect("questions and switches are JSON");
+        let columns = Columns::of(&records, json);
+        assert_eq!(columns.tool, ["first", "sec\u{FFFD}ond", "registry.switch"]);
+        assert_eq!(columns.org_id, [Some("acme".into()), None, None]);
+        assert_eq!(columns.duration_us, [-1, -1, -1]);
+        assert_eq!(columns.initiator, ["agent", "agent", "agent"]);
         assert_eq!(columns.input_hash[0], Some(&[7_u8; 32][..]));
         assert_eq!(
             columns.asks,
             [
                 None,
-                Some(r#"[{"kind":"url","outcome":"cancelled","duration_us":5}]"#.to_owned())
+                Some(r#"[{"kind":"url","outcome":"cancelled","duration_us":5}]"#.to_owned()),
+                None
             ]
         );
-        assert_eq!(columns.parameters().len(), 18);
+        assert_eq!(
+            columns.switch,
+            [
+                None,
+                None,
+                Some(r#"{"action":"enable","selector":"tag:beta","changed":[]}"#.to_owned())
+            ]
+        );
+        assert_eq!(columns.parameters().len(), 19);
     }
 
     #[test]

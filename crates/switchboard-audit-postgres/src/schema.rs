@@ -52,6 +52,12 @@
 //! `audit_records.asks`, the questions the call asked the client (forms, pages, completions)
 //! as one JSON array in `TEXT` (`asks::jsonb` in SQL looks inside), the SQLite store's text;
 //! `NULL` when it asked nothing, as almost every call, and in older records.
+//!
+//! # Version 5: what a switch of tools did
+//!
+//! `audit_records.switch`, in the record of a switch of tools (`tool` = `registry.switch`):
+//! disable or enable, the selector and the tools it changed, as one JSON object in `TEXT`, the
+//! SQLite store's text; `NULL` in a call's record and in older records.
 
 use switchboard_postgres::{Migration, Schema};
 
@@ -104,6 +110,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     Migration {
         description: "what the call asked the client (forms, pages, completions), as digests",
         sql: "ALTER TABLE audit_records ADD COLUMN asks TEXT",
+    },
+    Migration {
+        description: "what a switch of tools did (disable or enable, the selector, the tools)",
+        sql: "ALTER TABLE audit_records ADD COLUMN switch TEXT",
     },
 ];
 

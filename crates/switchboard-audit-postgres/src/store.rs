@@ -178,7 +178,7 @@ impl AuditStore for PostgresAuditStore {
         // The records' text is reference-counted: the copy the statement borrows its arrays
         // from costs a count per field, not the text.
         let batch = records.to_vec();
-        let asks = codec::asks_column(records).map_err(|error| {
+        let json = codec::json_columns(records).map_err(|error| {
             AuditError::Unavailable(format!(
                 "the audit database {} cannot take a batch: {error}",
                 self.database.target()
@@ -189,7 +189,7 @@ impl AuditStore for PostgresAuditStore {
             .database
             .call(move |client| async move {
                 let insert = client.prepare_cached(codec::INSERT_BATCH).await?;
-                let columns = Columns::of(&batch, asks);
+                let columns = Columns::of(&batch, json);
                 let mut parameters = columns.parameters().to_vec();
                 parameters.push(&key_text);
                 let row = client.query_one(&insert, &parameters).await?;

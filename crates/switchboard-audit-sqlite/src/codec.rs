@@ -17,6 +17,8 @@
 //! - `asks`: the questions the call asked the client, as one JSON array
 //!   (`switchboard_audit::sql::asks_to_sql`), `NULL` when it asked none: the record that asked
 //!   nothing, almost every one, costs no serialisation and one byte of its row.
+//! - `switch`: what a switch of tools did, in that switch's record, as one JSON object
+//!   (`switchboard_audit::sql::switch_to_sql`), `NULL` in a call's record.
 //! - Every other field is its text as is, `NULL` when absent.
 
 use std::{str::FromStr, sync::Arc};
@@ -24,7 +26,7 @@ use std::{str::FromStr, sync::Arc};
 use rusqlite::{Statement, types::Type};
 use switchboard_audit::{
     ActionEvent, AuditAction, AuditRecord, Digest, Outcome,
-    sql::{asks_from_sql, asks_to_sql},
+    sql::{asks_from_sql, asks_to_sql, switch_from_sql, switch_to_sql},
 };
 use switchboard_core::{ActionId, Category, CorrelationId, Initiator, OrgId, SessionId, UserId};
 use switchboard_sqlite::{invalid_column, timestamp_from_sql, timestamp_to_sql};
@@ -32,13 +34,14 @@ use switchboard_sqlite::{invalid_column, timestamp_from_sql, timestamp_to_sql};
 /// The columns [`read`] reads, in its order.
 pub(crate) const COLUMNS: &str = "id, timestamp_ns, tool, domain, category, org_id, user_id, \
      session_id, correlation_id, initiator, input_hash, output_hash, digest_error, duration_us, \
-     outcome, action_id, action_event, node, asks";
+     outcome, action_id, action_event, node, asks, switch";
 
 /// Inserts one record; SQLite gives it the next id. [`bind`] binds its parameters.
 pub(crate) const INSERT: &str = "INSERT INTO audit_records (timestamp_ns, tool, domain, \
      category, org_id, user_id, session_id, correlation_id, initiator, input_hash, output_hash, \
-     digest_error, duration_us, outcome, action_id, action_event, node, asks) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)";
+     digest_error, duration_us, outcome, action_id, action_event, node, asks, switch) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, \
+     ?19)";
 
 /// Binds `record`'s fields to the parameters of [`INSERT`].
 pub(crate) fn bind(insert: &mut Statement<'_>, record: &AuditRecord) -> rusqlite::Result<()> {
@@ -66,6 +69,9 @@ pub(crate) fn bind(insert: &mut Statement<'_>, record: &AuditRecord) -> rusqlite
     let asks = asks_to_sql(&record.asks)
         .map_err(|error| rusqlite::Error::ToSqlConversionFailure(Box::new(error)))?;
     insert.raw_bind_parameter(18, asks)?;
+    let switch = switch_to_sql(record.switch.as_ref())
+        .map_err(|error| rusqlite::Error::ToSqlConversionFailure(Box::new(error)))?;
+    insert.raw_bind_parameter(19, switch)?;
     Ok(())
 }
 
@@ -77,6 +83,8 @@ pub(crate) fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<AuditRecord> {
     Ok(AuditRecord {
         asks: asks_from_sql(row.get_ref(18)?.as_str_or_null()?)
             .map_err(|error| invalid_column(18, Type::Text, error))?,
+        switch: switch_from_sql(row.get_ref(19)?.as_str_or_null()?)
+            .map_err(|error| invalid_column(19, Type::Text, error))?,
         node: row.get_ref(17)?.as_str_or_null()?.map(Arc::from),
         id: id.unsigned_abs(),
         timestamp,

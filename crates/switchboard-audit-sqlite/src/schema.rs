@@ -8,14 +8,16 @@
 //! entry, once released, never changes, so a file of any earlier version upgrades by running
 //! the ones it lacks, in order.
 //!
-//! # The shape (version 6)
+//! # The shape (version 7)
 //!
 //! One table, `audit_records`, with a row per record and a column per field, each a plain
 //! value (`codec` says how each field is written), so that a row means something in `sqlite3`.
 //! `id` is `INTEGER PRIMARY KEY AUTOINCREMENT`: the rowid, increasing in append order, and never
 //! reused, even after retention deleted every record, so a cursor never lands on a different
 //! record. `node` names the node that ran the call and `asks` holds the questions the call
-//! asked the client, as a JSON array; both are `NULL` for most records.
+//! asked the client, as a JSON array; `switch` holds what a switch of tools did, in that
+//! switch's record (`tool` = `registry.switch`), as a JSON object; all three are `NULL` for
+//! most records.
 //!
 //! One ordinary index per filter of `AuditQuery` that narrows a search on its own:
 //! correlation id, org, tool, outcome and time. SQLite ends every index entry with the rowid,
@@ -36,7 +38,7 @@
 //! (postings, dictionaries, time bounds, an id sequence); migration 4 copies its records back
 //! into the plain table, keeping every id and the highest id ever given, and drops them.
 //! Migrations 5 and 6 add the `node` and `asks` columns; the records already there have
-//! neither.
+//! neither. Migration 7 adds the `switch` column, `NULL` in the records already there.
 
 use switchboard_sqlite::{Migration, Schema};
 
@@ -100,6 +102,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     Migration {
         description: "what the call asked the client (forms, pages, completions), as digests",
         sql: "ALTER TABLE audit_records ADD COLUMN asks TEXT;",
+    },
+    Migration {
+        description: "what a switch of tools did (disable or enable, the selector, the tools)",
+        sql: "ALTER TABLE audit_records ADD COLUMN switch TEXT;",
     },
 ];
 

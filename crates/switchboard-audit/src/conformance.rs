@@ -71,7 +71,8 @@ pub use store_checks::{
     ids_are_never_reused_after_retention, paging_with_before_id_covers_everything_once,
     queries_filter_by_every_field_newest_first, records_round_trip_unchanged,
     records_with_asks_round_trip, records_without_a_digest_round_trip,
-    retention_deletes_oldest_first_within_the_limit, tenant_scoping_never_leaks_another_org,
+    retention_deletes_oldest_first_within_the_limit, switch_records_round_trip,
+    tenant_scoping_never_leaks_another_org,
 };
 
 /// How many records a store under test must hold without evicting any.
@@ -124,6 +125,7 @@ checks!(
     append_assigns_increasing_ids,
     records_without_a_digest_round_trip,
     records_with_asks_round_trip,
+    switch_records_round_trip,
     records_round_trip_unchanged,
     queries_filter_by_every_field_newest_first,
     paging_with_before_id_covers_everything_once,
@@ -161,6 +163,7 @@ macro_rules! audit_store_conformance {
             append_assigns_increasing_ids,
             records_without_a_digest_round_trip,
             records_with_asks_round_trip,
+            switch_records_round_trip,
             records_round_trip_unchanged,
             queries_filter_by_every_field_newest_first,
             paging_with_before_id_covers_everything_once,
@@ -251,6 +254,7 @@ fn sample(n: usize) -> AuditRecord {
     let category = Category::ALL[n % Category::ALL.len()];
     AuditRecord {
         asks: Vec::new(),
+        switch: None,
         // Every third record names the node that ran it, so stores round-trip that too.
         node: n
             .is_multiple_of(3)

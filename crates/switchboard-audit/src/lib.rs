@@ -8,6 +8,7 @@ mod memory;
 mod record;
 pub mod sql;
 mod store;
+mod switch;
 mod writer;
 
 pub use action::{ActionEvent, AuditAction, UnknownActionEvent};
@@ -20,4 +21,5 @@ pub use record::{
     AuditId, AuditRecord, MAX_TOOL_NAME_BYTES, Outcome, UnknownOutcome, clamp_tool_name,
 };
 pub use store::{AuditError, AuditQuery, AuditStats, AuditStore, BatchKey};
+pub use switch::{SWITCH_RECORD_TOOL, SwitchAction, SwitchRecord};
 pub use switchboard_core::{Digest, DigestError, digest_json, digest_of};

@@ -1,7 +1,8 @@
-//! The audit record: one per invoke attempt, success or failure.
+//! The audit record: one per invoke attempt, success or failure, and one per switch of tools.
 //!
 //! A record says who called which tool, for which tenant, with what (a hash of the input, never
-//! the input itself: params may hold personal data), how long it took and how it ended.
+//! the input itself: params may hold personal data), how long it took and how it ended. A
+//! switch's record says who switched which tools off or on (see `switch.rs`).
 
 use std::{fmt, sync::Arc};
 
@@ -70,7 +71,7 @@ impl Serialize for Outcome {
     }
 }
 
-/// One invoke attempt.
+/// One invoke attempt, or one switch of tools ([`SWITCH_RECORD_TOOL`](crate::SWITCH_RECORD_TOOL)).
 ///
 /// Context fields are optional because a call refused for `missing_context` is audited too;
 /// `domain` and `category` are absent when the tool does not exist.
@@ -123,6 +124,10 @@ pub struct AuditRecord {
     /// digests: see [`switchboard_core::ask`]. Empty for almost every call.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub asks: Vec<AskRecord>,
+    /// What a switch of tools did, in the record of that switch (`tool` is
+    /// [`SWITCH_RECORD_TOOL`](crate::SWITCH_RECORD_TOOL)); absent in a call's record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switch: Option<crate::SwitchRecord>,
 }
 
 /// Longest tool name kept in a record; names come from callers and may be garbage.
@@ -196,6 +201,7 @@ mod tests {
             action: None,
             node: None,
             asks: Vec::new(),
+            switch: None,
         };
         let json = serde_json::to_value(&record).expect("a record is JSON");
         assert!(json.get("asks").is_none(), "{json}");

@@ -9,12 +9,15 @@
 //!
 //! The `asks` column is written the same way by both ([`asks_to_sql`], [`asks_from_sql`]): the
 //! record's questions as one JSON array in a text column, `NULL` for the record that asked
-//! nothing, which is almost every record.
+//! nothing, which is almost every record. So is the `switch` column ([`switch_to_sql`],
+//! [`switch_from_sql`]): a switch's record's [`SwitchRecord`] as one JSON object, `NULL` in a
+//! call's record.
 
 use jiff::Timestamp;
 use switchboard_core::ask::AskRecord;
 
 use crate::store::AuditQuery;
+use crate::switch::SwitchRecord;
 
 /// A value a [`Select`] compares a column with, or its limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,6 +158,32 @@ pub fn asks_from_sql(column: Option<&str>) -> Result<Vec<AskRecord>, AsksColumnE
     }
 }
 
+/// The `switch` column could not be written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum SwitchColumnError {
+    /// The switch could not be written as JSON.
+    #[error("a record's switch cannot be written as JSON: {0}")]
+    Encode(#[source] serde_json::Error),
+    /// The column holds text that is not a switch.
+    #[error("the switch column is not a JSON switch (with action, selector and changed): {0}")]
+    Decode(#[source] serde_json::Error),
+}
+
+/// A record's switch as the `switch` column holds it: `None` (SQL `NULL`) in a call's record,
+/// else its JSON object, e.g. `{"action":"disable","selector":"tag:beta","changed":["a","b"]}`.
+pub fn switch_to_sql(switch: Option<&SwitchRecord>) -> Result<Option<String>, SwitchColumnError> {
+    switch
+        .map(|switch| serde_json::to_string(switch).map_err(SwitchColumnError::Encode))
+        .transpose()
+}
+
+/// The `switch` column read back: none for `NULL`, else the object [`switch_to_sql`] wrote.
+pub fn switch_from_sql(column: Option<&str>) -> Result<Option<SwitchRecord>, SwitchColumnError> {
+    column
+        .map(|text| serde_json::from_str(text).map_err(SwitchColumnError::Decode))
+        .transpose()
+}
+
 #[cfg(test)]
 mod tests {
     use switchboard_core::{
@@ -225,6 +254,31 @@ mod tests {
     fn no_asks_is_null_and_null_is_no_asks() {
         assert_eq!(asks_to_sql(&[]).ok(), Some(None));
         assert_eq!(asks_from_sql(None).ok(), Some(Vec::new()));
+    }
+
+    #[test]
+    fn a_switch_round_trips_through_its_json_object_and_a_call_has_none() {
+        use crate::switch::SwitchAction;
+        assert_eq!(switch_to_sql(None).ok(), Some(None));
+        assert_eq!(switch_from_sql(None).ok(), Some(None));
+        let switch = SwitchRecord {
+            action: SwitchAction::Disable,
+            selector: "tag:beta".to_owned(),
+            changed: vec!["shop_preview".to_owned()],
+        };
+        let text = switch_to_sql(Some(&switch))
+            .expect("a switch is JSON")
+            .expect("a column");
+        assert_eq!(
+            text,
+            r#"{"action":"disable","selector":"tag:beta","changed":["shop_preview"]}"#
+        );
+        assert_eq!(switch_from_sql(Some(&text)).ok(), Some(Some(switch)));
+        let error = switch_from_sql(Some(r#"{"action":"toggle"}"#)).expect_err("no switch");
+        assert!(
+            error.to_string().starts_with("the switch column"),
+            "{error}"
+        );
     }
 
     #[test]

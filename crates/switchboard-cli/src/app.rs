@@ -160,8 +160,11 @@ fn try_run(
     }
     let mounts = MountsSetup::resolve(&cli.command.mount_args())?;
     let may_run_tools = cli.command.may_run_tools();
-    let offers_intent_prompts =
-        matches!(cli.command, Command::Serve(_)) && file.serve.intent_prompts;
+    // `--intent-prompts`, else the config file's `[serve] intent_prompts`.
+    let offers_intent_prompts = match &cli.command {
+        Command::Serve(serve) => serve.intent_prompts || file.serve.intent_prompts,
+        _ => false,
+    };
     // Params are read before the runtime boots: a typo should cost nothing.
     let command = match Ready::prepare(cli.command, &audit, &approvals, kept, &file.serve)? {
         Prepared::Runtime(command) => command,
@@ -238,8 +241,8 @@ fn try_run(
     })
 }
 
-/// `builder` serving the intent patterns of the linked tools it serves as prompts (`[serve]
-/// intent_prompts`).
+/// `builder` serving the intent patterns of the linked tools it serves as prompts (`serve
+/// --intent-prompts`, `[serve] intent_prompts`).
 fn with_intent_prompts(
     mut builder: switchboard::RegistryBuilder,
     conformance_tools: bool,

@@ -124,7 +124,8 @@ pub(crate) struct ServeFile {
     #[serde(default)]
     pub(crate) disabled_tools: Vec<String>,
     /// Whether `serve` offers each linked tool's intent patterns as prompts (`intent_<tool>`,
-    /// docs/mcp.md "Prompts"); off by default.
+    /// docs/mcp.md "Prompts"); off by default, and on whatever it says with
+    /// `--intent-prompts`.
     #[serde(default)]
     pub(crate) intent_prompts: bool,
 }

@@ -7,9 +7,16 @@
 //! the mounted servers' tools), else a usage error naming it and where it came from. The
 //! switches themselves are the registry's (`ToolRegistry::disable`), so a client never sees a
 //! disabled tool: they are applied before the server takes its first client.
+//!
+//! Each leaves its audit record, as every switch does, made by the operator: user `operator`,
+//! a human, no organisation (a switch holds for every one), session `serve-config` for the
+//! file's entries and `serve-flags` for the flags', and one correlation id for every switch of
+//! this start (`serve-start-<uuid>`), so `switchboard audit --tool registry.switch` tells them
+//! from switches made later through the API.
 
 use clap::Args;
 use switchboard::{Selector, Switch, ToolRegistry};
+use switchboard_core::{CallContext, Initiator};
 
 use crate::app::UsageError;
 
@@ -39,12 +46,33 @@ fn parse_selector(text: &str) -> Result<Selector, String> {
     })
 }
 
-/// One switch to apply at start, with where it was asked for (for its error message).
+/// One switch to apply at start, with where it was asked for (for its error message) and the
+/// session its audit record names.
 #[derive(Debug, Clone)]
 struct StartSwitch {
     switch: Switch,
     selector: Selector,
     source: &'static str,
+    session: &'static str,
+}
+
+/// The user a start switch's audit record names.
+const OPERATOR: &str = "operator";
+
+/// The session of the audit record of a switch of the config file.
+const FILE_SESSION: &str = "serve-config";
+
+/// The session of the audit record of a switch of `--disable` or `--enable`.
+const FLAGS_SESSION: &str = "serve-flags";
+
+/// Who makes the start switches of `session`, under `correlation` (see the module docs).
+fn operator(session: &str, correlation: &str) -> CallContext {
+    CallContext::builder()
+        .user(OPERATOR)
+        .session(session)
+        .correlation(correlation)
+        .initiator(Initiator::Human)
+        .build()
 }
 
 /// Every switch `serve` applies at start, in order.
@@ -73,6 +101,7 @@ impl StartSwitches {
                 switch: Switch::Disable,
                 selector,
                 source: FILE_SOURCE,
+                session: FILE_SESSION,
             });
         }
         let flagged = |switch, source| {
@@ -80,6 +109,7 @@ impl StartSwitches {
                 switch,
                 selector,
                 source,
+                session: FLAGS_SESSION,
             }
         };
         switches.extend(
@@ -95,18 +125,22 @@ impl StartSwitches {
         Ok(Self { switches })
     }
 
-    /// Applies the switches to `registry`, in order. A selector that names no tool is a usage
-    /// error naming it, the tools it may have meant, and where it was given.
+    /// Applies the switches to `registry`, in order, as the operator (see the module docs). A
+    /// selector that names no tool is a usage error naming it, the tools it may have meant, and
+    /// where it was given.
     pub(crate) async fn apply(&self, registry: &ToolRegistry) -> Result<(), UsageError> {
+        let correlation = format!("serve-start-{}", uuid::Uuid::now_v7());
         for StartSwitch {
             switch,
             selector,
             source,
+            session,
         } in &self.switches
         {
+            let by = operator(session, &correlation);
             let switched = match switch {
-                Switch::Disable => registry.disable(selector.clone()).await,
-                Switch::Enable => registry.enable(selector.clone()).await,
+                Switch::Disable => registry.disable(selector.clone(), &by).await,
+                Switch::Enable => registry.enable(selector.clone(), &by).await,
             };
             let changed =
                 switched.map_err(|error| UsageError::new(format!("{error} ({source})")))?;

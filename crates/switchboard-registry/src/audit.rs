@@ -140,6 +140,7 @@ impl<'a> AuditDraft<'a> {
         };
         let record = AuditRecord {
             asks: self.asks.asked(),
+            switch: None,
             node: None,
             id: 0,
             timestamp: self.timestamp,

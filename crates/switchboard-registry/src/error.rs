@@ -161,6 +161,18 @@ pub enum RegistryError {
         /// Selectors of the same kind that match tools and look like it.
         similar: Vec<String>,
     },
+    /// A switch was not made: the audit log refused its record (its store is failing under
+    /// strict durability, or its queue is full), and no switch is made unaudited.
+    #[error(
+        "the switch of `{selector}` was not made: its audit record cannot be written ({reason}); \
+         switch again once the audit store is back"
+    )]
+    SwitchNotAudited {
+        /// The selector.
+        selector: crate::switches::Selector,
+        /// Why the record cannot be written.
+        reason: String,
+    },
     /// A linked prompt cannot be served: a bad name, an unknown domain, or arguments that are
     /// not strings.
     #[error("the prompt `{prompt}` ({location}) cannot be served: {reason}")]

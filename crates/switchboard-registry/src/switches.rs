@@ -13,10 +13,17 @@
 //! domain or tag is. Every switch goes through the registry actor's mailbox, one at a time,
 //! so concurrent switches never lose one, and each that changes what is enabled publishes a
 //! new table: watchers (MCP sessions) then send `notifications/tools/list_changed`.
+//!
+//! Every switch names who makes it (a [`CallContext`]) and leaves one audit record in the
+//! registry's audit store, beside the calls' (`tool` = `registry.switch`, what was switched in
+//! the record's `switch`): what agents may do changes, so who changed it must be told later.
 
-use std::{collections::BTreeSet, fmt, str::FromStr, sync::Arc};
+use std::{collections::BTreeSet, fmt, str::FromStr, sync::Arc, time::Instant};
 
-use switchboard_core::ToolDescriptor;
+use jiff::Timestamp;
+use serde_json::json;
+use switchboard_audit::{AuditRecord, Outcome, SWITCH_RECORD_TOOL, SwitchAction, SwitchRecord};
+use switchboard_core::{CallContext, ErrorKind, ToolDescriptor};
 
 use crate::{actor::RegistryMsg, error::RegistryError, registry::ToolRegistry, table::ToolTable};
 
@@ -110,6 +117,16 @@ pub enum Switch {
     Disable,
     /// Turns tools on: [`ToolRegistry::enable`].
     Enable,
+}
+
+impl Switch {
+    /// `disable` or `enable`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Switch::Disable => "disable",
+            Switch::Enable => "enable",
+        }
+    }
 }
 
 /// The switches in force, oldest first; the last rule matching a tool decides.
@@ -211,33 +228,108 @@ fn similar_selectors(all: &ToolTable, selector: &Selector) -> Vec<String> {
 }
 
 impl ToolRegistry {
-    /// Disables the tools `selector` names: they leave every list, and a call to one is
-    /// refused as a call to an unknown tool (`tool_not_found`). Returns the names of the tools
-    /// it disabled (none if they all were already), sorted. The switch also holds for tools
-    /// registered later that it names. Fails with [`RegistryError::NoToolSelected`] when no
-    /// tool, enabled or not, matches.
-    pub async fn disable(&self, selector: Selector) -> Result<Vec<String>, RegistryError> {
-        self.switch(Switch::Disable, selector).await
+    /// Disables the tools `selector` names, as `by` asks: they leave every list, and a call to
+    /// one is refused as a call to an unknown tool (`tool_not_found`). Returns the names of the
+    /// tools it disabled (none if they all were already), sorted. The switch also holds for
+    /// tools registered later that it names. Fails with [`RegistryError::NoToolSelected`] when
+    /// no tool, enabled or not, matches.
+    ///
+    /// Every switch, refused or not, leaves one audit record (see [`Self::enable`]).
+    pub async fn disable(
+        &self,
+        selector: Selector,
+        by: &CallContext,
+    ) -> Result<Vec<String>, RegistryError> {
+        self.switch(Switch::Disable, selector, by).await
     }
 
-    /// Enables the tools `selector` names again, whatever disabled them: the last switch that
-    /// names a tool decides. Returns the names of the tools it enabled, sorted. Fails with
-    /// [`RegistryError::NoToolSelected`] when no tool, enabled or not, matches.
-    pub async fn enable(&self, selector: Selector) -> Result<Vec<String>, RegistryError> {
-        self.switch(Switch::Enable, selector).await
+    /// Enables the tools `selector` names again, as `by` asks, whatever disabled them: the
+    /// last switch that names a tool decides. Returns the names of the tools it enabled,
+    /// sorted. Fails with [`RegistryError::NoToolSelected`] when no tool, enabled or not,
+    /// matches.
+    ///
+    /// Every switch, refused or not, leaves one audit record in the registry's audit store,
+    /// beside the calls': `tool` [`SWITCH_RECORD_TOOL`] (`registry.switch`), who from `by`
+    /// (org, user, session, correlation id, initiator: what it gives), and in
+    /// [`AuditRecord::switch`] the action, the selector and the tools it changed; the outcome
+    /// is `ok`, or `tool_not_found` for a selector that names no tool. When the audit log
+    /// refuses the record (its store failing under strict durability), the switch is not made:
+    /// [`RegistryError::SwitchNotAudited`].
+    pub async fn enable(
+        &self,
+        selector: Selector,
+        by: &CallContext,
+    ) -> Result<Vec<String>, RegistryError> {
+        self.switch(Switch::Enable, selector, by).await
     }
 
     async fn switch(
         &self,
         switch: Switch,
         selector: Selector,
+        by: &CallContext,
     ) -> Result<Vec<String>, RegistryError> {
-        ractor::call!(self.actor(), |reply| RegistryMsg::Switch {
+        let started = Instant::now();
+        let timestamp = Timestamp::now();
+        // The room for the record is taken first: no switch is made that cannot be audited.
+        let reservation = self.shared().audit.reserve().await.map_err(|error| {
+            RegistryError::SwitchNotAudited {
+                selector: selector.clone(),
+                reason: error.to_string(),
+            }
+        })?;
+        let input = json!({"switch": switch.as_str(), "selector": selector.to_string()});
+        let switched = ractor::call!(self.actor(), |reply| RegistryMsg::Switch {
             switch,
-            selector,
+            selector: selector.clone(),
             reply
         })
-        .map_err(|_| RegistryError::Stopped)?
+        .map_err(|_| RegistryError::Stopped)
+        .and_then(|switched| switched);
+        let (outcome, changed) = match &switched {
+            Ok(changed) => (Outcome::Ok, changed.clone()),
+            Err(RegistryError::NoToolSelected { .. }) => {
+                (Outcome::Error(ErrorKind::ToolNotFound), Vec::new())
+            }
+            Err(_) => (Outcome::Error(ErrorKind::DomainUnavailable), Vec::new()),
+        };
+        let output = outcome
+            .is_ok()
+            .then(|| switchboard_audit::digest_json(&json!(changed)).ok())
+            .flatten();
+        let record = AuditRecord {
+            id: 0,
+            timestamp,
+            tool: Arc::from(SWITCH_RECORD_TOOL),
+            domain: None,
+            category: None,
+            org_id: by.org_id.clone(),
+            user_id: by.user_id.clone(),
+            session_id: by.session_id.clone(),
+            correlation_id: by.correlation_id.clone(),
+            initiator: by.initiator,
+            input_hash: switchboard_audit::digest_json(&input).ok(),
+            output_hash: output,
+            digest_error: None,
+            duration_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+            outcome,
+            action: None,
+            node: None,
+            asks: Vec::new(),
+            switch: Some(SwitchRecord {
+                action: match switch {
+                    Switch::Disable => SwitchAction::Disable,
+                    Switch::Enable => SwitchAction::Enable,
+                },
+                selector: selector.to_string(),
+                changed,
+            }),
+        };
+        if let Err(error) = reservation.submit(record).acknowledged().await {
+            // The switch is made; the writer keeps the record and writes it once it can.
+            tracing::warn!(%selector, %error, "a switch's audit record is not written yet");
+        }
+        switched
     }
 
     /// The disabled tools, sorted by name.

@@ -15,24 +15,30 @@
 //! is paused, with its run id and the proposal to decide or the questions to answer: the call
 //! does not hang. A call dropped before its run ends (the
 //! client cancelled it, or it timed out) cancels the run, which compensates.
+//!
+//! **Answers.** The questions are answered with the run-time tool `workflows_answer`
+//! (`answering.rs`), registered beside the exported workflows; its call follows the run on
+//! from the answer as the workflow's own call would have (`follow.rs`).
 
 use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use serde_json::{Value, json};
 use switchboard_core::{
     BoxFuture, CallContext, Category, ProgressNotifier, ToolContext, ToolDescriptor, ToolError,
     ToolOrigin, WorkflowSpec, linked_workflows,
 };
 use switchboard_registry::{Exposure, RegistryError, RuntimeTool, RuntimeToolSpec};
-use switchboard_workflows::{
-    Definition, NodeEvent, NodeState, RunId, RunState, ToolSignatures, ValidationErrors,
-    WorkflowEvent, load_str,
-};
+use switchboard_workflows::{Definition, RunId, ToolSignatures, ValidationErrors, load_str};
 
 use crate::Engine;
+
+mod answering;
+mod follow;
+
+pub use answering::{ANSWER_PERMISSION, ANSWER_REFUSED, ANSWER_TOOL, UNKNOWN_RUN};
+use follow::{Following, follow, unavailable};
 
 /// The registry domain exported workflow tools run in (run-time tools need a domain without
 /// state; the declaring domain keeps its own).
@@ -211,16 +217,21 @@ impl Engine {
             .collect())
     }
 
-    /// Registers [`exported_tools`](Self::exported_tools) with the engine's registry; returns
-    /// how many. Call it once, after the registry and the engine are up (the CLI's `serve`
-    /// does; a Rust program embedding the engine calls it itself).
+    /// Registers [`exported_tools`](Self::exported_tools) and [`answer_tool`](Self::answer_tool)
+    /// (`workflows_answer`, for the questions of every run of this engine's store, however
+    /// started) with the engine's registry; returns how many tools. Call it once, after the
+    /// registry and the engine are up (the CLI does for every command; a Rust program embedding
+    /// the engine calls it itself).
     pub async fn register_exported(&self) -> Result<usize, ExportError> {
-        let tools = self.exported_tools()?;
+        let mut tools = self.exported_tools()?;
+        let exported = tools.len();
+        tools.push(self.answer_tool());
         let count = tools.len();
-        if count > 0 {
-            self.shared.registry.register(tools).await?;
-        }
-        tracing::debug!(count, "registered the exported workflows");
+        self.shared.registry.register(tools).await?;
+        tracing::debug!(
+            exported,
+            "registered the exported workflows and `{ANSWER_TOOL}`"
+        );
         Ok(count)
     }
 
@@ -281,10 +292,6 @@ impl RuntimeTool for WorkflowTool {
     }
 }
 
-fn unavailable(error: impl std::fmt::Display) -> ToolError {
-    ToolError::new(WORKFLOW_UNAVAILABLE, error.to_string())
-}
-
 /// Cancels the run when the call is dropped before the run ended or paused.
 struct CancelOnDrop {
     engine: Engine,
@@ -327,178 +334,16 @@ impl WorkflowTool {
             caller: caller.clone(),
             armed: true,
         };
-        let mut events = Box::pin(self.engine.events(run, &caller).map_err(unavailable)?);
-        let mut done = 0usize;
-        while let Some(record) = events.next().await {
-            match record.event {
-                WorkflowEvent::Node {
-                    path,
-                    event: event @ (NodeEvent::Complete | NodeEvent::Skip { .. }),
-                    ..
-                } => {
-                    done += 1;
-                    let verb = match event {
-                        NodeEvent::Complete => "completed",
-                        _ => "skipped",
-                    };
-                    let message = format!("{} {verb}", path.as_str());
-                    let total = self.total.max(done) as f64;
-                    ctx.progress(done as f64, Some(total), Some(&message));
-                }
-                WorkflowEvent::Run {
-                    state: RunState::Paused { reason },
-                    ..
-                } => {
-                    if let Some(paused) = self.paused(run, &caller, &reason)? {
-                        guard.armed = false;
-                        return Ok(paused);
-                    }
-                }
-                WorkflowEvent::Run { state, .. } if state.is_terminal() => {
-                    guard.armed = false;
-                    return self.ended(run, &caller, state);
-                }
-                _ => {}
-            }
-        }
-        // The stream ends after the run's last event; read where it stands.
-        guard.armed = false;
-        let record = self.engine.run(run, &caller).map_err(unavailable)?;
-        self.ended(run, &caller, record.state)
-    }
-
-    /// The answer for a run that paused for a person, or `None` when it waits for something
-    /// that ends by itself (a timer, a child run).
-    fn paused(
-        &self,
-        run: RunId,
-        caller: &CallContext,
-        reason: &str,
-    ) -> Result<Option<Value>, ToolError> {
-        let steps = self.engine.steps(run, caller).map_err(unavailable)?;
-        let proposal = steps.iter().find_map(|step| match &step.state {
-            NodeState::WaitingApproval { proposal_id } => {
-                Some((step.key.path.as_str().to_owned(), proposal_id.clone()))
-            }
-            _ => None,
-        });
-        let waits_by_itself = steps.iter().any(|step| {
-            matches!(
-                step.state,
-                NodeState::WaitingTimer { .. }
-                    | NodeState::Running { .. }
-                    | NodeState::Retrying { .. }
-            )
-        });
-        let questions: Vec<Value> = steps
-            .iter()
-            .filter_map(|step| match &step.state {
-                NodeState::WaitingInput { keys, .. } => Some(
-                    step.questions
-                        .iter()
-                        .filter(|asked| keys.contains(&asked.key))
-                        .map(|asked| {
-                            json!({
-                                "node": step.key.path.as_str(),
-                                "iteration": step.key.iteration,
-                                "key": asked.key,
-                                "question": asked.question,
-                            })
-                        })
-                        .collect::<Vec<_>>(),
-                ),
-                _ => None,
-            })
-            .flatten()
-            .collect();
-        if !questions.is_empty() {
-            return Ok(Some(json!({
-                "status": "paused",
-                "run_id": run.to_string(),
-                "reason": reason,
-                "questions": questions,
-                "next": format!(
-                    "The run waits for answers to its questions: a person or an agent of the \
-                     organisation answers each (for example `switchboard workflow answer {run} \
-                     --key KEY --accept '{{…}}'`, or `--decline`); the run continues by itself \
-                     once they are answered."
-                ),
-            })));
-        }
-        Ok(match proposal {
-            Some((node, proposal_id)) => Some(json!({
-                "status": "paused",
-                "run_id": run.to_string(),
-                "reason": reason,
-                "node": node,
-                "proposal_id": proposal_id,
-                "next": format!(
-                    "A person of the organisation approves or rejects proposal {proposal_id} \
-                     (for example `switchboard approve {proposal_id}`); the run continues by \
-                     itself once it is decided."
-                ),
-            })),
-            None if !waits_by_itself => Some(json!({
-                "status": "paused",
-                "run_id": run.to_string(),
-                "reason": reason,
-                "next": format!(
-                    "The run waits for a person: resume it or cancel it by its id, {run}."
-                ),
-            })),
-            None => None,
-        })
-    }
-
-    fn ended(&self, run: RunId, caller: &CallContext, state: RunState) -> Result<Value, ToolError> {
-        let record = self.engine.run(run, caller).map_err(unavailable)?;
-        let steps = self.engine.steps(run, caller).map_err(unavailable)?;
-        let compensated: Vec<&str> = steps
-            .iter()
-            .filter(|step| matches!(step.state, NodeState::Compensated))
-            .map(|step| step.key.path.as_str())
-            .collect();
-        let undo = if compensated.is_empty() {
-            "nothing was undone".to_owned()
-        } else {
-            format!("undone: {}", compensated.join(", "))
+        let following = Following {
+            run,
+            after: 0,
+            done: 0,
+            total: self.total,
         };
-        match state {
-            RunState::Completed => Ok(record.output.unwrap_or(Value::Null)),
-            RunState::Failed {
-                error,
-                compensation_failure,
-            } => {
-                let failed = steps.iter().find_map(|step| match &step.state {
-                    NodeState::Failed { .. } => Some(step.key.path.as_str()),
-                    _ => None,
-                });
-                // The engine's error usually names the node already.
-                let node = failed
-                    .filter(|node| !error.contains(&format!("`{node}`")))
-                    .map_or_else(String::new, |node| format!(" at node `{node}`"));
-                let undo = match compensation_failure {
-                    Some(failure) => format!(
-                        "{undo}; the compensation of `{}` failed ({}), so the steps before it \
-                         were not undone",
-                        failure.node, failure.error
-                    ),
-                    None => undo,
-                };
-                Err(ToolError::new(
-                    WORKFLOW_FAILED,
-                    format!("run {run} failed{node}: {error}; {undo}"),
-                ))
-            }
-            RunState::Cancelled => Err(ToolError::new(
-                WORKFLOW_FAILED,
-                format!("run {run} was cancelled; {undo}"),
-            )),
-            other => Err(unavailable(format!(
-                "run {run} stopped being followed while {}",
-                other.as_str()
-            ))),
-        }
+        follow(&self.engine, ctx, &caller, following, || {
+            guard.armed = false
+        })
+        .await
     }
 }
 

@@ -12,6 +12,7 @@ pub use engine::{
 };
 pub use error::{EngineError, StartError};
 pub use exported::{
-    EXPORTED_CALL_TIMEOUT, EXPORTED_DOMAIN, ExportError, ExportedWorkflow, WORKFLOW_FAILED,
-    WORKFLOW_UNAVAILABLE, validate_exported,
+    ANSWER_PERMISSION, ANSWER_REFUSED, ANSWER_TOOL, EXPORTED_CALL_TIMEOUT, EXPORTED_DOMAIN,
+    ExportError, ExportedWorkflow, UNKNOWN_RUN, WORKFLOW_FAILED, WORKFLOW_UNAVAILABLE,
+    validate_exported,
 };

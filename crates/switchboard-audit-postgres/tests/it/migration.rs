@@ -106,6 +106,18 @@ fn seed_at(database: &TestDatabase, version: i64) -> Vec<&'static str> {
             );
             vec!["v3-first"]
         }
+        4 => {
+            execute(
+                database,
+                "INSERT INTO audit_records (timestamp_ns, tool, domain, category, org_id, \
+                 user_id, session_id, correlation_id, initiator, input_hash, output_hash, \
+                 digest_error, duration_us, outcome, action_id, action_event, node, asks) \
+                 VALUES (1795000004000000000, 'roster_plan_week', 'roster', 'propose', 'acme', \
+                  'mark', 's5', 'v4-first', 'human', NULL, NULL, NULL, 5, 'ok', NULL, NULL, \
+                  NULL, NULL)",
+            );
+            vec!["v4-first"]
+        }
         other => panic!("no seed for schema version {other}: add one with its migration"),
     }
 }
@@ -171,6 +183,10 @@ fn every_earlier_version_is_upgraded_with_its_records_intact() {
         assert!(
             found.iter().all(|record| record.asks.is_empty()),
             "from version {version}: a record written before `asks` asked nothing"
+        );
+        assert!(
+            found.iter().all(|record| record.switch.is_none()),
+            "from version {version}: a record written before `switch` is a call's"
         );
         // New records come after the old ones, and a batch's key keeps a retry from storing it
         // again.

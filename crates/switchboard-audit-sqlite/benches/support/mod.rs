@@ -90,6 +90,7 @@ fn pool(ordered: bool) -> Vec<AuditRecord> {
             let failed = n.is_multiple_of(20);
             AuditRecord {
                 asks: Vec::new(),
+                switch: None,
                 node: None,
                 id: 0,
                 timestamp: now,

@@ -77,6 +77,7 @@ fn old_record(n: u64) -> AuditRecord {
     };
     AuditRecord {
         asks: Vec::new(),
+        switch: None,
         node: None,
         id: n,
         timestamp: base()

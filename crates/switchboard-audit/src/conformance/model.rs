@@ -105,6 +105,7 @@ prop_compose! {
     ) -> AuditRecord {
         AuditRecord {
             asks,
+            switch: None,
             node: None,
             id: 0,
             timestamp: at(batch * 10 + late, nanoseconds),

@@ -22,7 +22,7 @@ use super::{
     expected, ids, input_digest, query, sample, seed,
 };
 use crate::{
-    MAX_TOOL_NAME_BYTES,
+    MAX_TOOL_NAME_BYTES, SWITCH_RECORD_TOOL, SwitchAction, SwitchRecord,
     record::{AuditId, AuditRecord, Outcome},
     store::{AuditQuery, AuditStore},
 };
@@ -155,6 +155,50 @@ pub fn records_with_asks_round_trip(make: &StoreFactory) -> Result<(), Failure> 
     Ok(())
 }
 
+/// The record of a switch of tools (`registry.switch`, with what it switched) comes back as
+/// appended between calls' records, and a query by its tool finds it alone.
+pub fn switch_records_round_trip(make: &StoreFactory) -> Result<(), Failure> {
+    let store = make();
+    let switched = |action, selector: &str, changed: &[&str]| AuditRecord {
+        tool: SWITCH_RECORD_TOOL.into(),
+        domain: None,
+        category: None,
+        switch: Some(SwitchRecord {
+            action,
+            selector: selector.to_owned(),
+            changed: changed.iter().map(|name| (*name).to_owned()).collect(),
+        }),
+        ..sample(7)
+    };
+    let appended = append(
+        &*store,
+        vec![
+            sample(0),
+            switched(SwitchAction::Disable, "tag:beta", &["a_tool", "b_tool"]),
+            sample(1),
+            switched(SwitchAction::Enable, "tool:a_tool", &[]),
+        ],
+    )?;
+    let got = ensure_answer(&*store, &appended, &AuditQuery::all())?;
+    ensure!(
+        got.iter()
+            .map(|record| record.switch.as_ref().map(|switch| switch.changed.len()))
+            .collect::<Vec<_>>()
+            == [Some(0), None, Some(2), None],
+        "the records read back with switches {:?}, newest first; expected [Some(0), None, \
+         Some(2), None] changed tools",
+        got.iter()
+            .map(|record| record.switch.as_ref().map(|switch| switch.changed.len()))
+            .collect::<Vec<_>>()
+    );
+    ensure_answer(
+        &*store,
+        &appended,
+        &AuditQuery::all().tool(SWITCH_RECORD_TOOL),
+    )?;
+    Ok(())
+}
+
 /// Every field comes back exactly as appended: absent optional fields, every outcome, category
 /// and initiator, both digests, a 128-byte non-ASCII tool name, sub-microsecond timestamps,
 /// extreme durations.
@@ -174,6 +218,7 @@ pub fn records_round_trip_unchanged(make: &StoreFactory) -> Result<(), Failure> 
     let long_name: String = "é".repeat(MAX_TOOL_NAME_BYTES / 2);
     records.push(AuditRecord {
         asks: Vec::new(),
+        switch: None,
         node: None,
         id: 0,
         timestamp: Timestamp::constant(super::BASE_SECOND, 1),

@@ -128,6 +128,7 @@ impl<W: WrappedStore> AuditStore for W {
 pub fn call_record(correlation_id: &str) -> AuditRecord {
     AuditRecord {
         asks: Vec::new(),
+        switch: None,
         node: None,
         id: 0,
         timestamp: Timestamp::now(),

@@ -12,6 +12,7 @@ use crate::{digest_json, record::Outcome};
 fn record(tool: &str, org: &str, correlation: &str, at: Timestamp) -> AuditRecord {
     AuditRecord {
         asks: Vec::new(),
+        switch: None,
         node: None,
         id: 0,
         timestamp: at,

@@ -29,6 +29,7 @@ fn pending(correlation: &str) -> AuditRecord {
 fn pending_at(correlation: &str, timestamp: Timestamp) -> AuditRecord {
     AuditRecord {
         asks: Vec::new(),
+        switch: None,
         node: None,
         id: 0,
         timestamp,

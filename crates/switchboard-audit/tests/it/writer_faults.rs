@@ -40,6 +40,7 @@ impl switchboard_audit::conformance::WrappedStore for PanicsAtFirst {
 fn pending(correlation_id: &str) -> AuditRecord {
     AuditRecord {
         asks: Vec::new(),
+        switch: None,
         node: None,
         id: 0,
         timestamp: Timestamp::now(),

@@ -230,6 +230,7 @@ fn hostile_record(index: u64, hostile: &str) -> AuditRecord {
     let text = |field: &str| format!("{field}{index}{hostile}end");
     AuditRecord {
         asks: Vec::new(),
+        switch: None,
         node: None,
         id: 0,
         timestamp: Timestamp::now(),

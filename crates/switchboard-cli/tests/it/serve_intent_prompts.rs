@@ -1,7 +1,7 @@
-//! The config file's `[serve] intent_prompts`, seen from a real MCP client over stdio: when on,
-//! every linked tool's intent is listed as an `intent_` prompt whose arguments are the intent's
-//! placeholders and whose message is the filled-in request; when off (the default), none is.
-//! Every wait is bounded by `common::LIMIT`.
+//! `serve --intent-prompts` and the config file's `[serve] intent_prompts`, seen from a real MCP
+//! client over stdio: when on, every linked tool's intent is listed as an `intent_` prompt whose
+//! arguments are the intent's placeholders and whose message is the filled-in request; when off
+//! (the default), none is. Every wait is bounded by `common::LIMIT`.
 
 use std::process::Stdio;
 
@@ -57,23 +57,9 @@ async fn served_prompts(extra: &[&str]) -> (Vec<Prompt>, Option<Value>) {
     (prompts, rendered)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn serve_offers_intent_prompts_only_when_the_config_file_says_so() {
-    let (prompts, rendered) = served_prompts(&[]).await;
-    assert!(
-        !prompts
-            .iter()
-            .any(|prompt| prompt.name.starts_with("intent_")),
-        "{prompts:?}"
-    );
-    assert_eq!(rendered, None);
-
-    let state = StateDir::new();
-    std::fs::create_dir_all(&state.0).expect("the state directory");
-    let config = state.0.join("switchboard.toml");
-    std::fs::write(&config, "[serve]\nintent_prompts = true\n").expect("config written");
-    let config = config.to_str().expect("a UTF-8 temp path");
-    let (prompts, rendered) = served_prompts(&["--config", config]).await;
+/// Checks that `prompts` list `intent_roster_assign_shift` with its two arguments, and that
+/// `rendered` is its filled-in request.
+fn assert_assign_prompt(prompts: &[Prompt], rendered: Option<Value>) {
     let assign = prompts
         .iter()
         .find(|prompt| prompt.name == "intent_roster_assign_shift")
@@ -95,4 +81,41 @@ async fn serve_offers_intent_prompts_only_when_the_config_file_says_so() {
             "text": "assign shift s-1 to bob"
         }}]))
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_intent_prompts_offers_them_without_a_config_file() {
+    let (prompts, rendered) = served_prompts(&["--intent-prompts"]).await;
+    assert_assign_prompt(&prompts, rendered);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_flag_turns_them_on_whatever_the_config_file_says() {
+    let state = StateDir::new();
+    std::fs::create_dir_all(&state.0).expect("the state directory");
+    let config = state.0.join("switchboard.toml");
+    std::fs::write(&config, "[serve]\nintent_prompts = false\n").expect("config written");
+    let config = config.to_str().expect("a UTF-8 temp path");
+    let (prompts, rendered) = served_prompts(&["--config", config, "--intent-prompts"]).await;
+    assert_assign_prompt(&prompts, rendered);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_offers_intent_prompts_only_when_the_config_file_says_so() {
+    let (prompts, rendered) = served_prompts(&[]).await;
+    assert!(
+        !prompts
+            .iter()
+            .any(|prompt| prompt.name.starts_with("intent_")),
+        "{prompts:?}"
+    );
+    assert_eq!(rendered, None);
+
+    let state = StateDir::new();
+    std::fs::create_dir_all(&state.0).expect("the state directory");
+    let config = state.0.join("switchboard.toml");
+    std::fs::write(&config, "[serve]\nintent_prompts = true\n").expect("config written");
+    let config = config.to_str().expect("a UTF-8 temp path");
+    let (prompts, rendered) = served_prompts(&["--config", config]).await;
+    assert_assign_prompt(&prompts, rendered);
 }

@@ -1,7 +1,8 @@
 //! `serve --disable SELECTOR` / `--enable SELECTOR` and the config file's
 //! `[serve] disabled_tools`, seen from a real MCP client over stdio: the tools they switch off
-//! are not listed and are refused as unknown, and a selector naming no tool stops the start
-//! with a usage error naming it. Every wait is bounded by `common::LIMIT`.
+//! are not listed and are refused as unknown, each is audited as the operator's, and a selector
+//! naming no tool stops the start with a usage error naming it. Every wait is bounded by
+//! `common::LIMIT`.
 
 use std::process::Stdio;
 
@@ -101,6 +102,72 @@ async fn serve_enable_turns_back_on_what_the_config_file_disabled() {
         .collect();
     assert_eq!(names, catalog_without(&still_off));
     assert_eq!(called, Ok(()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_switches_of_a_start_are_audited_as_the_operators() {
+    let state = StateDir::new();
+    std::fs::create_dir_all(&state.0).expect("the state directory");
+    let config = state.0.join("switchboard.toml");
+    std::fs::write(&config, "[serve]\ndisabled_tools = [\"domain:roster\"]\n")
+        .expect("config written");
+    let audit = format!("sqlite:{}", state.0.join("audit.db").display());
+    let config = config.to_str().expect("a UTF-8 temp path");
+    let (_, called) = served_tools(&[
+        "--config",
+        config,
+        "--enable",
+        "tag:notices",
+        "--audit",
+        &audit,
+    ])
+    .await;
+    assert_eq!(called, Ok(()));
+
+    let output = bounded(
+        "switchboard audit",
+        switchboard(&[
+            "audit",
+            "--audit",
+            &audit,
+            "--tool",
+            "registry.switch",
+            "--json",
+        ])
+        .output(),
+    )
+    .await
+    .expect("the binary runs");
+    assert!(output.status.success(), "{output:?}");
+    let records: Vec<serde_json::Value> =
+        serde_json::from_slice(&output.stdout).expect("a JSON array");
+    let [enabled, disabled] = records.as_slice() else {
+        panic!("one record per switch: {records:#?}");
+    };
+    let roster = catalog_tool_names_of("roster");
+    assert_eq!(
+        disabled["switch"],
+        serde_json::json!({"action": "disable", "selector": "domain:roster", "changed": roster})
+    );
+    assert_eq!(disabled["session_id"], "serve-config", "{disabled}");
+    assert_eq!(
+        enabled["switch"],
+        serde_json::json!({"action": "enable", "selector": "tag:notices", "changed": NOTICES})
+    );
+    assert_eq!(enabled["session_id"], "serve-flags", "{enabled}");
+    for record in records.iter() {
+        assert_eq!(record["user_id"], "operator", "{record}");
+        assert_eq!(record["initiator"], "human", "{record}");
+        assert_eq!(record["org_id"], serde_json::Value::Null, "{record}");
+        assert_eq!(record["outcome"], "ok", "{record}");
+        assert!(
+            record["correlation_id"]
+                .as_str()
+                .is_some_and(|id| id.starts_with("serve-start-")),
+            "{record}"
+        );
+    }
+    assert_eq!(enabled["correlation_id"], disabled["correlation_id"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -34,4 +34,5 @@ mod mcp_stdio_drain;
 mod mcp_stdio_garbage;
 mod mcp_tasks;
 mod mcp_tasks_rounds;
+mod mcp_workflow_answers;
 mod mcp_workflows;

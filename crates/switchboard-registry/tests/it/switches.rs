@@ -8,16 +8,16 @@ use std::{borrow::Cow, sync::Arc};
 
 use futures::future::join_all;
 use serde_json::{Value, json};
-use switchboard_audit::Outcome;
+use switchboard_audit::{Outcome, SWITCH_RECORD_TOOL, SwitchAction};
 use switchboard_core::{
-    BoxFuture, Category, ErrorKind, InvokeError, NoInput, ToolContext, ToolDescriptor, ToolError,
-    ToolOrigin, tool,
+    BoxFuture, CallContext, Category, ErrorKind, InvokeError, NoInput, ToolContext, ToolDescriptor,
+    ToolError, ToolOrigin, tool,
 };
 use switchboard_registry::{
     Exposure, RegistryConfig, RegistryError, RuntimeTool, RuntimeToolSpec, Selector, ToolRegistry,
 };
 
-use crate::common::{invoke, names, only_record_of, start};
+use crate::common::{admin_context, invoke, names, only_record_of, records_of, start};
 
 switchboard_core::domain! {
     /// A shop, for the switching tests.
@@ -71,6 +71,11 @@ fn selector(text: &str) -> Selector {
     text.parse().expect("a valid selector")
 }
 
+/// Who switches, in the tests that do not look at who.
+fn operator() -> CallContext {
+    admin_context("switching")
+}
+
 /// The names of the listed tools among this file's.
 fn listed(registry: &ToolRegistry) -> Vec<String> {
     names(&registry.list())
@@ -105,7 +110,7 @@ async fn a_tool_disabled_by_name_is_gone_until_enabled() {
     let mut changes = registry.watch_changes();
 
     let changed = registry
-        .disable(selector("tool:shop_preview"))
+        .disable(selector("tool:shop_preview"), &operator())
         .await
         .expect("the tool exists");
     assert_eq!(changed, ["shop_preview"]);
@@ -125,7 +130,7 @@ async fn a_tool_disabled_by_name_is_gone_until_enabled() {
     assert_refused_as_unknown(&registry, "shop_preview", "switch-name-1").await;
 
     let changed = registry
-        .enable(selector("tool:shop_preview"))
+        .enable(selector("tool:shop_preview"), &operator())
         .await
         .expect("the tool exists");
     assert_eq!(changed, ["shop_preview"]);
@@ -142,7 +147,7 @@ async fn a_tool_disabled_by_name_is_gone_until_enabled() {
 async fn a_domain_switch_reaches_every_tool_of_the_domain_only() {
     let registry = start(RegistryConfig::default()).await;
     let changed = registry
-        .disable(selector("domain:shop"))
+        .disable(selector("domain:shop"), &operator())
         .await
         .expect("the domain has tools");
     assert_eq!(changed, ["shop_browse", "shop_preview", "shop_stock"]);
@@ -160,7 +165,7 @@ async fn a_domain_switch_reaches_every_tool_of_the_domain_only() {
     );
 
     let changed = registry
-        .enable(selector("domain:shop"))
+        .enable(selector("domain:shop"), &operator())
         .await
         .expect("the domain has tools");
     assert_eq!(changed, ["shop_browse", "shop_preview", "shop_stock"]);
@@ -171,7 +176,7 @@ async fn a_domain_switch_reaches_every_tool_of_the_domain_only() {
 async fn a_tag_switch_crosses_domains() {
     let registry = start(RegistryConfig::default()).await;
     let changed = registry
-        .disable(selector("tag:beta"))
+        .disable(selector("tag:beta"), &operator())
         .await
         .expect("tools carry the tag");
     assert_eq!(changed, ["lab_probe", "shop_preview"]);
@@ -182,7 +187,7 @@ async fn a_tag_switch_crosses_domains() {
     assert_refused_as_unknown(&registry, "lab_probe", "switch-tag-1").await;
 
     let changed = registry
-        .enable(selector("tag:beta"))
+        .enable(selector("tag:beta"), &operator())
         .await
         .expect("tools carry the tag");
     assert_eq!(changed, ["lab_probe", "shop_preview"]);
@@ -193,11 +198,11 @@ async fn a_tag_switch_crosses_domains() {
 async fn the_last_switch_naming_a_tool_decides() {
     let registry = start(RegistryConfig::default()).await;
     registry
-        .disable(selector("tag:catalog"))
+        .disable(selector("tag:catalog"), &operator())
         .await
         .expect("tools carry the tag");
     let changed = registry
-        .enable(selector("tool:shop_browse"))
+        .enable(selector("tool:shop_browse"), &operator())
         .await
         .expect("the tool exists");
     assert_eq!(changed, ["shop_browse"]);
@@ -205,19 +210,19 @@ async fn the_last_switch_naming_a_tool_decides() {
 
     // Disabling what is already disabled changes nothing, and is no error.
     let changed = registry
-        .disable(selector("tool:shop_preview"))
+        .disable(selector("tool:shop_preview"), &operator())
         .await
         .expect("the tool exists");
     assert!(changed.is_empty(), "{changed:?}");
 
     // The domain switch comes last, so it decides for every tool of the domain.
     let changed = registry
-        .disable(selector("domain:shop"))
+        .disable(selector("domain:shop"), &operator())
         .await
         .expect("the domain has tools");
     assert_eq!(changed, ["shop_browse", "shop_stock"]);
     let changed = registry
-        .enable(selector("domain:shop"))
+        .enable(selector("domain:shop"), &operator())
         .await
         .expect("the domain has tools");
     assert_eq!(changed, ["shop_browse", "shop_preview", "shop_stock"]);
@@ -241,7 +246,7 @@ async fn a_selector_matching_nothing_is_refused_with_look_alikes() {
         ),
     ] {
         let error = registry
-            .disable(selector(text))
+            .disable(selector(text), &operator())
             .await
             .expect_err("nothing matches");
         assert!(
@@ -252,11 +257,11 @@ async fn a_selector_matching_nothing_is_refused_with_look_alikes() {
     }
     // A disabled tool is still a tool to switch: it can be named to enable it.
     registry
-        .disable(selector("tool:lab_probe"))
+        .disable(selector("tool:lab_probe"), &operator())
         .await
         .expect("the tool exists");
     let error = registry
-        .enable(selector("tool:lab_prob"))
+        .enable(selector("tool:lab_prob"), &operator())
         .await
         .expect_err("nothing matches");
     assert_eq!(
@@ -275,7 +280,11 @@ async fn concurrent_switches_all_take_effect() {
     for round in 0..20 {
         let disables = SWITCHED.map(|name| {
             let registry = registry.clone();
-            tokio::spawn(async move { registry.disable(selector(&format!("tool:{name}"))).await })
+            tokio::spawn(async move {
+                registry
+                    .disable(selector(&format!("tool:{name}")), &operator())
+                    .await
+            })
         });
         let mut changed: Vec<String> = Vec::new();
         for outcome in join_all(disables).await {
@@ -287,7 +296,11 @@ async fn concurrent_switches_all_take_effect() {
 
         let enables = SWITCHED.map(|name| {
             let registry = registry.clone();
-            tokio::spawn(async move { registry.enable(selector(&format!("tool:{name}"))).await })
+            tokio::spawn(async move {
+                registry
+                    .enable(selector(&format!("tool:{name}")), &operator())
+                    .await
+            })
         });
         for outcome in join_all(enables).await {
             assert_eq!(
@@ -349,7 +362,7 @@ async fn a_switch_holds_for_tools_registered_later() {
         .await
         .expect("a valid tool");
     registry
-        .disable(selector("domain:ext"))
+        .disable(selector("domain:ext"), &operator())
         .await
         .expect("the domain has a tool");
     registry
@@ -368,11 +381,11 @@ async fn a_switch_holds_for_tools_registered_later() {
 
     // A tag switch reaches a run-time tool's tags too.
     registry
-        .enable(selector("domain:ext"))
+        .enable(selector("domain:ext"), &operator())
         .await
         .expect("the domain has tools");
     let changed = registry
-        .disable(selector("tag:beta"))
+        .disable(selector("tag:beta"), &operator())
         .await
         .expect("tools carry the tag");
     assert_eq!(changed, ["ext_second", "lab_probe", "shop_preview"]);
@@ -389,5 +402,91 @@ async fn a_run_time_tool_with_an_invalid_tag_is_refused() {
         error.to_string(),
         "`ext_tagged` carries the tag `Beta`, which is not a valid tag: use 1 to 64 characters \
          from a-z 0-9 _ -"
+    );
+}
+
+#[tokio::test]
+async fn each_switch_leaves_one_audit_record_saying_who_switched_what() {
+    let registry = start(RegistryConfig::default()).await;
+    let bob = CallContext::builder()
+        .org("acme")
+        .user("bob")
+        .session("session-9")
+        .correlation("switch-audit")
+        .role("admin")
+        .initiator(switchboard_core::Initiator::Human)
+        .build();
+    registry
+        .disable(selector("tag:beta"), &bob)
+        .await
+        .expect("the tag has tools");
+    registry
+        .disable(selector("tag:beta"), &bob)
+        .await
+        .expect("a second switch changes nothing but is made");
+    registry
+        .enable(selector("tool:lab_probe"), &bob)
+        .await
+        .expect("the tool exists");
+    registry
+        .disable(selector("tag:gamma"), &bob)
+        .await
+        .expect_err("no tool has the tag");
+    registry.audit().flush().await;
+
+    let mut records = records_of(&registry, "switch-audit").await;
+    records.reverse();
+    let switches: Vec<(SwitchAction, &str, Vec<&str>, Outcome)> = records
+        .iter()
+        .map(|record| {
+            assert_eq!(&*record.tool, SWITCH_RECORD_TOOL);
+            assert_eq!(record.org_id.as_ref().map(|org| org.as_str()), Some("acme"));
+            assert_eq!(
+                record.user_id.as_ref().map(|user| user.as_str()),
+                Some("bob")
+            );
+            assert_eq!(record.initiator, switchboard_core::Initiator::Human);
+            assert!(record.input_hash.is_some(), "{record:?}");
+            let switch = record.switch.as_ref().expect("a switch's record says what");
+            (
+                switch.action,
+                switch.selector.as_str(),
+                switch.changed.iter().map(String::as_str).collect(),
+                record.outcome,
+            )
+        })
+        .collect();
+    assert_eq!(
+        switches,
+        [
+            (
+                SwitchAction::Disable,
+                "tag:beta",
+                vec!["lab_probe", "shop_preview"],
+                Outcome::Ok
+            ),
+            (SwitchAction::Disable, "tag:beta", vec![], Outcome::Ok),
+            (
+                SwitchAction::Enable,
+                "tool:lab_probe",
+                vec!["lab_probe"],
+                Outcome::Ok
+            ),
+            (
+                SwitchAction::Disable,
+                "tag:gamma",
+                vec![],
+                Outcome::Error(ErrorKind::ToolNotFound)
+            ),
+        ]
+    );
+    // A call's record has no switch.
+    invoke(&registry, "shop_browse", "switch-audit-call")
+        .await
+        .expect("enabled");
+    registry.audit().flush().await;
+    assert_eq!(
+        only_record_of(&registry, "switch-audit-call").await.switch,
+        None
     );
 }

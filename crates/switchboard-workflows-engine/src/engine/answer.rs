@@ -38,6 +38,9 @@ pub struct Answered {
     pub key: String,
     /// The step's questions still without an answer: the run goes on once there are none.
     pub remaining: Vec<String>,
+    /// The number of the answer's event in the run: what the answer set going comes after it
+    /// ([`Engine::events_after`]).
+    pub seq: u64,
 }
 
 impl Answered {
@@ -174,6 +177,7 @@ impl Engine {
                 iteration: step.key.iteration,
                 key,
                 remaining,
+                seq,
             });
         }
         Err(EngineError::Busy { run })
