@@ -358,10 +358,17 @@ async fn a_disabled_tool_leaves_the_list_with_a_list_changed_until_enabled() {
     .expect("registers");
     let (client, recorder, server) = connect(&registry, admin()).await;
     assert!(listed(&client).await.contains(&"mounted_lookup".to_owned()));
+    let operator = CallContext::builder()
+        .org("acme")
+        .user("alice")
+        .role("admin")
+        .session("switching")
+        .correlation("switching-1")
+        .build();
 
     let changed = bounded(
         "disabling",
-        registry.disable("domain:mounted".parse().expect("a selector")),
+        registry.disable("domain:mounted".parse().expect("a selector"), &operator),
     )
     .await
     .expect("the domain has a tool");
@@ -383,7 +390,7 @@ async fn a_disabled_tool_leaves_the_list_with_a_list_changed_until_enabled() {
 
     bounded(
         "enabling",
-        registry.enable("tool:mounted_lookup".parse().expect("a selector")),
+        registry.enable("tool:mounted_lookup".parse().expect("a selector"), &operator),
     )
     .await
     .expect("the tool exists");

@@ -112,6 +112,7 @@ impl Engine {
             input_schema: Arc::new(input_schema),
             output_schema: None,
             tasks: TaskSupport::Optional,
+            asks_before_task: false,
             origin: ToolOrigin::Runtime {
                 source: "switchboard-workflows-engine (answers to runs' questions)".to_owned(),
             },
