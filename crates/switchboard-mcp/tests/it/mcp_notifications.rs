@@ -390,7 +390,10 @@ async fn a_disabled_tool_leaves_the_list_with_a_list_changed_until_enabled() {
 
     bounded(
         "enabling",
-        registry.enable("tool:mounted_lookup".parse().expect("a selector"), &operator),
+        registry.enable(
+            "tool:mounted_lookup".parse().expect("a selector"),
+            &operator,
+        ),
     )
     .await
     .expect("the tool exists");
