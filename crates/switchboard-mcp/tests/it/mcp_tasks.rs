@@ -160,6 +160,19 @@ pub(crate) async fn reaches(
     .await
 }
 
+/// Polls `tasks/get` until the task has ended, completed or failed.
+pub(crate) async fn ended(
+    client: &RunningService<RoleClient, impl ClientHandler>,
+    task_id: &str,
+) -> GetTaskResult {
+    reaches(
+        client,
+        task_id,
+        &[TaskStatus::Completed, TaskStatus::Failed],
+    )
+    .await
+}
+
 /// The first text of a completed task's result, and whether it is an error.
 pub(crate) fn completed_text(task: &GetTaskResult) -> (String, bool) {
     match &task.task.payload {
@@ -315,23 +328,13 @@ async fn a_tool_error_completes_its_task_a_panic_fails_it_and_a_cancel_cancels_i
     for version in VERSIONS {
         let (client, server) = connect(&registry, &version, true).await;
         let task_id = start_task(&client, "failing_job", json!({})).await;
-        let task = reaches(
-            &client,
-            &task_id,
-            &[TaskStatus::Completed, TaskStatus::Failed],
-        )
-        .await;
+        let task = ended(&client, &task_id).await;
         let (text, is_error) = completed_text(&task);
         assert!(is_error, "{task:?}");
         assert!(text.contains("the job failed"), "{text}");
 
         let task_id = start_task(&client, "protocol_error_job", json!({})).await;
-        let task = reaches(
-            &client,
-            &task_id,
-            &[TaskStatus::Completed, TaskStatus::Failed],
-        )
-        .await;
+        let task = ended(&client, &task_id).await;
         match &task.task.payload {
             TaskPayload::Failed { error } => {
                 assert_eq!(

@@ -25,7 +25,7 @@ use crate::{
     approval_support::records_of,
     common::{close, registry, runtime_tool},
     mcp_tasks::{
-        Client, accept, call_with, completed_text, connect, pending_keys, reaches, request,
+        Client, accept, call_with, completed_text, connect, ended, pending_keys, reaches, request,
         start_task, update,
     },
 };
@@ -45,6 +45,14 @@ async fn first_round(client: &Client, params: &CallToolRequestParams) -> InputRe
         "no task before it begins: {wire}"
     );
     asking
+}
+
+/// The `requestState` of the first round, which asks.
+async fn first_state(client: &Client, params: &CallToolRequestParams) -> String {
+    first_round(client, params)
+        .await
+        .request_state
+        .expect("a state")
 }
 
 /// `params` again, with `answer` under `key` and the round's `state`.
@@ -99,12 +107,7 @@ async fn a_round_asks_then_the_round_that_answers_gets_the_task_which_ends_with_
         ),
     )
     .await;
-    let task = reaches(
-        &client,
-        &task_id,
-        &[TaskStatus::Completed, TaskStatus::Failed],
-    )
-    .await;
+    let task = ended(&client, &task_id).await;
     assert_eq!(completed_text(&task), ("Hello, Alice!".to_owned(), false));
 
     // One record per tools/call: the round that asked, and the call that ran on in the task.
@@ -134,10 +137,7 @@ async fn a_tampered_state_on_the_round_that_would_begin_the_task_is_refused() {
     let registry = registry().await;
     let (client, server) = connect(&registry, &ProtocolVersion::V_2026_07_28, true).await;
     let params = request(TOOL, json!({}));
-    let state = first_round(&client, &params)
-        .await
-        .request_state
-        .expect("a state");
+    let state = first_state(&client, &params).await;
     let alice = accept(json!({"name": "Alice"}));
 
     let tampered = format!("{state}x");
@@ -155,12 +155,7 @@ async fn a_tampered_state_on_the_round_that_would_begin_the_task_is_refused() {
     }
     // The state itself still opens: the refusal was the tampering's.
     let task_id = task_round(&client, answered(&params, "user_name", alice, &state)).await;
-    let task = reaches(
-        &client,
-        &task_id,
-        &[TaskStatus::Completed, TaskStatus::Failed],
-    )
-    .await;
+    let task = ended(&client, &task_id).await;
     assert_eq!(completed_text(&task), ("Hello, Alice!".to_owned(), false));
     close(client, server).await;
     registry.shutdown().await;
@@ -171,21 +166,13 @@ async fn a_declined_question_is_an_answer_and_the_task_begins_all_the_same() {
     let registry = registry().await;
     let (client, server) = connect(&registry, &ProtocolVersion::V_2026_07_28, true).await;
     let params = request(TOOL, json!({}));
-    let state = first_round(&client, &params)
-        .await
-        .request_state
-        .expect("a state");
+    let state = first_state(&client, &params).await;
     let task_id = task_round(
         &client,
         answered(&params, "user_name", json!({"action": "decline"}), &state),
     )
     .await;
-    let task = reaches(
-        &client,
-        &task_id,
-        &[TaskStatus::Completed, TaskStatus::Failed],
-    )
-    .await;
+    let task = ended(&client, &task_id).await;
     assert_eq!(
         completed_text(&task),
         ("Hello, stranger!".to_owned(), false)
@@ -295,32 +282,19 @@ async fn questions_after_the_task_begins_go_to_the_task_and_a_tool_that_never_be
         accept(json!({"name": "Grace"})),
     )
     .await;
-    let task = reaches(
-        &client,
-        &task_id,
-        &[TaskStatus::Completed, TaskStatus::Failed],
-    )
-    .await;
+    let task = ended(&client, &task_id).await;
     let (text, is_error) = completed_text(&task);
     assert!(!is_error, "{task:?}");
     assert!(text.contains("Ada") && text.contains("Grace"), "{text}");
 
     let params = request("never_begins", json!({}));
-    let state = first_round(&client, &params)
-        .await
-        .request_state
-        .expect("a state");
+    let state = first_state(&client, &params).await;
     let task_id = task_round(
         &client,
         answered(&params, "first", accept(json!({"name": "Ada"})), &state),
     )
     .await;
-    let task = reaches(
-        &client,
-        &task_id,
-        &[TaskStatus::Completed, TaskStatus::Failed],
-    )
-    .await;
+    let task = ended(&client, &task_id).await;
     let (text, is_error) = completed_text(&task);
     assert!(!is_error && text.contains("Ada"), "{task:?}");
     close(client, server).await;
@@ -347,12 +321,7 @@ async fn where_no_task_begins_at_the_tools_word_begin_task_returns_at_once() {
         accept(json!({"name": "Grace"})),
     )
     .await;
-    let task = reaches(
-        &client,
-        &task_id,
-        &[TaskStatus::Completed, TaskStatus::Failed],
-    )
-    .await;
+    let task = ended(&client, &task_id).await;
     let (text, is_error) = completed_text(&task);
     assert!(
         !is_error && text.contains("Ada") && text.contains("Grace"),
@@ -363,10 +332,7 @@ async fn where_no_task_begins_at_the_tools_word_begin_task_returns_at_once() {
     // 2026-07-28 without the extension: an ordinary call in rounds, never a task.
     let (client, server) = connect(&registry, &ProtocolVersion::V_2026_07_28, false).await;
     let params = request("asks_around", json!({}));
-    let state = first_round(&client, &params)
-        .await
-        .request_state
-        .expect("a state");
+    let state = first_state(&client, &params).await;
     let asking = match call_with(
         &client,
         answered(&params, "first", accept(json!({"name": "Ada"})), &state),
