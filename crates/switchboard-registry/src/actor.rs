@@ -113,7 +113,7 @@ impl RegistryActor {
         for spec in specs {
             let domain_name: &str = &spec.descriptor.domain;
             let domain = match domains.get(domain_name) {
-                Some(domain) if domain.cell.is::<DomainCell<()>>() => Arc::clone(domain),
+                Some(domain) if domain.local.cell.is::<DomainCell<()>>() => Arc::clone(domain),
                 Some(_) => {
                     return Err(RegistryError::StatefulDomain {
                         tool: spec.descriptor.name.to_string(),
@@ -268,10 +268,10 @@ impl Actor for RegistryActor {
                     return Ok(());
                 };
                 // A failed actor skips `post_stop`: mark the domain down here.
-                domain.clear_actor(cell.get_id());
+                domain.local.clear_actor(cell.get_id());
                 tracing::error!(domain = %domain.name, %error, "domain actor failed");
                 if Self::within_budget(state, &domain.name) {
-                    domain.note_restart();
+                    domain.local.note_restart();
                     Self::start_domain(&myself, state, domain).await?;
                 } else {
                     tracing::error!(domain = %domain.name, "restart budget exhausted; the domain stays unavailable");
@@ -280,7 +280,7 @@ impl Actor for RegistryActor {
             SupervisionEvent::ActorTerminated(cell, _, reason) => {
                 if let Some(domain) = state.by_actor.remove(&cell.get_id()) {
                     // A killed actor skips `post_stop`: mark the domain down here.
-                    domain.clear_actor(cell.get_id());
+                    domain.local.clear_actor(cell.get_id());
                     tracing::warn!(domain = %domain.name, reason = reason.as_deref().unwrap_or("none"), "domain actor stopped; its tools are unavailable");
                 }
             }
@@ -295,7 +295,7 @@ impl Actor for RegistryActor {
         state: &mut RegistryState,
     ) -> Result<(), ActorProcessingErr> {
         for domain in state.by_actor.values() {
-            if let Some(actor) = domain.actor() {
+            if let Some(actor) = domain.local.actor() {
                 let _ = actor
                     .stop_and_wait(Some("registry stopped".to_owned()), None)
                     .await;

@@ -1,4 +1,11 @@
-//! A domain at run time: its state cell, its bulkhead, and the actor that owns its writes.
+//! A domain at run time: its name, its bulkhead, and the [`LocalDomain`] its calls run in.
+//!
+//! [`LocalDomain`] is the domain as this process runs it: its state cell, the actor that owns
+//! its writes, and the counts of its tools' panics and of its actor's restarts. It is a type of
+//! its own because it is the seam where a call enters its domain: the call path's last step,
+//! `invoke::run_in_domain`, hands every call to [`LocalDomain::run`], and no earlier step knows
+//! how the domain runs. What a domain has however it runs (its name, its bulkhead, its status)
+//! stays on [`DomainRuntime`].
 //!
 //! Calls do not go through the domain actor: they run in the caller's task, reading the
 //! published state directly and waiting only for a bulkhead permit. The actor is the domain's
@@ -9,18 +16,31 @@
 //! restarted by its supervisor (the registry actor) carries on with the last published state.
 //!
 //! A write is a closure over the cell, so it runs where the state is. A domain on another node
-//! would be reached one level up, at the registry's seam, with whole calls (tool, params,
-//! caller) as the messages; its actor and its writes would stay on that node.
+//! would be reached at that same seam, with whole calls (tool, params, caller) as the
+//! messages; its actor and its writes would stay on that node.
 
-use std::sync::{
-    Arc,
-    atomic::{AtomicU64, Ordering},
+use std::{
+    panic::AssertUnwindSafe,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
 };
 
 use arc_swap::ArcSwapOption;
+use futures::FutureExt;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
-use switchboard_core::{DomainWriter, ErasedCell, WriteOp};
+use switchboard_core::{
+    ActionKey, CallScope, Caller, Category, DomainWriter, ErasedCell, InvokeError, ToolError,
+    WriteOp,
+};
 use tokio::sync::Semaphore;
+
+use crate::{
+    invoke::{domain_unavailable, panic_message, timed_out},
+    job::Job,
+    table::RegisteredTool,
+};
 
 /// Messages a domain actor handles.
 #[derive(Debug)]
@@ -49,15 +69,12 @@ impl DomainMsg {
 /// What the registry knows of one running domain.
 pub(crate) struct DomainRuntime {
     pub(crate) name: Arc<str>,
-    /// The domain's `DomainCell`, whose state type only its tools know.
-    pub(crate) cell: ErasedCell,
     /// The domain's configured concurrency: how many of its calls may run at once.
     concurrency: usize,
     /// Holds `concurrency` permits, one per running call; waiting calls get them in order.
     pub(crate) bulkhead: Semaphore,
-    actor: Arc<ArcSwapOption<ActorRef<DomainMsg>>>,
-    panics: AtomicU64,
-    restarts: AtomicU64,
+    /// Where the domain's calls run.
+    pub(crate) local: LocalDomain,
 }
 
 impl DomainRuntime {
@@ -68,20 +85,53 @@ impl DomainRuntime {
         make_cell: impl FnOnce(Box<dyn DomainWriter>) -> ErasedCell,
         concurrency: usize,
     ) -> Arc<Self> {
+        let concurrency = concurrency.min(Semaphore::MAX_PERMITS);
+        Arc::new(Self {
+            name: name.into(),
+            concurrency,
+            bulkhead: Semaphore::new(concurrency),
+            local: LocalDomain::new(make_cell),
+        })
+    }
+
+    pub(crate) fn status(&self) -> DomainStatus {
+        DomainStatus {
+            name: self.name.to_string(),
+            running: self.local.is_running(),
+            concurrency: self.concurrency,
+            in_flight: self
+                .concurrency
+                .saturating_sub(self.bulkhead.available_permits()),
+            panics: self.local.panics.load(Ordering::Relaxed),
+            restarts: self.local.restarts.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// A domain run by this process: its state cell, its actor while it runs, and the counts of
+/// its tools' panics and of its actor's restarts.
+pub(crate) struct LocalDomain {
+    /// The domain's `DomainCell`, whose state type only its tools know.
+    pub(crate) cell: ErasedCell,
+    actor: Arc<ArcSwapOption<ActorRef<DomainMsg>>>,
+    panics: AtomicU64,
+    restarts: AtomicU64,
+}
+
+impl LocalDomain {
+    /// A domain whose cell `make_cell` builds around the writer that hands writes to the
+    /// domain's actor.
+    fn new(make_cell: impl FnOnce(Box<dyn DomainWriter>) -> ErasedCell) -> Self {
         let actor = Arc::new(ArcSwapOption::empty());
         let writer = ActorWriter {
             actor: Arc::clone(&actor),
         };
-        let concurrency = concurrency.min(Semaphore::MAX_PERMITS);
-        Arc::new(Self {
-            name: name.into(),
+        Self {
             cell: make_cell(Box::new(writer)),
-            concurrency,
-            bulkhead: Semaphore::new(concurrency),
             actor,
             panics: AtomicU64::new(0),
             restarts: AtomicU64::new(0),
-        })
+        }
     }
 
     /// The domain's actor, while it runs.
@@ -97,12 +147,12 @@ impl DomainRuntime {
         }
     }
 
-    pub(crate) fn is_running(&self) -> bool {
+    fn is_running(&self) -> bool {
         self.actor.load().is_some()
     }
 
     /// Tells the domain's actor that one of its tools panicked (it logs and counts it).
-    pub(crate) fn report_panic(&self, tool: &Arc<str>, message: &str) {
+    fn report_panic(&self, tool: &Arc<str>, message: &str) {
         self.panics.fetch_add(1, Ordering::Relaxed);
         if let Some(actor) = self.actor.load().as_ref() {
             let _ = actor.cast(DomainMsg::ToolPanicked {
@@ -116,16 +166,78 @@ impl DomainRuntime {
         self.restarts.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(crate) fn status(&self) -> DomainStatus {
-        DomainStatus {
-            name: self.name.to_string(),
-            running: self.is_running(),
-            concurrency: self.concurrency,
-            in_flight: self
-                .concurrency
-                .saturating_sub(self.bulkhead.available_permits()),
-            panics: self.panics.load(Ordering::Relaxed),
-            restarts: self.restarts.load(Ordering::Relaxed),
+    /// The scope `caller` runs `tool`'s code in, as a tool of `category`: the tool's own for
+    /// its body, `read` for its gate (which cannot write).
+    pub(crate) fn scope(
+        &self,
+        tool: &RegisteredTool,
+        caller: Caller,
+        category: Category,
+    ) -> CallScope {
+        CallScope::new(
+            caller,
+            Arc::clone(&tool.name),
+            category,
+            Arc::clone(&self.cell),
+        )
+    }
+
+    /// Runs `tool`'s job as `caller` (and as `action`, for a mutation holding its key): fails
+    /// fast if the domain's actor has stopped, then waits for a permit of `bulkhead` and runs
+    /// the tool body, catching a panic. The tool's timeout covers both the wait for a permit
+    /// and the run.
+    pub(crate) async fn run<J: Job>(
+        &self,
+        bulkhead: &Semaphore,
+        tool: &RegisteredTool,
+        caller: Caller,
+        action: Option<ActionKey>,
+        job: J,
+    ) -> Result<J::Output, InvokeError> {
+        if !self.is_running() {
+            return Err(domain_unavailable(tool, "its actor has stopped"));
+        }
+        let scope = self
+            .scope(tool, caller, tool.category())
+            .with_action(action);
+        let running = async {
+            let _permit = bulkhead
+                .acquire()
+                .await
+                .map_err(|_| domain_unavailable(tool, "its bulkhead is closed"))?;
+            Ok(AssertUnwindSafe(job.run(scope)).catch_unwind().await)
+        };
+        match tokio::time::timeout(tool.timeout, running).await {
+            Err(_) => Err(timed_out(tool)),
+            Ok(Err(refused)) => Err(refused),
+            Ok(Ok(ran)) => self.settle(tool, ran),
+        }
+    }
+
+    /// The call's result from how the tool's run ended.
+    fn settle<O>(
+        &self,
+        tool: &RegisteredTool,
+        ran: std::thread::Result<Result<O, ToolError>>,
+    ) -> Result<O, InvokeError> {
+        match ran {
+            Err(panic) => {
+                let message = panic_message(&*panic);
+                self.report_panic(&tool.name, &message);
+                Err(InvokeError::ToolPanicked {
+                    tool: tool.name.to_string(),
+                    message,
+                })
+            }
+            // The domain's actor went away while the tool was writing through it.
+            Ok(Err(error)) if error.code() == ToolError::DOMAIN_UNAVAILABLE => Err(
+                domain_unavailable(tool, "its actor stopped during the call"),
+            ),
+            Ok(Err(error)) => Err(InvokeError::ToolFailed {
+                tool: tool.name.to_string(),
+                error,
+            }),
+            Ok(Ok(output)) => Ok(output),
         }
     }
 }
@@ -180,7 +292,7 @@ impl Actor for DomainActor {
         myself: ActorRef<DomainMsg>,
         runtime: Arc<DomainRuntime>,
     ) -> Result<Arc<DomainRuntime>, ActorProcessingErr> {
-        runtime.actor.store(Some(Arc::new(myself)));
+        runtime.local.actor.store(Some(Arc::new(myself)));
         tracing::debug!(domain = %runtime.name, "domain actor started");
         Ok(runtime)
     }
@@ -190,7 +302,7 @@ impl Actor for DomainActor {
         myself: ActorRef<DomainMsg>,
         runtime: &mut Arc<DomainRuntime>,
     ) -> Result<(), ActorProcessingErr> {
-        runtime.clear_actor(myself.get_id());
+        runtime.local.clear_actor(myself.get_id());
         tracing::debug!(domain = %runtime.name, "domain actor stopped");
         Ok(())
     }

@@ -20,8 +20,8 @@ use serde_json::Value;
 use switchboard_approvals::Proposal;
 use switchboard_audit::Outcome;
 use switchboard_core::{
-    ActionKey, BoxFuture, CallContext, CallScope, Caller, Category, Initiator, InvokeError,
-    ProposalId, Tool, ToolError, ask::ClientLink, schema::find_org_id,
+    ActionKey, BoxFuture, CallContext, Caller, Category, Initiator, InvokeError, ProposalId, Tool,
+    ask::ClientLink, schema::find_org_id,
 };
 use tracing::Instrument;
 
@@ -408,17 +408,6 @@ fn admit<'t>(
     })
 }
 
-/// The scope `caller` runs `tool`'s code in, as a tool of `category`: the tool's own for its
-/// body, `read` for its gate (which cannot write).
-fn scope(tool: &RegisteredTool, caller: Caller, category: Category) -> CallScope {
-    CallScope::new(
-        caller,
-        Arc::clone(&tool.name),
-        category,
-        Arc::clone(&tool.domain.cell),
-    )
-}
-
 /// Runs the gate the tool's domain declared, if any, under the tool's timeout, catching a
 /// panic.
 ///
@@ -429,7 +418,9 @@ async fn gate<J: Job>(tool: &RegisteredTool, caller: &Caller, job: J) -> Result<
         return Ok(job);
     };
     let checking = gate(
-        scope(tool, caller.clone(), Category::Read),
+        tool.domain
+            .local
+            .scope(tool, caller.clone(), Category::Read),
         job.gate_input(),
     );
     let checked =
@@ -531,9 +522,9 @@ fn agent_alternative(
     }
 }
 
-/// Runs a job in its domain as `caller` (and as `action`, for a mutation holding its key):
-/// fails fast if the domain is down, then waits for a bulkhead permit and runs the tool body,
-/// catching a panic. The tool's timeout covers both the wait for a permit and the run.
+/// Runs a job in its domain as `caller` (and as `action`, for a mutation holding its key).
+/// This is the one place where a call enters its domain; the domain runs it
+/// ([`LocalDomain::run`](crate::domain::LocalDomain::run)).
 pub(crate) async fn run_in_domain<J: Job>(
     tool: &RegisteredTool,
     caller: Caller,
@@ -541,53 +532,13 @@ pub(crate) async fn run_in_domain<J: Job>(
     job: J,
 ) -> Result<J::Output, InvokeError> {
     let domain = &tool.domain;
-    if !domain.is_running() {
-        return Err(domain_unavailable(tool, "its actor has stopped"));
-    }
-    let scope = scope(tool, caller, tool.category()).with_action(action);
-    let running = async {
-        let _permit = domain
-            .bulkhead
-            .acquire()
-            .await
-            .map_err(|_| domain_unavailable(tool, "its bulkhead is closed"))?;
-        Ok(AssertUnwindSafe(job.run(scope)).catch_unwind().await)
-    };
-    match tokio::time::timeout(tool.timeout, running).await {
-        Err(_) => Err(timed_out(tool)),
-        Ok(Err(refused)) => Err(refused),
-        Ok(Ok(ran)) => settle(tool, ran),
-    }
+    domain
+        .local
+        .run(&domain.bulkhead, tool, caller, action, job)
+        .await
 }
 
-/// The call's result from how the tool's run ended.
-fn settle<O>(
-    tool: &RegisteredTool,
-    ran: std::thread::Result<Result<O, ToolError>>,
-) -> Result<O, InvokeError> {
-    match ran {
-        Err(panic) => {
-            let message = panic_message(&*panic);
-            tool.domain.report_panic(&tool.name, &message);
-            Err(InvokeError::ToolPanicked {
-                tool: tool.name.to_string(),
-                message,
-            })
-        }
-        // The domain's actor went away while the tool was writing through it.
-        Ok(Err(error)) if error.code() == ToolError::DOMAIN_UNAVAILABLE => Err(domain_unavailable(
-            tool,
-            "its actor stopped during the call",
-        )),
-        Ok(Err(error)) => Err(InvokeError::ToolFailed {
-            tool: tool.name.to_string(),
-            error,
-        }),
-        Ok(Ok(output)) => Ok(output),
-    }
-}
-
-fn timed_out(tool: &RegisteredTool) -> InvokeError {
+pub(crate) fn timed_out(tool: &RegisteredTool) -> InvokeError {
     InvokeError::Timeout {
         tool: tool.name.to_string(),
         after: tool.timeout,
@@ -659,7 +610,7 @@ pub(crate) fn not_found(name: &str, suggestions: Vec<String>) -> InvokeError {
     }
 }
 
-fn domain_unavailable(tool: &RegisteredTool, reason: &str) -> InvokeError {
+pub(crate) fn domain_unavailable(tool: &RegisteredTool, reason: &str) -> InvokeError {
     InvokeError::DomainUnavailable {
         tool: tool.name.to_string(),
         domain: tool.domain.name.to_string(),

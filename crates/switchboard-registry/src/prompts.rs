@@ -170,7 +170,7 @@ fn register(
             entry.spec.domain
         ))
     })?;
-    if (*domain.cell).type_id() != (entry.cell_type)() {
+    if (*domain.local.cell).type_id() != (entry.cell_type)() {
         return Err(invalid(format!(
             "it expects another state than the one the `{}` domain declares",
             entry.spec.domain
@@ -332,9 +332,10 @@ impl ToolRegistry {
         }
         check_arguments(prompt, arguments)?;
         let rendering = match &prompt.body {
-            Body::Linked { entry, domain } => {
-                (entry.render)(prompt_scope(caller, name, Arc::clone(&domain.cell)), args)
-            }
+            Body::Linked { entry, domain } => (entry.render)(
+                prompt_scope(caller, name, Arc::clone(&domain.local.cell)),
+                args,
+            ),
             Body::Runtime(body) => {
                 let body = Arc::clone(body);
                 let arguments = arguments.clone();
@@ -400,7 +401,7 @@ impl ToolRegistry {
         let mut values = if declared.values.is_empty() {
             match &prompt.body {
                 Body::Linked { entry, domain } => (entry.complete)(
-                    prompt_scope(caller, name, Arc::clone(&domain.cell)),
+                    prompt_scope(caller, name, Arc::clone(&domain.local.cell)),
                     argument,
                     value,
                 )

@@ -392,7 +392,7 @@ impl RegistryBuilder {
                 });
             };
             // Only a hand-written `Domain` impl sharing a declared domain's name can differ.
-            if (*domain.cell).type_id() != (entry.cell_type)() {
+            if (*domain.local.cell).type_id() != (entry.cell_type)() {
                 return Err(RegistryError::DomainStateMismatch {
                     tool: entry.spec.name.to_owned(),
                     location: entry.spec.location.to_string(),
@@ -716,7 +716,7 @@ impl ToolRegistry {
             .domains
             .load()
             .get(domain)
-            .and_then(|d| d.actor())
+            .and_then(|d| d.local.actor())
     }
 
     /// Registers tools whose schema is only known at run time. Their domain is created (with
