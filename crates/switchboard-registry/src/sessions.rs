@@ -1,7 +1,7 @@
 //! Per-session tool lists: the unlisted tools a session asked to see.
 //!
-//! A tool list is the same for every caller holding the same roles: [`Exposure::Unlisted`]
-//! tools are found by name, never listed. Some callers hold a session whose list may grow on
+//! A tool list is the same for every caller holding the same roles:
+//! [`Exposure::Unlisted`](crate::Exposure::Unlisted) tools are found by name, never listed. Some callers hold a session whose list may grow on
 //! request (an MCP 2025-11-25 session, an in-process agent): such a caller opens the session
 //! with [`ToolRegistry::open_session`], may then reveal a domain's unlisted tools to it
 //! ([`ToolRegistry::reveal_domain`]), and lists with [`ToolRegistry::list_permitted_in`]. A
