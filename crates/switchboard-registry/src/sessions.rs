@@ -1,12 +1,12 @@
 //! Per-session tool lists: the unlisted tools a session asked to see.
 //!
 //! A tool list is the same for every caller holding the same roles:
-//! [`Exposure::Unlisted`](crate::Exposure::Unlisted) tools are found by name, never listed. Some callers hold a session whose list may grow on
-//! request (an MCP 2025-11-25 session, an in-process agent): such a caller opens the session
-//! with [`ToolRegistry::open_session`], may then reveal a domain's unlisted tools to it
-//! ([`ToolRegistry::reveal_domain`]), and lists with [`ToolRegistry::list_permitted_in`]. A
-//! caller that opened nothing cannot reveal anything: MCP 2026-07-28 says that a tool list
-//! must not vary by connection, so its transport never opens one.
+//! [`Exposure::Unlisted`](crate::Exposure::Unlisted) tools are found by name, never listed. Some
+//! callers hold a session whose list may grow on request (an MCP 2025-11-25 session, an in-process
+//! agent): such a caller opens the session with [`ToolRegistry::open_session`], may then reveal a
+//! domain's unlisted tools to it ([`ToolRegistry::reveal_domain`]), and lists with
+//! [`ToolRegistry::list_permitted_in`]. A caller that opened nothing cannot reveal anything: MCP
+//! 2026-07-28 says that a tool list must not vary by connection, so its transport never opens one.
 //!
 //! Revealing changes no tool and no permission: a revealed tool is listed to the session's
 //! callers only if their roles may call it, and every call still passes every check. Each
