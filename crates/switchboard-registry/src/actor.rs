@@ -85,11 +85,16 @@ pub(crate) struct RegistryState {
 pub(crate) struct RegistryActor;
 
 impl RegistryActor {
+    /// Starts the actor of `domain`, under this actor's supervision; a domain served by another
+    /// registry has none.
     async fn start_domain(
         myself: &ActorRef<RegistryMsg>,
         state: &mut RegistryState,
         domain: Arc<DomainRuntime>,
     ) -> Result<(), RegistryError> {
+        if domain.local().is_none() {
+            return Ok(());
+        }
         let (actor, _join) =
             Actor::spawn_linked(None, DomainActor, Arc::clone(&domain), myself.get_cell())
                 .await
@@ -113,7 +118,13 @@ impl RegistryActor {
         for spec in specs {
             let domain_name: &str = &spec.descriptor.domain;
             let domain = match domains.get(domain_name) {
-                Some(domain) if domain.local.cell.is::<DomainCell<()>>() => Arc::clone(domain),
+                Some(domain)
+                    if domain
+                        .local()
+                        .is_some_and(|local| local.cell.is::<DomainCell<()>>()) =>
+                {
+                    Arc::clone(domain)
+                }
                 Some(_) => {
                     return Err(RegistryError::StatefulDomain {
                         tool: spec.descriptor.name.to_string(),
@@ -268,10 +279,14 @@ impl Actor for RegistryActor {
                     return Ok(());
                 };
                 // A failed actor skips `post_stop`: mark the domain down here.
-                domain.local.clear_actor(cell.get_id());
+                if let Some(local) = domain.local() {
+                    local.clear_actor(cell.get_id());
+                }
                 tracing::error!(domain = %domain.name, %error, "domain actor failed");
                 if Self::within_budget(state, &domain.name) {
-                    domain.local.note_restart();
+                    if let Some(local) = domain.local() {
+                        local.note_restart();
+                    }
                     Self::start_domain(&myself, state, domain).await?;
                 } else {
                     tracing::error!(domain = %domain.name, "restart budget exhausted; the domain stays unavailable");
@@ -280,7 +295,9 @@ impl Actor for RegistryActor {
             SupervisionEvent::ActorTerminated(cell, _, reason) => {
                 if let Some(domain) = state.by_actor.remove(&cell.get_id()) {
                     // A killed actor skips `post_stop`: mark the domain down here.
-                    domain.local.clear_actor(cell.get_id());
+                    if let Some(local) = domain.local() {
+                        local.clear_actor(cell.get_id());
+                    }
                     tracing::warn!(domain = %domain.name, reason = reason.as_deref().unwrap_or("none"), "domain actor stopped; its tools are unavailable");
                 }
             }
@@ -295,7 +312,7 @@ impl Actor for RegistryActor {
         state: &mut RegistryState,
     ) -> Result<(), ActorProcessingErr> {
         for domain in state.by_actor.values() {
-            if let Some(actor) = domain.local.actor() {
+            if let Some(actor) = domain.local().and_then(|local| local.actor()) {
                 let _ = actor
                     .stop_and_wait(Some("registry stopped".to_owned()), None)
                     .await;

@@ -1,11 +1,14 @@
-//! A domain at run time: its name, its bulkhead, and the [`LocalDomain`] its calls run in.
+//! A domain at run time: its name, its bulkhead, and its [`Placement`]: where its calls run.
 //!
-//! [`LocalDomain`] is the domain as this process runs it: its state cell, the actor that owns
-//! its writes, and the counts of its tools' panics and of its actor's restarts. It is a type of
-//! its own because it is the seam where a call enters its domain: the call path's last step,
-//! `invoke::run_in_domain`, hands every call to [`LocalDomain::run`], and no earlier step knows
-//! how the domain runs. What a domain has however it runs (its name, its bulkhead, its status)
-//! stays on [`DomainRuntime`].
+//! A domain runs in this process ([`LocalDomain`]: its state cell, the actor that owns its
+//! writes, and the counts of its tools' panics and of its actor's restarts), or in another
+//! registry reached through a [`DomainLink`], with whole calls (tool, JSON params, caller) as
+//! the messages. The placement is the seam where a call enters its domain: the call path's
+//! last step, `invoke::run_in_domain`, hands every call to [`LocalDomain::run`] or to the
+//! link, and no earlier step knows how the domain runs. What a domain has however it runs (its
+//! name, its bulkhead, its status) stays on [`DomainRuntime`]. The local domain is an enum arm
+//! rather than one more link because a typed call must not turn into JSON, and a generic job
+//! cannot pass through a trait object.
 //!
 //! Calls do not go through the domain actor: they run in the caller's task, reading the
 //! published state directly and waiting only for a bulkhead permit. The actor is the domain's
@@ -15,9 +18,8 @@
 //! `domain_unavailable`. The state lives in the cell rather than in the actor, so an actor
 //! restarted by its supervisor (the registry actor) carries on with the last published state.
 //!
-//! A write is a closure over the cell, so it runs where the state is. A domain on another node
-//! would be reached at that same seam, with whole calls (tool, params, caller) as the
-//! messages; its actor and its writes would stay on that node.
+//! A write is a closure over the cell, so it runs where the state is: a linked domain's actor
+//! and writes stay with the registry that serves it, and this registry starts no actor for it.
 
 use std::{
     panic::AssertUnwindSafe,
@@ -39,6 +41,7 @@ use tokio::sync::Semaphore;
 use crate::{
     invoke::{domain_unavailable, panic_message, timed_out},
     job::Job,
+    link::{DomainLink, LinkHealth},
     table::RegisteredTool,
 };
 
@@ -74,7 +77,16 @@ pub(crate) struct DomainRuntime {
     /// Holds `concurrency` permits, one per running call; waiting calls get them in order.
     pub(crate) bulkhead: Semaphore,
     /// Where the domain's calls run.
-    pub(crate) local: LocalDomain,
+    pub(crate) placement: Placement,
+}
+
+/// Where a domain's calls run.
+pub(crate) enum Placement {
+    /// In this process, in the domain's state cell, with the typed fast path (no JSON).
+    InProcess(LocalDomain),
+    /// In another registry (in this process or on another node), reached through a link with
+    /// whole calls as JSON. This registry holds no state for it and runs no actor.
+    Linked(Arc<dyn DomainLink>),
 }
 
 impl DomainRuntime {
@@ -90,20 +102,49 @@ impl DomainRuntime {
             name: name.into(),
             concurrency,
             bulkhead: Semaphore::new(concurrency),
-            local: LocalDomain::new(make_cell),
+            placement: Placement::InProcess(LocalDomain::new(make_cell)),
         })
     }
 
+    /// The runtime of the domain `name`, served by another registry through `link`.
+    pub(crate) fn linked(name: &str, link: Arc<dyn DomainLink>, concurrency: usize) -> Arc<Self> {
+        let concurrency = concurrency.min(Semaphore::MAX_PERMITS);
+        Arc::new(Self {
+            name: name.into(),
+            concurrency,
+            bulkhead: Semaphore::new(concurrency),
+            placement: Placement::Linked(link),
+        })
+    }
+
+    /// The domain as this process runs it; `None` for a domain served through a link.
+    pub(crate) fn local(&self) -> Option<&LocalDomain> {
+        match &self.placement {
+            Placement::InProcess(local) => Some(local),
+            Placement::Linked(_) => None,
+        }
+    }
+
+    /// The domain's health. A linked domain counts as running while its link is not open,
+    /// and its panics and restarts are counted where it runs.
     pub(crate) fn status(&self) -> DomainStatus {
+        let (running, panics, restarts) = match &self.placement {
+            Placement::InProcess(local) => (
+                local.is_running(),
+                local.panics.load(Ordering::Relaxed),
+                local.restarts.load(Ordering::Relaxed),
+            ),
+            Placement::Linked(link) => (!matches!(link.health(), LinkHealth::Open { .. }), 0, 0),
+        };
         DomainStatus {
             name: self.name.to_string(),
-            running: self.local.is_running(),
+            running,
             concurrency: self.concurrency,
             in_flight: self
                 .concurrency
                 .saturating_sub(self.bulkhead.available_permits()),
-            panics: self.local.panics.load(Ordering::Relaxed),
-            restarts: self.local.restarts.load(Ordering::Relaxed),
+            panics,
+            restarts,
         }
     }
 }
@@ -292,7 +333,9 @@ impl Actor for DomainActor {
         myself: ActorRef<DomainMsg>,
         runtime: Arc<DomainRuntime>,
     ) -> Result<Arc<DomainRuntime>, ActorProcessingErr> {
-        runtime.local.actor.store(Some(Arc::new(myself)));
+        if let Some(local) = runtime.local() {
+            local.actor.store(Some(Arc::new(myself)));
+        }
         tracing::debug!(domain = %runtime.name, "domain actor started");
         Ok(runtime)
     }
@@ -302,7 +345,9 @@ impl Actor for DomainActor {
         myself: ActorRef<DomainMsg>,
         runtime: &mut Arc<DomainRuntime>,
     ) -> Result<(), ActorProcessingErr> {
-        runtime.local.clear_actor(myself.get_id());
+        if let Some(local) = runtime.local() {
+            local.clear_actor(myself.get_id());
+        }
         tracing::debug!(domain = %runtime.name, "domain actor stopped");
         Ok(())
     }

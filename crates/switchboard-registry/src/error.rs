@@ -42,6 +42,16 @@ pub enum RegistryError {
         /// The domains that exist.
         known: String,
     },
+    /// A remote domain names a domain nobody declares.
+    #[error(
+        "the remote domain `{domain}` is not a domain any linked crate declares; a remote domain is served by another registry but its tools are linked here: link the domain's crate or fix the name (known: {known})"
+    )]
+    UnknownRemoteDomain {
+        /// The domain named.
+        domain: String,
+        /// The domains that exist.
+        known: String,
+    },
     /// A tool's domain type is not the one that declared the domain of that name.
     #[error(
         "`{tool}` ({location}) expects another state than the one the `{domain}` domain declares: its domain type is not the `domain!` of that name; name the declared domain type"
@@ -54,9 +64,9 @@ pub enum RegistryError {
         /// The domain's name.
         domain: String,
     },
-    /// A run-time tool names a domain that has state.
+    /// A run-time tool names a domain that has state, or one served by another registry.
     #[error(
-        "the run-time tool `{tool}` names the domain `{domain}`, which has state; run-time tools run in domains without state: give it a domain of its own"
+        "the run-time tool `{tool}` names the domain `{domain}`, which has state or is served by another registry; run-time tools run in domains without state in this registry: give it a domain of its own"
     )]
     StatefulDomain {
         /// The tool.

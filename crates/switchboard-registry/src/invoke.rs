@@ -21,7 +21,7 @@ use switchboard_approvals::Proposal;
 use switchboard_audit::Outcome;
 use switchboard_core::{
     ActionKey, BoxFuture, CallContext, Caller, Category, Initiator, InvokeError, ProposalId, Tool,
-    ask::ClientLink, schema::find_org_id,
+    ToolError, ask::ClientLink, schema::find_org_id,
 };
 use tracing::Instrument;
 
@@ -29,8 +29,10 @@ use crate::{
     access::AgentScopes,
     audit::{AuditDraft, digest_value},
     config::AgentMutations,
+    domain::Placement,
     job::{Job, JsonRequest, Request, TypedRequest},
     layers::{Layers, Pending},
+    link::{DomainLink, LinkError, LinkHealth, LinkedCall},
     mutation::{self, Claimed},
     registry::{Exposure, Shared, ToolRegistry},
     table::{RegisteredTool, ToolTable},
@@ -409,18 +411,17 @@ fn admit<'t>(
 }
 
 /// Runs the gate the tool's domain declared, if any, under the tool's timeout, catching a
-/// panic.
+/// panic. A linked domain's gate reads state this registry does not hold: the registry that
+/// serves the domain runs it.
 ///
 /// Takes the job and gives it back, so that the call path reads as a chain of steps that each
 /// hand the job on.
 async fn gate<J: Job>(tool: &RegisteredTool, caller: &Caller, job: J) -> Result<J, InvokeError> {
-    let Some(gate) = tool.gate() else {
+    let (Some(gate), Some(local)) = (tool.gate(), tool.domain.local()) else {
         return Ok(job);
     };
     let checking = gate(
-        tool.domain
-            .local
-            .scope(tool, caller.clone(), Category::Read),
+        local.scope(tool, caller.clone(), Category::Read),
         job.gate_input(),
     );
     let checked =
@@ -523,8 +524,9 @@ fn agent_alternative(
 }
 
 /// Runs a job in its domain as `caller` (and as `action`, for a mutation holding its key).
-/// This is the one place where a call enters its domain; the domain runs it
-/// ([`LocalDomain::run`](crate::domain::LocalDomain::run)).
+/// This is the one place where a call enters its domain: the domain runs it
+/// ([`LocalDomain::run`](crate::domain::LocalDomain::run)), or its link carries it to the
+/// registry that serves it ([`run_linked`]).
 pub(crate) async fn run_in_domain<J: Job>(
     tool: &RegisteredTool,
     caller: Caller,
@@ -532,10 +534,90 @@ pub(crate) async fn run_in_domain<J: Job>(
     job: J,
 ) -> Result<J::Output, InvokeError> {
     let domain = &tool.domain;
-    domain
-        .local
-        .run(&domain.bulkhead, tool, caller, action, job)
+    match &domain.placement {
+        Placement::InProcess(local) => local.run(&domain.bulkhead, tool, caller, action, job).await,
+        Placement::Linked(link) => {
+            let params = job.linked_params(tool)?;
+            let output = run_linked(
+                &**link,
+                &domain.bulkhead,
+                tool,
+                &caller,
+                action.as_ref(),
+                params,
+            );
+            J::decode_linked(tool, output.await?)
+        }
+    }
+}
+
+/// How much longer than the tool's timeout the front waits for a linked call's answer, so that
+/// the remote's own timeout fires first and its answer says what happened.
+pub(crate) const LINK_MARGIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Runs a call of a linked domain's tool with `params` through `link`: fails fast if the link
+/// is open, waits for a permit of `bulkhead`, sends the whole call and answers with the remote's
+/// JSON output. An answer that does not come in time is in doubt (the tool may have run), never
+/// a timeout.
+async fn run_linked(
+    link: &dyn DomainLink,
+    bulkhead: &tokio::sync::Semaphore,
+    tool: &RegisteredTool,
+    caller: &Caller,
+    action: Option<&ActionKey>,
+    params: Arc<Value>,
+) -> Result<Value, InvokeError> {
+    if let LinkHealth::Open { reason } = link.health() {
+        return Err(domain_unavailable(tool, &reason));
+    }
+    let deadline = tokio::time::Instant::now() + tool.timeout + LINK_MARGIN;
+    let sending = async {
+        let _permit = bulkhead.acquire().await.map_err(|_| LinkError::NotSent {
+            reason: "its bulkhead is closed".to_owned(),
+        })?;
+        link.call(LinkedCall::new(
+            &tool.descriptor,
+            params,
+            caller,
+            action,
+            deadline,
+        ))
         .await
+    };
+    let answer = match tokio::time::timeout_at(deadline, sending).await {
+        Ok(answer) => answer,
+        Err(_) => Err(LinkError::InDoubt {
+            reason: format!(
+                "no answer from {} within {:?}",
+                link.location(),
+                tool.timeout + LINK_MARGIN
+            ),
+        }),
+    };
+    answer.map_err(|error| linked_error(tool, link, error))
+}
+
+/// The call's error from how a linked call failed.
+fn linked_error(tool: &RegisteredTool, link: &dyn DomainLink, error: LinkError) -> InvokeError {
+    match error {
+        LinkError::NotSent { reason } => domain_unavailable(
+            tool,
+            &format!("{} ({} link): {reason}", link.location(), link.kind()),
+        ),
+        LinkError::Refused(error) | LinkError::Failed(error) => error,
+        LinkError::InDoubt { reason } => InvokeError::ToolFailed {
+            tool: tool.name.to_string(),
+            error: ToolError::new(
+                "remote_outcome_unknown",
+                format!(
+                    "the call was sent to {} and its outcome is unknown ({reason}); it may have \
+                     run: retry with the same idempotency key to learn its outcome",
+                    link.location()
+                ),
+            )
+            .in_doubt(),
+        },
+    }
 }
 
 pub(crate) fn timed_out(tool: &RegisteredTool) -> InvokeError {

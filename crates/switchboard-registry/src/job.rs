@@ -23,7 +23,7 @@ use switchboard_core::{
 
 use crate::{
     audit::{Digested, digest_value},
-    invoke::not_found,
+    invoke::{domain_unavailable, not_found},
     table::{Handler, RegisteredTool, RuntimeTool},
 };
 
@@ -64,6 +64,13 @@ pub(crate) trait Job: Send + 'static {
 
     /// The params, as a proposal stores them; refused if they cannot be written as JSON.
     fn proposal_params(&self, tool: &RegisteredTool) -> Result<Arc<Value>, InvokeError>;
+
+    /// The params, as a call to a linked domain sends them; refused if this face cannot take
+    /// the remote's JSON answer back.
+    fn linked_params(&self, tool: &RegisteredTool) -> Result<Arc<Value>, InvokeError>;
+
+    /// The output of a call to a linked domain, from the remote's JSON answer.
+    fn decode_linked(tool: &RegisteredTool, output: Value) -> Result<Self::Output, InvokeError>;
 
     /// The output, as the call's audit record keeps it.
     fn audit_output(output: &Self::Output) -> Digested;
@@ -165,6 +172,14 @@ impl Job for JsonJob {
         Ok(Arc::clone(&self.params))
     }
 
+    fn linked_params(&self, _tool: &RegisteredTool) -> Result<Arc<Value>, InvokeError> {
+        Ok(Arc::clone(&self.params))
+    }
+
+    fn decode_linked(_tool: &RegisteredTool, output: Value) -> Result<Value, InvokeError> {
+        Ok(output)
+    }
+
     fn audit_output(output: &Value) -> Digested {
         digest_json(output)
     }
@@ -235,6 +250,16 @@ impl<T: Tool> Job for TypedJob<T> {
             .map_err(|error| unkeyable(tool, &error))
     }
 
+    /// Refused: a typed output cannot yet be rebuilt from the remote's JSON answer, so the call
+    /// is refused before it is sent.
+    fn linked_params(&self, tool: &RegisteredTool) -> Result<Arc<Value>, InvokeError> {
+        Err(typed_linked_refused(tool))
+    }
+
+    fn decode_linked(tool: &RegisteredTool, _output: Value) -> Result<T::Output, InvokeError> {
+        Err(typed_linked_refused(tool))
+    }
+
     fn audit_output(output: &T::Output) -> Digested {
         digest_value(output)
     }
@@ -281,6 +306,16 @@ pub(crate) fn unkeyable(tool: &RegisteredTool, error: &DigestError) -> InvokeErr
                 "{error}; a mutation's input must be JSON, to key its retries and store its proposal"
             ),
         )],
+    )
+}
+
+/// The refusal of a typed call of a tool whose domain is linked: its output would come back
+/// as JSON, which the typed face cannot decode.
+fn typed_linked_refused(tool: &RegisteredTool) -> InvokeError {
+    domain_unavailable(
+        tool,
+        "it is served by another registry, and a typed call cannot decode the JSON answer; \
+         call the tool with JSON params (`ToolRegistry::invoke`)",
     )
 }
 

@@ -11,6 +11,7 @@ mod error;
 mod invoke;
 mod job;
 mod layers;
+mod link;
 mod mutation;
 mod permissions;
 mod prompts;
@@ -29,6 +30,7 @@ pub use config::{AgentMutations, RegistryConfig};
 pub use domain::{DomainMsg, DomainStatus};
 pub use error::RegistryError;
 pub use layers::{CallLayer, Finished, LayerCall};
+pub use link::{DomainLink, LinkError, LinkHealth, LinkedCall};
 pub use permissions::{DEFAULT_PERMISSIONS_TOML, PermissionMatrix, PermissionsError};
 pub use prompts::{MAX_COMPLETIONS, RuntimePrompt};
 pub use registry::{

@@ -20,8 +20,9 @@ use std::{collections::BTreeMap, panic::AssertUnwindSafe, sync::Arc};
 use futures::FutureExt;
 use serde_json::{Map, Value};
 use switchboard_core::{
-    BoxFuture, CallContext, Caller, PromptDescriptor, PromptEntry, PromptError, PromptMessage,
-    RenderedPrompt, Role, ToolError, linked_prompts, prompt_scope, schema::find_org_id,
+    BoxFuture, CallContext, Caller, ErasedCell, PromptDescriptor, PromptEntry, PromptError,
+    PromptMessage, RenderedPrompt, Role, ToolError, linked_prompts, prompt_scope,
+    schema::find_org_id,
 };
 use tracing::Instrument;
 
@@ -58,7 +59,7 @@ enum Body {
     /// Linked with `prompt!`, rendered from its domain's state.
     Linked {
         entry: &'static PromptEntry,
-        domain: Arc<DomainRuntime>,
+        cell: ErasedCell,
     },
     /// Given at run time.
     Runtime(Arc<dyn RuntimePrompt>),
@@ -94,9 +95,8 @@ pub(crate) struct PromptTable {
 
 impl PromptTable {
     /// Every linked prompt whose domain is in `domains` (the registry's, excluded ones left
-    /// out), checked.
-    /// Every linked prompt whose domain is in `domains`, then every run-time prompt of
-    /// `runtime`.
+    /// out), checked, then every run-time prompt of `runtime`. The prompts of a domain served
+    /// by another registry are left out: they render from state this registry does not hold.
     pub(crate) fn build(
         domains: &BTreeMap<Arc<str>, Arc<DomainRuntime>>,
         permissions: &PermissionMatrix,
@@ -106,6 +106,11 @@ impl PromptTable {
         let mut prompts: BTreeMap<Arc<str>, RegisteredPrompt> = BTreeMap::new();
         let linked = linked_prompts()
             .filter(|entry| !excluded(entry.spec.domain))
+            .filter(|entry| {
+                domains
+                    .get(entry.spec.domain)
+                    .is_none_or(|domain| domain.local().is_some())
+            })
             .map(|entry| register(entry, domains, permissions));
         let given = runtime
             .into_iter()
@@ -170,7 +175,13 @@ fn register(
             entry.spec.domain
         ))
     })?;
-    if (*domain.local.cell).type_id() != (entry.cell_type)() {
+    let local = domain.local().ok_or_else(|| {
+        invalid(format!(
+            "it renders from the state of the `{}` domain, which another registry serves",
+            entry.spec.domain
+        ))
+    })?;
+    if (*local.cell).type_id() != (entry.cell_type)() {
         return Err(invalid(format!(
             "it expects another state than the one the `{}` domain declares",
             entry.spec.domain
@@ -190,7 +201,7 @@ fn register(
     Ok(RegisteredPrompt {
         body: Body::Linked {
             entry,
-            domain: Arc::clone(domain),
+            cell: Arc::clone(&local.cell),
         },
         granted_roles: permissions
             .roles_granting(&descriptor.permission)
@@ -332,10 +343,9 @@ impl ToolRegistry {
         }
         check_arguments(prompt, arguments)?;
         let rendering = match &prompt.body {
-            Body::Linked { entry, domain } => (entry.render)(
-                prompt_scope(caller, name, Arc::clone(&domain.local.cell)),
-                args,
-            ),
+            Body::Linked { entry, cell } => {
+                (entry.render)(prompt_scope(caller, name, Arc::clone(cell)), args)
+            }
             Body::Runtime(body) => {
                 let body = Arc::clone(body);
                 let arguments = arguments.clone();
@@ -400,8 +410,8 @@ impl ToolRegistry {
         };
         let mut values = if declared.values.is_empty() {
             match &prompt.body {
-                Body::Linked { entry, domain } => (entry.complete)(
-                    prompt_scope(caller, name, Arc::clone(&domain.local.cell)),
+                Body::Linked { entry, cell } => (entry.complete)(
+                    prompt_scope(caller, name, Arc::clone(cell)),
                     argument,
                     value,
                 )

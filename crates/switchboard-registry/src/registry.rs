@@ -26,6 +26,7 @@ use crate::{
     domain::{DomainMsg, DomainRuntime, DomainStatus},
     error::RegistryError,
     layers::{CallLayer, Layers},
+    link::DomainLink,
     permissions::PermissionMatrix,
     prompts::{PromptTable, RuntimePrompt},
     sessions::SessionLists,
@@ -198,6 +199,8 @@ pub struct RegistryBuilder {
     proposals: Option<Arc<dyn ProposalStore>>,
     /// Cells built from the states given to [`RegistryBuilder::domain_state`], by domain.
     states: BTreeMap<&'static str, MakeCell>,
+    /// The domains served by other registries ([`RegistryBuilder::remote_domain`]), by name.
+    remote: BTreeMap<String, Arc<dyn DomainLink>>,
     client: Option<Arc<dyn ClientHandler>>,
     layers: Vec<Arc<dyn CallLayer>>,
     domain_layers: Vec<(String, Arc<dyn CallLayer>)>,
@@ -213,6 +216,7 @@ impl std::fmt::Debug for RegistryBuilder {
             .field("config", &self.config)
             .field("excluded_domains", &self.excluded_domains)
             .field("domain_states", &self.states.keys().collect::<Vec<_>>())
+            .field("remote_domains", &self.remote.keys().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
 }
@@ -237,6 +241,7 @@ impl Default for RegistryBuilder {
             idempotency: None,
             proposals: None,
             states: BTreeMap::new(),
+            remote: BTreeMap::new(),
             client: None,
             layers: Vec::new(),
             domain_layers: Vec::new(),
@@ -361,12 +366,29 @@ impl RegistryBuilder {
         self
     }
 
+    /// Serves the linked domain `domain` from another registry, reached through `link`: this
+    /// registry keeps its tools and policies and runs every check that needs no domain state,
+    /// then hands each call whole to `link` (see [`DomainLink`]). It builds no state for the
+    /// domain and starts no actor; the domain's gates run on the registry that serves it, and
+    /// its prompts, which render from its state, are left out. Given twice, the last link
+    /// wins; ignored if `domain` is excluded. A name no linked crate declares stops
+    /// [`start`](Self::start).
+    pub fn remote_domain(mut self, domain: impl Into<String>, link: Arc<dyn DomainLink>) -> Self {
+        self.remote.insert(domain.into(), link);
+        self
+    }
+
     /// Discovers every linked domain and tool, checks them, starts one actor per domain under
     /// the registry actor, and returns the handle.
     pub async fn start(mut self) -> Result<ToolRegistry, RegistryError> {
         let excluded_domains = std::mem::take(&mut self.excluded_domains);
         let excluded = |domain: &str| excluded_domains.iter().any(|d| d == domain);
-        let domains = scan_domains(&self.config, &excluded, std::mem::take(&mut self.states))?;
+        let domains = scan_domains(
+            &self.config,
+            &excluded,
+            std::mem::take(&mut self.states),
+            std::mem::take(&mut self.remote),
+        )?;
         let entries: Vec<&'static ToolEntry> = linked_tools()
             .filter(|entry| !excluded(entry.spec.domain))
             .collect();
@@ -391,8 +413,11 @@ impl RegistryBuilder {
                         .join(", "),
                 });
             };
-            // Only a hand-written `Domain` impl sharing a declared domain's name can differ.
-            if (*domain.local.cell).type_id() != (entry.cell_type)() {
+            // Only a hand-written `Domain` impl sharing a declared domain's name can differ. A
+            // linked domain's state is checked by the registry that serves it.
+            if let Some(local) = domain.local()
+                && (*local.cell).type_id() != (entry.cell_type)()
+            {
                 return Err(RegistryError::DomainStateMismatch {
                     tool: entry.spec.name.to_owned(),
                     location: entry.spec.location.to_string(),
@@ -490,12 +515,14 @@ fn scan_policies() -> Result<BTreeMap<&'static str, &'static ToolPolicyEntry>, R
     Ok(policies)
 }
 
-/// A runtime for every linked domain not `excluded`, each with the state `states` gives it or
-/// else the initial state its declaration names.
+/// A runtime for every linked domain not `excluded`: linked to the registry that serves it when
+/// `remote` names it, else with the state `states` gives it or the initial state its
+/// declaration names.
 fn scan_domains(
     config: &RegistryConfig,
     excluded: &dyn Fn(&str) -> bool,
     mut states: BTreeMap<&'static str, MakeCell>,
+    mut remote: BTreeMap<String, Arc<dyn DomainLink>>,
 ) -> Result<BTreeMap<Arc<str>, Arc<DomainRuntime>>, RegistryError> {
     let mut seen: BTreeMap<&'static str, &'static str> = BTreeMap::new();
     let mut domains = BTreeMap::new();
@@ -508,11 +535,22 @@ fn scan_domains(
             });
         }
         let concurrency = config.concurrency_of(entry.name);
-        let runtime = match states.remove(entry.name) {
-            Some(make) => DomainRuntime::new(entry.name, make, concurrency),
-            None => DomainRuntime::new(entry.name, entry.cell, concurrency),
+        let runtime = match (remote.remove(entry.name), states.remove(entry.name)) {
+            (Some(link), _) => DomainRuntime::linked(entry.name, link, concurrency),
+            (None, Some(make)) => DomainRuntime::new(entry.name, make, concurrency),
+            (None, None) => DomainRuntime::new(entry.name, entry.cell, concurrency),
         };
         domains.insert(Arc::clone(&runtime.name), runtime);
+    }
+    if let Some(name) = remote.into_keys().find(|name| !excluded(name)) {
+        return Err(RegistryError::UnknownRemoteDomain {
+            domain: name,
+            known: domains
+                .keys()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
     }
     Ok(domains)
 }
@@ -716,7 +754,7 @@ impl ToolRegistry {
             .domains
             .load()
             .get(domain)
-            .and_then(|d| d.local.actor())
+            .and_then(|d| d.local()?.actor())
     }
 
     /// Registers tools whose schema is only known at run time. Their domain is created (with
