@@ -47,6 +47,10 @@ pub(crate) enum Mode<'a> {
     Propose { summary: Option<&'a str> },
     /// A human approved this proposal; its id is the run's idempotency key and action id.
     Approval { proposal: &'a ProposalId },
+    /// Another registry, which checked the caller, sends a call of a domain this registry
+    /// serves ([`ToolRegistry::serve_linked`]); for a mutation, with the key and action id it
+    /// holds.
+    Linked { action: Option<&'a ActionKey> },
 }
 
 /// What a call produced: the tool's output, or a stored proposal.
@@ -356,8 +360,10 @@ fn admit<'t>(
         return Err(InvokeError::OrgIdNotAllowed { path });
     }
     // Authentication: the user must own the thread the call names. An approved proposal runs
-    // in its proposer's thread, which was checked when the proposal was made.
-    if let (Some(thread_id), false) = (&caller.thread_id, matches!(mode, Mode::Approval { .. }))
+    // in its proposer's thread, which was checked when the proposal was made; a linked call's
+    // thread was checked by the registry that sent it, which knows its threads.
+    let checked_before = matches!(mode, Mode::Approval { .. } | Mode::Linked { .. });
+    if let (Some(thread_id), false) = (&caller.thread_id, checked_before)
         && shared.threads.owner(&caller.org_id, thread_id).as_ref() != Some(&caller.user_id)
     {
         return Err(InvokeError::ThreadNotOwned {
@@ -390,7 +396,21 @@ fn admit<'t>(
         }
         Mode::Propose { .. } => Admission::Propose,
         Mode::Direct if agent_proposes => Admission::Propose,
-        Mode::Direct | Mode::Approval { .. } => {
+        // The registry that sent the call ran it rather than propose it: the two registries'
+        // configurations differ, and a linked call never becomes a proposal.
+        Mode::Linked { .. } if agent_proposes => {
+            return Err(InvokeError::CategoryDenied {
+                tool: tool.name.to_string(),
+                category: tool.category(),
+                initiator: caller.initiator,
+                reason: "is proposed rather than run when an agent calls it on the registry that \
+                         serves its domain (`AgentMutations::Propose`), and a call sent by \
+                         another registry cannot become a proposal: give both registries the \
+                         same `agent_mutations`"
+                    .to_owned(),
+            });
+        }
+        Mode::Direct | Mode::Approval { .. } | Mode::Linked { .. } => {
             check_category(shared, table, tool, caller)?;
             Admission::Run
         }

@@ -30,7 +30,7 @@ pub use config::{AgentMutations, RegistryConfig};
 pub use domain::{DomainMsg, DomainStatus};
 pub use error::RegistryError;
 pub use layers::{CallLayer, Finished, LayerCall};
-pub use link::{DomainLink, LinkError, LinkHealth, LinkedCall};
+pub use link::{DomainLink, InProcessLink, LinkError, LinkHealth, LinkedCall};
 pub use permissions::{DEFAULT_PERMISSIONS_TOML, PermissionMatrix, PermissionsError};
 pub use prompts::{MAX_COMPLETIONS, RuntimePrompt};
 pub use registry::{

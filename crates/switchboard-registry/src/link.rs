@@ -16,7 +16,14 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use switchboard_core::{ActionKey, BoxFuture, Caller, InvokeError, ToolDescriptor};
+use switchboard_core::{ActionKey, BoxFuture, CallContext, Caller, InvokeError, ToolDescriptor};
+use tracing::Instrument;
+
+use crate::{
+    invoke::{Mode, Step},
+    job::JsonRequest,
+    registry::ToolRegistry,
+};
 
 /// A domain served by another registry, reached with whole calls.
 ///
@@ -117,4 +124,107 @@ pub enum LinkError {
         /// Why, for the caller.
         reason: String,
     },
+}
+
+impl LinkError {
+    /// How a call that this registry served for another one ended, sorted for the sender:
+    /// the tool ran and failed, the outcome is unknown (the record of a call that may have run
+    /// was not written), or the call was refused before it ran.
+    pub fn from_served(error: InvokeError) -> Self {
+        match error {
+            InvokeError::ToolFailed { .. }
+            | InvokeError::ToolPanicked { .. }
+            | InvokeError::Timeout { .. } => LinkError::Failed(error),
+            InvokeError::AuditFailed { .. } => LinkError::InDoubt {
+                reason: error.to_string(),
+            },
+            refused => LinkError::Refused(refused),
+        }
+    }
+}
+
+impl ToolRegistry {
+    /// Serves a call that another registry sends to a domain this one holds (through a
+    /// [`DomainLink`]): the server side of every link. `context` is the caller the sender
+    /// verified, and `action`, for a mutation, the key and action id the sender holds.
+    ///
+    /// The call takes the path of [`invoke`](ToolRegistry::invoke), every check included, with
+    /// three differences: the thread's owner is not checked (the sender knows its threads and
+    /// checked it); the call never becomes a proposal (one that would is refused with
+    /// `category_denied`); and a mutation's idempotency key is the sender's prefixed with
+    /// `link.`, its action id the sender's. The call's audit record here carries the same
+    /// correlation id, action id and digests as the sender's.
+    pub async fn serve_linked(
+        &self,
+        name: &str,
+        params: Value,
+        context: &CallContext,
+        action: Option<&ActionKey>,
+    ) -> Result<Value, InvokeError> {
+        let span = tracing::info_span!(
+            "serve_linked",
+            tool = %switchboard_audit::clamp_tool_name(name),
+            correlation_id = context.correlation_id.as_ref().map(|id| id.as_str()),
+        );
+        let step = self
+            .run(
+                name,
+                JsonRequest::new(params),
+                context,
+                Mode::Linked { action },
+            )
+            .instrument(span)
+            .await?;
+        match step {
+            Step::Output(output) => Ok(output),
+            // `Mode::Linked` refuses a call that would become a proposal.
+            Step::Proposed(proposal) => Err(crate::mutation::approval_required(&proposal)),
+        }
+    }
+}
+
+/// A link to a domain served by another registry in this process: each call goes to
+/// [`ToolRegistry::serve_linked`] on it, as a transport's server side would send it.
+#[derive(Debug, Clone)]
+pub struct InProcessLink {
+    remote: ToolRegistry,
+}
+
+impl InProcessLink {
+    /// A link to the domains `remote` serves.
+    pub fn new(remote: ToolRegistry) -> Self {
+        Self { remote }
+    }
+}
+
+impl DomainLink for InProcessLink {
+    fn kind(&self) -> &'static str {
+        "in-process"
+    }
+
+    fn location(&self) -> String {
+        "a registry in this process".to_owned()
+    }
+
+    /// Always up: the other registry is in this process.
+    fn health(&self) -> LinkHealth {
+        LinkHealth::Up
+    }
+
+    fn call<'a>(&'a self, call: LinkedCall<'a>) -> BoxFuture<'a, Result<Value, LinkError>> {
+        Box::pin(async move {
+            let context = CallContext::from(call.caller);
+            let params = Arc::unwrap_or_clone(call.params);
+            let serving = self
+                .remote
+                .serve_linked(&call.tool.name, params, &context, call.action);
+            match tokio::time::timeout_at(call.deadline, serving).await {
+                Err(_) => Err(LinkError::InDoubt {
+                    reason: "the serving registry did not answer by the deadline".to_owned(),
+                }),
+                Ok(Ok(output)) => Ok(output),
+                Ok(Err(error)) => Err(LinkError::from_served(error)),
+            }
+        })
+    }
 }

@@ -34,6 +34,10 @@ use crate::{
     table::RegisteredTool,
 };
 
+/// What a linked call's idempotency key starts with on the registry that serves its domain,
+/// before the key the sending registry holds.
+pub(crate) const LINKED_KEY_PREFIX: &str = "link.";
+
 /// Refuses a mutating call whose context lacks a scope id its tool's policy requires.
 fn check_scope_ids(tool: &RegisteredTool, caller: &Caller) -> Result<(), InvokeError> {
     let Some(policy) = tool.policy else {
@@ -159,7 +163,15 @@ pub(crate) async fn claim<J: Job>(
             IdempotencyKey::new(proposal.as_str()),
             Some(ActionId::new(proposal.as_str())),
         ),
-        Mode::Direct | Mode::Propose { .. } => {
+        // The sender's key, prefixed: a store both registries share keeps the sender's own
+        // claim apart from this one.
+        Mode::Linked {
+            action: Some(action),
+        } => (
+            IdempotencyKey::new(format!("{LINKED_KEY_PREFIX}{}", action.key.as_str())),
+            Some(action.action_id.clone()),
+        ),
+        Mode::Direct | Mode::Propose { .. } | Mode::Linked { action: None } => {
             (key_of(shared, tool, caller, context, &params)?, None)
         }
     };
@@ -203,7 +215,7 @@ pub(crate) async fn claim<J: Job>(
     let action_id = preset_action.unwrap_or_else(new_action_id);
     let event = match mode {
         Mode::Approval { .. } => ActionEvent::Approved,
-        Mode::Direct | Mode::Propose { .. } => ActionEvent::Executed,
+        Mode::Direct | Mode::Propose { .. } | Mode::Linked { .. } => ActionEvent::Executed,
     };
     draft.set_action(AuditAction::new(action_id.clone(), event));
     let key = HeldKey {
@@ -241,6 +253,7 @@ pub(crate) async fn run_held<J: Job>(
         key: scope.key.clone(),
         action_id: action_id.clone(),
     });
+    let linked = tool.domain.local().is_none();
     let run = async move {
         let result = run_in_domain(&owned_tool, caller, action, job).await;
         if let Some(scope) = key.scope.take() {
@@ -249,6 +262,10 @@ pub(crate) async fn run_held<J: Job>(
                 Err(InvokeError::DomainUnavailable { .. }) => key.store.release(&scope),
                 // The tool waits for its client's answers, which come with the next call.
                 Err(_) if link.awaits_input() => key.store.release(&scope),
+                // A linked call that the remote refused before running, or whose outcome is
+                // unknown: the registry that serves the domain holds the truth under its own
+                // key, and a retry must reach it rather than replay this answer.
+                Err(error) if linked && !ran_remotely(error) => key.store.release(&scope),
                 _ => key
                     .store
                     .complete(&scope, Arc::new(J::stored(action_id, &result))),
@@ -262,6 +279,16 @@ pub(crate) async fn run_held<J: Job>(
             tool: tool.name.to_string(),
             message: format!("the mutation's task ended abnormally: {error}"),
         }),
+    }
+}
+
+/// Whether a linked call's error says that the tool ran on the registry that serves its
+/// domain: it failed, panicked or timed out there, and the remote answered so.
+fn ran_remotely(error: &InvokeError) -> bool {
+    match error {
+        InvokeError::ToolFailed { error, .. } => !error.is_in_doubt(),
+        InvokeError::ToolPanicked { .. } | InvokeError::Timeout { .. } => true,
+        _ => false,
     }
 }
 
@@ -284,7 +311,7 @@ impl Drop for HeldKey {
 fn summary_of<'a>(mode: Mode<'a>) -> Option<&'a str> {
     match mode {
         Mode::Propose { summary } => summary,
-        Mode::Direct | Mode::Approval { .. } => None,
+        Mode::Direct | Mode::Approval { .. } | Mode::Linked { .. } => None,
     }
 }
 
