@@ -17,6 +17,7 @@ mod header_parameters;
 mod idempotency;
 mod invoke_props;
 mod layers;
+mod linked;
 mod mutation_context;
 mod prompts;
 mod proposals;
