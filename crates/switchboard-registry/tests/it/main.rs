@@ -18,6 +18,7 @@ mod idempotency;
 mod invoke_props;
 mod layers;
 mod linked;
+mod linked_faults;
 mod mutation_context;
 mod prompts;
 mod proposals;

@@ -1,0 +1,209 @@
+//! What a front registry does with a linked mutation when its link fails: a call not sent is
+//! `domain_unavailable` and frees the key; a call whose answer is lost after the remote ran is
+//! in doubt, frees the front's key, and a retry gets the remote's stored result without
+//! running the tool again; a refusal by the remote's gate frees the key as an in-process gate
+//! refusal does; and a typed call, whose output cannot come back as JSON, is refused before it
+//! is sent. The mutations are the `vault` domain's (`crate::vault`), served by a second
+//! registry through a [`FaultyLink`].
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use switchboard_audit::ActionEvent;
+use switchboard_core::{BoxFuture, CallContext, ErrorKind, IdempotencyKey, InvokeError};
+use switchboard_registry::{
+    DomainLink, InProcessLink, LinkError, LinkHealth, LinkedCall, ToolRegistry,
+};
+
+use crate::{
+    common::{only_record_of, records_of},
+    vault::{AddInput, Tally, admin, tally},
+};
+
+/// What a [`FaultyLink`] does with the next calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fault {
+    /// Passes every call on.
+    None,
+    /// Sends nothing and answers `NotSent`.
+    NotSent,
+    /// Passes the call on, then drops the answer and answers `InDoubt`.
+    LostAnswer,
+}
+
+/// An [`InProcessLink`] whose calls fail as its [`Fault`] says.
+struct FaultyLink {
+    inner: InProcessLink,
+    fault: Mutex<Fault>,
+}
+
+impl FaultyLink {
+    fn set(&self, fault: Fault) {
+        *self.fault.lock().expect("the fault lock is never poisoned") = fault;
+    }
+
+    fn fault(&self) -> Fault {
+        *self.fault.lock().expect("the fault lock is never poisoned")
+    }
+}
+
+impl DomainLink for FaultyLink {
+    fn kind(&self) -> &'static str {
+        "faulty"
+    }
+
+    fn location(&self) -> String {
+        "a faulty link to a registry in this process".to_owned()
+    }
+
+    fn health(&self) -> LinkHealth {
+        LinkHealth::Up
+    }
+
+    fn call<'a>(&'a self, call: LinkedCall<'a>) -> BoxFuture<'a, Result<Value, LinkError>> {
+        Box::pin(async move {
+            match self.fault() {
+                Fault::None => self.inner.call(call).await,
+                Fault::NotSent => Err(LinkError::NotSent {
+                    reason: "the connection was refused".to_owned(),
+                }),
+                Fault::LostAnswer => {
+                    let _lost = self.inner.call(call).await;
+                    Err(LinkError::InDoubt {
+                        reason: "the connection closed before the answer".to_owned(),
+                    })
+                }
+            }
+        })
+    }
+}
+
+/// A front registry holding `vault` as a remote domain, the registry serving it, and the
+/// link between them.
+async fn linked_vault() -> (ToolRegistry, ToolRegistry, Arc<FaultyLink>) {
+    let back = ToolRegistry::builder()
+        .start()
+        .await
+        .expect("the back starts");
+    let link = Arc::new(FaultyLink {
+        inner: InProcessLink::new(back.clone()),
+        fault: Mutex::new(Fault::None),
+    });
+    let front = ToolRegistry::builder()
+        .remote_domain("vault", Arc::clone(&link) as Arc<dyn DomainLink>)
+        .start()
+        .await
+        .expect("the front starts");
+    (front, back, link)
+}
+
+/// The admin's context with this correlation id and idempotency key.
+fn keyed(correlation: &str, key: &str) -> CallContext {
+    let mut context = admin(correlation);
+    context.idempotency_key = Some(IdempotencyKey::new(key));
+    context
+}
+
+fn add(amount: i64) -> Value {
+    json!({ "amount": amount })
+}
+
+#[tokio::test]
+async fn a_call_not_sent_is_domain_unavailable_and_leaves_the_key_free() {
+    let (front, back, link) = linked_vault().await;
+    link.set(Fault::NotSent);
+
+    let error = front
+        .invoke("vault_add", add(5), &keyed("not-sent", "add-5"))
+        .await
+        .expect_err("nothing was sent");
+    link.set(Fault::None);
+    let retried = front
+        .invoke("vault_add", add(5), &keyed("sent", "add-5"))
+        .await
+        .expect("the retry under the same key runs");
+
+    assert_eq!(error.kind(), ErrorKind::DomainUnavailable);
+    assert!(records_of(&back, "not-sent").await.is_empty());
+    assert_eq!(retried, json!({ "total": 5, "runs": 1 }));
+    assert_eq!(tally(&back).await, Tally { total: 5, runs: 1 });
+}
+
+#[tokio::test]
+async fn an_answer_lost_after_the_remote_ran_is_in_doubt_and_a_retry_gets_the_remote_result() {
+    let (front, back, link) = linked_vault().await;
+    link.set(Fault::LostAnswer);
+
+    let error = front
+        .invoke("vault_add", add(5), &keyed("lost", "add-5"))
+        .await
+        .expect_err("the answer was lost");
+    link.set(Fault::None);
+    let retried = front
+        .invoke("vault_add", add(5), &keyed("retry", "add-5"))
+        .await
+        .expect("the retry reaches the back, which replays its result");
+
+    assert!(
+        matches!(&error, InvokeError::ToolFailed { error, .. }
+            if error.is_in_doubt() && error.code() == "remote_outcome_unknown"),
+        "{error:?}"
+    );
+    assert_eq!(retried, json!({ "total": 5, "runs": 1 }));
+    assert_eq!(
+        tally(&back).await,
+        Tally { total: 5, runs: 1 },
+        "the tool ran once"
+    );
+    let first_run = only_record_of(&back, "lost").await;
+    let replay = only_record_of(&back, "retry").await;
+    assert_eq!(
+        replay.action.as_ref().map(|action| action.event),
+        Some(ActionEvent::Replayed)
+    );
+    assert_eq!(
+        replay.action.map(|action| action.id),
+        first_run.action.map(|action| action.id)
+    );
+}
+
+#[tokio::test]
+async fn a_remote_gate_refusal_is_gate_refused_and_leaves_the_key_free() {
+    let (front, back, _link) = linked_vault().await;
+
+    let error = front
+        .invoke("vault_guarded_add", add(13), &keyed("unlucky", "guarded"))
+        .await
+        .expect_err("the back's gate refuses 13");
+    let other = front
+        .invoke("vault_guarded_add", add(12), &keyed("lucky", "guarded"))
+        .await
+        .expect("the key is free: other params under it are no conflict");
+
+    assert_eq!(error.kind(), ErrorKind::GateRefused);
+    assert_eq!(
+        only_record_of(&front, "unlucky").await.outcome,
+        only_record_of(&back, "unlucky").await.outcome
+    );
+    assert_eq!(other, json!({ "total": 12, "runs": 1 }));
+}
+
+#[tokio::test]
+async fn a_typed_call_of_a_linked_tool_is_refused_before_it_is_sent() {
+    let (front, back, _link) = linked_vault().await;
+
+    let error = front
+        .call::<crate::vault::Add>(
+            AddInput {
+                amount: 5,
+                delay_ms: 0,
+            },
+            &keyed("typed", "typed-5"),
+        )
+        .await
+        .expect_err("a typed output cannot come back as JSON");
+
+    assert_eq!(error.kind(), ErrorKind::DomainUnavailable);
+    assert!(records_of(&back, "typed").await.is_empty());
+    assert_eq!(tally(&back).await, Tally { total: 0, runs: 0 });
+}
