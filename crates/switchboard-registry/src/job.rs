@@ -176,8 +176,34 @@ impl Job for JsonJob {
         Ok(Arc::clone(&self.params))
     }
 
-    fn decode_linked(_tool: &RegisteredTool, output: Value) -> Result<Value, InvokeError> {
-        Ok(output)
+    /// The answer, if it fits the tool's output schema. One that does not is
+    /// `remote_answer_invalid`, in doubt for a mutation (it may have run).
+    fn decode_linked(tool: &RegisteredTool, output: Value) -> Result<Value, InvokeError> {
+        let Some(validator) = &tool.output_validator else {
+            return Ok(output);
+        };
+        let Some(first) = validator.iter_errors(&output).next() else {
+            return Ok(output);
+        };
+        let error = ToolError::new(
+            "remote_answer_invalid",
+            format!(
+                "the registry serving the `{}` domain answered with output that does not fit \
+                 this tool's output schema (at `{}`: {first}); the two registries link different \
+                 versions of the tool: deploy the same version on both",
+                tool.domain.name,
+                first.instance_path(),
+            ),
+        );
+        let error = if tool.category().mutates() {
+            error.in_doubt()
+        } else {
+            error
+        };
+        Err(InvokeError::ToolFailed {
+            tool: tool.name.to_string(),
+            error,
+        })
     }
 
     fn audit_output(output: &Value) -> Digested {

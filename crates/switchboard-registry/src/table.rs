@@ -18,7 +18,10 @@ use switchboard_core::{
 };
 
 use crate::{
-    domain::DomainRuntime, error::RegistryError, permissions::PermissionMatrix, registry::Exposure,
+    domain::{DomainRuntime, Placement},
+    error::RegistryError,
+    permissions::PermissionMatrix,
+    registry::Exposure,
 };
 
 /// A tool registered at run time, whose schema is only known then (a tool of a remote MCP
@@ -46,6 +49,10 @@ pub(crate) struct RegisteredTool {
     pub(crate) descriptor: Arc<ToolDescriptor>,
     pub(crate) handler: Handler,
     pub(crate) validator: jsonschema::Validator,
+    /// The compiled output schema of a tool whose domain is linked, which checks the JSON
+    /// answers that come back from the registry serving it; `None` for every other tool, and
+    /// for a tool that declares no output schema or answers with content blocks.
+    pub(crate) output_validator: Option<jsonschema::Validator>,
     pub(crate) granted_roles: Box<[Role]>,
     pub(crate) domain: Arc<DomainRuntime>,
     pub(crate) timeout: Duration,
@@ -102,8 +109,21 @@ impl RegisteredTool {
                 tool: name.clone(),
                 reason: error.to_string(),
             })?;
+        let output_validator = match (&domain.placement, &descriptor.output_schema) {
+            (Placement::Linked(_), Some(output)) if !descriptor.returns_content() => Some(
+                jsonschema::options()
+                    .should_validate_formats(true)
+                    .build(output)
+                    .map_err(|error| RegistryError::InvalidSchema {
+                        tool: name.clone(),
+                        reason: format!("its output schema does not compile: {error}"),
+                    })?,
+            ),
+            _ => None,
+        };
         Ok(Self {
             name: name.into(),
+            output_validator,
             granted_roles: permissions
                 .roles_granting(&descriptor.permission)
                 .into_boxed_slice(),

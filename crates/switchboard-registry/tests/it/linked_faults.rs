@@ -2,7 +2,8 @@
 //! `domain_unavailable` and frees the key; a call whose answer is lost after the remote ran is
 //! in doubt, frees the front's key, and a retry gets the remote's stored result without
 //! running the tool again; a refusal by the remote's gate frees the key as an in-process gate
-//! refusal does; and a typed call, whose output cannot come back as JSON, is refused before it
+//! refusal does; an answer that does not fit the tool's output schema is
+//! `remote_answer_invalid` (in doubt for a mutation); and a typed call, whose output cannot come back as JSON, is refused before it
 //! is sent. The mutations are the `vault` domain's (`crate::vault`), served by a second
 //! registry through a [`FaultyLink`].
 
@@ -29,6 +30,8 @@ enum Fault {
     NotSent,
     /// Passes the call on, then drops the answer and answers `InDoubt`.
     LostAnswer,
+    /// Passes the call on, then answers with output that fits no vault tool's schema.
+    WrongAnswer,
 }
 
 /// An [`InProcessLink`] whose calls fail as its [`Fault`] says.
@@ -72,6 +75,10 @@ impl DomainLink for FaultyLink {
                     Err(LinkError::InDoubt {
                         reason: "the connection closed before the answer".to_owned(),
                     })
+                }
+                Fault::WrongAnswer => {
+                    let _replaced = self.inner.call(call).await;
+                    Ok(json!({ "total": "five" }))
                 }
             }
         })
@@ -206,4 +213,37 @@ async fn a_typed_call_of_a_linked_tool_is_refused_before_it_is_sent() {
     assert_eq!(error.kind(), ErrorKind::DomainUnavailable);
     assert!(records_of(&back, "typed").await.is_empty());
     assert_eq!(tally(&back).await, Tally { total: 0, runs: 0 });
+}
+
+#[tokio::test]
+async fn an_answer_that_does_not_fit_the_output_schema_is_remote_answer_invalid() {
+    let (front, back, link) = linked_vault().await;
+    link.set(Fault::WrongAnswer);
+
+    let read = front
+        .invoke("vault_peek", json!({}), &admin("wrong-read"))
+        .await
+        .expect_err("the answer does not fit");
+    let mutation = front
+        .invoke("vault_add", add(5), &keyed("wrong-add", "add-5"))
+        .await
+        .expect_err("the answer does not fit");
+    link.set(Fault::None);
+    let retried = front
+        .invoke("vault_add", add(5), &keyed("retry", "add-5"))
+        .await
+        .expect("the key was freed: the retry reaches the back, which replays its result");
+
+    assert!(
+        matches!(&read, InvokeError::ToolFailed { error, .. }
+            if !error.is_in_doubt() && error.code() == "remote_answer_invalid"),
+        "{read:?}"
+    );
+    assert!(
+        matches!(&mutation, InvokeError::ToolFailed { error, .. }
+            if error.is_in_doubt() && error.code() == "remote_answer_invalid"),
+        "{mutation:?}"
+    );
+    assert_eq!(retried, json!({ "total": 5, "runs": 1 }));
+    assert_eq!(tally(&back).await, Tally { total: 5, runs: 1 });
 }
