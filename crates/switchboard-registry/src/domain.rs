@@ -128,16 +128,28 @@ impl DomainRuntime {
     /// The domain's health. A linked domain counts as running while its link is not open,
     /// and its panics and restarts are counted where it runs.
     pub(crate) fn status(&self) -> DomainStatus {
-        let (running, panics, restarts) = match &self.placement {
+        let (running, panics, restarts, placement, link) = match &self.placement {
             Placement::InProcess(local) => (
                 local.is_running(),
                 local.panics.load(Ordering::Relaxed),
                 local.restarts.load(Ordering::Relaxed),
+                IN_PROCESS.to_owned(),
+                None,
             ),
-            Placement::Linked(link) => (!matches!(link.health(), LinkHealth::Open { .. }), 0, 0),
+            Placement::Linked(link) => {
+                let health = link.health();
+                let status = LinkStatus {
+                    location: link.location(),
+                    health: health.clone(),
+                };
+                let running = !matches!(health, LinkHealth::Open { .. });
+                (running, 0, 0, link.kind().to_owned(), Some(status))
+            }
         };
         DomainStatus {
             name: self.name.to_string(),
+            placement,
+            link,
             running,
             concurrency: self.concurrency,
             in_flight: self
@@ -283,21 +295,40 @@ impl LocalDomain {
     }
 }
 
+/// The placement of a domain run by this process, as [`DomainStatus::placement`] names it.
+pub const IN_PROCESS: &str = "in-process";
+
 /// A snapshot of one domain's health.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct DomainStatus {
     /// The domain.
     pub name: String,
-    /// Whether its actor is running.
+    /// Where its calls run: [`IN_PROCESS`], or the [`kind`](DomainLink::kind) of the link to
+    /// the registry that serves it.
+    pub placement: String,
+    /// For a domain served by another registry: where, and the link's health.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<LinkStatus>,
+    /// Whether its actor is running; for a domain served by another registry, whether its
+    /// link takes calls (it is not open).
     pub running: bool,
     /// Its bulkhead size.
     pub concurrency: usize,
     /// Calls running now.
     pub in_flight: usize,
-    /// Tool panics since start.
+    /// Tool panics since start (counted where the domain runs: 0 for a linked domain).
     pub panics: u64,
-    /// Actor restarts since start.
+    /// Actor restarts since start (counted where the domain runs: 0 for a linked domain).
     pub restarts: u64,
+}
+
+/// Where a domain served by another registry lives, and its link's health.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LinkStatus {
+    /// Where the domain lives ([`DomainLink::location`]).
+    pub location: String,
+    /// The link's health ([`DomainLink::health`]).
+    pub health: LinkHealth,
 }
 
 /// Routes a domain's writes to whichever actor currently runs it.

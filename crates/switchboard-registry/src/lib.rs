@@ -27,7 +27,7 @@ pub use actor::RegistryMsg;
 pub use approvals::Approved;
 pub use call_metrics::{CALL_DURATION_SECONDS, CALLS_TOTAL, UNKNOWN_TOOL, describe_metrics};
 pub use config::{AgentMutations, RegistryConfig};
-pub use domain::{DomainMsg, DomainStatus};
+pub use domain::{DomainMsg, DomainStatus, IN_PROCESS, LinkStatus};
 pub use error::RegistryError;
 pub use layers::{CallLayer, Finished, LayerCall};
 pub use link::{DomainLink, InProcessLink, LinkError, LinkHealth, LinkedCall};

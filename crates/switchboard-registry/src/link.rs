@@ -85,7 +85,8 @@ impl<'a> LinkedCall<'a> {
 }
 
 /// A link's health.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum LinkHealth {
     /// Calls go through.

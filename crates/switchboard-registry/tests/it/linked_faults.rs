@@ -13,11 +13,12 @@ use serde_json::{Value, json};
 use switchboard_audit::ActionEvent;
 use switchboard_core::{BoxFuture, CallContext, ErrorKind, IdempotencyKey, InvokeError};
 use switchboard_registry::{
-    DomainLink, InProcessLink, LinkError, LinkHealth, LinkedCall, ToolRegistry,
+    DomainLink, IN_PROCESS, InProcessLink, LinkError, LinkHealth, LinkStatus, LinkedCall,
+    ToolRegistry,
 };
 
 use crate::{
-    common::{only_record_of, records_of},
+    common::{domain_status, only_record_of, records_of},
     vault::{AddInput, Tally, admin, tally},
 };
 
@@ -246,4 +247,26 @@ async fn an_answer_that_does_not_fit_the_output_schema_is_remote_answer_invalid(
     );
     assert_eq!(retried, json!({ "total": 5, "runs": 1 }));
     assert_eq!(tally(&back).await, Tally { total: 5, runs: 1 });
+}
+
+#[tokio::test]
+async fn a_linked_domain_reports_its_link_and_runs_no_actor() {
+    let (front, back, _link) = linked_vault().await;
+
+    let on_front = domain_status(&front, "vault");
+    let on_back = domain_status(&back, "vault");
+
+    assert_eq!(on_front.placement, "faulty");
+    assert_eq!(
+        on_front.link,
+        Some(LinkStatus {
+            location: "a faulty link to a registry in this process".to_owned(),
+            health: LinkHealth::Up,
+        })
+    );
+    assert!(on_front.running);
+    assert!(front.domain_actor("vault").is_none());
+    assert_eq!(on_back.placement, IN_PROCESS);
+    assert_eq!(on_back.link, None);
+    assert!(back.domain_actor("vault").is_some());
 }
