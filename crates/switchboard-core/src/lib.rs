@@ -50,8 +50,9 @@ pub use resource::{ResourceSpec, linked_resources};
 pub use schema::{ToolDescriptor, ToolOrigin};
 pub use switchboard_macros::{ToolInput, derives, tool};
 pub use tool::{
-    BoxFuture, ErasedInput, IntoToolResult, NoInput, SourceLocation, StateOf, TaskSupport, Tool,
-    ToolEntry, ToolInput, ToolOutput, ToolSpec, decode_typed, linked_tools, validate_typed,
+    BoxFuture, ErasedInput, ErasedOutput, IntoToolResult, NoInput, OutputDecoder, SourceLocation,
+    StateOf, TaskSupport, Tool, ToolEntry, ToolInput, ToolOutput, ToolSpec, decode_typed,
+    linked_tools, validate_typed,
 };
 pub use tool_context::{ActionKey, CallScope, ToolContext};
 pub use workflow::{WorkflowSpec, linked_workflows};
@@ -68,6 +69,8 @@ pub mod __private {
     pub use schemars;
     pub use serde;
     pub use validator;
+
+    pub use crate::tool::{NoOutputDecoder, OutputDecoding};
 
     /// The initial state of a domain declared without one.
     pub const fn no_state() {}

@@ -203,7 +203,17 @@ pub struct ToolEntry {
     /// The type of the domain cell the tool expects (`DomainCell<State>`), so the registry can
     /// check at boot that its domain holds that state.
     pub cell_type: fn() -> TypeId,
+    /// Rebuilds the tool's output from its JSON form, for a typed call answered by another
+    /// registry; `None` when the output type does not implement `Deserialize`. `#[tool]` sets
+    /// it ([`ToolEntry::with_output_decoder`]).
+    pub decode_output: Option<OutputDecoder>,
 }
+
+/// Rebuilds a tool's output (boxed, as `T::Output`) from its JSON form, or says why it cannot.
+pub type OutputDecoder = fn(Value) -> Result<ErasedOutput, String>;
+
+/// A tool's output, its type erased.
+pub type ErasedOutput = Box<dyn Any + Send>;
 
 impl ToolEntry {
     /// The entry for tool `T`. Const, so the macro can hand it to `inventory::submit!`.
@@ -216,8 +226,47 @@ impl ToolEntry {
             run: run_erased::<T>,
             type_id: TypeId::of::<T>,
             cell_type: TypeId::of::<crate::DomainCell<StateOf<T>>>,
+            decode_output: None,
         }
     }
+
+    /// This entry, its output rebuilt from JSON by `decoder` (`None`: it cannot be). Const, so
+    /// the macro can hand it to `inventory::submit!`.
+    pub const fn with_output_decoder(self, decoder: Option<OutputDecoder>) -> Self {
+        Self {
+            decode_output: decoder,
+            ..self
+        }
+    }
+}
+
+/// Picks a tool output's [`OutputDecoder`] where its type is concrete (the `#[tool]` expansion):
+/// `<OutputDecoding<O>>::DECODER` is the inherent constant, `Some`, when `O` implements
+/// `Deserialize`, and otherwise the [`NoOutputDecoder`] trait's `None`.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct OutputDecoding<O>(std::marker::PhantomData<O>);
+
+impl<O: DeserializeOwned + Send + 'static> OutputDecoding<O> {
+    /// Decodes `O` from JSON.
+    pub const DECODER: Option<OutputDecoder> = Some(decode_output::<O>);
+}
+
+/// The fallback of [`OutputDecoding`] for an output without `Deserialize`.
+#[doc(hidden)]
+pub trait NoOutputDecoder {
+    /// No decoder.
+    const DECODER: Option<OutputDecoder> = None;
+}
+
+impl<O> NoOutputDecoder for OutputDecoding<O> {}
+
+fn decode_output<O: DeserializeOwned + Send + 'static>(
+    output: Value,
+) -> Result<ErasedOutput, String> {
+    serde_json::from_value::<O>(output)
+        .map(|output| Box::new(output) as ErasedOutput)
+        .map_err(|error| error.to_string())
 }
 
 impl fmt::Debug for ToolEntry {

@@ -93,6 +93,18 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
     let output_assoc = quote_spanned! {output_ty.span()=>
         type Output = <#output_ty as #core::__private::ToolReturn>::Output;
     };
+    // The output's decoder from JSON, `None` when it has no `Deserialize`: picked here, where
+    // the output type is concrete. Spanned like `type Output`, so that a wrong return type is
+    // reported at that type once.
+    let output_decoder = quote_spanned! {output_ty.span()=>
+        {
+            #[allow(unused_imports)]
+            use #core::__private::NoOutputDecoder as _;
+            <#core::__private::OutputDecoding<
+                <#output_ty as #core::__private::ToolReturn>::Output,
+            >>::DECODER
+        }
+    };
     let call_fn = quote_spanned! {output_ty.span()=>
         // With the user's spans, clippy takes this for hand-written code.
         // (`async fn` here would name `Tool::call::{anon_assoc#0}` in the not-`Send` error.)
@@ -140,7 +152,9 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
             #call_fn
         }
 
-        #core::__private::inventory::submit! { #core::ToolEntry::of::<#marker>() }
+        #core::__private::inventory::submit! {
+            #core::ToolEntry::of::<#marker>().with_output_decoder(#output_decoder)
+        }
     })
 }
 

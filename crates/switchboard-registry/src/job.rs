@@ -185,25 +185,13 @@ impl Job for JsonJob {
         let Some(first) = validator.iter_errors(&output).next() else {
             return Ok(output);
         };
-        let error = ToolError::new(
-            "remote_answer_invalid",
-            format!(
-                "the registry serving the `{}` domain answered with output that does not fit \
-                 this tool's output schema (at `{}`: {first}); the two registries link different \
-                 versions of the tool: deploy the same version on both",
-                tool.domain.name,
-                first.instance_path(),
+        Err(answer_invalid(
+            tool,
+            &format!(
+                "does not fit this tool's output schema (at `{}`: {first})",
+                first.instance_path()
             ),
-        );
-        let error = if tool.category().mutates() {
-            error.in_doubt()
-        } else {
-            error
-        };
-        Err(InvokeError::ToolFailed {
-            tool: tool.name.to_string(),
-            error,
-        })
+        ))
     }
 
     fn audit_output(output: &Value) -> Digested {
@@ -276,14 +264,22 @@ impl<T: Tool> Job for TypedJob<T> {
             .map_err(|error| unkeyable(tool, &error))
     }
 
-    /// Refused: a typed output cannot yet be rebuilt from the remote's JSON answer, so the call
-    /// is refused before it is sent.
+    /// The input, as JSON; refused before anything is sent when the tool's output cannot be
+    /// rebuilt from the JSON answer (its type does not implement `Deserialize`).
     fn linked_params(&self, tool: &RegisteredTool) -> Result<Arc<Value>, InvokeError> {
-        Err(typed_linked_refused(tool))
+        output_decoder(tool)?;
+        self.proposal_params(tool)
     }
 
-    fn decode_linked(tool: &RegisteredTool, _output: Value) -> Result<T::Output, InvokeError> {
-        Err(typed_linked_refused(tool))
+    /// The output, rebuilt from the answer once it fits the tool's output schema.
+    fn decode_linked(tool: &RegisteredTool, output: Value) -> Result<T::Output, InvokeError> {
+        let decode = output_decoder(tool)?;
+        let output = JsonJob::decode_linked(tool, output)?;
+        decode(output)
+            .ok()
+            .and_then(|output| output.downcast::<T::Output>().ok())
+            .map(|output| *output)
+            .ok_or_else(|| answer_invalid(tool, "it does not decode to the tool's output type"))
     }
 
     fn audit_output(output: &T::Output) -> Digested {
@@ -335,14 +331,43 @@ pub(crate) fn unkeyable(tool: &RegisteredTool, error: &DigestError) -> InvokeErr
     )
 }
 
-/// The refusal of a typed call of a tool whose domain is linked: its output would come back
-/// as JSON, which the typed face cannot decode.
-fn typed_linked_refused(tool: &RegisteredTool) -> InvokeError {
-    domain_unavailable(
-        tool,
-        "it is served by another registry, and a typed call cannot decode the JSON answer; \
-         call the tool with JSON params (`ToolRegistry::invoke`)",
-    )
+/// How a linked tool's output is rebuilt from JSON for a typed call; refused with
+/// `domain_unavailable` when its output type does not implement `Deserialize`.
+fn output_decoder(tool: &RegisteredTool) -> Result<switchboard_core::OutputDecoder, InvokeError> {
+    match &tool.handler {
+        Handler::Linked(ToolEntry {
+            decode_output: Some(decode),
+            ..
+        }) => Ok(*decode),
+        _ => Err(domain_unavailable(
+            tool,
+            "it is served by another registry, whose JSON answer a typed call rebuilds into the \
+             tool's output type, and that type does not implement `Deserialize`: derive \
+             `Deserialize` on it, or call the tool with JSON params (`ToolRegistry::invoke`)",
+        )),
+    }
+}
+
+/// The error of a linked call whose answer is not the tool's output: `remote_answer_invalid`,
+/// in doubt for a mutation (it may have run).
+fn answer_invalid(tool: &RegisteredTool, why: &str) -> InvokeError {
+    let error = ToolError::new(
+        "remote_answer_invalid",
+        format!(
+            "the registry serving the `{}` domain answered with output that {why}; the two \
+             registries link different versions of the tool: deploy the same version on both",
+            tool.domain.name,
+        ),
+    );
+    let error = if tool.category().mutates() {
+        error.in_doubt()
+    } else {
+        error
+    };
+    InvokeError::ToolFailed {
+        tool: tool.name.to_string(),
+        error,
+    }
 }
 
 fn invalid(tool: &RegisteredTool, errors: Vec<FieldError>) -> InvokeError {

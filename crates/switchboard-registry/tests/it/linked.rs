@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::{Value, json};
 use switchboard_audit::{ActionEvent, AuditRecord, Outcome};
-use switchboard_core::{IdempotencyKey, NoInput, ToolContext, ToolError, tool};
+use switchboard_core::{IdempotencyKey, InvokeError, NoInput, ToolContext, ToolError, tool};
 use switchboard_registry::{InProcessLink, ToolRegistry};
 
 use crate::common::{admin_context, invoke, only_record_of, records_of};
@@ -150,4 +150,21 @@ async fn a_mutation_through_a_link_runs_once_under_the_senders_key_and_action() 
         records_of(&back, "stamp-retry").await.is_empty(),
         "the front answers the retry from its own key: the back runs nothing"
     );
+}
+
+#[tokio::test]
+async fn a_typed_call_of_a_linked_tool_whose_output_has_no_deserialize_is_refused_unsent() {
+    let (front, back) = front_and_back().await;
+
+    let error = front
+        .call::<Stamp>(NoInput {}, &admin_context("typed-stamp"))
+        .await
+        .expect_err("`Stamped` cannot be rebuilt from JSON");
+
+    assert!(
+        matches!(&error, InvokeError::DomainUnavailable { reason, .. }
+            if reason.contains("derive `Deserialize`")),
+        "{error:?}"
+    );
+    assert!(records_of(&back, "typed-stamp").await.is_empty());
 }
