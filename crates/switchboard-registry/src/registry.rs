@@ -424,6 +424,15 @@ impl RegistryBuilder {
                     domain: entry.spec.domain.to_owned(),
                 });
             }
+            if domain.local().is_none() && entry.decode_output.is_none() {
+                tracing::warn!(
+                    tool = entry.spec.name,
+                    domain = entry.spec.domain,
+                    "the tool's domain is served by another registry and its output type does not \
+                     implement `Deserialize`: typed calls of it are refused (JSON calls run); \
+                     derive `Deserialize` on its output"
+                );
+            }
             let mut tool = RegisteredTool::new(
                 ToolDescriptor::from_entry(entry),
                 Handler::Linked(entry),
