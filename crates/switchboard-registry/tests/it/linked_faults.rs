@@ -4,17 +4,21 @@
 //! running the tool again; a refusal by the remote's gate frees the key as an in-process gate
 //! refusal does; an answer that does not fit the tool's output schema is
 //! `remote_answer_invalid` (in doubt for a mutation); and a typed call gets its typed output
-//! back. The mutations are the `vault` domain's (`crate::vault`), served by a second
+//! back. A remote run longer than the front's timeout plus the link's margin is in doubt on the
+//! front, never a timeout. The mutations are the `vault` domain's (`crate::vault`), served by a second
 //! registry through a [`FaultyLink`].
 
-use std::sync::{Arc, Mutex};
+use std::{
+    sync::{Arc, Mutex},
+    time::Duration,
+};
 
 use serde_json::{Value, json};
 use switchboard_audit::ActionEvent;
 use switchboard_core::{BoxFuture, CallContext, ErrorKind, IdempotencyKey, InvokeError};
 use switchboard_registry::{
     DomainLink, IN_PROCESS, InProcessLink, LinkError, LinkHealth, LinkStatus, LinkedCall,
-    ToolRegistry,
+    RegistryConfig, ToolRegistry,
 };
 
 use crate::{
@@ -272,4 +276,58 @@ async fn a_linked_domain_reports_its_link_and_runs_no_actor() {
     assert_eq!(on_back.placement, IN_PROCESS);
     assert_eq!(on_back.link, None);
     assert!(back.domain_actor("vault").is_some());
+}
+
+#[tokio::test]
+async fn a_remote_run_longer_than_the_fronts_timeout_and_margin_is_in_doubt_not_a_timeout() {
+    let back = ToolRegistry::builder()
+        .start()
+        .await
+        .expect("the back starts");
+    let front = ToolRegistry::builder()
+        .config(RegistryConfig {
+            default_timeout: Duration::from_millis(50),
+            ..RegistryConfig::default()
+        })
+        .remote_domain("vault", Arc::new(InProcessLink::new(back.clone())))
+        .start()
+        .await
+        .expect("the front starts");
+    let slow = json!({ "amount": 5, "delay_ms": 2_500 });
+
+    let error = front
+        .invoke("vault_add", slow.clone(), &keyed("slow", "slow-5"))
+        .await
+        .expect_err("the front stops waiting after its timeout and the link margin");
+    let mut retried = None;
+    for attempt in 0..100 {
+        match front
+            .invoke(
+                "vault_add",
+                slow.clone(),
+                &keyed(&format!("again-{attempt}"), "slow-5"),
+            )
+            .await
+        {
+            Ok(output) => {
+                retried = Some(output);
+                break;
+            }
+            // The back still runs the first call: the retry is in doubt again.
+            Err(InvokeError::ToolFailed { error, .. }) if error.is_in_doubt() => {}
+            Err(other) => panic!("the retry is answered or in doubt, not {other:?}"),
+        }
+    }
+
+    assert!(
+        matches!(&error, InvokeError::ToolFailed { error, .. }
+            if error.is_in_doubt() && error.code() == "remote_outcome_unknown"),
+        "{error:?}"
+    );
+    assert_eq!(retried, Some(json!({ "total": 5, "runs": 1 })));
+    assert_eq!(
+        tally(&back).await,
+        Tally { total: 5, runs: 1 },
+        "the tool ran once"
+    );
 }
