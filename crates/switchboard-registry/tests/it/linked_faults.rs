@@ -4,7 +4,7 @@
 //! running the tool again; a refusal by the remote's gate frees the key as an in-process gate
 //! refusal does; an answer that does not fit the tool's output schema is
 //! `remote_answer_invalid` (in doubt for a mutation); and a typed call gets its typed output
-//! back. A remote run longer than the front's timeout plus the link's margin is in doubt on the
+//! back. An open link fails fast. A remote run longer than the front's timeout plus the link's margin is in doubt on the
 //! front, never a timeout. The mutations are the `vault` domain's (`crate::vault`), served by a second
 //! registry through a [`FaultyLink`].
 
@@ -37,6 +37,8 @@ enum Fault {
     LostAnswer,
     /// Passes the call on, then answers with output that fits no vault tool's schema.
     WrongAnswer,
+    /// Reports its breaker open, and answers `NotSent` to a call made all the same.
+    Open,
 }
 
 /// An [`InProcessLink`] whose calls fail as its [`Fault`] says.
@@ -65,14 +67,19 @@ impl DomainLink for FaultyLink {
     }
 
     fn health(&self) -> LinkHealth {
-        LinkHealth::Up
+        match self.fault() {
+            Fault::Open => LinkHealth::Open {
+                reason: "the breaker is open after three lost calls".to_owned(),
+            },
+            _ => LinkHealth::Up,
+        }
     }
 
     fn call<'a>(&'a self, call: LinkedCall<'a>) -> BoxFuture<'a, Result<Value, LinkError>> {
         Box::pin(async move {
             match self.fault() {
                 Fault::None => self.inner.call(call).await,
-                Fault::NotSent => Err(LinkError::NotSent {
+                Fault::NotSent | Fault::Open => Err(LinkError::NotSent {
                     reason: "the connection was refused".to_owned(),
                 }),
                 Fault::LostAnswer => {
@@ -330,4 +337,23 @@ async fn a_remote_run_longer_than_the_fronts_timeout_and_margin_is_in_doubt_not_
         Tally { total: 5, runs: 1 },
         "the tool ran once"
     );
+}
+
+#[tokio::test]
+async fn an_open_link_fails_fast_with_domain_unavailable_and_its_reason() {
+    let (front, back, link) = linked_vault().await;
+    link.set(Fault::Open);
+
+    let error = front
+        .invoke("vault_peek", json!({}), &admin("open"))
+        .await
+        .expect_err("the breaker is open");
+
+    assert!(
+        matches!(&error, InvokeError::DomainUnavailable { reason, .. }
+            if reason == "the breaker is open after three lost calls"),
+        "{error:?}"
+    );
+    assert!(!domain_status(&front, "vault").running);
+    assert!(records_of(&back, "open").await.is_empty());
 }
