@@ -16,6 +16,7 @@ mod mutation;
 mod permissions;
 mod prompts;
 mod registry;
+mod scan;
 mod sessions;
 mod switches;
 mod table;
