@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use switchboard_audit::{ActionEvent, AuditRecord, Outcome};
 use switchboard_core::{IdempotencyKey, InvokeError, NoInput, ToolContext, ToolError, tool};
-use switchboard_registry::{InProcessLink, ToolRegistry};
+use switchboard_registry::{AgentMutations, InProcessLink, RegistryConfig, ToolRegistry};
 
 use crate::common::{admin_context, invoke, only_record_of, records_of};
 
@@ -167,4 +167,70 @@ async fn a_typed_call_of_a_linked_tool_whose_output_has_no_deserialize_is_refuse
         "{error:?}"
     );
     assert!(records_of(&back, "typed-stamp").await.is_empty());
+}
+
+#[tokio::test]
+async fn a_served_call_that_would_become_a_proposal_is_refused_and_runs_nothing() {
+    let proposing = || RegistryConfig {
+        agent_mutations: AgentMutations::Propose,
+        ..RegistryConfig::default()
+    };
+    let back = ToolRegistry::builder()
+        .config(proposing())
+        .domain_state::<Relay>(RelayState {
+            served_by: "the back",
+        })
+        .start()
+        .await
+        .expect("the back starts");
+    let front = ToolRegistry::builder()
+        .config(proposing())
+        .remote_domain("relay", Arc::new(InProcessLink::new(back.clone())))
+        .start()
+        .await
+        .expect("the front starts");
+    let agent = crate::vault::agent("agent-stamp");
+
+    let served = back
+        .serve_linked("relay_stamp", json!({}), &agent, None)
+        .await
+        .expect_err("an agent's execute call would be proposed on the back");
+    let proposed = front
+        .invoke("relay_stamp", json!({}), &agent)
+        .await
+        .expect_err("on the front, the same call is proposed, not run");
+
+    assert!(
+        matches!(&served, InvokeError::CategoryDenied { reason, .. }
+            if reason.contains("give both registries the same `agent_mutations`")),
+        "{served:?}"
+    );
+    assert!(
+        matches!(proposed, InvokeError::ApprovalRequired { .. }),
+        "{proposed:?}"
+    );
+    let acme = "acme".into();
+    assert!(
+        back.proposal_store()
+            .list(&acme)
+            .expect("the store answers")
+            .is_empty(),
+        "the serving registry stores no proposal"
+    );
+    assert_eq!(
+        front
+            .proposal_store()
+            .list(&acme)
+            .expect("the store answers")
+            .len(),
+        1,
+        "the front stores the proposal"
+    );
+    assert!(
+        records_of(&back, "agent-stamp")
+            .await
+            .iter()
+            .all(|record| record.outcome != Outcome::Ok),
+        "nothing ran on the back"
+    );
 }
