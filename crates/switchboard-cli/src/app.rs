@@ -19,7 +19,7 @@ use crate::{
     config_file::{ConfigFile, StoreChoice},
     limits_setup,
     mounts_setup::MountsSetup,
-    output,
+    output, served_domains,
     workflows_setup::Workflows,
 };
 
@@ -160,6 +160,12 @@ fn try_run(
     }
     let mounts = MountsSetup::resolve(&cli.command.mount_args())?;
     let may_run_tools = cli.command.may_run_tools();
+    // `serve --domains`: the linked domains this node leaves out; a name that is not one
+    // stops here, before anything opens.
+    let left_out = match &cli.command {
+        Command::Serve(serve) => served_domains::left_out(serve.domains.as_deref())?,
+        _ => Vec::new(),
+    };
     // `--intent-prompts`, else the config file's `[serve] intent_prompts`.
     let offers_intent_prompts = match &cli.command {
         Command::Serve(serve) => serve.intent_prompts || file.serve.intent_prompts,
@@ -197,8 +203,16 @@ fn try_run(
         // Linked into the binary, but only `serve --conformance` may see these test tools.
         builder = builder.exclude_domain(switchboard_domain_conformance::DOMAIN);
     }
+    for domain in &left_out {
+        builder = builder.exclude_domain(*domain);
+    }
     if offers_intent_prompts {
-        builder = with_intent_prompts(builder, command.wants_conformance_tools());
+        let conformance = command.wants_conformance_tools();
+        let served = |domain: &str| {
+            (conformance || domain != switchboard_domain_conformance::DOMAIN)
+                && !left_out.contains(&domain)
+        };
+        builder = with_intent_prompts(builder, &served);
     }
     async_runtime()?.block_on(async move {
         let switchboard = Switchboard::start(builder)
@@ -241,16 +255,14 @@ fn try_run(
     })
 }
 
-/// `builder` serving the intent patterns of the linked tools it serves as prompts (`serve
-/// --intent-prompts`, `[serve] intent_prompts`).
+/// `builder` serving the intent patterns of the linked tools it serves (those of the domains
+/// `served` keeps) as prompts (`serve --intent-prompts`, `[serve] intent_prompts`).
 fn with_intent_prompts(
     mut builder: switchboard::RegistryBuilder,
-    conformance_tools: bool,
+    served: &dyn Fn(&str) -> bool,
 ) -> switchboard::RegistryBuilder {
     let tools: Vec<switchboard_core::ToolDescriptor> = switchboard_core::linked_tools()
-        .filter(|entry| {
-            conformance_tools || entry.spec.domain != switchboard_domain_conformance::DOMAIN
-        })
+        .filter(|entry| served(entry.spec.domain))
         .map(switchboard_core::ToolDescriptor::from_entry)
         .collect();
     for (descriptor, prompt) in switchboard::orchestrator::intent_prompts(&tools) {

@@ -52,8 +52,9 @@ others) follow the name of a command that uses them; `switchboard call --help` l
 Exit codes: 0 success; 1 the call was refused or failed (or `schema` named no tool, or\n`workflow validate` found problems);
 2 usage error (bad flags, PARAMS_JSON that is not JSON, an unreadable permission file,
 `serve` without --org or --user, an unreadable or invalid --tokens or --oauth file, `serve --http`
-on a non-loopback address without --tokens or --oauth, an invalid --config file, an --audit or --approvals
-store that cannot be opened, an unreadable, malformed or short `serve` requestState key);
+on a non-loopback address without --tokens or --oauth, a `serve --domains` name that is not a
+linked domain, an invalid --config file, an --audit or --approvals store that cannot be opened,
+an unreadable, malformed or short `serve` requestState key);
 3 the runtime itself failed; 4 a workflow run paused (`workflow run` and `resume`
 print what it waits for). Under --json, usage errors and runtime failures are printed as
 {\"error\": {\"kind\": \"usage_error\" or \"internal_error\", \"message\"}} on standard output.";

@@ -24,6 +24,7 @@ mod params;
 mod postgres_setup;
 mod render;
 mod roster_setup;
+mod served_domains;
 mod store_defaults;
 mod switches_setup;
 mod table;

@@ -13,7 +13,8 @@
 use owo_colors::Stream;
 use serde_json::Value;
 use switchboard::{
-    AskError, AuditRecord, Category, InvokeError, Route, ToolDescriptor, audit::ActionEvent,
+    AskError, AuditRecord, Category, DomainStatus, InvokeError, Route, ToolDescriptor,
+    audit::ActionEvent,
 };
 
 use switchboard_navigation::{ActionOutcome, NavError};
@@ -24,8 +25,9 @@ use crate::{
     table::{self, Cell},
 };
 
-/// The `tools` table: name, domain, category, permission and the description's summary.
-pub(crate) fn tools(tools: &[&ToolDescriptor]) -> String {
+/// The `tools` tables: each tool's name, domain, category, permission and the description's
+/// summary; then each domain's placement and health.
+pub(crate) fn tools(tools: &[&ToolDescriptor], domains: &[DomainStatus]) -> String {
     let rows: Vec<Vec<Cell>> = tools
         .iter()
         .map(|tool| {
@@ -38,12 +40,36 @@ pub(crate) fn tools(tools: &[&ToolDescriptor]) -> String {
             ]
         })
         .collect();
-    table::render(
+    let mut text = table::render(
         &["NAME", "DOMAIN", "CATEGORY", "PERMISSION", "DESCRIPTION"],
         &rows,
         "",
         Stream::Stdout,
-    )
+    );
+    let rows: Vec<Vec<Cell>> = domains
+        .iter()
+        .map(|status| {
+            let health = crate::commands::tools_health(status);
+            let tone = if health == "running" || health == "up" {
+                Tone::Good
+            } else {
+                Tone::Bad
+            };
+            vec![
+                Cell::plain(status.name.as_str()),
+                Cell::plain(crate::commands::tools_placement(status)),
+                Cell::toned(health, tone),
+            ]
+        })
+        .collect();
+    text.push('\n');
+    text.push_str(&table::render(
+        &["DOMAIN", "PLACEMENT", "HEALTH"],
+        &rows,
+        "",
+        Stream::Stdout,
+    ));
+    text
 }
 
 /// The first sentence of a description's first paragraph, on one line (descriptions are doc

@@ -65,6 +65,11 @@ pub(crate) fn install() -> anyhow::Result<PrometheusHandle> {
             &LATENCY_BUCKETS,
         )
         .context("the call latency buckets are refused")?
+        .set_buckets_for_metric(
+            Matcher::Full(switchboard::registry::LINK_CALL_DURATION_SECONDS.to_owned()),
+            &LATENCY_BUCKETS,
+        )
+        .context("the linked call latency buckets are refused")?
         .install_recorder()
         .context("could not install the metrics recorder")?;
     switchboard::registry::describe_metrics();

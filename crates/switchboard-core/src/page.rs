@@ -38,6 +38,10 @@ pub struct PageSpec {
     pub title: &'static str,
     /// One sentence on what the page shows, for catalogs and MCP resource templates.
     pub description: &'static str,
+    /// The domain whose page it is ([`Domain::NAME`](crate::Domain::NAME)), when declared: a
+    /// registry that leaves that domain out leaves the page out with it. A page without one
+    /// needs every tool its actions name.
+    pub domain: Option<&'static str>,
     /// Where the page is declared.
     pub location: SourceLocation,
 }
@@ -449,10 +453,13 @@ fn parse_params<T: DeserializeOwned>(raw: &BTreeMap<String, String>) -> Result<T
     })
 }
 
-/// A [`PageSpec`] with the location of the declaration filled in:
+/// A [`PageSpec`] with the location of the declaration filled in. `domain` (a type
+/// implementing [`Domain`](crate::Domain), as `#[tool(domain = ...)]` takes) says whose page
+/// it is, so that a registry leaving that domain out leaves the page out too:
 ///
 /// ```ignore
 /// const SPEC: PageSpec = switchboard_core::page_spec! {
+///     domain: crate::Roster,
 ///     route: "/roster/shifts/{shift_id}",
 ///     title: "Shift",
 ///     description: "One shift: its day, hours and position, and who works it.",
@@ -460,11 +467,24 @@ fn parse_params<T: DeserializeOwned>(raw: &BTreeMap<String, String>) -> Result<T
 /// ```
 #[macro_export]
 macro_rules! page_spec {
+    (domain: $domain:ty, route: $route:expr, title: $title:expr, description: $description:expr $(,)?) => {
+        $crate::PageSpec {
+            route: $route,
+            title: $title,
+            description: $description,
+            domain: ::core::option::Option::Some(<$domain as $crate::Domain>::NAME),
+            location: $crate::SourceLocation {
+                file: file!(),
+                line: line!(),
+            },
+        }
+    };
     (route: $route:expr, title: $title:expr, description: $description:expr $(,)?) => {
         $crate::PageSpec {
             route: $route,
             title: $title,
             description: $description,
+            domain: ::core::option::Option::None,
             location: $crate::SourceLocation {
                 file: file!(),
                 line: line!(),

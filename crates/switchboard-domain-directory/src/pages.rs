@@ -12,6 +12,7 @@ impl Page for MePage {
     type Params = NoInput;
     type Data = CurrentUser;
     const SPEC: PageSpec = switchboard_core::page_spec! {
+        domain: crate::Directory,
         route: "/me",
         title: "Me",
         description: "Who you are: your user id, name, roles and organisation.",
@@ -41,6 +42,7 @@ impl Page for PeoplePage {
     type Params = NoInput;
     type Data = UserList;
     const SPEC: PageSpec = switchboard_core::page_spec! {
+        domain: crate::Directory,
         route: "/people",
         title: "People",
         description: "The members of your organisation, by user id and name.",

@@ -72,6 +72,7 @@ impl Page for RosterHome {
     type Params = NoInput;
     type Data = RosterHomeData;
     const SPEC: PageSpec = switchboard_core::page_spec! {
+        domain: crate::Roster,
         route: "/roster",
         title: "Roster",
         description: "The roster's weeks: this week and next, and who works when.",
@@ -120,6 +121,7 @@ impl Page for WeekPage {
     type Params = WeekParams;
     type Data = WeekData;
     const SPEC: PageSpec = switchboard_core::page_spec! {
+        domain: crate::Roster,
         route: "/roster/weeks/{week_start}",
         title: "Week",
         description: "A week's shifts, Monday to Sunday, with who works each and which are open.",
@@ -179,6 +181,7 @@ impl Page for ShiftPage {
     type Params = ShiftIdInput;
     type Data = Shift;
     const SPEC: PageSpec = switchboard_core::page_spec! {
+        domain: crate::Roster,
         route: "/roster/shifts/{shift_id}",
         title: "Shift",
         description: "One shift: its day, hours and position, who works it, and what can be done with it.",
@@ -244,6 +247,7 @@ impl Page for MemberPage {
     type Params = MemberParams;
     type Data = MemberData;
     const SPEC: PageSpec = switchboard_core::page_spec! {
+        domain: crate::Roster,
         route: "/roster/users/{user_id}",
         title: "Member's shifts",
         description: "The shifts one member works this week and next.",

@@ -25,7 +25,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use switchboard_core::{
     CallContext, Caller, Category, FieldError, Initiator, InvokeError, LoadedPage, PageAction,
-    PageEntry, ToolError, linked_pages,
+    PageEntry, ToolError, linked_pages, linked_tools,
 };
 use switchboard_registry::{Proposal, ToolRegistry};
 use tracing::Instrument;
@@ -123,13 +123,27 @@ impl Navigator {
         Self::with_pages(registry, linked_pages())
     }
 
-    /// A navigator over `entries` only.
+    /// A navigator over `entries` only, checked against `registry`'s tools.
+    ///
+    /// A page goes with a domain the registry leaves out
+    /// ([`ToolRegistry::excludes_domain`]): the page of such a domain
+    /// ([`PageSpec::domain`](switchboard_core::PageSpec::domain)), and a page with an action
+    /// whose tool is a linked tool of such a domain, are not served. An action naming any
+    /// other tool the registry does not have stops the start.
     pub fn with_pages(
         registry: ToolRegistry,
         entries: impl IntoIterator<Item = &'static PageEntry>,
     ) -> Result<Self, NavigatorError> {
         let mut pages: Vec<RoutedPage> = Vec::new();
         for entry in entries {
+            if let Some(domain) = left_out_with(&registry, entry) {
+                tracing::debug!(
+                    route = entry.spec.route,
+                    domain,
+                    "page not served: its domain is left out of the registry"
+                );
+                continue;
+            }
             let route = Route::parse(entry.spec.route)?;
             if let Some(existing) = pages.iter().find(|page| page.route == route) {
                 return Err(NavigatorError::DuplicateRoute {
@@ -533,6 +547,25 @@ impl Navigator {
             .map(|(_, route)| route.to_owned())
             .collect()
     }
+}
+
+/// The domain left out of `registry` that `page` goes with, if any: its own, or the domain of a
+/// linked tool one of its actions runs.
+fn left_out_with(registry: &ToolRegistry, page: &PageEntry) -> Option<&'static str> {
+    if let Some(domain) = page.spec.domain
+        && registry.excludes_domain(domain)
+    {
+        return Some(domain);
+    }
+    (page.actions)()
+        .into_iter()
+        .filter(|(_, tool)| registry.find(tool).is_none())
+        .find_map(|(_, tool)| {
+            linked_tools()
+                .find(|entry| entry.spec.name == tool)
+                .map(|entry| entry.spec.domain)
+                .filter(|domain| registry.excludes_domain(domain))
+        })
 }
 
 /// The checked caller of `context`, or `missing_context`.

@@ -28,6 +28,7 @@ use tracing::Instrument;
 use crate::{
     access::AgentScopes,
     audit::{AuditDraft, digest_value},
+    call_metrics::{LinkOutcome, record_link_call},
     config::AgentMutations,
     domain::Placement,
     job::{Job, JsonRequest, Request, TypedRequest},
@@ -588,9 +589,11 @@ async fn run_linked(
     params: Arc<Value>,
 ) -> Result<Value, InvokeError> {
     if let LinkHealth::Open { reason } = link.health() {
+        record_link_call(link.kind(), &tool.domain.name, LinkOutcome::Open, None);
         return Err(domain_unavailable(tool, &reason));
     }
-    let deadline = tokio::time::Instant::now() + tool.timeout + LINK_MARGIN;
+    let started = tokio::time::Instant::now();
+    let deadline = started + tool.timeout + LINK_MARGIN;
     let sending = async {
         let _permit = bulkhead.acquire().await.map_err(|_| LinkError::NotSent {
             reason: "its bulkhead is closed".to_owned(),
@@ -614,6 +617,19 @@ async fn run_linked(
             ),
         }),
     };
+    let outcome = match &answer {
+        Ok(_) => LinkOutcome::Ok,
+        Err(LinkError::NotSent { .. }) => LinkOutcome::NotSent,
+        Err(LinkError::Refused(_)) => LinkOutcome::Refused,
+        Err(LinkError::Failed(_)) => LinkOutcome::Failed,
+        Err(LinkError::InDoubt { .. }) => LinkOutcome::InDoubt,
+    };
+    record_link_call(
+        link.kind(),
+        &tool.domain.name,
+        outcome,
+        Some(started.elapsed()),
+    );
     answer.map_err(|error| linked_error(tool, link, error))
 }
 

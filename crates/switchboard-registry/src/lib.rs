@@ -26,7 +26,10 @@ pub use access::{
 };
 pub use actor::RegistryMsg;
 pub use approvals::Approved;
-pub use call_metrics::{CALL_DURATION_SECONDS, CALLS_TOTAL, UNKNOWN_TOOL, describe_metrics};
+pub use call_metrics::{
+    CALL_DURATION_SECONDS, CALLS_TOTAL, LINK_CALL_DURATION_SECONDS, LINK_CALLS_TOTAL, UNKNOWN_TOOL,
+    describe_metrics,
+};
 pub use config::{AgentMutations, RegistryConfig};
 pub use domain::{DomainMsg, DomainStatus, IN_PROCESS, LinkStatus};
 pub use error::RegistryError;

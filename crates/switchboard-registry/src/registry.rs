@@ -62,6 +62,8 @@ pub(crate) struct Shared {
     pub(crate) prompts: PromptTable,
     /// The layers around its calls ([`crate::layers`]).
     pub(crate) layers: Layers,
+    /// The linked domains it was told to leave out ([`RegistryBuilder::exclude_domain`]).
+    pub(crate) excluded_domains: Vec<String>,
 }
 
 impl Shared {
@@ -382,7 +384,9 @@ impl RegistryBuilder {
     /// Discovers every linked domain and tool, checks them, starts one actor per domain under
     /// the registry actor, and returns the handle.
     pub async fn start(mut self) -> Result<ToolRegistry, RegistryError> {
-        let excluded_domains = std::mem::take(&mut self.excluded_domains);
+        let mut excluded_domains = std::mem::take(&mut self.excluded_domains);
+        excluded_domains.sort();
+        excluded_domains.dedup();
         let excluded = |domain: &str| excluded_domains.iter().any(|d| d == domain);
         let domains = scan_domains(
             &self.config,
@@ -481,6 +485,7 @@ impl RegistryBuilder {
             client: self.client,
             layers: Layers::new(self.layers, self.domain_layers),
             prompts,
+            excluded_domains,
         });
         let (actor, _join) = Actor::spawn(
             None,
@@ -547,6 +552,14 @@ impl ToolRegistry {
     /// The tools of one category, sorted by name.
     pub fn list_by_category(&self, category: Category) -> Vec<Arc<ToolDescriptor>> {
         self.filtered(|tool| tool.category() == category)
+    }
+
+    /// Whether the linked domain `domain` was left out of this registry
+    /// ([`RegistryBuilder::exclude_domain`]): what declares something of a domain (a page, an
+    /// exported workflow's step) checks this to leave it out with its domain, where a tool
+    /// that is simply missing is a mistake to report.
+    pub fn excludes_domain(&self, domain: &str) -> bool {
+        self.shared.excluded_domains.iter().any(|d| d == domain)
     }
 
     /// The tools of one domain, sorted by name.

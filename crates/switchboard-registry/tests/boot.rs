@@ -1,6 +1,6 @@
 //! Booting the registry from the tools linked into this binary: the catalogue it publishes
 //! (`list`, `list_by_category`, `list_by_domain`, `list_permitted`, `find`), leaving a domain out
-//! with `exclude_domain`, and a permission matrix read from a TOML file on disk.
+//! with `exclude_domain` (which `excludes_domain` then reports), and a permission matrix read from a TOML file on disk.
 //!
 //! The refusals at boot (duplicate names, unknown domains, `org_id` in a nested input) each need
 //! a binary whose whole tool set is broken, so they live in their own `boot_*.rs` files.
@@ -206,6 +206,12 @@ async fn an_excluded_domain_and_its_tools_are_left_out() {
             .all(|status| status.name != "gamma")
     );
     assert!(registry.domain_actor("gamma").is_none());
+    assert!(registry.excludes_domain("gamma"));
+    assert!(!registry.excludes_domain("alpha"), "served");
+    assert!(
+        !registry.excludes_domain("delta"),
+        "never linked, so never left out"
+    );
 
     let error = registry
         .invoke(

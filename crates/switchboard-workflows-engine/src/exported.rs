@@ -27,10 +27,12 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use switchboard_core::{
     BoxFuture, CallContext, Category, ProgressNotifier, ToolContext, ToolDescriptor, ToolError,
-    ToolOrigin, WorkflowSpec, linked_workflows,
+    ToolOrigin, WorkflowSpec, linked_tools, linked_workflows,
 };
 use switchboard_registry::{Exposure, RegistryError, RuntimeTool, RuntimeToolSpec};
-use switchboard_workflows::{Definition, RunId, ToolSignatures, ValidationErrors, load_str};
+use switchboard_workflows::{
+    Definition, Format, RunId, ToolSignatures, ValidationErrors, load_str,
+};
 
 use crate::Engine;
 
@@ -114,14 +116,28 @@ pub struct ExportedWorkflow {
     pub category: Category,
 }
 
-/// Validates the linked workflows of the domains `tools` has tools of against `tools`; a
-/// workflow whose declaring domain has no tool there is left out (its domain is excluded).
+/// Validates the linked workflows of the domains `tools` has tools of against `tools`. A
+/// workflow whose declaring domain has no tool there is left out (its domain is excluded), and
+/// so is one with a step whose tool `tool_left_out` says went with its domain (a linked tool
+/// of a domain the registry leaves out); a step naming any other missing tool is an error.
 pub fn validate_exported(
     tools: &dyn ToolSignatures,
     domain_present: &dyn Fn(&str) -> bool,
+    tool_left_out: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<ExportedWorkflow>, ExportError> {
     let mut specs: Vec<&'static WorkflowSpec> = linked_workflows()
         .filter(|spec| domain_present(spec.domain))
+        .filter(|spec| match left_out_step(spec, tool_left_out) {
+            Some(tool) => {
+                tracing::debug!(
+                    workflow = spec.name,
+                    tool,
+                    "exported workflow not offered: its step's tool went with its domain"
+                );
+                false
+            }
+            None => true,
+        })
         .collect();
     specs.sort_by_key(|spec| spec.name);
     specs
@@ -169,6 +185,16 @@ fn validate_one(
     })
 }
 
+/// The first tool `spec`'s definition names that `tool_left_out` says went with its domain.
+/// A definition that does not parse names none: its validation reports it.
+fn left_out_step(spec: &WorkflowSpec, tool_left_out: &dyn Fn(&str) -> bool) -> Option<String> {
+    let file = switchboard_workflows::parse(spec.source, Format::detect(None, spec.source)).ok()?;
+    let document = serde_json::to_value(&file).ok()?;
+    let mut names = Vec::new();
+    tool_names(&document, &mut names);
+    names.into_iter().find(|name| tool_left_out(name))
+}
+
 /// Every tool a definition document names (steps, approvals, compensations).
 fn tool_names(document: &Value, names: &mut Vec<String>) {
     match document {
@@ -211,7 +237,13 @@ impl Engine {
         let registry = &self.shared.registry;
         let tools = registry.list();
         let present = |domain: &str| !registry.list_by_domain(domain).is_empty();
-        Ok(validate_exported(&tools, &present)?
+        let left_out = |tool: &str| {
+            registry.find(tool).is_none()
+                && linked_tools().any(|entry| {
+                    entry.spec.name == tool && registry.excludes_domain(entry.spec.domain)
+                })
+        };
+        Ok(validate_exported(&tools, &present, &left_out)?
             .into_iter()
             .map(|exported| self.tool_spec(exported))
             .collect())
@@ -412,6 +444,15 @@ nodes:
             "{error}"
         );
         assert!(error.to_string().contains("category: Execute"), "{error}");
+    }
+
+    #[test]
+    fn a_workflow_whose_step_tool_went_with_its_domain_is_left_out() {
+        let gone = |tool: &str| tool == "touch";
+        let kept = |_: &str| false;
+
+        assert_eq!(left_out_step(spec(None), &gone).as_deref(), Some("touch"));
+        assert_eq!(left_out_step(spec(None), &kept), None);
     }
 
     #[test]

@@ -61,6 +61,14 @@ pub(crate) struct ServeArgs {
     #[arg(long)]
     pub(crate) conformance: bool,
 
+    /// Serve only these linked domains (comma-separated, or the flag repeated) and leave every
+    /// other one out, with its tools, prompts, pages and the exported workflows that need
+    /// them: a node serving one domain for others. The `core` domain is always served (who the
+    /// caller is); the conformance domain only with --conformance. Default: every linked
+    /// domain (`switchboard tools` lists them).
+    #[arg(long, value_name = "DOMAIN", value_delimiter = ',')]
+    pub(crate) domains: Option<Vec<String>>,
+
     /// Seal the approval states MCP clients echo back (`requestState`) with the key in FILE:
     /// 64 or more hex digits, such as `openssl rand -hex 32 > FILE`. SWITCHBOARD_STATE_KEY may
     /// hold the key itself instead. Without either, a key is generated for this process, and

@@ -17,6 +17,8 @@ mod serve;
 mod tools;
 mod workflow;
 
+pub(crate) use tools::{health as tools_health, placement as tools_placement};
+
 use anyhow::Context as _;
 use serde_json::Value;
 

@@ -126,6 +126,38 @@ fn tools_prints_a_table_of_every_catalog_tool() {
 }
 
 #[test]
+fn tools_shows_where_each_domain_runs_and_its_health() {
+    let stdout = stdout_of(&run(&["tools"], 0));
+    let header = stdout
+        .lines()
+        .position(|line| line.starts_with("DOMAIN") && line.contains("PLACEMENT"))
+        .unwrap_or_else(|| panic!("a domains table:\n{stdout}"));
+    let domains: Vec<Vec<&str>> = stdout
+        .lines()
+        .skip(header)
+        .map(|line| line.split_whitespace().collect())
+        .collect();
+
+    assert_eq!(domains[0], ["DOMAIN", "PLACEMENT", "HEALTH"], "{stdout}");
+    for domain in ["core", "roster", "workflows"] {
+        assert!(
+            domains.contains(&vec![domain, "in-process", "running"]),
+            "{domain}:\n{stdout}"
+        );
+    }
+    let tools = json_of(&run(&["tools", "--json"], 0));
+    let shifts = tools
+        .as_array()
+        .expect("an array")
+        .iter()
+        .find(|tool| tool["name"] == "roster_list_shifts")
+        .expect("listed");
+    assert_eq!(shifts["placement"], "in-process", "{shifts}");
+    assert_eq!(shifts["health"], "running", "{shifts}");
+    assert!(shifts.get("location").is_none(), "{shifts}");
+}
+
+#[test]
 fn tools_json_is_an_array_with_every_field_sorted_by_name() {
     let tools = json_of(&run(&["tools", "--json"], 0));
     let tools = tools.as_array().expect("an array");

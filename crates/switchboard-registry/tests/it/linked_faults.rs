@@ -28,7 +28,7 @@ use crate::{
 
 /// What a [`FaultyLink`] does with the next calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Fault {
+pub(crate) enum Fault {
     /// Passes every call on.
     None,
     /// Sends nothing and answers `NotSent`.
@@ -42,13 +42,21 @@ enum Fault {
 }
 
 /// An [`InProcessLink`] whose calls fail as its [`Fault`] says.
-struct FaultyLink {
+pub(crate) struct FaultyLink {
     inner: InProcessLink,
     fault: Mutex<Fault>,
 }
 
 impl FaultyLink {
-    fn set(&self, fault: Fault) {
+    /// A link to `back` that passes every call on until told otherwise.
+    pub(crate) fn new(back: ToolRegistry) -> Self {
+        Self {
+            inner: InProcessLink::new(back),
+            fault: Mutex::new(Fault::None),
+        }
+    }
+
+    pub(crate) fn set(&self, fault: Fault) {
         *self.fault.lock().expect("the fault lock is never poisoned") = fault;
     }
 
@@ -104,10 +112,7 @@ async fn linked_vault() -> (ToolRegistry, ToolRegistry, Arc<FaultyLink>) {
         .start()
         .await
         .expect("the back starts");
-    let link = Arc::new(FaultyLink {
-        inner: InProcessLink::new(back.clone()),
-        fault: Mutex::new(Fault::None),
-    });
+    let link = Arc::new(FaultyLink::new(back.clone()));
     let front = ToolRegistry::builder()
         .remote_domain("vault", Arc::clone(&link) as Arc<dyn DomainLink>)
         .start()
@@ -117,13 +122,13 @@ async fn linked_vault() -> (ToolRegistry, ToolRegistry, Arc<FaultyLink>) {
 }
 
 /// The admin's context with this correlation id and idempotency key.
-fn keyed(correlation: &str, key: &str) -> CallContext {
+pub(crate) fn keyed(correlation: &str, key: &str) -> CallContext {
     let mut context = admin(correlation);
     context.idempotency_key = Some(IdempotencyKey::new(key));
     context
 }
 
-fn add(amount: i64) -> Value {
+pub(crate) fn add(amount: i64) -> Value {
     json!({ "amount": amount })
 }
 

@@ -19,6 +19,7 @@ mod invoke_props;
 mod layers;
 mod linked;
 mod linked_faults;
+mod linked_metrics;
 mod mutation_context;
 mod prompts;
 mod proposals;
