@@ -274,9 +274,9 @@ impl McpServer {
         uri: &str,
         context: &CallContext,
     ) -> Result<ReadResourceResult, ErrorData> {
-        if !self.offers_resources() {
+        if self.peer.is_some() {
             return Err(ErrorData::resource_not_found(
-                format!("no resource {uri:?} here: this session is offered none"),
+                format!("no resource {uri:?} here: a peer session is offered none"),
                 None,
             ));
         }
@@ -457,7 +457,7 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        if !self.offers_resources() {
+        if self.peer.is_some() {
             return Ok(ListResourcesResult::default());
         }
         let mut listed = self
@@ -476,7 +476,7 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        if !self.offers_resources() {
+        if self.peer.is_some() {
             return Ok(ListResourceTemplatesResult::default());
         }
         let mut listed = self
@@ -565,7 +565,7 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        if !self.offers_prompts() {
+        if self.peer.is_some() {
             return Ok(ListPromptsResult::default());
         }
         let cursor = request.and_then(|params| params.cursor);
@@ -578,7 +578,7 @@ impl ServerHandler for McpServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        self.prompts_offered()?;
+        self.prompts_offered::<rmcp::model::GetPromptRequestMethod>()?;
         let scope = RequestScope::from_meta(&context.meta)?;
         let call_context = self.call_context(&context, &scope);
         prompts::get_asking(
@@ -598,7 +598,7 @@ impl ServerHandler for McpServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        self.prompts_offered()?;
+        self.prompts_offered::<rmcp::model::CompleteRequestMethod>()?;
         let scope = RequestScope::from_meta(&context.meta)?;
         let call_context = self.call_context(&context, &scope);
         prompts::complete(&self.registry, &request, &call_context)

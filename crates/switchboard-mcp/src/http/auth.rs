@@ -609,6 +609,44 @@ mod tests {
     }
 
     #[test]
+    fn a_peer_token_stands_for_a_node_with_no_identity_of_its_own() {
+        let file = format!(
+            "[[token]]\nsha256 = \"{}\"\npeer = \"node-a\"\n",
+            token_sha256_hex("peer-token")
+        );
+        let table = TokenTable::from_toml(&file, "t.toml").expect("a peer token");
+        assert_eq!(table.peers(), vec!["node-a"]);
+        assert!(
+            table.identity("peer-token").is_none(),
+            "no identity to sign in with"
+        );
+        let auth = Authenticator::Tokens(table);
+        let peer = futures::executor::block_on(auth.authenticate(&headers(&["Bearer peer-token"])))
+            .expect("the peer's token");
+        assert_eq!(peer.peer.as_deref(), Some("node-a"));
+        assert_eq!(peer.identity, Identity::nobody());
+        assert_eq!(&*peer.label, "peer node-a");
+
+        let error = TokenTable::from_toml(
+            &format!("[[token]]\nsha256 = \"{}\"\n", token_sha256_hex("t")),
+            "t.toml",
+        )
+        .expect_err("neither a user nor a peer")
+        .to_string();
+        assert!(error.contains("`peer`"), "{error}");
+        let error = TokenTable::from_toml(
+            &format!(
+                "[[token]]\nsha256 = \"{}\"\npeer = \"node-a\"\nroles = []\n",
+                token_sha256_hex("t")
+            ),
+            "t.toml",
+        )
+        .expect_err("a peer with roles")
+        .to_string();
+        assert!(error.contains("also sets roles"), "{error}");
+    }
+
+    #[test]
     fn challenges_follow_rfc_6750() {
         let missing = AuthFailure::Missing.response();
         assert_eq!(missing.status(), StatusCode::UNAUTHORIZED);

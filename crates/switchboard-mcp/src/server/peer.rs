@@ -106,13 +106,11 @@ pub(crate) fn refuse(
 }
 
 impl McpServer {
-    /// `-32601` in a session offered no prompts (a peer's).
-    pub(super) fn prompts_offered(&self) -> Result<(), ErrorData> {
+    /// `-32601` for the method `M` in a session offered no prompts (a peer's).
+    pub(super) fn prompts_offered<M: rmcp::model::ConstString>(&self) -> Result<(), ErrorData> {
         match self.peer {
             None => Ok(()),
-            Some(_) => Err(ErrorData::method_not_found::<
-                rmcp::model::GetPromptRequestMethod,
-            >()),
+            Some(_) => Err(ErrorData::method_not_found::<M>()),
         }
     }
 

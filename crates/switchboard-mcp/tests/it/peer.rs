@@ -380,6 +380,19 @@ async fn a_peer_session_offers_no_prompts_or_resources() {
     );
     let prompts = bounded("prompts/list", client.list_all_prompts()).await;
     assert!(prompts.is_ok_and(|prompts| prompts.is_empty()));
+    let resources = bounded("resources/list", client.list_all_resources()).await;
+    assert!(resources.is_ok_and(|resources| resources.is_empty()));
+    let prompt = bounded(
+        "prompts/get",
+        client.get_prompt(rmcp::model::GetPromptRequestParams::new(
+            "intent_core_add_member",
+        )),
+    )
+    .await;
+    assert!(
+        matches!(&prompt, Err(ServiceError::McpError(error)) if error.code == ErrorCode::METHOD_NOT_FOUND),
+        "{prompt:?}"
+    );
     let _ = client.cancel().await;
     let _ = peered.server.shutdown().await;
 }
