@@ -49,6 +49,19 @@ impl Identity {
         }
     }
 
+    /// No one: no organisation, user or roles, so every call made as it is `missing_context`.
+    /// What a peer token's session holds, whose calls run as their identity statements say.
+    pub(crate) fn nobody() -> Self {
+        Self {
+            org: None,
+            user: None,
+            roles: Vec::new(),
+            initiator: Initiator::Agent,
+            agent_type: None,
+            approve_by_elicitation: false,
+        }
+    }
+
     /// Adds a role.
     #[must_use]
     pub fn with_role(mut self, role: impl Into<Role>) -> Self {

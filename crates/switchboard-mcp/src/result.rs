@@ -70,7 +70,7 @@ fn content(value: Value) -> CallToolResult {
     }
 }
 
-fn failure(error: &InvokeError) -> CallToolResult {
+pub(crate) fn failure(error: &InvokeError) -> CallToolResult {
     refusal(error.to_string(), error_json(error))
 }
 

@@ -25,6 +25,10 @@
 //! elicitation ([`crate::approval`]); `call_tool` hands such calls, and the retries that carry
 //! the answer, to that module before the ordinary path.
 //!
+//! The session of a peer token (another node linking this node's domains) takes another path:
+//! its tools are those this registry serves, and each call runs as the caller of the identity
+//! statement it carries ([`peer`]).
+//!
 //! With navigation on ([`crate::NavigationMode`]), `tools/list` also (or only) offers the
 //! `navigate` and `execute_action` meta-tools, `call_tool` hands their calls to
 //! [`crate::navigation`], and the pages are resources. Resources that read tools serve
@@ -34,6 +38,9 @@
 #![allow(deprecated)] // rmcp 3 marks the MCP logging types deprecated (SEP-2577).
 
 mod call;
+mod peer;
+
+pub(crate) use peer::PeerSession;
 
 use std::{
     collections::{HashMap, VecDeque},
@@ -101,6 +108,8 @@ pub struct McpServer {
     instructions: Option<Arc<str>>,
     /// The name, version and opening instructions of `initialize` (shared by every instance).
     server_info: Arc<ServerInfo>,
+    /// The peer this session's token stands for; `None`: a client acting as `identity`.
+    peer: Option<PeerSession>,
 }
 
 impl McpServer {
@@ -142,6 +151,7 @@ impl McpServer {
             navigation: None,
             instructions: None,
             server_info: Arc::default(),
+            peer: None,
         }
     }
 
@@ -194,6 +204,13 @@ impl McpServer {
         self
     }
 
+    /// The same handler, serving the session of a peer (`None`: of a client).
+    #[must_use]
+    pub(crate) fn peering(mut self, peer: Option<PeerSession>) -> Self {
+        self.peer = peer;
+        self
+    }
+
     /// The key that seals approval and page states.
     fn state_key(&self) -> StateKey {
         self.state_key
@@ -213,6 +230,7 @@ impl McpServer {
         .navigating(self.navigation.clone())
         .instructing(self.instructions.clone())
         .informing(Arc::clone(&self.server_info))
+        .peering(self.peer.clone())
     }
 
     /// The session id calls use when the transport has none (stdio, in-memory).
@@ -237,9 +255,16 @@ impl McpServer {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Whether this server offers any resource: pages, or resources that read tools serve.
+    /// Whether this server offers any resource: pages, or resources that read tools serve
+    /// (never to a peer).
     fn offers_resources(&self) -> bool {
-        self.navigation.is_some() || resources::any(&self.registry, &self.identity.roles)
+        self.peer.is_none()
+            && (self.navigation.is_some() || resources::any(&self.registry, &self.identity.roles))
+    }
+
+    /// Whether this session offers prompts (never to a peer).
+    fn offers_prompts(&self) -> bool {
+        self.peer.is_none() && prompts::any(&self.registry, &self.identity.roles)
     }
 
     /// Reads the resource `uri` names for the caller of `context`: a resource a read tool
@@ -249,6 +274,12 @@ impl McpServer {
         uri: &str,
         context: &CallContext,
     ) -> Result<ReadResourceResult, ErrorData> {
+        if self.peer.is_some() {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource {uri:?} here: a peer session is offered none"),
+                None,
+            ));
+        }
         if let Some((spec, values)) = resources::find(&self.registry, uri) {
             return resources::read(&self.registry, spec, values, uri, context).await;
         }
@@ -341,7 +372,7 @@ impl ServerHandler for McpServer {
                 .build()
                 .resources;
         }
-        if prompts::any(&self.registry, &self.identity.roles) {
+        if self.offers_prompts() {
             let offered = ServerCapabilities::builder()
                 .enable_prompts()
                 .enable_completions()
@@ -349,8 +380,10 @@ impl ServerHandler for McpServer {
             capabilities.prompts = offered.prompts;
             capabilities.completions = offered.completions;
         }
-        tasks::advertise(&self.registry, &mut capabilities);
-        if self.navigation.is_some() {
+        if self.peer.is_none() {
+            tasks::advertise(&self.registry, &mut capabilities);
+        }
+        if self.navigation.is_some() && self.peer.is_none() {
             instructions.push_str("\n\n");
             instructions.push_str(navigation::INSTRUCTIONS);
         }
@@ -367,6 +400,10 @@ impl ServerHandler for McpServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
+        if self.peer.is_some() {
+            return peer::tool_served(&self.registry, name)
+                .and_then(|descriptor| self.catalog.tool(&descriptor));
+        }
         if let Some(navigation) = &self.navigation {
             if let Some(tool) = navigation.tool(name) {
                 return Some(tool);
@@ -386,6 +423,9 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let cursor = request.and_then(|params| params.cursor);
+        if self.peer.is_some() {
+            return self.list_peer_tools(cursor.as_deref());
+        }
         if let Some(navigation) = &self.navigation
             && navigation.hides_plain_tools()
         {
@@ -417,6 +457,9 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        if self.peer.is_some() {
+            return Ok(ListResourcesResult::default());
+        }
         let mut listed = self
             .navigation
             .as_ref()
@@ -433,6 +476,9 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        if self.peer.is_some() {
+            return Ok(ListResourceTemplatesResult::default());
+        }
         let mut listed = self
             .navigation
             .as_ref()
@@ -519,6 +565,9 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
+        if self.peer.is_some() {
+            return Ok(ListPromptsResult::default());
+        }
         let cursor = request.and_then(|params| params.cursor);
         prompts::list(&self.registry, &self.identity.roles, cursor.as_deref())
     }
@@ -529,6 +578,7 @@ impl ServerHandler for McpServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        self.prompts_offered::<rmcp::model::GetPromptRequestMethod>()?;
         let scope = RequestScope::from_meta(&context.meta)?;
         let call_context = self.call_context(&context, &scope);
         prompts::get_asking(
@@ -548,6 +598,7 @@ impl ServerHandler for McpServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
+        self.prompts_offered::<rmcp::model::CompleteRequestMethod>()?;
         let scope = RequestScope::from_meta(&context.meta)?;
         let call_context = self.call_context(&context, &scope);
         prompts::complete(&self.registry, &request, &call_context)

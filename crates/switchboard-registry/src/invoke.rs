@@ -592,6 +592,13 @@ async fn run_linked(
         record_link_call(link.kind(), &tool.domain.name, LinkOutcome::Open, None);
         return Err(domain_unavailable(tool, &reason));
     }
+    // The digest of exactly what is sent: the receiver recomputes it from the params it gets.
+    let input = switchboard_core::digest_json(&params).map_err(|error| {
+        domain_unavailable(
+            tool,
+            &format!("its input has no digest to bind the call to ({error})"),
+        )
+    })?;
     let started = tokio::time::Instant::now();
     let deadline = started + tool.timeout + LINK_MARGIN;
     let sending = async {
@@ -601,6 +608,7 @@ async fn run_linked(
         link.call(LinkedCall::new(
             &tool.descriptor,
             params,
+            input,
             caller,
             action,
             deadline,

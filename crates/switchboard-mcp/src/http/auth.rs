@@ -18,6 +18,18 @@
 //!
 //! Compute a hash with `printf %s "$TOKEN" | sha256sum` (`printf %s`, not `echo`: no newline).
 //!
+//! A token may instead stand for another node that links this node's domains (a **peer**):
+//!
+//! ```toml
+//! [[token]]
+//! sha256 = "60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752"
+//! peer = "node-a"
+//! ```
+//!
+//! A peer token carries no identity of its own (no `org`, `user`, `roles`, `initiator`,
+//! `agent_type` or `approve_by_elicitation`; an entry with both is refused): each of its calls
+//! runs as the caller its signed identity statement names (`server::peer`).
+//!
 //! A request's token is hashed and looked up by its hash. Nothing secret is compared byte by
 //! byte: the lookup's timing can only depend on the hash of what the client sent, which tells
 //! it nothing about the tokens in the file. Tokens are never logged, and error messages about
@@ -69,7 +81,8 @@ pub enum TokenFileError {
     /// The file is not TOML of the expected shape (the message has the line and column).
     #[error(
         "the token file {} is not valid: {source}(expected [[token]] tables with sha256, org, \
-         user, and optionally name, roles, initiator, agent_type, approve_by_elicitation)",
+         user, and optionally name, roles, initiator, agent_type, approve_by_elicitation; or \
+         with sha256, peer, and optionally name)",
         path.display()
     )]
     Parse {
@@ -130,16 +143,20 @@ struct TokenTableEntry {
     sha256: String,
     #[serde(default)]
     name: Option<String>,
-    org: String,
-    user: String,
     #[serde(default)]
-    roles: Vec<String>,
+    peer: Option<String>,
     #[serde(default)]
-    initiator: Initiator,
+    org: Option<String>,
+    #[serde(default)]
+    user: Option<String>,
+    #[serde(default)]
+    roles: Option<Vec<String>>,
+    #[serde(default)]
+    initiator: Option<Initiator>,
     #[serde(default)]
     agent_type: Option<String>,
     #[serde(default)]
-    approve_by_elicitation: bool,
+    approve_by_elicitation: Option<bool>,
 }
 
 /// Who a request acts as, once authenticated.
@@ -149,8 +166,10 @@ pub(crate) struct Principal {
     pub(crate) key: Arc<str>,
     /// What logs call it: the token's `name`, else `org/user`. Never a secret.
     pub(crate) label: Arc<str>,
-    /// The identity calls act as.
+    /// The identity calls act as (for a peer, none: no organisation, user or roles).
     pub(crate) identity: Identity,
+    /// The node a peer token stands for; its calls run as their identity statements say.
+    pub(crate) peer: Option<Arc<str>>,
 }
 
 impl Principal {
@@ -160,6 +179,7 @@ impl Principal {
             key: Arc::from("operator"),
             label: Arc::from(identity.describe()),
             identity,
+            peer: None,
         }
     }
 }
@@ -246,10 +266,24 @@ impl TokenTable {
         self.by_hash.is_empty()
     }
 
-    /// The identity a presented token stands for (`None` for a token not in the table), for
-    /// another surface that signs people in with the same tokens.
+    /// The identity a presented token stands for (`None` for a token not in the table, or a
+    /// peer's), for another surface that signs people in with the same tokens.
     pub fn identity(&self, token: &str) -> Option<&Identity> {
-        self.find(token).map(|principal| &principal.identity)
+        self.find(token)
+            .filter(|principal| principal.peer.is_none())
+            .map(|principal| &principal.identity)
+    }
+
+    /// The peers the table's tokens stand for, sorted.
+    pub fn peers(&self) -> Vec<&str> {
+        let mut peers: Vec<&str> = self
+            .by_hash
+            .values()
+            .filter_map(|principal| principal.peer.as_deref())
+            .collect();
+        peers.sort_unstable();
+        peers.dedup();
+        peers
     }
 
     /// The principal a presented token stands for.
@@ -290,14 +324,22 @@ fn parse_sha256(text: &str) -> Option<[u8; 32]> {
 
 /// The principal of one checked table, keyed by its hash.
 fn principal_of(entry: TokenTableEntry, hash: &[u8; 32]) -> Result<Principal, String> {
-    let org = entry.org.trim();
-    let user = entry.user.trim();
+    if let Some(peer) = &entry.peer {
+        return peer_principal(&entry, peer, hash);
+    }
+    let (Some(org), Some(user)) = (entry.org.as_deref(), entry.user.as_deref()) else {
+        return Err(
+            "`org` and `user` are required (or `peer`, for a token another node links with)"
+                .to_owned(),
+        );
+    };
+    let (org, user) = (org.trim(), user.trim());
     if org.is_empty() || user.is_empty() {
         return Err("`org` and `user` must not be blank".to_owned());
     }
     let mut identity = Identity::agent(org, user)
-        .with_initiator(entry.initiator)
-        .with_approval_by_elicitation(entry.approve_by_elicitation);
+        .with_initiator(entry.initiator.unwrap_or_default())
+        .with_approval_by_elicitation(entry.approve_by_elicitation.unwrap_or(false));
     if let Some(agent_type) = &entry.agent_type {
         let agent_type = agent_type.trim();
         if !crate::scope::is_id(agent_type) {
@@ -308,7 +350,7 @@ fn principal_of(entry: TokenTableEntry, hash: &[u8; 32]) -> Result<Principal, St
         }
         identity = identity.with_agent_type(agent_type);
     }
-    for role in &entry.roles {
+    for role in entry.roles.iter().flatten() {
         let role = role.trim();
         if role.is_empty() {
             return Err("a role in `roles` is blank".to_owned());
@@ -323,6 +365,59 @@ fn principal_of(entry: TokenTableEntry, hash: &[u8; 32]) -> Result<Principal, St
         key: Arc::from(hex(hash)),
         label: Arc::from(label),
         identity,
+        peer: None,
+    })
+}
+
+/// The principal of a peer token: a node, with no identity of its own.
+fn peer_principal(
+    entry: &TokenTableEntry,
+    peer: &str,
+    hash: &[u8; 32],
+) -> Result<Principal, String> {
+    let named = entry
+        .name
+        .as_deref()
+        .map(|name| format!(" ({name:?})"))
+        .unwrap_or_default();
+    let mixed: Vec<&str> = [
+        ("org", entry.org.is_some()),
+        ("user", entry.user.is_some()),
+        ("roles", entry.roles.is_some()),
+        ("initiator", entry.initiator.is_some()),
+        ("agent_type", entry.agent_type.is_some()),
+        (
+            "approve_by_elicitation",
+            entry.approve_by_elicitation.is_some(),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(field, present)| present.then_some(field))
+    .collect();
+    if !mixed.is_empty() {
+        return Err(format!(
+            "the peer token{named} for {peer:?} also sets {}: a peer token stands for another \
+             node, whose calls run as their signed identity statements say; remove {} or `peer`",
+            mixed.join(", "),
+            if mixed.len() == 1 { "it" } else { "them" }
+        ));
+    }
+    let peer = peer.trim();
+    if !crate::scope::is_id(peer) {
+        return Err(format!(
+            "`peer` must be a node name: 1 to {} characters from A-Z a-z 0-9 . _ : -",
+            crate::scope::MAX_ID_LEN
+        ));
+    }
+    let label = match entry.name.as_deref().map(str::trim) {
+        Some(name) if !name.is_empty() => name.to_owned(),
+        _ => format!("peer {peer}"),
+    };
+    Ok(Principal {
+        key: Arc::from(hex(hash)),
+        label: Arc::from(label),
+        identity: Identity::nobody(),
+        peer: Some(Arc::from(peer)),
     })
 }
 
@@ -511,6 +606,44 @@ mod tests {
             failure(&["Bearer test", "Bearer test"]),
             Some(AuthFailure::Invalid)
         );
+    }
+
+    #[test]
+    fn a_peer_token_stands_for_a_node_with_no_identity_of_its_own() {
+        let file = format!(
+            "[[token]]\nsha256 = \"{}\"\npeer = \"node-a\"\n",
+            token_sha256_hex("peer-token")
+        );
+        let table = TokenTable::from_toml(&file, "t.toml").expect("a peer token");
+        assert_eq!(table.peers(), vec!["node-a"]);
+        assert!(
+            table.identity("peer-token").is_none(),
+            "no identity to sign in with"
+        );
+        let auth = Authenticator::Tokens(table);
+        let peer = futures::executor::block_on(auth.authenticate(&headers(&["Bearer peer-token"])))
+            .expect("the peer's token");
+        assert_eq!(peer.peer.as_deref(), Some("node-a"));
+        assert_eq!(peer.identity, Identity::nobody());
+        assert_eq!(&*peer.label, "peer node-a");
+
+        let error = TokenTable::from_toml(
+            &format!("[[token]]\nsha256 = \"{}\"\n", token_sha256_hex("t")),
+            "t.toml",
+        )
+        .expect_err("neither a user nor a peer")
+        .to_string();
+        assert!(error.contains("`peer`"), "{error}");
+        let error = TokenTable::from_toml(
+            &format!(
+                "[[token]]\nsha256 = \"{}\"\npeer = \"node-a\"\nroles = []\n",
+                token_sha256_hex("t")
+            ),
+            "t.toml",
+        )
+        .expect_err("a peer with roles")
+        .to_string();
+        assert!(error.contains("also sets roles"), "{error}");
     }
 
     #[test]

@@ -143,6 +143,8 @@ pub struct HttpConfig {
     pub(crate) readiness: Checks,
     /// What `GET /metrics` serves; `None`: no `/metrics`.
     pub(crate) metrics: Option<Render>,
+    /// Checks the identity statements of peer sessions; `None`: every peer call is refused.
+    pub(crate) link_verifier: Option<std::sync::Arc<switchboard_link::StatementVerifier>>,
 }
 
 impl HttpConfig {
@@ -171,6 +173,7 @@ impl HttpConfig {
             server_info: std::sync::Arc::default(),
             readiness: Checks::default(),
             metrics: None,
+            link_verifier: None,
         })
     }
 
@@ -270,6 +273,19 @@ impl HttpConfig {
         F: Fn() -> RenderFuture + Send + Sync + 'static,
     {
         self.metrics = Some(Render(std::sync::Arc::new(render)));
+        self
+    }
+
+    /// Serves the sessions of peer tokens (`peer = "NODE"` in the token file) with `verifier`:
+    /// each of their `tools/call`s must carry an identity statement it accepts, and runs as
+    /// the caller the statement names (docs/mcp.md, "Peer sessions"). Default: none, and every
+    /// call of a peer session is refused.
+    #[must_use]
+    pub fn link_verifier(
+        mut self,
+        verifier: std::sync::Arc<switchboard_link::StatementVerifier>,
+    ) -> Self {
+        self.link_verifier = Some(verifier);
         self
     }
 

@@ -218,6 +218,23 @@ pub async fn serve_http_with_pages(
     Box::pin(serve(registry, config, Some(pages))).await
 }
 
+/// Warns, as the server starts, of each peer of the token file whose statements no key here
+/// can verify: every call of its sessions will be refused.
+fn warn_of_unverified_peers(
+    table: &TokenTable,
+    verifier: Option<&switchboard_link::StatementVerifier>,
+) {
+    for peer in table.peers() {
+        if !verifier.is_some_and(|verifier| verifier.knows(peer)) {
+            tracing::warn!(
+                peer,
+                "the token file has a token for the peer {peer:?}, but no public key is listed \
+                 for it: every call of its sessions will be refused"
+            );
+        }
+    }
+}
+
 /// Binds and serves MCP, and `pages` beside it. Boxed by its callers: its future is large.
 async fn serve(
     registry: ToolRegistry,
@@ -240,7 +257,10 @@ async fn serve(
                 Some(principal),
             )
         }
-        HttpAuth::Tokens(table) => (Authenticator::Tokens(table), None),
+        HttpAuth::Tokens(table) => {
+            warn_of_unverified_peers(&table, config.link_verifier.as_deref());
+            (Authenticator::Tokens(table), None)
+        }
         HttpAuth::OAuth(oauth) => (Authenticator::OAuth(oauth.verifier), None),
     };
     let metadata = match &authenticator {
@@ -274,6 +294,7 @@ async fn serve(
     let navigation = config.navigation;
     let instructions = config.instructions;
     let server_info = config.server_info;
+    let link_verifier = config.link_verifier;
     let service = StreamableHttpService::new(
         move || {
             let principal = REQUEST_PRINCIPAL
@@ -293,7 +314,10 @@ async fn serve(
             )
             .navigating(navigation.clone())
             .instructing(instructions.clone())
-            .informing(Arc::clone(&server_info)))
+            .informing(Arc::clone(&server_info))
+            .peering(principal.peer.as_ref().map(|name| {
+                crate::server::PeerSession::new(Arc::clone(name), link_verifier.clone())
+            })))
         },
         manager,
         rmcp_config,

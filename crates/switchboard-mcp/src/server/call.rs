@@ -63,6 +63,22 @@ impl McpServer {
         mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if let Some(peer) = &self.peer {
+            return self.answer_peer_call(peer, request, context).await;
+        }
+        if context
+            .meta
+            .0
+            .0
+            .contains_key(switchboard_link::IDENTITY_META_KEY)
+        {
+            return Err(super::peer::refuse(
+                None,
+                &request.name,
+                None,
+                &"a statement came in a session that is not a peer's",
+            ));
+        }
         let scope = match RequestScope::from_meta(&context.meta) {
             Ok(scope) => scope,
             Err(refused) => {

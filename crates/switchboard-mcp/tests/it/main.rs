@@ -36,3 +36,4 @@ mod mcp_tasks;
 mod mcp_tasks_rounds;
 mod mcp_workflow_answers;
 mod mcp_workflows;
+mod peer;

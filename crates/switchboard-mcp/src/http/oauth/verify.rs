@@ -160,6 +160,7 @@ impl Verifier {
             key: Arc::from(format!("oauth:{key}")),
             label: Arc::from(format!("{org}/{user}")),
             identity,
+            peer: None,
         })
     }
 }
