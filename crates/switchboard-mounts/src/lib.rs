@@ -20,6 +20,8 @@ mod mounts;
 mod pins;
 mod progress;
 mod review;
+mod sink;
+mod supervisor;
 mod tool;
 mod verifier;
 
