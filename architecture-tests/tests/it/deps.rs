@@ -119,13 +119,18 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
             "switchboard-audit-sqlite",
             "switchboard-approvals-sqlite",
         ]),
-        // Planned in STYLE.md: the MCP adapter sits on the registry and the orchestrator.
+        // Planned in STYLE.md: the MCP adapter sits on the registry and the orchestrator; it
+        // verifies the identity statements of peer sessions with the link crate.
         "switchboard-mcp" => Allowed::Only(&[
             "switchboard-core",
             "switchboard-registry",
             "switchboard-orchestrator",
             "switchboard-navigation",
+            "switchboard-link",
         ]),
+        // Signed identity statements for calls to a domain on another node: the registry's
+        // `LinkedCall`, nothing more.
+        "switchboard-link" => Allowed::Only(&["switchboard-core", "switchboard-registry"]),
         // The client of mounted MCP servers: their tools become run-time tools of the registry.
         // The mounts client puts the current span's `traceparent` into its requests.
         "switchboard-mounts" => Allowed::Only(&[

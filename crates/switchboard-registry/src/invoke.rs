@@ -590,6 +590,13 @@ async fn run_linked(
     if let LinkHealth::Open { reason } = link.health() {
         return Err(domain_unavailable(tool, &reason));
     }
+    // The digest of exactly what is sent: the receiver recomputes it from the params it gets.
+    let input = switchboard_core::digest_json(&params).map_err(|error| {
+        domain_unavailable(
+            tool,
+            &format!("its input has no digest to bind the call to ({error})"),
+        )
+    })?;
     let deadline = tokio::time::Instant::now() + tool.timeout + LINK_MARGIN;
     let sending = async {
         let _permit = bulkhead.acquire().await.map_err(|_| LinkError::NotSent {
@@ -598,6 +605,7 @@ async fn run_linked(
         link.call(LinkedCall::new(
             &tool.descriptor,
             params,
+            input,
             caller,
             action,
             deadline,

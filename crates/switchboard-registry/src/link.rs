@@ -16,7 +16,9 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use switchboard_core::{ActionKey, BoxFuture, CallContext, Caller, InvokeError, ToolDescriptor};
+use switchboard_core::{
+    ActionKey, BoxFuture, CallContext, Caller, Digest, InvokeError, ToolDescriptor,
+};
 use tracing::Instrument;
 
 use crate::{
@@ -56,6 +58,9 @@ pub struct LinkedCall<'a> {
     pub tool: &'a ToolDescriptor,
     /// The params, valid against the tool's input schema.
     pub params: Arc<Value>,
+    /// The digest of `params` ([`switchboard_core::digest_json`]): the audit's input hash, which
+    /// a signed identity statement binds the call to.
+    pub input: Digest,
     /// The caller, verified by this registry.
     pub caller: &'a Caller,
     /// For a mutation holding its idempotency key: the key and the action id.
@@ -65,11 +70,12 @@ pub struct LinkedCall<'a> {
 }
 
 impl<'a> LinkedCall<'a> {
-    /// A call of `tool` with `params` as `caller` (and as `action`, for a mutation holding its
-    /// key), answered by `deadline`.
+    /// A call of `tool` with `params` (whose digest is `input`) as `caller` (and as `action`,
+    /// for a mutation holding its key), answered by `deadline`.
     pub fn new(
         tool: &'a ToolDescriptor,
         params: Arc<Value>,
+        input: Digest,
         caller: &'a Caller,
         action: Option<&'a ActionKey>,
         deadline: tokio::time::Instant,
@@ -77,6 +83,7 @@ impl<'a> LinkedCall<'a> {
         Self {
             tool,
             params,
+            input,
             caller,
             action,
             deadline,
