@@ -3,7 +3,8 @@
 //! The actor ([`crate::actor`]) owns a connection, its supervision and its health; what a
 //! listing means depends on what the server is to us. A mounted server's listing passes the
 //! [`Gate`] and its admitted tools are registered as run-time tools of the registry
-//! ([`MountSink`]).
+//! ([`MountSink`]); a remote domain's listing is checked against the linked code of the domain,
+//! and registers nothing ([`DomainSink`]).
 
 use std::{collections::BTreeMap, time::SystemTime};
 
@@ -12,6 +13,7 @@ use tokio::sync::watch;
 
 use crate::{
     config::ServerConfig,
+    domain_link::drift::DomainSink,
     gate::{Admission, Gate, Listing, Refused},
     health::Health,
     mounts::registered,
@@ -26,6 +28,8 @@ use crate::{
 pub(crate) enum ListingSink {
     /// A mounted server: its tools pass the gate and enter the registry.
     Mount(MountSink),
+    /// A remote domain: its tools are checked against the linked code.
+    Domain(DomainSink),
 }
 
 /// What a server's tools look like to `switchboard mounts`.
@@ -51,6 +55,15 @@ impl ListingSink {
     ) -> Result<(), String> {
         match self {
             ListingSink::Mount(mount) => mount.admit(server, listing, health, progress).await,
+            ListingSink::Domain(domain) => domain.take(listing),
+        }
+    }
+
+    /// A new connection is being served: what was taken of the last one's listings is stale.
+    pub(crate) fn connected(&self) {
+        match self {
+            ListingSink::Mount(_) => {}
+            ListingSink::Domain(domain) => domain.connected(),
         }
     }
 
@@ -58,6 +71,7 @@ impl ListingSink {
     pub(crate) fn pins(&self) -> Option<&Pins> {
         match self {
             ListingSink::Mount(mount) => mount.gate.pins(),
+            ListingSink::Domain(_) => None,
         }
     }
 
@@ -69,6 +83,7 @@ impl ListingSink {
                 .gate
                 .pins()
                 .is_some_and(|pins| pins.modified() != mount.pins_seen),
+            ListingSink::Domain(_) => false,
         }
     }
 
@@ -86,6 +101,10 @@ impl ListingSink {
                     })
                     .collect(),
                 findings: mount.gate.findings(server),
+            },
+            ListingSink::Domain(domain) => Shown {
+                tools: domain.tools(),
+                ..Shown::default()
             },
         }
     }
@@ -109,6 +128,7 @@ impl ListingSink {
                     mount.gate.clone(),
                 ))
             }
+            ListingSink::Domain(domain) => ListingSink::Domain(domain.clone()),
         }
     }
 }
