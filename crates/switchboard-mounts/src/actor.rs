@@ -250,11 +250,6 @@ impl ServerState {
     /// the server down if it has been lost too often.
     async fn lost(&mut self, myself: &ActorRef<ServerMsg>, reason: String) {
         tracing::warn!(server = %self.server.id, %reason, "a mounted server's connection ended");
-        // Calls stop using the connection before what is left of it is ended, which may wait
-        // on a server that answers nothing.
-        self.health.send_replace(Health::Restarting {
-            reason: reason.clone(),
-        });
         if let Some(live) = self.live.take() {
             live.end().await;
         }

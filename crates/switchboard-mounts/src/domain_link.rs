@@ -20,9 +20,11 @@
 //!   restarting or down, after [`TRIP_AFTER`](breaker::TRIP_AFTER) calls in a row without a
 //!   usable answer ([`breaker`]), or while the tools differ, [`health`](DomainLink::health) is
 //!   open and calls are not sent. A call in flight ends in doubt as soon as its connection is
-//!   lost, not at its deadline. A call whose connection was lost is sent once more when a new
-//!   connection is already up: a mutation carries its idempotency key in the statement, and
-//!   the remote keeps its outcome under it, so that is safe; a read changes nothing.
+//!   lost (the server actor ends a connection whose ping goes unanswered), not at its deadline,
+//!   unless it is sent once more: when a new connection serves within a ping interval, a read,
+//!   or a mutation holding its idempotency key, is sent again on it with a fresh statement. The
+//!   mutation's key is in the statement and the remote keeps its outcome under it, so that is
+//!   safe; a read changes nothing.
 
 mod answer;
 mod breaker;
@@ -347,19 +349,27 @@ impl McpDomainLink {
         self.breaker.open(generation)
     }
 
-    /// One call, sent once more on a new connection if its own was lost.
+    /// One call, sent once more on a new connection if its own was lost after it was sent
+    /// (a read, or a mutation carrying its key) and a new one serves within a ping interval.
     async fn call_remote(&self, call: &LinkedCall<'_>) -> Result<Value, LinkError> {
         if let Some(reason) = self.refusal() {
             return Err(LinkError::NotSent { reason });
         }
         let may_resend = !call.tool.category.mutates() || call.action.is_some();
+        let (mut peer, mut generation) = self
+            .connection()
+            .map_err(|reason| LinkError::NotSent { reason })?;
         let mut resent = false;
         loop {
-            let (peer, generation) = self
-                .connection()
-                .map_err(|reason| LinkError::NotSent { reason })?;
-            match self.attempt(call, &peer, generation).await {
+            match self.attempt(call, &peer).await {
                 Attempt::Answered(answer) => {
+                    let answer = match answer {
+                        // Sent before, so it may have run.
+                        Err(LinkError::NotSent { reason }) if resent => {
+                            Err(LinkError::InDoubt { reason })
+                        }
+                        answer => answer,
+                    };
                     match &answer {
                         Err(LinkError::NotSent { reason } | LinkError::InDoubt { reason }) => {
                             self.breaker.failed(generation, reason);
@@ -370,9 +380,16 @@ impl McpDomainLink {
                     return answer;
                 }
                 Attempt::Lost(reason) => {
-                    let newer = matches!(&*self.health.borrow(), Health::Up { generation: now, .. } if *now > generation);
-                    if may_resend && !resent && newer {
+                    let patience = self.config.ping_every.min(
+                        call.deadline
+                            .saturating_duration_since(tokio::time::Instant::now()),
+                    );
+                    if may_resend
+                        && !resent
+                        && let Some(serving) = self.serving_after(generation, patience).await
+                    {
                         tracing::info!(domain = %self.config.domain, tool = %call.tool.name, %reason, "the connection was lost mid-call; sending the call again on the new one");
+                        (peer, generation) = serving;
                         resent = true;
                         continue;
                     }
@@ -387,13 +404,44 @@ impl McpDomainLink {
         }
     }
 
-    /// One attempt on connection `generation`: a fresh statement, the request, and its answer
-    /// raced against the connection's loss and the call's deadline.
+    /// A connection newer than `generation` that calls may go through (its tools checked),
+    /// if one comes within `patience`.
+    async fn serving_after(
+        &self,
+        generation: u64,
+        patience: Duration,
+    ) -> Option<(rmcp::service::Peer<rmcp::RoleClient>, u64)> {
+        let mut health = self.health.clone();
+        let mut listed = self.listed.clone();
+        let wait = async {
+            loop {
+                health.borrow_and_update();
+                listed.borrow_and_update();
+                if let Ok((peer, now)) = self.connection()
+                    && now > generation
+                    && self.refusal().is_none()
+                {
+                    return Some((peer, now));
+                }
+                if matches!(&*health.borrow(), Health::Down { .. } | Health::Closed) {
+                    return None;
+                }
+                tokio::select! {
+                    changed = health.changed() => changed.ok()?,
+                    changed = listed.changed() => changed.ok()?,
+                }
+            }
+        };
+        tokio::time::timeout(patience, wait).await.ok().flatten()
+    }
+
+    /// One attempt on `peer`'s connection: a fresh statement, the request, and its answer
+    /// raced against the call's deadline. When the server actor ends the connection (a ping
+    /// went unanswered, the stream closed), the request ends at once with it.
     async fn attempt(
         &self,
         call: &LinkedCall<'_>,
         peer: &rmcp::service::Peer<rmcp::RoleClient>,
-        generation: u64,
     ) -> Attempt {
         let statement = match self.signer.sign(&self.audience, call) {
             Ok(statement) => statement,
@@ -441,7 +489,6 @@ impl McpDomainLink {
                     reason: format!("{node} gave no usable answer: {error}"),
                 })),
             },
-            reason = lost(self.health.clone(), generation) => Attempt::Lost(reason),
             () = tokio::time::sleep_until(call.deadline) => Attempt::Answered(Err(LinkError::InDoubt {
                 reason: format!("{node} did not answer by the call's deadline"),
             })),
@@ -455,23 +502,6 @@ enum Attempt {
     Answered(Result<Value, LinkError>),
     /// Its connection was lost after it was sent, for this reason.
     Lost(String),
-}
-
-/// Resolves when connection `generation` is no longer the one being served, with why.
-async fn lost(mut health: watch::Receiver<Health>, generation: u64) -> String {
-    loop {
-        match &*health.borrow_and_update() {
-            Health::Up {
-                generation: now, ..
-            } if *now == generation => {}
-            Health::Up { .. } => return "a new connection replaced it".to_owned(),
-            Health::Restarting { reason } | Health::Down { reason, .. } => return reason.clone(),
-            Health::Closed => return "the link was closed".to_owned(),
-        }
-        if health.changed().await.is_err() {
-            return "its supervisor is gone".to_owned();
-        }
-    }
 }
 
 impl DomainLink for McpDomainLink {

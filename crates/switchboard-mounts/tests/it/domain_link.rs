@@ -346,6 +346,45 @@ async fn calls_end_at_their_deadline_and_three_without_an_answer_open_the_link_f
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_whose_connection_is_lost_is_sent_again_on_the_next_one_and_an_unkeyed_mutation_is_not()
+ {
+    let nodes = nodes().await;
+    // The first attempt is still running on node-b when its connection ends.
+    nodes.node_b.answer(Answer::After(Duration::from_secs(20)));
+    let front = nodes.front.clone();
+    let read =
+        tokio::spawn(async move { front.invoke("depot_stock", json!({}), &alice(None)).await });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    nodes.node_b.answer(Answer::Correctly);
+    nodes.node_b.fail_next_ping();
+    let answer = tokio::time::timeout(Duration::from_secs(10), read)
+        .await
+        .expect("no hang")
+        .expect("the call's task");
+    assert_eq!(
+        answer.ok(),
+        Some(json!({"units": 10})),
+        "sent again, and answered"
+    );
+    assert_eq!(nodes.node_b.calls(), 2, "two attempts reached node-b");
+
+    // A mutation without a key (only a caller of the link itself can make one) is not.
+    nodes.node_b.answer(Answer::After(Duration::from_secs(20)));
+    let call = through_link(&nodes, "depot_reserve", Duration::from_secs(5));
+    let fail = async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        nodes.node_b.answer(Answer::Correctly);
+        nodes.node_b.fail_next_ping();
+    };
+    let (answer, ()) = tokio::join!(call, fail);
+    assert!(
+        matches!(answer, Err(LinkError::InDoubt { .. })),
+        "{answer:?}"
+    );
+    assert_eq!(nodes.node_b.calls(), 3, "sent once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_announced_with_another_schema_opens_the_link_until_it_matches_again() {
     let nodes = nodes().await;
     let good = nodes.node_b.tools();

@@ -50,6 +50,9 @@ struct Shared {
     /// While true, every request hangs (a process stopped with SIGSTOP: its port still
     /// accepts).
     frozen: watch::Sender<bool>,
+    /// How many of the next pings fail (a ping that fails ends the connection: the client
+    /// connects again).
+    failing_pings: Mutex<u32>,
     /// Each call's statement, and whether it verified.
     statements: Mutex<Vec<(String, bool)>>,
     /// The tools of the calls that reached it, in order.
@@ -75,6 +78,7 @@ impl NodeB {
             tools: Mutex::new(tools),
             answer: Mutex::new(Answer::Correctly),
             frozen: watch::channel(false).0,
+            failing_pings: Mutex::new(0),
             statements: Mutex::default(),
             calls: Mutex::default(),
             peers: Mutex::default(),
@@ -100,6 +104,11 @@ impl NodeB {
     /// Freezes it (every request hangs), or thaws it.
     pub(crate) fn freeze(&self, frozen: bool) {
         self.shared.frozen.send_replace(frozen);
+    }
+
+    /// Fails the next ping, which ends the client's connection (it connects again).
+    pub(crate) fn fail_next_ping(&self) {
+        *lock(&self.shared.failing_pings) = 1;
     }
 
     /// Stops serving: its port refuses connections.
@@ -250,6 +259,11 @@ impl ServerHandler for Handler {
 
     async fn ping(&self, _context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
         self.thawed().await;
+        let mut failing = lock(&self.shared.failing_pings);
+        if *failing > 0 {
+            *failing -= 1;
+            return Err(ErrorData::internal_error("told to fail this ping", None));
+        }
         Ok(())
     }
 
