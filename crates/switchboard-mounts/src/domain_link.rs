@@ -169,7 +169,17 @@ impl DomainLinkConfig {
     }
 }
 
-/// A domain served by another node, reached over MCP: see the [module docs](self).
+/// A domain served by another node, reached over MCP as a trusted mounted server: a supervised
+/// connection whose tool listings are checked against this binary's linked code of the domain,
+/// and whose calls each carry a fresh identity statement signed for `<node>/<domain>`.
+///
+/// [`health`](DomainLink::health) is open (calls are refused at once with `domain_unavailable`)
+/// while the connection is restarting or down, while the remote announces a tool of the domain
+/// with another schema or not at all, and after three calls in a row without a usable answer
+/// (until a new connection, or the cool-down). An answer is the tool's output, the remote
+/// registry's refusal or failure as it sent it, `domain_unavailable` naming the remote node
+/// when it refused the statement, or in doubt when the call was sent and nothing usable came
+/// back (an answer that does not decode, a lost connection, the deadline).
 pub struct McpDomainLink {
     config: DomainLinkConfig,
     audience: Audience,

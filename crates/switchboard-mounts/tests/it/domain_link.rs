@@ -22,7 +22,7 @@ use switchboard_core::{
     digest_json, tool,
 };
 use switchboard_link::{SigningKeys, StatementSigner, StatementVerifier, generate_signing_key_pem};
-use switchboard_mounts::{DomainLinkConfig, McpDomainLink};
+use switchboard_mounts::{DomainLinkConfig, McpDomainLink, StartError};
 use switchboard_registry::{DomainLink, LinkError, LinkHealth, LinkedCall, ToolRegistry};
 
 use self::node::{Answer, NodeB};
@@ -195,6 +195,54 @@ async fn calls_run_on_node_b_as_their_signed_statements_say() {
         statements[0].0, statements[1].0,
         "a fresh statement per call"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_started_while_node_b_is_away_is_open_and_closes_when_it_comes() {
+    let pem = generate_signing_key_pem().expect("a key");
+    let keys = SigningKeys::from_pems(&[pem.as_bytes()]).expect("the key loads");
+    let verifier = StatementVerifier::new("node-b").peer("node-a", keys.verifying_keys());
+    let signer = Arc::new(StatementSigner::new("node-a", keys));
+    let back = ToolRegistry::builder()
+        .start()
+        .await
+        .expect("node-b's registry");
+    let mut node_b = NodeB::start(back, verifier).await;
+    node_b.stop();
+    let config = DomainLinkConfig::new("depot", node_b.url(), "node-b")
+        .health_checks(PING_EVERY, PING_DEADLINE)
+        .start_timeout(Duration::from_secs(2));
+    let unset = config
+        .clone()
+        .bearer_token_env("SWITCHBOARD_TEST_UNSET_PEER_TOKEN");
+    let refused = McpDomainLink::start(unset, Arc::clone(&signer)).await;
+    assert!(
+        matches!(&refused, Err(StartError::Credential { variable, .. }) if variable == "SWITCHBOARD_TEST_UNSET_PEER_TOKEN"),
+        "{refused:?}"
+    );
+
+    let started = Instant::now();
+    let link = McpDomainLink::start(config, signer)
+        .await
+        .expect("a node that is away does not stop the start");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "a refused connection is not waited on"
+    );
+    let health = link.health();
+    let LinkHealth::Open { reason } = &health else {
+        panic!("open without node-b: {health:?}");
+    };
+    assert!(reason.contains("node-b is unreachable"), "{reason}");
+
+    node_b.restart().await;
+    let health = health_becomes(&link, Duration::from_secs(10), |health| {
+        *health == LinkHealth::Up
+    })
+    .await;
+    assert_eq!(health, LinkHealth::Up, "closed once node-b answers");
+    link.close().await;
+    assert!(is_open(&link.health()), "a closed link refuses calls");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
