@@ -16,7 +16,7 @@ const ACTORS: [(&str, &str); 5] = [
         "crates/switchboard-orchestrator/src/orchestrator.rs",
     ),
     ("ServerActor", "crates/switchboard-mounts/src/actor.rs"),
-    ("Supervisor", "crates/switchboard-mounts/src/mounts.rs"),
+    ("Supervisor", "crates/switchboard-mounts/src/supervisor.rs"),
 ];
 
 /// Every `impl Actor for X` (or `impl ractor::Actor for X`) in the crates' library sources,

@@ -132,11 +132,14 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
         // `LinkedCall`, nothing more.
         "switchboard-link" => Allowed::Only(&["switchboard-core", "switchboard-registry"]),
         // The client of mounted MCP servers: their tools become run-time tools of the registry.
-        // The mounts client puts the current span's `traceparent` into its requests.
+        // The mounts client puts the current span's `traceparent` into its requests. A remote
+        // domain is a trusted mounted server: its link signs each call's identity statement
+        // with the link crate.
         "switchboard-mounts" => Allowed::Only(&[
             "switchboard-core",
             "switchboard-registry",
             "switchboard-telemetry",
+            "switchboard-link",
         ]),
         // The tracing layer: a `CallLayer` of the registry, and the OTLP export.
         "switchboard-telemetry" => Allowed::Only(&["switchboard-core", "switchboard-registry"]),

@@ -17,8 +17,8 @@ use switchboard_registry::{Exposure, RuntimeTool, RuntimeToolSpec};
 use crate::{
     actor::ServerMsg,
     error::StartError,
-    mounts::SupervisorMsg,
     pins::{LockError, PinChanges},
+    supervisor::SupervisorMsg,
 };
 
 /// The name of the run-time tool that accepts a mounted server's current tools.

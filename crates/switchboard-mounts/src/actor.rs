@@ -11,23 +11,21 @@
 //! then it is tried again. A ping with a deadline, every `ping_every`, tells a wedged server
 //! from a busy one: a server that does not answer one is restarted.
 //!
-//! The actor also keeps the server's tools in line with what a person accepted of it
-//! ([`crate::pins`]): every listing passes the gate, an accept is done here (it lists, pins and
-//! admits again in one step), and a lock file rewritten by another process (`switchboard mounts
-//! accept`) is noticed at the next ping, when the server's tools are listed and admitted again.
+//! The actor lists the server's tools at each new connection and each `tools/list_changed`,
+//! and hands each listing to its [`ListingSink`], which says what the listing means. A mounted
+//! server's tools are kept in line with what a person accepted of it ([`crate::pins`]): every
+//! listing passes the gate, an accept is done here (it lists, pins and admits again in one
+//! step), and a lock file rewritten by another process (`switchboard mounts accept`) is noticed
+//! at the next ping, when the server's tools are listed and admitted again.
 //!
 //! The actors run under one supervisor ([`crate::mounts::Mounts`] spawns them linked to it),
 //! which restarts an actor that fails and stops them all on close.
 
-use std::{
-    collections::{BTreeMap, VecDeque},
-    time::{Duration, SystemTime},
-};
+use std::{collections::VecDeque, time::Duration};
 
 use jiff::Timestamp;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use rmcp::model::{ClientRequest, PingRequest};
-use switchboard_registry::{RuntimeToolSpec, ToolRegistry};
 use tokio::{sync::watch, time::Instant};
 use tracing::Instrument as _;
 
@@ -35,12 +33,12 @@ use crate::{
     accept::AcceptError,
     config::ServerConfig,
     connection::{Connection, Live, connect},
-    gate::{Admission, Gate, Listing, Refused},
+    gate::Listing,
     health::Health,
-    mounts::{MountState, MountStatus, registered},
+    mounts::{MountState, MountStatus},
     pins::PinChanges,
     progress::CallRoutes,
-    tool::{Registered, spec},
+    sink::ListingSink,
 };
 
 /// When and how often a mounted server is restarted.
@@ -113,13 +111,10 @@ pub(crate) struct ServerArgs {
     pub(crate) first: Option<Connection>,
     pub(crate) health: watch::Sender<Health>,
     pub(crate) policy: RestartPolicy,
-    /// The registry its tools are in, and what is registered there now, by name.
-    pub(crate) registry: ToolRegistry,
-    pub(crate) registered: BTreeMap<String, Registered>,
     /// Where its tools' calls want their progress, across restarts.
     pub(crate) progress: CallRoutes,
-    /// What decides which of its tools are exposed.
-    pub(crate) gate: Gate,
+    /// What is done with each listing of its tools.
+    pub(crate) sink: ListingSink,
 }
 
 pub(crate) struct ServerState {
@@ -134,12 +129,8 @@ pub(crate) struct ServerState {
     attempt: u32,
     restarts: u64,
     last_error: Option<String>,
-    registry: ToolRegistry,
-    registered: BTreeMap<String, Registered>,
     progress: CallRoutes,
-    gate: Gate,
-    /// When the lock file had last been written at the last admission.
-    pins_seen: Option<SystemTime>,
+    sink: ListingSink,
 }
 
 pub(crate) struct ServerActor;
@@ -165,11 +156,8 @@ impl Actor for ServerActor {
             attempt: 0,
             restarts: 0,
             last_error: None,
-            registry: args.registry,
-            registered: args.registered,
             progress: args.progress,
-            pins_seen: args.gate.pins().and_then(|pins| pins.modified()),
-            gate: args.gate,
+            sink: args.sink,
         };
         match args.first {
             Some(connection) => state.serve(&myself, connection),
@@ -250,6 +238,7 @@ impl ServerState {
         let live = Live::watch(connection, move |reason| {
             let _ = actor.send_message(ServerMsg::Lost { generation, reason });
         });
+        self.sink.connected();
         self.health.send_replace(Health::Up {
             peer: live.peer(),
             generation,
@@ -324,11 +313,7 @@ impl ServerState {
         }
     }
 
-    /// Lists the server's tools again, passes them through the gate, and brings the registry
-    /// in line: new tools are registered, gone ones unregistered (calling one then gives
-    /// `tool_not_found`), and changed ones (in definition or admission) replaced. A server the
-    /// gate refuses loses all its tools. The registry tells its watchers (MCP sessions send
-    /// `tools/list_changed`).
+    /// Lists the server's tools again and hands the listing to the sink.
     async fn refresh_tools(&mut self) {
         let Some(live) = &self.live else {
             return;
@@ -340,19 +325,19 @@ impl ServerState {
                 return;
             }
         };
-        self.admit(&listing).await;
+        self.take(&listing).await;
     }
 
     /// Lists and admits the server's tools again if the lock file was written since the last
     /// admission (an accept made by another process).
     async fn readmit_if_pins_changed(&mut self) {
-        let Some(pins) = self.gate.pins() else {
+        if !self.sink.pins_changed() {
             return;
-        };
-        if pins.modified() != self.pins_seen {
-            tracing::info!(server = %self.server.id, lock = %pins.path().display(), "the lock file changed; admitting the mounted server's tools again");
-            self.refresh_tools().await;
         }
+        if let Some(pins) = self.sink.pins() {
+            tracing::info!(server = %self.server.id, lock = %pins.path().display(), "the lock file changed; admitting the mounted server's tools again");
+        }
+        self.refresh_tools().await;
     }
 
     /// Pins what the server offers now as accepted, and admits its tools again.
@@ -371,69 +356,22 @@ impl ServerState {
                 id: id.clone(),
                 reason: error.to_string(),
             })?;
-        let changes = match self.gate.pins() {
+        let changes = match self.sink.pins() {
             Some(pins) => pins.accept(&id, &listing)?,
             None => PinChanges::default(),
         };
-        self.admit(&listing).await;
+        self.take(&listing).await;
         Ok(changes)
     }
 
-    /// Passes `listing` through the gate and brings the registry in line with what it admits.
-    async fn admit(&mut self, listing: &Listing) {
-        self.pins_seen = self.gate.pins().and_then(|pins| pins.modified());
-        let admitted = match self.gate.admit(&self.server, listing) {
-            Ok(admitted) => admitted,
-            Err(Refused { reason }) => {
-                tracing::error!(server = %self.server.id, %reason, "the mounted server's tools are withdrawn");
-                self.last_error = Some(reason);
-                Vec::new()
-            }
-        };
-        let reader = self.health.subscribe();
-        let mut specs: BTreeMap<String, RuntimeToolSpec> = admitted
-            .iter()
-            .map(|(tool, admission)| {
-                let spec = spec(&self.server, tool, admission, &reader, &self.progress);
-                (spec.descriptor.name.to_string(), spec)
-            })
-            .collect();
-        let mut wanted = registered(&self.server, admitted);
-        let stale: Vec<String> = self
-            .registered
-            .iter()
-            .filter(|(name, registered)| wanted.get(*name) != Some(*registered))
-            .map(|(name, _)| name.clone())
-            .collect();
-        let fresh: Vec<String> = wanted
-            .iter()
-            .filter(|(name, wanted)| self.registered.get(*name) != Some(*wanted))
-            .map(|(name, _)| name.clone())
-            .collect();
-        if stale.is_empty() && fresh.is_empty() {
-            return;
-        }
-        if let Err(error) = self.registry.unregister(stale.clone()).await {
-            tracing::warn!(server = %self.server.id, %error, "mounted tools not unregistered");
-            return;
-        }
-        for name in &stale {
-            self.registered.remove(name);
-        }
-        let fresh_specs: Vec<RuntimeToolSpec> =
-            fresh.iter().filter_map(|name| specs.remove(name)).collect();
-        match self.registry.register(fresh_specs).await {
-            Ok(()) => {
-                for name in fresh {
-                    if let Some(registered) = wanted.remove(&name) {
-                        self.registered.insert(name, registered);
-                    }
-                }
-                tracing::info!(server = %self.server.id, tools = self.registered.len(), "the mounted server's tools changed");
-            }
-            Err(error) => {
-                tracing::warn!(server = %self.server.id, %error, "the mounted server's new tools were refused");
-            }
+    /// Hands `listing` to the sink; a listing it refuses is the server's last error.
+    async fn take(&mut self, listing: &Listing) {
+        let taken = self
+            .sink
+            .take(&self.server, listing, &self.health, &self.progress)
+            .await;
+        if let Err(reason) = taken {
+            self.last_error = Some(reason);
         }
     }
 
@@ -467,22 +405,16 @@ impl ServerState {
             Health::Down { until, .. } => MountState::Down { until: *until },
             Health::Closed => MountState::Closed,
         };
+        let shown = self.sink.shown(&self.server.id);
         MountStatus {
             id: self.server.id.clone(),
             state,
             pid: self.live.as_ref().and_then(Live::pid),
             restarts: self.restarts,
-            tools: self.registered.keys().cloned().collect(),
-            quarantined: self
-                .registered
-                .iter()
-                .filter_map(|(name, (_, admission))| match admission {
-                    Admission::Withheld { reason } => Some((name.clone(), reason.clone())),
-                    Admission::Exposed => None,
-                })
-                .collect(),
+            tools: shown.tools,
+            quarantined: shown.quarantined,
             last_error: self.last_error.clone(),
-            findings: self.gate.findings(&self.server.id),
+            findings: shown.findings,
             stderr: self
                 .live
                 .as_ref()

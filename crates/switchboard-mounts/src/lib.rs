@@ -5,12 +5,16 @@
 //! each of their tools as a run-time tool of the registry, so a call of a mounted tool passes
 //! the same checks and leaves the same audit record as a native one. This crate is the client
 //! side of MCP, built on rmcp's client; `switchboard-mcp` is the server side.
+//!
+//! A domain served by another node is reached the same way, as a trusted mounted server:
+//! [`McpDomainLink`] is the registry's `DomainLink` over a supervised connection of this crate.
 
 mod accept;
 mod actor;
 mod child;
 mod config;
 mod connection;
+mod domain_link;
 mod error;
 mod gate;
 mod health;
@@ -20,6 +24,8 @@ mod mounts;
 mod pins;
 mod progress;
 mod review;
+mod sink;
+mod supervisor;
 mod tool;
 mod verifier;
 
@@ -28,6 +34,10 @@ pub use actor::RestartPolicy;
 pub use config::{
     ConfigError, DEFAULT_CALL_TIMEOUT, DEFAULT_START_TIMEOUT, MAX_ID_LEN, MountsConfig,
     ServerConfig, ToolOverride, Transport,
+};
+pub use domain_link::{
+    DEFAULT_LINK_COOL_DOWN, DEFAULT_LINK_START_TIMEOUT, DEFAULT_PING_DEADLINE, DEFAULT_PING_EVERY,
+    DomainLinkConfig, McpDomainLink,
 };
 pub use error::{MountError, StartError};
 pub use lazy::{

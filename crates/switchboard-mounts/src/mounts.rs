@@ -15,19 +15,19 @@
 //! ([`crate::accept`]) is registered too, and [`Mounts::accept`] accepts a server's changes.
 //!
 //! Each started server is owned by a [`ServerActor`](crate::actor) linked to one supervisor
-//! actor. The server actor restarts its server when the connection ends; the supervisor
-//! restarts a server actor that fails, and stops them all on close.
+//! actor ([`crate::supervisor`]). The server actor restarts its server when the connection
+//! ends; the supervisor restarts a server actor that fails, and stops them all on close.
 
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
 use futures::future::join_all;
-use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
+use ractor::{Actor, ActorRef};
 use switchboard_registry::{RuntimeToolSpec, ToolRegistry};
 use tokio::sync::{Mutex, watch};
 
 use crate::{
     accept::{self, AcceptError, MOUNTS_ACCEPT_TOOL},
-    actor::{RestartPolicy, ServerActor, ServerArgs, ServerMsg},
+    actor::ServerArgs,
     config::{MountsConfig, ServerConfig},
     connection::{Connection, connect},
     error::{MountError, StartError},
@@ -36,6 +36,8 @@ use crate::{
     lazy::{self, Directory},
     pins::{PinChanges, Pins},
     progress::CallRoutes,
+    sink::{ListingSink, MountSink},
+    supervisor::{Supervisor, SupervisorMsg},
     tool::{Registered, descriptor, spec},
     verifier::{Finding, RuleVerifier, Screen, Verifier},
 };
@@ -357,10 +359,12 @@ impl Mounts {
             first: Some(connection),
             health,
             policy: server.restart,
-            registry: registry.clone(),
-            registered,
             progress,
-            gate: self.gate.clone(),
+            sink: ListingSink::Mount(MountSink::new(
+                registry.clone(),
+                registered,
+                self.gate.clone(),
+            )),
         };
         let adopted = ractor::call!(supervisor, |reply| SupervisorMsg::Adopt(
             Box::new(args),
@@ -517,159 +521,5 @@ async fn close_all(state: &mut State, config: &MountsConfig) {
     if let Some(supervisor) = state.supervisor.take() {
         let _ = ractor::call!(supervisor, SupervisorMsg::StopAll);
         supervisor.stop(None);
-    }
-}
-
-/// What the supervisor is told.
-pub(crate) enum SupervisorMsg {
-    /// Spawn a server actor for a started server.
-    Adopt(Box<ServerArgs>, RpcReplyPort<Result<(), String>>),
-    /// Every server's status, sorted by id.
-    Status(RpcReplyPort<Vec<MountStatus>>),
-    /// The actor of a server, or the ids of those there are.
-    Actor(
-        String,
-        RpcReplyPort<Result<ActorRef<ServerMsg>, Vec<String>>>,
-    ),
-    /// Stop every server actor, and answer once they have stopped.
-    StopAll(RpcReplyPort<()>),
-}
-
-/// What the supervisor keeps of a server actor, to restart it if it fails.
-struct Supervised {
-    actor: ActorRef<ServerMsg>,
-    server: ServerConfig,
-    health: watch::Sender<Health>,
-    policy: RestartPolicy,
-    registry: ToolRegistry,
-    progress: CallRoutes,
-    gate: Gate,
-}
-
-/// The supervisor of the server actors.
-struct Supervisor;
-
-impl Actor for Supervisor {
-    type Msg = SupervisorMsg;
-    type State = BTreeMap<String, Supervised>;
-    type Arguments = ();
-
-    async fn pre_start(
-        &self,
-        _myself: ActorRef<SupervisorMsg>,
-        (): (),
-    ) -> Result<Self::State, ActorProcessingErr> {
-        Ok(BTreeMap::new())
-    }
-
-    async fn handle(
-        &self,
-        myself: ActorRef<SupervisorMsg>,
-        message: SupervisorMsg,
-        supervised: &mut Self::State,
-    ) -> Result<(), ActorProcessingErr> {
-        match message {
-            SupervisorMsg::Adopt(args, reply) => {
-                let server = args.server.clone();
-                let health = args.health.clone();
-                let policy = args.policy;
-                let registry = args.registry.clone();
-                let progress = args.progress.clone();
-                let gate = args.gate.clone();
-                let spawned = Actor::spawn_linked(None, ServerActor, *args, myself.get_cell())
-                    .await
-                    .map(|(actor, _)| actor)
-                    .map_err(|error| error.to_string());
-                let answer = match spawned {
-                    Ok(actor) => {
-                        supervised.insert(
-                            server.id.clone(),
-                            Supervised {
-                                actor,
-                                server,
-                                health,
-                                policy,
-                                registry,
-                                progress,
-                                gate,
-                            },
-                        );
-                        Ok(())
-                    }
-                    Err(error) => Err(error),
-                };
-                let _ = reply.send(answer);
-            }
-            SupervisorMsg::Status(reply) => {
-                let mut statuses = Vec::with_capacity(supervised.len());
-                for entry in supervised.values() {
-                    if let Ok(status) = ractor::call!(entry.actor, ServerMsg::Status) {
-                        statuses.push(status);
-                    }
-                }
-                let _ = reply.send(statuses);
-            }
-            SupervisorMsg::Actor(id, reply) => {
-                let found = supervised
-                    .get(&id)
-                    .map(|entry| entry.actor.clone())
-                    .ok_or_else(|| supervised.keys().cloned().collect());
-                let _ = reply.send(found);
-            }
-            SupervisorMsg::StopAll(reply) => {
-                for (_, entry) in std::mem::take(supervised) {
-                    entry.actor.unlink(myself.get_cell());
-                    let _ = entry.actor.stop_and_wait(None, None).await;
-                }
-                let _ = reply.send(());
-            }
-        }
-        Ok(())
-    }
-
-    async fn handle_supervisor_evt(
-        &self,
-        myself: ActorRef<SupervisorMsg>,
-        event: SupervisionEvent,
-        supervised: &mut Self::State,
-    ) -> Result<(), ActorProcessingErr> {
-        if let SupervisionEvent::ActorFailed(failed, error) = event {
-            let id = supervised
-                .iter()
-                .find(|(_, entry)| entry.actor.get_id() == failed.get_id())
-                .map(|(id, _)| id.clone());
-            if let Some(entry) = id.and_then(|id| supervised.get_mut(&id)) {
-                tracing::error!(server = %entry.server.id, %error, "a mounted server's actor failed; starting a new one");
-                // The tools it had stay registered; the new actor's first connection lists
-                // them again, admits them again, and brings the registry in line.
-                let registered = entry
-                    .registry
-                    .list()
-                    .into_iter()
-                    .filter(|tool| tool.domain == entry.server.id)
-                    .map(|tool| (tool.name.to_string(), ((*tool).clone(), Admission::Exposed)))
-                    .collect();
-                let args = ServerArgs {
-                    server: entry.server.clone(),
-                    first: None,
-                    health: entry.health.clone(),
-                    policy: entry.policy,
-                    registry: entry.registry.clone(),
-                    registered,
-                    progress: entry.progress.clone(),
-                    gate: entry.gate.clone(),
-                };
-                match Actor::spawn_linked(None, ServerActor, args, myself.get_cell())
-                    .await
-                    .map(|(actor, _)| actor)
-                {
-                    Ok(actor) => entry.actor = actor,
-                    Err(error) => {
-                        tracing::error!(server = %entry.server.id, %error, "a mounted server's actor could not be started again");
-                    }
-                }
-            }
-        }
-        Ok(())
     }
 }

@@ -333,11 +333,12 @@ impl RuntimeTool for MountedTool {
 
 /// Sends one `tools/call` on `peer` and waits for its answer, with its progress routed to
 /// `notifier` and the server's log messages, while it runs, to the current span if the rule of
-/// [`crate::logs`] admits `org`. When the current span is traced, its `traceparent` goes in the
-/// request's `_meta` (SEP-414), so the call's trace goes on in the mounted server. Dropped
-/// before the answer (the caller cancelled, or the call timed out), it tells the server with
-/// `notifications/cancelled`, so the server can stop too.
-async fn call_once(
+/// [`crate::logs`] admits `org`. The request's own `_meta` entries are sent as they are; when
+/// the current span is traced, its `traceparent` is added to them (SEP-414), so the call's
+/// trace goes on in the mounted server. Dropped before the answer (the caller cancelled, or the
+/// call timed out), it tells the server with `notifications/cancelled`, so the server can stop
+/// too.
+pub(crate) async fn call_once(
     peer: &Peer<RoleClient>,
     mut request: CallToolRequestParams,
     routes: &CallRoutes,
