@@ -16,6 +16,7 @@ mod mutation;
 mod permissions;
 mod prompts;
 mod registry;
+mod remote;
 mod scan;
 mod sessions;
 mod switches;
@@ -36,6 +37,10 @@ pub use permissions::{DEFAULT_PERMISSIONS_TOML, PermissionMatrix, PermissionsErr
 pub use prompts::{MAX_COMPLETIONS, RuntimePrompt};
 pub use registry::{
     Exposure, RegistryBuilder, RuntimeToolSpec, ToolRegistry, ToolsChanged, WeakToolRegistry,
+};
+pub use remote::{
+    RemoteAction, RemoteAnswer, RemoteCall, RemoteError, StatementRefused, StatementVerifier,
+    VerifiedCaller, call_domain_actor,
 };
 pub use sessions::OpenSession;
 pub use switchboard_approvals::{

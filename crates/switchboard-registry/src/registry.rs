@@ -29,6 +29,7 @@ use crate::{
     link::DomainLink,
     permissions::PermissionMatrix,
     prompts::{PromptTable, RuntimePrompt},
+    remote::StatementVerifier,
     scan::{scan_domains, scan_policies},
     sessions::SessionLists,
     switches::SwitchRules,
@@ -62,6 +63,9 @@ pub(crate) struct Shared {
     pub(crate) prompts: PromptTable,
     /// The layers around its calls ([`crate::layers`]).
     pub(crate) layers: Layers,
+    /// Reads the callers of calls from other nodes ([`crate::remote`]); without it, none is
+    /// served.
+    pub(crate) verifier: Option<Arc<dyn StatementVerifier>>,
 }
 
 impl Shared {
@@ -101,6 +105,11 @@ pub struct ToolsChanged {
     pub version: u64,
 }
 
+// Local only (the registry's output port sends it to actors of this process): with
+// `ractor/cluster`, every message type names its `Message` impl.
+#[cfg(feature = "cluster")]
+impl ractor::Message for ToolsChanged {}
+
 /// The handle to a running registry. Clone it freely.
 #[derive(Clone)]
 pub struct ToolRegistry {
@@ -124,6 +133,14 @@ pub struct WeakToolRegistry {
 }
 
 impl WeakToolRegistry {
+    /// The weak handle of the registry whose state is `shared` and whose actor is `actor`.
+    pub(crate) fn new(shared: &Arc<Shared>, actor: ActorRef<RegistryMsg>) -> Self {
+        Self {
+            shared: Arc::downgrade(shared),
+            actor,
+        }
+    }
+
     /// The registry, while any [`ToolRegistry`] handle to it exists.
     pub fn upgrade(&self) -> Option<ToolRegistry> {
         Some(ToolRegistry {
@@ -206,6 +223,8 @@ pub struct RegistryBuilder {
     layers: Vec<Arc<dyn CallLayer>>,
     domain_layers: Vec<(String, Arc<dyn CallLayer>)>,
     runtime_prompts: Vec<(PromptDescriptor, Arc<dyn RuntimePrompt>)>,
+    /// Set by [`RegistryBuilder::statement_verifier`].
+    pub(crate) verifier: Option<Arc<dyn StatementVerifier>>,
 }
 
 /// Builds a domain's cell around the writer its actor provides.
@@ -247,6 +266,7 @@ impl Default for RegistryBuilder {
             layers: Vec::new(),
             domain_layers: Vec::new(),
             runtime_prompts: Vec::new(),
+            verifier: None,
         }
     }
 }
@@ -481,6 +501,7 @@ impl RegistryBuilder {
             client: self.client,
             layers: Layers::new(self.layers, self.domain_layers),
             prompts,
+            verifier: self.verifier,
         });
         let (actor, _join) = Actor::spawn(
             None,
@@ -528,10 +549,7 @@ impl ToolRegistry {
     /// A handle that does not keep the registry alive: for a run-time tool that calls the
     /// registry it is registered in, which would otherwise hold itself.
     pub fn downgrade(&self) -> WeakToolRegistry {
-        WeakToolRegistry {
-            shared: Arc::downgrade(&self.shared),
-            actor: self.actor.clone(),
-        }
+        WeakToolRegistry::new(&self.shared, self.actor.clone())
     }
 
     /// Every tool, sorted by name.

@@ -12,6 +12,7 @@ mod asking;
 mod audit_outage;
 mod category_advice;
 mod dispatch;
+mod domain_call;
 mod domain_state;
 mod header_parameters;
 mod idempotency;
