@@ -102,6 +102,11 @@ impl RegistryActor {
         let args = DomainArgs {
             runtime: Arc::clone(&domain),
             registry: WeakToolRegistry::new(&state.shared, myself.clone()),
+            #[cfg(feature = "cluster")]
+            group: state
+                .shared
+                .join_groups
+                .then(|| crate::cluster::domain_group(&domain.name)),
         };
         let (actor, _join) = Actor::spawn_linked(None, DomainActor, args, myself.get_cell())
             .await

@@ -414,6 +414,9 @@ pub(crate) struct DomainActor;
 pub(crate) struct DomainArgs {
     pub(crate) runtime: Arc<DomainRuntime>,
     pub(crate) registry: WeakToolRegistry,
+    /// The process group the actor joins, where other nodes find it ([`crate::cluster`]).
+    #[cfg(feature = "cluster")]
+    pub(crate) group: Option<String>,
 }
 
 impl Actor for DomainActor {
@@ -426,6 +429,11 @@ impl Actor for DomainActor {
         myself: ActorRef<DomainMsg>,
         args: DomainArgs,
     ) -> Result<DomainArgs, ActorProcessingErr> {
+        #[cfg(feature = "cluster")]
+        if let Some(group) = &args.group {
+            // Left when the actor stops; a restarted actor joins again.
+            ractor::pg::join(group.clone(), vec![myself.get_cell()]);
+        }
         if let Some(local) = args.runtime.local() {
             local.actor.store(Some(Arc::new(myself)));
         }

@@ -5,6 +5,8 @@ mod actor;
 mod approvals;
 mod audit;
 mod call_metrics;
+#[cfg(feature = "cluster")]
+mod cluster;
 mod config;
 mod domain;
 mod error;
@@ -28,6 +30,8 @@ pub use access::{
 pub use actor::RegistryMsg;
 pub use approvals::Approved;
 pub use call_metrics::{CALL_DURATION_SECONDS, CALLS_TOTAL, UNKNOWN_TOOL, describe_metrics};
+#[cfg(feature = "cluster")]
+pub use cluster::{DOMAIN_GROUP_PREFIX, domain_actors, domain_group};
 pub use config::{AgentMutations, RegistryConfig};
 pub use domain::{DomainMsg, DomainStatus, IN_PROCESS, LinkStatus};
 pub use error::RegistryError;

@@ -66,6 +66,9 @@ pub(crate) struct Shared {
     /// Reads the callers of calls from other nodes ([`crate::remote`]); without it, none is
     /// served.
     pub(crate) verifier: Option<Arc<dyn StatementVerifier>>,
+    /// Whether its domain actors join their process groups ([`crate::cluster`]).
+    #[cfg(feature = "cluster")]
+    pub(crate) join_groups: bool,
 }
 
 impl Shared {
@@ -225,6 +228,9 @@ pub struct RegistryBuilder {
     runtime_prompts: Vec<(PromptDescriptor, Arc<dyn RuntimePrompt>)>,
     /// Set by [`RegistryBuilder::statement_verifier`].
     pub(crate) verifier: Option<Arc<dyn StatementVerifier>>,
+    /// Set by `RegistryBuilder::join_domain_groups`.
+    #[cfg(feature = "cluster")]
+    pub(crate) join_groups: bool,
 }
 
 /// Builds a domain's cell around the writer its actor provides.
@@ -267,6 +273,8 @@ impl Default for RegistryBuilder {
             domain_layers: Vec::new(),
             runtime_prompts: Vec::new(),
             verifier: None,
+            #[cfg(feature = "cluster")]
+            join_groups: false,
         }
     }
 }
@@ -502,6 +510,8 @@ impl RegistryBuilder {
             layers: Layers::new(self.layers, self.domain_layers),
             prompts,
             verifier: self.verifier,
+            #[cfg(feature = "cluster")]
+            join_groups: self.join_groups,
         });
         let (actor, _join) = Actor::spawn(
             None,

@@ -53,10 +53,12 @@ async fn held(_ctx: &ToolContext, _input: NoInput) -> Result<String, ToolError> 
 }
 
 /// The statements this node knows: each names one caller and the one tool it may call.
-struct KnownStatements(HashMap<&'static str, (&'static str, CallContext)>);
+pub(crate) struct KnownStatements(HashMap<&'static str, (&'static str, CallContext)>);
 
 impl KnownStatements {
-    fn of(statements: impl IntoIterator<Item = (&'static str, &'static str, CallContext)>) -> Self {
+    pub(crate) fn of(
+        statements: impl IntoIterator<Item = (&'static str, &'static str, CallContext)>,
+    ) -> Self {
         Self(
             statements
                 .into_iter()
@@ -115,7 +117,7 @@ async fn send(
     call_domain_actor(&actor, call, tokio::time::Instant::now() + PATIENCE).await
 }
 
-fn read_of(statement: &str, tool: &str) -> RemoteCall {
+pub(crate) fn read_of(statement: &str, tool: &str) -> RemoteCall {
     RemoteCall::new(statement, tool, json!({}), None)
 }
 
