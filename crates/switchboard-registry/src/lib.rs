@@ -31,7 +31,10 @@ pub use actor::RegistryMsg;
 pub use approvals::Approved;
 pub use call_metrics::{CALL_DURATION_SECONDS, CALLS_TOTAL, UNKNOWN_TOOL, describe_metrics};
 #[cfg(feature = "cluster")]
-pub use cluster::{DOMAIN_GROUP_PREFIX, domain_actors, domain_group};
+pub use cluster::{
+    ClusterLink, DOMAIN_GROUP_PREFIX, StatementIssuer, StatementNotIssued, domain_actors,
+    domain_group,
+};
 pub use config::{AgentMutations, RegistryConfig};
 pub use domain::{DomainMsg, DomainStatus, IN_PROCESS, LinkStatus};
 pub use error::RegistryError;
