@@ -104,6 +104,10 @@ pub(crate) enum ServerMsg {
     Accept(RpcReplyPort<Result<PinChanges, AcceptError>>),
 }
 
+// Local only: with `ractor/cluster`, every message type names its `Message` impl.
+#[cfg(feature = "cluster")]
+impl ractor::Message for ServerMsg {}
+
 /// What a server actor starts with: its configuration, its first connection, and the channel
 /// its tools read.
 pub(crate) struct ServerArgs {

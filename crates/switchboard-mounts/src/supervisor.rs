@@ -31,6 +31,10 @@ pub(crate) enum SupervisorMsg {
     StopAll(RpcReplyPort<()>),
 }
 
+// Local only: with `ractor/cluster`, every message type names its `Message` impl.
+#[cfg(feature = "cluster")]
+impl ractor::Message for SupervisorMsg {}
+
 /// What the supervisor keeps of a server actor, to restart it if it fails.
 pub(crate) struct Supervised {
     actor: ActorRef<ServerMsg>,

@@ -116,6 +116,10 @@ pub enum OrchestratorMsg {
     ToolsChanged(ToolsChanged),
 }
 
+// Local only: with `ractor/cluster`, every message type names its `Message` impl.
+#[cfg(feature = "cluster")]
+impl ractor::Message for OrchestratorMsg {}
+
 impl Orchestrator {
     /// Builds the routes from `registry`'s tools and starts the actor that keeps them current.
     pub async fn start(registry: ToolRegistry) -> Result<Self, OrchestratorError> {

@@ -15,9 +15,9 @@ use switchboard_core::DomainCell;
 use tracing::Instrument;
 
 use crate::{
-    domain::{DomainActor, DomainRuntime},
+    domain::{DomainActor, DomainArgs, DomainRuntime},
     error::RegistryError,
-    registry::{RuntimeToolSpec, Shared},
+    registry::{RuntimeToolSpec, Shared, WeakToolRegistry},
     switches::{Selector, Switch, SwitchRules},
     table::{Handler, RegisteredTool, ToolTable},
 };
@@ -48,6 +48,10 @@ pub enum RegistryMsg {
         reply: RpcReplyPort<Result<Vec<String>, RegistryError>>,
     },
 }
+
+// Local only: with `ractor/cluster`, every message type names its `Message` impl.
+#[cfg(feature = "cluster")]
+impl ractor::Message for RegistryMsg {}
 
 impl std::fmt::Debug for RegistryMsg {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -95,13 +99,21 @@ impl RegistryActor {
         if domain.local().is_none() {
             return Ok(());
         }
-        let (actor, _join) =
-            Actor::spawn_linked(None, DomainActor, Arc::clone(&domain), myself.get_cell())
-                .await
-                .map_err(|error| RegistryError::Spawn {
-                    what: format!("`{}` domain", domain.name),
-                    reason: error.to_string(),
-                })?;
+        let args = DomainArgs {
+            runtime: Arc::clone(&domain),
+            registry: WeakToolRegistry::new(&state.shared, myself.clone()),
+            #[cfg(feature = "cluster")]
+            group: state
+                .shared
+                .join_groups
+                .then(|| crate::cluster::domain_group(&domain.name)),
+        };
+        let (actor, _join) = Actor::spawn_linked(None, DomainActor, args, myself.get_cell())
+            .await
+            .map_err(|error| RegistryError::Spawn {
+                what: format!("`{}` domain", domain.name),
+                reason: error.to_string(),
+            })?;
         state.by_actor.insert(actor.get_id(), domain);
         Ok(())
     }

@@ -20,6 +20,10 @@
 //!
 //! A write is a closure over the cell, so it runs where the state is: a linked domain's actor
 //! and writes stay with the registry that serves it, and this registry starts no actor for it.
+//! The one message that can come from elsewhere is a whole call as bytes ([`DomainMsg::Call`],
+//! sent by another node over a cluster link): the actor spawns a task that serves it
+//! ([`crate::remote`]), so no tool runs in its mailbox. With the `cluster` feature, that is
+//! also the one message that serializes.
 
 use std::{
     panic::AssertUnwindSafe,
@@ -31,17 +35,19 @@ use std::{
 
 use arc_swap::ArcSwapOption;
 use futures::FutureExt;
-use ractor::{Actor, ActorProcessingErr, ActorRef};
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use switchboard_core::{
     ActionKey, CallScope, Caller, Category, DomainWriter, ErasedCell, InvokeError, ToolError,
     WriteOp,
 };
 use tokio::sync::Semaphore;
+use tracing::Instrument;
 
 use crate::{
     invoke::{domain_unavailable, panic_message, timed_out},
     job::Job,
     link::{DomainLink, LinkHealth},
+    registry::WeakToolRegistry,
     table::RegisteredTool,
 };
 
@@ -57,6 +63,11 @@ pub enum DomainMsg {
         /// The panic message.
         message: String,
     },
+    /// Serve one whole call of a tool of this domain, and answer on the port: a
+    /// [`RemoteCall`](crate::RemoteCall) as JSON bytes, answered with a
+    /// [`RemoteAnswer`](crate::RemoteAnswer) as JSON bytes. Sent by another node through a
+    /// cluster link, or by [`call_domain_actor`](crate::call_domain_actor).
+    Call(Vec<u8>, RpcReplyPort<Vec<u8>>),
 }
 
 impl DomainMsg {
@@ -65,6 +76,50 @@ impl DomainMsg {
         match self {
             DomainMsg::Write(_) => "write",
             DomainMsg::ToolPanicked { .. } => "tool_panicked",
+            DomainMsg::Call(..) => CALL_VARIANT,
+        }
+    }
+}
+
+/// The variant name [`DomainMsg::Call`] travels under.
+const CALL_VARIANT: &str = "call";
+
+/// Only [`DomainMsg::Call`] crosses nodes: its call and answer are bytes already. A write is a
+/// closure over the domain's state and a panic report stays with the node it happened on;
+/// both refuse to serialize, so sending one to an actor on another node fails.
+#[cfg(feature = "cluster")]
+impl ractor::Message for DomainMsg {
+    fn serializable() -> bool {
+        true
+    }
+
+    fn serialize(
+        self,
+    ) -> Result<ractor::message::SerializedMessage, ractor::message::BoxedDowncastErr> {
+        match self {
+            DomainMsg::Call(args, reply) => Ok(ractor::message::SerializedMessage::Call {
+                variant: CALL_VARIANT.to_owned(),
+                args,
+                reply,
+                metadata: None,
+            }),
+            DomainMsg::Write(_) | DomainMsg::ToolPanicked { .. } => {
+                Err(ractor::message::BoxedDowncastErr)
+            }
+        }
+    }
+
+    fn deserialize(
+        message: ractor::message::SerializedMessage,
+    ) -> Result<Self, ractor::message::BoxedDowncastErr> {
+        match message {
+            ractor::message::SerializedMessage::Call {
+                variant,
+                args,
+                reply,
+                ..
+            } if variant == CALL_VARIANT => Ok(DomainMsg::Call(args, reply)),
+            _ => Err(ractor::message::BoxedDowncastErr),
         }
     }
 }
@@ -354,32 +409,47 @@ impl DomainWriter for ActorWriter {
 /// The actor that owns one domain's writes.
 pub(crate) struct DomainActor;
 
+/// What a domain actor starts with and keeps: its domain, and the registry it serves calls of
+/// other nodes on (weak: the registry actor supervises this one).
+pub(crate) struct DomainArgs {
+    pub(crate) runtime: Arc<DomainRuntime>,
+    pub(crate) registry: WeakToolRegistry,
+    /// The process group the actor joins, where other nodes find it ([`crate::cluster`]).
+    #[cfg(feature = "cluster")]
+    pub(crate) group: Option<String>,
+}
+
 impl Actor for DomainActor {
     type Msg = DomainMsg;
-    type State = Arc<DomainRuntime>;
-    type Arguments = Arc<DomainRuntime>;
+    type State = DomainArgs;
+    type Arguments = DomainArgs;
 
     async fn pre_start(
         &self,
         myself: ActorRef<DomainMsg>,
-        runtime: Arc<DomainRuntime>,
-    ) -> Result<Arc<DomainRuntime>, ActorProcessingErr> {
-        if let Some(local) = runtime.local() {
+        args: DomainArgs,
+    ) -> Result<DomainArgs, ActorProcessingErr> {
+        #[cfg(feature = "cluster")]
+        if let Some(group) = &args.group {
+            // Left when the actor stops; a restarted actor joins again.
+            ractor::pg::join(group.clone(), vec![myself.get_cell()]);
+        }
+        if let Some(local) = args.runtime.local() {
             local.actor.store(Some(Arc::new(myself)));
         }
-        tracing::debug!(domain = %runtime.name, "domain actor started");
-        Ok(runtime)
+        tracing::debug!(domain = %args.runtime.name, "domain actor started");
+        Ok(args)
     }
 
     async fn post_stop(
         &self,
         myself: ActorRef<DomainMsg>,
-        runtime: &mut Arc<DomainRuntime>,
+        state: &mut DomainArgs,
     ) -> Result<(), ActorProcessingErr> {
-        if let Some(local) = runtime.local() {
+        if let Some(local) = state.runtime.local() {
             local.clear_actor(myself.get_id());
         }
-        tracing::debug!(domain = %runtime.name, "domain actor stopped");
+        tracing::debug!(domain = %state.runtime.name, "domain actor stopped");
         Ok(())
     }
 
@@ -387,16 +457,74 @@ impl Actor for DomainActor {
         &self,
         _myself: ActorRef<DomainMsg>,
         message: DomainMsg,
-        runtime: &mut Arc<DomainRuntime>,
+        state: &mut DomainArgs,
     ) -> Result<(), ActorProcessingErr> {
-        let _span = tracing::debug_span!("domain_message", domain = %runtime.name, message = message.kind())
-            .entered();
+        let domain = &state.runtime.name;
+        let _span =
+            tracing::debug_span!("domain_message", %domain, message = message.kind()).entered();
         match message {
             DomainMsg::Write(op) => op.apply(),
             DomainMsg::ToolPanicked { tool, message } => {
-                tracing::error!(domain = %runtime.name, %tool, %message, "tool panicked; the domain keeps serving");
+                tracing::error!(%domain, %tool, %message, "tool panicked; the domain keeps serving");
+            }
+            // Served in a task of its own: the mailbox never waits for a tool.
+            DomainMsg::Call(call, reply) => {
+                let serving =
+                    crate::remote::serve_call(state.registry.clone(), Arc::clone(domain), call);
+                tokio::spawn(
+                    async move {
+                        // The sender may have stopped waiting; the call's records say how it ended.
+                        let _ = reply.send(serving.await);
+                    }
+                    .in_current_span(),
+                );
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(all(test, feature = "cluster"))]
+mod cluster_tests {
+    use ractor::{
+        Message,
+        message::{BoxedDowncastErr, SerializedMessage},
+    };
+
+    use super::*;
+
+    #[test]
+    fn a_call_crosses_nodes_and_its_answer_reaches_the_sender() {
+        let (sender, mut answered) = ractor::concurrency::oneshot();
+
+        let serialized = DomainMsg::Call(b"the call".to_vec(), sender.into())
+            .serialize()
+            .expect("a call serializes");
+        let Ok(DomainMsg::Call(call, reply)) = DomainMsg::deserialize(serialized) else {
+            panic!("a serialized call reads back as a call");
+        };
+        reply
+            .send(b"the answer".to_vec())
+            .expect("the sender waits");
+
+        assert!(DomainMsg::serializable());
+        assert_eq!(call, b"the call");
+        assert_eq!(answered.try_recv().as_deref(), Ok(&b"the answer"[..]));
+    }
+
+    #[test]
+    fn a_panic_report_stays_on_its_node_and_only_a_call_reads_back() {
+        let report = DomainMsg::ToolPanicked {
+            tool: Arc::from("relay_stamp"),
+            message: "boom".to_owned(),
+        };
+        let cast = SerializedMessage::Cast {
+            variant: CALL_VARIANT.to_owned(),
+            args: b"the call".to_vec(),
+            metadata: None,
+        };
+
+        assert_eq!(report.serialize().err(), Some(BoxedDowncastErr));
+        assert!(DomainMsg::deserialize(cast).is_err());
     }
 }

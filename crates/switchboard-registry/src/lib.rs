@@ -5,6 +5,8 @@ mod actor;
 mod approvals;
 mod audit;
 mod call_metrics;
+#[cfg(feature = "cluster")]
+mod cluster;
 mod config;
 mod domain;
 mod error;
@@ -16,6 +18,7 @@ mod mutation;
 mod permissions;
 mod prompts;
 mod registry;
+mod remote;
 mod scan;
 mod sessions;
 mod switches;
@@ -30,6 +33,11 @@ pub use call_metrics::{
     CALL_DURATION_SECONDS, CALLS_TOTAL, LINK_CALL_DURATION_SECONDS, LINK_CALLS_TOTAL, UNKNOWN_TOOL,
     describe_metrics,
 };
+#[cfg(feature = "cluster")]
+pub use cluster::{
+    ClusterLink, DOMAIN_GROUP_PREFIX, StatementIssuer, StatementNotIssued, domain_actors,
+    domain_group,
+};
 pub use config::{AgentMutations, RegistryConfig};
 pub use domain::{DomainMsg, DomainStatus, IN_PROCESS, LinkStatus};
 pub use error::RegistryError;
@@ -39,6 +47,10 @@ pub use permissions::{DEFAULT_PERMISSIONS_TOML, PermissionMatrix, PermissionsErr
 pub use prompts::{MAX_COMPLETIONS, RuntimePrompt};
 pub use registry::{
     Exposure, RegistryBuilder, RuntimeToolSpec, ToolRegistry, ToolsChanged, WeakToolRegistry,
+};
+pub use remote::{
+    RemoteAction, RemoteAnswer, RemoteCall, RemoteCallVerifier, RemoteError, StatementRefused,
+    VerifiedCaller, call_domain_actor,
 };
 pub use sessions::OpenSession;
 pub use switchboard_approvals::{

@@ -29,6 +29,7 @@ use crate::{
     link::DomainLink,
     permissions::PermissionMatrix,
     prompts::{PromptTable, RuntimePrompt},
+    remote::RemoteCallVerifier,
     scan::{scan_domains, scan_policies},
     sessions::SessionLists,
     switches::SwitchRules,
@@ -64,6 +65,12 @@ pub(crate) struct Shared {
     pub(crate) layers: Layers,
     /// The linked domains it was told to leave out ([`RegistryBuilder::exclude_domain`]).
     pub(crate) excluded_domains: Vec<String>,
+    /// Reads the callers of calls from other nodes ([`crate::remote`]); without it, none is
+    /// served.
+    pub(crate) verifier: Option<Arc<dyn RemoteCallVerifier>>,
+    /// Whether its domain actors join their process groups ([`crate::cluster`]).
+    #[cfg(feature = "cluster")]
+    pub(crate) join_groups: bool,
 }
 
 impl Shared {
@@ -103,6 +110,11 @@ pub struct ToolsChanged {
     pub version: u64,
 }
 
+// Local only (the registry's output port sends it to actors of this process): with
+// `ractor/cluster`, every message type names its `Message` impl.
+#[cfg(feature = "cluster")]
+impl ractor::Message for ToolsChanged {}
+
 /// The handle to a running registry. Clone it freely.
 #[derive(Clone)]
 pub struct ToolRegistry {
@@ -126,6 +138,14 @@ pub struct WeakToolRegistry {
 }
 
 impl WeakToolRegistry {
+    /// The weak handle of the registry whose state is `shared` and whose actor is `actor`.
+    pub(crate) fn new(shared: &Arc<Shared>, actor: ActorRef<RegistryMsg>) -> Self {
+        Self {
+            shared: Arc::downgrade(shared),
+            actor,
+        }
+    }
+
     /// The registry, while any [`ToolRegistry`] handle to it exists.
     pub fn upgrade(&self) -> Option<ToolRegistry> {
         Some(ToolRegistry {
@@ -208,6 +228,11 @@ pub struct RegistryBuilder {
     layers: Vec<Arc<dyn CallLayer>>,
     domain_layers: Vec<(String, Arc<dyn CallLayer>)>,
     runtime_prompts: Vec<(PromptDescriptor, Arc<dyn RuntimePrompt>)>,
+    /// Set by [`RegistryBuilder::statement_verifier`].
+    pub(crate) verifier: Option<Arc<dyn RemoteCallVerifier>>,
+    /// Set by `RegistryBuilder::join_domain_groups`.
+    #[cfg(feature = "cluster")]
+    pub(crate) join_groups: bool,
 }
 
 /// Builds a domain's cell around the writer its actor provides.
@@ -249,6 +274,9 @@ impl Default for RegistryBuilder {
             layers: Vec::new(),
             domain_layers: Vec::new(),
             runtime_prompts: Vec::new(),
+            verifier: None,
+            #[cfg(feature = "cluster")]
+            join_groups: false,
         }
     }
 }
@@ -486,6 +514,9 @@ impl RegistryBuilder {
             layers: Layers::new(self.layers, self.domain_layers),
             prompts,
             excluded_domains,
+            verifier: self.verifier,
+            #[cfg(feature = "cluster")]
+            join_groups: self.join_groups,
         });
         let (actor, _join) = Actor::spawn(
             None,
@@ -533,10 +564,7 @@ impl ToolRegistry {
     /// A handle that does not keep the registry alive: for a run-time tool that calls the
     /// registry it is registered in, which would otherwise hold itself.
     pub fn downgrade(&self) -> WeakToolRegistry {
-        WeakToolRegistry {
-            shared: Arc::downgrade(&self.shared),
-            actor: self.actor.clone(),
-        }
+        WeakToolRegistry::new(&self.shared, self.actor.clone())
     }
 
     /// Every tool, sorted by name.

@@ -12,6 +12,9 @@ mod asking;
 mod audit_outage;
 mod category_advice;
 mod dispatch;
+mod domain_call;
+#[cfg(feature = "cluster")]
+mod domain_groups;
 mod domain_state;
 mod header_parameters;
 mod idempotency;
