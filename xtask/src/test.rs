@@ -17,6 +17,11 @@
 //! [`crate::postgres`]), passes its URL to nextest and the doctests in
 //! `SWITCHBOARD_TEST_POSTGRES_URL`, and stops and deletes it afterwards, whether the tests
 //! passed or not. `--postgres` runs the PostgreSQL tests alone ([`POSTGRES_TESTS`]).
+//!
+//! The cluster link's code is built only with the crates' `cluster` features (ractor's own
+//! `cluster` feature changes what every actor message must implement), which no default build
+//! turns on; a second nextest run builds and tests the crates that hold it with
+//! [`CLUSTER_FEATURES`].
 
 use std::process::Command;
 
@@ -27,6 +32,12 @@ use crate::{
     project_root,
     system_packages::{Needed, run_step, runs},
 };
+
+/// The crates whose code differs with ractor's `cluster` feature, tested a second time with it.
+pub const CLUSTER_CRATES: &[&str] = &["switchboard-registry"];
+
+/// The features that turn the cluster link on in [`CLUSTER_CRATES`].
+pub const CLUSTER_FEATURES: &str = "switchboard-registry/cluster";
 
 /// How to run the tests.
 #[derive(Debug, Clone, Default)]
@@ -80,6 +91,19 @@ pub fn run(options: &Options) -> anyhow::Result<()> {
         "the compile-fail test (switchboard-core::it ui::ui) builds its own copy of the dependencies: about two minutes on a fresh clone",
     );
     run_step("cargo nextest run --workspace", &mut nextest)?;
+    let mut cluster_tests = Command::new("cargo");
+    cluster_tests.current_dir(&root).args(["nextest", "run"]);
+    for package in CLUSTER_CRATES {
+        cluster_tests.args(["-p", package]);
+    }
+    cluster_tests.args(["--features", CLUSTER_FEATURES]);
+    if options.ci {
+        cluster_tests.args(["--locked", "--no-fail-fast"]);
+    }
+    run_step(
+        &format!("cargo nextest run (the cluster link: --features {CLUSTER_FEATURES})"),
+        &mut cluster_tests,
+    )?;
     run_step("cargo test --workspace --doc", &mut doctests)
 }
 
