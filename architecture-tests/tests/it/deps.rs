@@ -106,8 +106,8 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
             "switchboard-workflows-engine",
         ]),
         // The crate users depend on: it re-exports the runtime's parts, so that an embedder
-        // needs this one dependency; the orchestrator, navigation, MCP and the SQLite stores
-        // behind cargo features.
+        // needs this one dependency; the orchestrator, navigation, MCP, remote domains and the
+        // SQLite stores behind cargo features.
         "switchboard" => Allowed::Only(&[
             "switchboard-core",
             "switchboard-audit",
@@ -116,6 +116,8 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
             "switchboard-orchestrator",
             "switchboard-navigation",
             "switchboard-mcp",
+            "switchboard-link",
+            "switchboard-mounts",
             "switchboard-audit-sqlite",
             "switchboard-approvals-sqlite",
         ]),

@@ -78,6 +78,27 @@ pub mod mcp {
     };
 }
 
+/// Domains served by another node: a registry that holds a domain as a remote one
+/// ([`RegistryBuilder::remote_domain`]) runs every check it can and hands each call to the
+/// domain's [`DomainLink`](remote::DomainLink). [`McpDomainLink`](remote::McpDomainLink) is the
+/// link over MCP (streamable HTTP) to a node that serves the domain (`serve --domains`), and
+/// every call carries a statement of its caller signed by this node
+/// ([`StatementSigner`](remote::StatementSigner)), which the serving node checks
+/// ([`StatementVerifier`](remote::StatementVerifier)) before running the tool as that caller.
+/// `docs/deploy.md` ("Domains on other nodes") has the operator's side.
+#[cfg(feature = "remote")]
+#[cfg_attr(docsrs, doc(cfg(feature = "remote")))]
+pub mod remote {
+    pub use switchboard_link::{
+        Audience, Expected, KeyError, Refused, SignError, SigningKeys, StatementSigner,
+        StatementVerifier, Verified, VerifyingKeys, generate_signing_key_pem,
+    };
+    pub use switchboard_mounts::{DomainLinkConfig, McpDomainLink, StartError};
+    pub use switchboard_registry::{
+        DomainLink, InProcessLink, LinkError, LinkHealth, LinkStatus, LinkedCall,
+    };
+}
+
 /// The SQLite stores: an audit log and approvals (proposals and idempotency keys) that survive
 /// a restart and are shared by the processes that open the same file.
 #[cfg(feature = "sqlite")]
