@@ -222,12 +222,25 @@ async fn a_read_and_a_mutation_run_on_node_b_with_the_results_and_digests_of_an_
         .expect("the in-process registry starts");
     wait_until_up(&cluster.link).await;
 
-    let started = Instant::now();
     let read = cluster
         .front
         .invoke("relay_served_by", json!({}), &admin("cluster-read"))
         .await;
-    let round_trip = started.elapsed();
+    let mut round_trips = Vec::new();
+    for attempt in 0..50 {
+        let started = Instant::now();
+        let again = cluster
+            .front
+            .invoke(
+                "relay_served_by",
+                json!({}),
+                &admin(&format!("timed-{attempt}")),
+            )
+            .await;
+        round_trips.push(started.elapsed());
+        assert_eq!(again.expect("served by node-b"), json!("node-b"));
+    }
+    round_trips.sort();
     let local = in_process
         .invoke("relay_served_by", json!({}), &admin("cluster-read"))
         .await;
@@ -241,7 +254,10 @@ async fn a_read_and_a_mutation_run_on_node_b_with_the_results_and_digests_of_an_
         .await
         .expect("the mutation runs on node-b");
 
-    eprintln!("a read's round trip through the cluster link: {round_trip:?}");
+    eprintln!(
+        "a read's round trip through the cluster link, over 50: median {:?}, slowest {:?}",
+        round_trips[25], round_trips[49]
+    );
     assert_eq!(read.expect("served by node-b"), json!("node-b"));
     assert_eq!(local.expect("served in process"), json!("node-b"));
     assert_eq!(stamped["served_by"], "node-b");
