@@ -207,7 +207,10 @@ impl DomainLink for ClusterDomainLink {
                 call.action.map(RemoteAction::from),
             );
             let mut health = self.health.clone();
+            // Biased: the call is sent (its first poll) before the breaker is looked at, so a
+            // call ended by the breaker was sent, and is rightly in doubt.
             tokio::select! {
+                biased;
                 answer = call_domain_actor(&member, &remote, call.deadline) => answer,
                 reason = opened(&mut health) => Err(LinkError::InDoubt {
                     reason: format!("the link to {} was lost while the call was in flight: {reason}", self.peer.name),
