@@ -5,7 +5,7 @@
 //! unlisted signing key lets nothing run, that a SIGSTOPped node-b opens the breaker within a
 //! health interval plus a ping deadline and that calls fail fast until it is back, and that a
 //! mutation interrupted by a kill -9 of node-b does not run twice when it is retried with its
-//! key after node-b restarts.
+//! key after node-b restarts. A node whose listen address is taken does not start.
 //!
 //! Run with `cargo nextest run -p switchboard-link --features cluster`.
 
@@ -442,5 +442,23 @@ async fn a_mutation_cut_off_by_a_kill_of_node_b_does_not_run_again_when_retried_
     assert!(
         matches!(&retry, Err(error) if !matches!(error, InvokeError::DomainUnavailable { .. })),
         "node-b answers the retry from its claim of the key: {retry:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_whose_address_is_taken_does_not_start() {
+    let dir = tempfile::tempdir().expect("a directory");
+    write_secret(&dir.path().join("cookie"), COOKIE);
+    let cookie = Cookie::from_file(dir.path().join("cookie")).expect("a cookie");
+    let listen = free_listen_addr();
+    let _first = ClusterNode::start(ClusterNodeConfig::new("node-a", listen, cookie.clone()))
+        .await
+        .expect("the first node starts");
+
+    let second = ClusterNode::start(ClusterNodeConfig::new("node-c", listen, cookie)).await;
+
+    assert!(
+        matches!(&second, Err(switchboard_link::ClusterError::Start { .. })),
+        "{second:?}"
     );
 }
