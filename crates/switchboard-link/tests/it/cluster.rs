@@ -364,7 +364,16 @@ async fn a_stopped_node_b_opens_the_breaker_within_the_health_interval_and_calls
     wait_until_up(&cluster.link).await;
 
     cluster.node_b.signal("STOP");
+    let front = cluster.front.clone();
+    let in_flight = tokio::spawn(async move {
+        let started = Instant::now();
+        let answer = front
+            .invoke("relay_served_by", json!({}), &admin("in-flight"))
+            .await;
+        (answer, started.elapsed())
+    });
     let detected = wait_for_health(&cluster.link, "open", is_open).await;
+    let (in_flight, in_flight_took) = in_flight.await.expect("the call in flight ends");
     let mut slowest = Duration::ZERO;
     for attempt in 0..5 {
         let started = Instant::now();
@@ -395,6 +404,15 @@ async fn a_stopped_node_b_opens_the_breaker_within_the_health_interval_and_calls
         "{detected:?}"
     );
     assert!(slowest < Duration::from_millis(100), "{slowest:?}");
+    // Sent to the stopped node, it ends in doubt when the breaker opens, not at its timeout.
+    assert!(
+        matches!(&in_flight, Err(InvokeError::ToolFailed { error, .. }) if error.is_in_doubt()),
+        "{in_flight:?}"
+    );
+    assert!(
+        in_flight_took <= HEALTH_INTERVAL + PING_DEADLINE + Duration::from_millis(400),
+        "{in_flight_took:?}"
+    );
     assert_eq!(answer.expect("served again"), json!("node-b"));
 }
 
