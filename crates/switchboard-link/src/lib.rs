@@ -26,12 +26,19 @@
 //!
 //! A statement is a credential: it is never logged or stored, only its `jti`.
 
+#[cfg(feature = "cluster")]
+mod cluster;
 mod keys;
 mod seen;
 mod sign;
 mod statement;
 mod verify;
 
+#[cfg(feature = "cluster")]
+pub use cluster::{
+    ClusterDomainLink, ClusterError, ClusterNode, ClusterNodeConfig, ClusterPeer, Cookie,
+    CookieError, MIN_COOKIE_BYTES, PeerIssuer, Reconnect,
+};
 pub use keys::{KeyError, SigningKeys, VerifyingKeys, generate_signing_key_pem};
 pub use sign::{Audience, SignError, StatementSigner};
 pub use statement::{LEEWAY, MAX_LIFETIME, STATEMENT_TYPE};

@@ -267,6 +267,48 @@ impl StatementVerifier {
         )
     }
 
+    /// Checks `statement` as [`verify`](Self::verify) does, for a transport that does not
+    /// say which peer sent it (a `ractor_cluster` message does not name its sender node): the
+    /// peer is the one whose ring holds the key the header's `kid` names, so `iss` must be the
+    /// owner of the key that verifies. A statement signed with peer X's key that names Y as
+    /// its issuer is refused ([`Refused::Issuer`]). A key listed for two peers authenticates
+    /// neither: its statements are refused ([`Refused::UnknownKey`]).
+    pub fn verify_by_key(
+        &self,
+        statement: &str,
+        expected: Expected<'_>,
+    ) -> Result<Verified, Refused> {
+        let peer = self.key_owner(statement)?;
+        self.verify(peer, statement, expected)
+    }
+
+    /// The one peer whose ring holds the key `statement`'s header names.
+    fn key_owner(&self, statement: &str) -> Result<&str, Refused> {
+        let unowned = |kid: Option<String>| Refused::UnknownKey {
+            kid,
+            peer: "(any peer: the key names the sender)".to_owned(),
+        };
+        if statement.len() > MAX_STATEMENT_BYTES {
+            return Err(Refused::Malformed {
+                reason: format!("longer than {MAX_STATEMENT_BYTES} bytes"),
+            });
+        }
+        let header =
+            jsonwebtoken::decode_header(statement).map_err(|error| Refused::Malformed {
+                reason: format!("its header does not decode ({error})"),
+            })?;
+        let kid = header.kid.ok_or_else(|| unowned(None))?;
+        let mut owners = self
+            .peers
+            .iter()
+            .filter(|(_, keys)| keys.by_kid(&kid).is_some())
+            .map(|(name, _)| name.as_str());
+        match (owners.next(), owners.next()) {
+            (Some(owner), None) => Ok(owner),
+            _ => Err(unowned(Some(kid))),
+        }
+    }
+
     /// [`verify`](Self::verify) at `now` (seconds since the epoch).
     pub(crate) fn verify_at(
         &self,

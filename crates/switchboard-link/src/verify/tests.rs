@@ -504,3 +504,61 @@ impl Fixture {
             .remove(0)
     }
 }
+
+#[test]
+fn verified_by_key_a_statement_runs_as_the_owner_of_the_key_that_signed_it() {
+    let fixture = fixture();
+    let verifier = fixture.verifier.peer("node-c", ring().verifying_keys());
+    let params = params();
+
+    let verified = verifier
+        .verify_by_key(&sign(&fixture.signer), expected(&params))
+        .expect("the key names node-a, and node-a issued it");
+
+    assert_eq!(verified.action, Some(action()));
+}
+
+#[test]
+fn verified_by_key_a_statement_signed_with_one_peers_key_naming_another_as_issuer_is_refused() {
+    let keys = ring();
+    let verifier = StatementVerifier::new(SERVING)
+        .peer("node-x", keys.verifying_keys())
+        .peer(FRONT, ring().verifying_keys());
+    // node-x's key, signing as if it were the front (`iss` = node-a).
+    let forged = sign(&StatementSigner::new(FRONT, keys));
+    let params = params();
+
+    let refused = verifier
+        .verify_by_key(&forged, expected(&params))
+        .expect_err("node-x cannot speak for node-a");
+
+    assert!(
+        matches!(&refused, Refused::Issuer { iss, peer, .. } if iss == FRONT && peer == "node-x"),
+        "{refused:?}"
+    );
+}
+
+#[test]
+fn verified_by_key_an_unlisted_key_or_one_listed_for_two_peers_is_refused() {
+    let keys = ring();
+    let shared = StatementVerifier::new(SERVING)
+        .peer(FRONT, keys.verifying_keys())
+        .peer("node-c", keys.verifying_keys());
+    let statement = sign(&StatementSigner::new(FRONT, keys));
+    let stranger = sign(&StatementSigner::new(FRONT, ring()));
+    let params = params();
+
+    let ambiguous = shared.verify_by_key(&statement, expected(&params));
+    let unlisted = fixture()
+        .verifier
+        .verify_by_key(&stranger, expected(&params));
+
+    assert!(
+        matches!(ambiguous, Err(Refused::UnknownKey { .. })),
+        "{ambiguous:?}"
+    );
+    assert!(
+        matches!(unlisted, Err(Refused::UnknownKey { .. })),
+        "{unlisted:?}"
+    );
+}
