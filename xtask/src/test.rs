@@ -34,10 +34,10 @@ use crate::{
 };
 
 /// The crates whose code differs with ractor's `cluster` feature, tested a second time with it.
-pub const CLUSTER_CRATES: &[&str] = &["switchboard-registry"];
+pub const CLUSTER_CRATES: &[&str] = &["switchboard-registry", "switchboard-link"];
 
 /// The features that turn the cluster link on in [`CLUSTER_CRATES`].
-pub const CLUSTER_FEATURES: &str = "switchboard-registry/cluster";
+pub const CLUSTER_FEATURES: &str = "switchboard-registry/cluster,switchboard-link/cluster";
 
 /// How to run the tests.
 #[derive(Debug, Clone, Default)]

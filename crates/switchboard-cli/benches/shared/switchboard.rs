@@ -38,18 +38,35 @@ pub(crate) struct Switchboard {
 impl Switchboard {
     /// Starts the binary as `identity` on loopback, and reads the address it announces.
     pub(crate) async fn start(identity: Identity) -> anyhow::Result<Self> {
+        let state_dir = std::env::temp_dir()
+            .join(format!("switchboard-bench-state-{}", std::process::id()));
+        let state_dir = state_dir.to_str().context("a UTF-8 temp path")?;
+        Self::start_with(&[
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--org",
+            identity.org,
+            "--user",
+            identity.user,
+            "--role",
+            identity.role,
+            "--audit",
+            "memory",
+            "--approvals",
+            "memory",
+            "--state-dir",
+            state_dir,
+        ])
+        .await
+    }
+
+    /// Starts the binary with `args` (a `serve --http` on loopback), and reads the address it
+    /// announces.
+    pub(crate) async fn start_with(args: &[&str]) -> anyhow::Result<Self> {
         let mut command = Command::new(env!("CARGO_BIN_EXE_switchboard"));
         command
-            .args(["serve", "--http", "127.0.0.1:0"])
-            .args(["--org", identity.org])
-            .args(["--user", identity.user])
-            .args(["--role", identity.role])
-            .args(["--audit", "memory", "--approvals", "memory"])
-            .arg("--state-dir")
-            .arg(
-                std::env::temp_dir()
-                    .join(format!("switchboard-bench-state-{}", std::process::id())),
-            )
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
