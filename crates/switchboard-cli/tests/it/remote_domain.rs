@@ -6,8 +6,10 @@
 //!
 //! Covered: the calls run on B as A's caller, with the same results as on one node and audit
 //! records that share tool, correlation id, action id and digests; B killed between a
-//! mutation's write and its answer, restarted, and the retry with the same key answered as
-//! the replay or `outcome_unknown` with the row written once; B stopped (SIGSTOP) answered
+//! mutation's write and its answer (a test-only layer of `serve --conformance` holds the
+//! answer, `SWITCHBOARD_TEST_PAUSE_AFTER_MUTATION`), A's call answered in doubt, B restarted,
+//! and the retry with the same key answered as the replay or `outcome_unknown` with the row
+//! written once (the layer holds the answer after B recorded it, so here it is the replay); B stopped (SIGSTOP) answered
 //! `domain_unavailable` within a ping interval plus its deadline and fast from then on, and
 //! served again after SIGCONT; a key B does not list answered `domain_unavailable` naming B,
 //! with nothing run there; and `tools` showing the roster's placement and health.
