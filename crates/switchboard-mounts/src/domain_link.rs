@@ -586,3 +586,23 @@ impl Drop for McpDomainLink {
         self.supervisor.stop(None);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An error wrapping `source`, as a transport wraps the socket's error.
+    #[derive(Debug, thiserror::Error)]
+    #[error("error sending request")]
+    struct Wrapped(#[source] std::io::Error);
+
+    #[test]
+    fn only_a_refused_connect_says_nothing_was_sent() {
+        let refused = Wrapped(std::io::Error::from(std::io::ErrorKind::ConnectionRefused));
+        assert!(never_connected(&refused));
+        let reset = Wrapped(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+        assert!(!never_connected(&reset));
+        let closed = std::io::Error::other("connection closed before message completed");
+        assert!(!never_connected(&closed));
+    }
+}

@@ -693,3 +693,34 @@ async fn tools_shows_the_roster_s_placement_and_health() {
         .expect("a roster tool");
     assert!(health.starts_with("open"), "{health}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_b_opens_the_link_unless_strict_and_a_mistake_is_a_usage_error() {
+    // No node B listens on the fleet's port.
+    let fleet = Fleet::new("2s", "1s").await;
+    let call = ["call", "roster_list_shifts", WEEK, "--json"];
+    let (code, report) = fleet.on_a(&call).await;
+    assert_eq!(
+        code,
+        Some(1),
+        "lenient: A runs, the call is refused: {report}"
+    );
+    assert_eq!(kind(&report), "domain_unavailable", "{report}");
+    let mut strict = call.to_vec();
+    strict.push("--strict-remote");
+    let (code, report) = fleet.on_a(&strict).await;
+    assert_eq!(code, Some(3), "strict: A refuses to run: {report}");
+    let message = report["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("`roster` is not reachable"), "{report}");
+
+    let typo = fleet.dir.write(
+        "typo.toml",
+        &std::fs::read_to_string(&fleet.a_config)
+            .expect("A's config")
+            .replace("name = \"roster\"", "name = \"rostr\""),
+    );
+    let (code, report) = fleet.run_as_a(&typo, &call).await;
+    assert_eq!(code, Some(2), "{report}");
+    let message = report["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("did you mean `roster`"), "{report}");
+}
