@@ -18,6 +18,7 @@ use crate::{
     commands::{self, Prepared, Ready, proposals::Kept},
     config_file::{ConfigFile, StoreChoice},
     limits_setup,
+    link_setup::LinkSetup,
     mounts_setup::MountsSetup,
     output, served_domains,
     workflows_setup::Workflows,
@@ -118,6 +119,9 @@ fn try_run(
     file: Result<ConfigFile, UsageError>,
     traced: bool,
 ) -> anyhow::Result<Exit> {
+    if let Command::LinkKey(args) = &cli.command {
+        return crate::link_setup::new_key(args);
+    }
     let mut flags = cli.command.registry_args();
     let permissions = load_permissions(flags.permissions.as_deref())?;
     let file = file?;
@@ -153,19 +157,32 @@ fn try_run(
     }
     let mut audit = AuditSetup::resolve(&flags.audit, &flags.audit_writer, &file.audit)?;
     audit.store = file.store.settle(audit.store);
-    if let Command::Serve(serve) = &cli.command
-        && let Some(node) = &serve.operate.node
-    {
+    // The node's name in its audit records: `serve --node`, else `[link] node`.
+    let node = match &cli.command {
+        Command::Serve(serve) => serve.operate.node.clone(),
+        _ => None,
+    };
+    if let Some(node) = node.or_else(|| file.link.node.clone()) {
         audit.config = audit.config.clone().node(node.as_str());
     }
     let mounts = MountsSetup::resolve(&cli.command.mount_args())?;
     let may_run_tools = cli.command.may_run_tools();
     // `serve --domains`: the linked domains this node leaves out; a name that is not one
     // stops here, before anything opens.
-    let left_out = match &cli.command {
-        Command::Serve(serve) => served_domains::left_out(serve.domains.as_deref())?,
-        _ => Vec::new(),
+    let named_domains = match &cli.command {
+        Command::Serve(serve) => serve.domains.clone(),
+        _ => None,
     };
+    let mut left_out = served_domains::left_out(named_domains.as_deref())?;
+    // `[link]` and `[[remote_domain]]`: the keys are read and every entry checked here. A
+    // remote domain is never left out: this node serves it through its link.
+    let link = LinkSetup::resolve(
+        &file.link,
+        &file.remote_domain,
+        named_domains.as_deref(),
+        cli.command.mount_args().strict_remote,
+    )?;
+    left_out.retain(|domain| !link.is_remote(domain));
     // `--intent-prompts`, else the config file's `[serve] intent_prompts`.
     let offers_intent_prompts = match &cli.command {
         Command::Serve(serve) => serve.intent_prompts || file.serve.intent_prompts,
@@ -173,7 +190,7 @@ fn try_run(
     };
     // Params are read before the runtime boots: a typo should cost nothing.
     let command = match Ready::prepare(cli.command, &audit, &approvals, kept, &file.serve)? {
-        Prepared::Runtime(command) => command,
+        Prepared::Runtime(command) => command.with_link_verifier(link.verifier()),
         Prepared::Audit(args, source) => {
             return async_runtime()?.block_on(commands::audit::run(args, source));
         }
@@ -184,7 +201,9 @@ fn try_run(
     // A store that cannot be opened stops here, naming the file: never a silent fallback.
     let workflow_store = command.workflow_store()?;
     let store = audit.open()?;
-    let approval_stores = approvals.open(may_run_tools)?;
+    // A roster served by another node keeps its data there: no roster store opens here.
+    let approval_stores =
+        approvals.open(may_run_tools && !link.is_remote(crate::roster_setup::ROSTER_DOMAIN))?;
     let mut builder = ToolRegistry::builder()
         .permissions(permissions)
         .audit_store(store)
@@ -197,6 +216,11 @@ fn try_run(
     // The rate limits of `[limits]`, around every call of every command.
     let limits = file.limits;
     if let Some(layer) = limits_setup::layer(&limits) {
+        builder = builder.layer(layer);
+    }
+    if command.wants_conformance_tools()
+        && let Some(layer) = crate::conformance_hooks::pause_after_mutation()?
+    {
         builder = builder.layer(layer);
     }
     if !command.wants_conformance_tools() {
@@ -215,9 +239,15 @@ fn try_run(
         builder = with_intent_prompts(builder, &served);
     }
     async_runtime()?.block_on(async move {
-        let switchboard = Switchboard::start(builder)
-            .await
-            .context("the switchboard runtime did not start")?;
+        let links = link.start().await?;
+        let builder = links.register(builder);
+        let switchboard = match Switchboard::start(builder).await {
+            Ok(switchboard) => switchboard,
+            Err(error) => {
+                links.close().await;
+                return Err(error).context("the switchboard runtime did not start");
+            }
+        };
         // The one workflow engine of the process, on the store the command chose. The workflows
         // domains export are tools of every command; an invalid one stops here.
         let workflows = Workflows::open(workflow_store, &switchboard.registry)?;
@@ -248,6 +278,7 @@ fn try_run(
         if let Some(mounts) = &mounts {
             mounts.close().await;
         }
+        links.close().await;
         // A run this process still drives (one left paused) stays at its last checkpoint.
         workflows.engine.shutdown();
         switchboard.shutdown().await;

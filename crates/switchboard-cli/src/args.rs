@@ -109,6 +109,29 @@ pub(crate) enum Command {
     /// Workflows of tool calls (docs/workflows.md): `validate` a definition file, `run` it,
     /// `list`, `show`, `cancel` and `resume` runs (kept in the state directory by default).
     Workflow(WorkflowArgs),
+    /// The keys that sign the identity statements of calls to domains on other nodes:
+    /// `link-key new PATH` writes a fresh Ed25519 key and its public key (PATH.pub).
+    LinkKey(LinkKeyArgs),
+}
+
+/// `switchboard link-key new PATH`.
+#[derive(Debug, Args)]
+pub(crate) struct LinkKeyArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub(crate) action: LinkKeyAction,
+}
+
+/// The `link-key` commands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum LinkKeyAction {
+    /// Write a fresh Ed25519 signing key to PATH (PKCS#8 PEM, mode 0600) and its public key
+    /// to PATH.pub (SPKI PEM); refuses to overwrite either.
+    New {
+        /// Where the private key goes; the public key goes to PATH.pub.
+        #[arg(value_name = "PATH")]
+        path: PathBuf,
+    },
 }
 
 impl Command {
@@ -129,7 +152,7 @@ impl Command {
             Command::Reject(args) => args.json,
             Command::Mounts(args) => args.json,
             Command::Workflow(args) => args.action.json(),
-            Command::Schema(_) | Command::Serve(_) => false,
+            Command::Schema(_) | Command::Serve(_) | Command::LinkKey(_) => false,
         }
     }
 
@@ -152,7 +175,15 @@ impl Command {
                 ..RegistryArgs::default()
             },
             Command::Workflow(args) => args.action.registry_args(),
-            Command::Tools(_) | Command::Schema(_) | Command::Mounts(_) | Command::Prompts(_) => {
+            // `tools` reads the config file for its remote domains.
+            Command::Tools(args) => RegistryArgs {
+                audit: AuditStoreArgs {
+                    config: args.config.clone(),
+                    ..AuditStoreArgs::default()
+                },
+                ..RegistryArgs::default()
+            },
+            Command::Schema(_) | Command::Mounts(_) | Command::Prompts(_) | Command::LinkKey(_) => {
                 RegistryArgs::default()
             }
         }
@@ -171,6 +202,7 @@ impl Command {
             Command::Mounts(args) => MountArgs {
                 mounts: args.file.clone(),
                 mounts_strict: false,
+                strict_remote: false,
             },
             Command::Workflow(args) => match &args.action {
                 WorkflowAction::Run(args) => args.mounts.clone(),
@@ -188,7 +220,8 @@ impl Command {
             | Command::Audit(_)
             | Command::Proposals(_)
             | Command::Approve(_)
-            | Command::Reject(_) => MountArgs::default(),
+            | Command::Reject(_)
+            | Command::LinkKey(_) => MountArgs::default(),
         }
     }
 }

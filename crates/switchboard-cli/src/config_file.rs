@@ -5,8 +5,9 @@
 //! One TOML file, one table per concern: `[store]` (one PostgreSQL database for every store a
 //! fleet shares, see [`crate::postgres_setup`]), `[audit]` (see [`crate::audit_setup`]),
 //! `[approvals]` (see [`crate::approvals_setup`]), `[serve]` (see
-//! `commands::serve`), `[limits]` (rate limits, see [`crate::limits_setup`]) and `[telemetry]`
-//! (OTLP export of the call spans, see [`crate::logging`]). Unknown tables and keys are refused, so a
+//! `commands::serve`), `[limits]` (rate limits, see [`crate::limits_setup`]), `[telemetry]`
+//! (OTLP export of the call spans, see [`crate::logging`]), and `[link]` with
+//! `[[remote_domain]]` (domains on other nodes, see [`crate::link_setup`]). Unknown tables and keys are refused, so a
 //! typo is a usage error naming the file and the key rather than a setting silently ignored.
 //! Flags always win over the file, and so do the standard OpenTelemetry variables over
 //! `[telemetry]`.
@@ -102,6 +103,12 @@ pub(crate) struct ConfigFile {
     /// `[telemetry]`: where the call spans are exported when the environment does not say.
     #[serde(default)]
     pub(crate) telemetry: crate::logging::TelemetryFile,
+    /// `[link]`: this node's name, its signing keys and the peers it serves.
+    #[serde(default)]
+    pub(crate) link: crate::link_setup::LinkFile,
+    /// `[[remote_domain]]`: the domains other nodes serve for this one.
+    #[serde(default)]
+    pub(crate) remote_domain: Vec<crate::link_setup::RemoteDomainFile>,
 }
 
 /// The `[serve]` table.

@@ -1,7 +1,11 @@
 //! The conformance suite's hook that changes the tool list (`test_trigger_tool_change`, for
 //! `server-stateless`'s list-changed checks), registered by `serve --conformance` only.
 //!
-//! It lives here rather than in the conformance domain because it changes the registry itself,
+//! Under `--conformance` only, [`PAUSE_AFTER_MUTATION`] also adds a layer that holds the
+//! answer of each mutation after it ran, for the tests that crash a node between a write and
+//! its answer (`tests/it/remote_domain.rs`).
+//!
+//! The tool-list hook lives here rather than in the conformance domain because it changes the registry itself,
 //! which a domain's tool cannot reach: it is a run-time tool holding a weak handle on the
 //! registry, and each call registers the run-time tool `test_toggled_tool` if it is absent and
 //! removes it if present, so that clients listening for changes get `tools/list_changed`.
@@ -107,5 +111,53 @@ impl RuntimeTool for Nothing {
         _params: Value,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async { Ok(json!({})) })
+    }
+}
+
+/// The variable that makes `serve --conformance` hold the answer of every mutation that ran
+/// (e.g. `3s`), so that a test can kill the node after the tool wrote and before the caller
+/// heard: the crash between a remote write and its answer. Read only under `--conformance`.
+pub(crate) const PAUSE_AFTER_MUTATION: &str = "SWITCHBOARD_TEST_PAUSE_AFTER_MUTATION";
+
+/// What the pause logs (at `warn`) once the mutation ran and its answer is held.
+pub(crate) const PAUSING: &str = "holding the answer of a mutation that ran";
+
+/// The layer [`PAUSE_AFTER_MUTATION`] asks for, if it is set; a value that is not an age is a
+/// usage error.
+pub(crate) fn pause_after_mutation() -> Result<Option<PauseAfterMutation>, crate::app::UsageError> {
+    let Some(text) = std::env::var_os(PAUSE_AFTER_MUTATION) else {
+        return Ok(None);
+    };
+    let text = text.to_string_lossy();
+    crate::config_file::parse_age(&text)
+        .map(|pause| Some(PauseAfterMutation { pause }))
+        .map_err(|error| crate::app::UsageError::new(format!("{PAUSE_AFTER_MUTATION}: {error}")))
+}
+
+/// Holds the answer of each mutation that ran for `pause`, outside the tool and after its
+/// write: a test-only layer of `serve --conformance`.
+pub(crate) struct PauseAfterMutation {
+    pause: std::time::Duration,
+}
+
+impl switchboard::registry::CallLayer for PauseAfterMutation {
+    fn name(&self) -> &str {
+        "test_pause_after_mutation"
+    }
+
+    fn call<'a>(
+        &'a self,
+        call: switchboard::registry::LayerCall<'a>,
+    ) -> BoxFuture<'a, switchboard::registry::Finished> {
+        Box::pin(async move {
+            let mutates = call.tool().category.mutates();
+            let tool = call.tool().name.to_string();
+            let finished = call.run().await;
+            if mutates {
+                tracing::warn!(tool, pause = ?self.pause, "{PAUSING}");
+                tokio::time::sleep(self.pause).await;
+            }
+            finished
+        })
     }
 }

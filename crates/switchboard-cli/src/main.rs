@@ -16,6 +16,7 @@ mod escape;
 mod hints;
 mod identity;
 mod limits_setup;
+mod link_setup;
 mod logging;
 mod mounts_setup;
 mod operate;

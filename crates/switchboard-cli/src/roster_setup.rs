@@ -24,6 +24,9 @@ use switchboard_domain_roster::{RosterBook, RosterState, RosterStore};
 use switchboard_roster_postgres::PostgresRosterStore;
 use switchboard_roster_sqlite::{SqliteOptions, SqliteRosterStore};
 
+/// The sample roster's domain name.
+pub(crate) const ROSTER_DOMAIN: &str = "roster";
+
 /// The roster's file, in the directory of the approvals file.
 pub(crate) const ROSTER_FILE: &str = "roster.db";
 

@@ -37,7 +37,7 @@ pub(crate) fn left_out(named: Option<&[String]>) -> Result<Vec<&'static str>, Us
     let known = known();
     for name in named {
         if !known.contains(&name.as_str()) {
-            return Err(unknown(name, &known));
+            return Err(unknown(name, &known, "given with --domains"));
         }
     }
     Ok(known
@@ -47,7 +47,18 @@ pub(crate) fn left_out(named: Option<&[String]>) -> Result<Vec<&'static str>, Us
         .collect())
 }
 
-fn unknown(name: &str, known: &[&str]) -> UsageError {
+/// Refuses `name` unless it is a linked domain, naming where it was given (`source`), the
+/// known domains and the closest of them.
+pub(crate) fn check_known(name: &str, source: &str) -> Result<(), UsageError> {
+    let known = known();
+    if known.contains(&name) {
+        Ok(())
+    } else {
+        Err(unknown(name, &known, source))
+    }
+}
+
+fn unknown(name: &str, known: &[&str], source: &str) -> UsageError {
     let closest = known
         .iter()
         .map(|domain| (strsim::jaro_winkler(name, domain), *domain))
@@ -61,7 +72,7 @@ fn unknown(name: &str, known: &[&str]) -> UsageError {
         None => ".".to_owned(),
     };
     UsageError::new(format!(
-        "`{name}` (given with --domains) is not a domain linked into this binary{suggestion} \
+        "`{name}` ({source}) is not a domain linked into this binary{suggestion} \
          The linked domains: {}.",
         known.join(", ")
     ))

@@ -254,11 +254,15 @@ impl ServerState {
     /// the server down if it has been lost too often.
     async fn lost(&mut self, myself: &ActorRef<ServerMsg>, reason: String) {
         tracing::warn!(server = %self.server.id, %reason, "a mounted server's connection ended");
-        if let Some(live) = self.live.take() {
+        let live = self.live.take();
+        self.last_error = Some(reason.clone());
+        // The loss is published before what is left of the connection is ended: ending it may
+        // wait (an HTTP session's cleanup on a server that does not answer), and calls should
+        // not be sent to it meanwhile. The next try comes after this handler.
+        self.schedule_restart(myself, reason);
+        if let Some(live) = live {
             live.end().await;
         }
-        self.last_error = Some(reason.clone());
-        self.schedule_restart(myself, reason);
     }
 
     /// Publishes `Restarting` (or `Down`) and schedules the next try.

@@ -371,7 +371,7 @@ impl McpDomainLink {
             .map_err(|reason| LinkError::NotSent { reason })?;
         let mut resent = false;
         loop {
-            match self.attempt(call, &peer).await {
+            match self.attempt(call, &peer, generation).await {
                 Attempt::Answered(answer) => {
                     let answer = match answer {
                         // Sent before, so it may have run.
@@ -445,13 +445,15 @@ impl McpDomainLink {
         tokio::time::timeout(patience, wait).await.ok().flatten()
     }
 
-    /// One attempt on `peer`'s connection: a fresh statement, the request, and its answer
-    /// raced against the call's deadline. When the server actor ends the connection (a ping
-    /// went unanswered, the stream closed), the request ends at once with it.
+    /// One attempt on `peer`'s connection (`generation`): a fresh statement, the request, and
+    /// its answer raced against the call's deadline and against the connection's loss. When
+    /// the server actor gives the connection up (a ping went unanswered, the stream closed),
+    /// the request ends at once, before what is left of the connection is ended.
     async fn attempt(
         &self,
         call: &LinkedCall<'_>,
         peer: &rmcp::service::Peer<rmcp::RoleClient>,
+        generation: u64,
     ) -> Attempt {
         let statement = match self.signer.sign(&self.audience, call) {
             Ok(statement) => statement,
@@ -480,7 +482,20 @@ impl McpDomainLink {
             call.caller.org_id.clone(),
         );
         let node = &self.config.node;
+        let mut health = self.health.clone();
+        let given_up = async move {
+            loop {
+                let serving = matches!(
+                    &*health.borrow_and_update(),
+                    Health::Up { generation: now, .. } if *now == generation
+                );
+                if !serving || health.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
         tokio::select! {
+            () = given_up => Attempt::Lost("the connection was given up".to_owned()),
             answer = sending => match answer {
                 Ok(result) => Attempt::Answered(answer::sort(node, call.tool, result)),
                 Err(ServiceError::McpError(error)) => {
@@ -491,9 +506,17 @@ impl McpDomainLink {
                         reason: format!("{node} refused the call: {}", error.message),
                     })))
                 }
-                Err(ServiceError::TransportSend(error)) => Attempt::Answered(Err(LinkError::NotSent {
-                    reason: format!("the call could not be sent to {node}: {error}"),
-                })),
+                // Refused at connect: nothing reached the node.
+                Err(ServiceError::TransportSend(error)) if never_connected(&error) => {
+                    Attempt::Answered(Err(LinkError::NotSent {
+                        reason: format!("the call could not be sent to {node}: {error}"),
+                    }))
+                }
+                // Any other send error (a reset, a closed stream) may come after the node
+                // read the request: it may have run.
+                Err(ServiceError::TransportSend(error)) => {
+                    Attempt::Lost(format!("the request failed: {error}"))
+                }
                 Err(ServiceError::TransportClosed) => Attempt::Lost("the connection closed".to_owned()),
                 Err(error) => Attempt::Answered(Err(LinkError::InDoubt {
                     reason: format!("{node} gave no usable answer: {error}"),
@@ -504,6 +527,27 @@ impl McpDomainLink {
             })),
         }
     }
+}
+
+/// Whether a transport error says the connection was refused or never made, so the request
+/// cannot have reached the node: an I/O error of a failed connect anywhere in its sources.
+fn never_connected(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        if let Some(io) = error.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionRefused
+                    | std::io::ErrorKind::HostUnreachable
+                    | std::io::ErrorKind::NetworkUnreachable
+                    | std::io::ErrorKind::AddrNotAvailable
+            )
+        {
+            return true;
+        }
+        current = error.source();
+    }
+    false
 }
 
 /// How one attempt ended.
@@ -540,5 +584,25 @@ impl Drop for McpDomainLink {
     fn drop(&mut self) {
         self.supervisor.stop_children(None);
         self.supervisor.stop(None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An error wrapping `source`, as a transport wraps the socket's error.
+    #[derive(Debug, thiserror::Error)]
+    #[error("error sending request")]
+    struct Wrapped(#[source] std::io::Error);
+
+    #[test]
+    fn only_a_refused_connect_says_nothing_was_sent() {
+        let refused = Wrapped(std::io::Error::from(std::io::ErrorKind::ConnectionRefused));
+        assert!(never_connected(&refused));
+        let reset = Wrapped(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+        assert!(!never_connected(&reset));
+        let closed = std::io::Error::other("connection closed before message completed");
+        assert!(!never_connected(&closed));
     }
 }

@@ -1,6 +1,8 @@
 //! The arguments of the commands that show what the linked domains offer: `tools`, `schema`,
 //! `prompts` and `prompt`.
 
+use std::path::PathBuf;
+
 use clap::{Args, ValueEnum};
 
 use super::{MountArgs, RegistryArgs};
@@ -16,6 +18,11 @@ pub(crate) struct ToolsArgs {
     /// Mounted MCP servers, whose tools are listed too.
     #[command(flatten)]
     pub(crate) mounts: MountArgs,
+
+    /// Read settings from this TOML file: its `[[remote_domain]]` entries are listed with
+    /// their placement and health.
+    #[arg(long, value_name = "FILE", env = "SWITCHBOARD_CONFIG")]
+    pub(crate) config: Option<PathBuf>,
 }
 
 /// `switchboard schema TOOL [--format anthropic|mcp]`.

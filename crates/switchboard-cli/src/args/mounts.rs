@@ -18,6 +18,12 @@ pub(crate) struct MountArgs {
     /// Refuse to run unless every server of --mounts starts.
     #[arg(long, requires = "mounts")]
     pub(crate) mounts_strict: bool,
+
+    /// Refuse to run unless the node of every remote domain of the config file
+    /// (`[[remote_domain]]`) answers at start; without it, such a domain's calls answer
+    /// `domain_unavailable` until its node answers.
+    #[arg(long)]
+    pub(crate) strict_remote: bool,
 }
 
 /// `switchboard mounts FILE [--json]`, or `switchboard mounts accept ID --mounts FILE`.

@@ -147,7 +147,26 @@ impl Ready {
                 let (args, store) = audit::prepare(args, setup)?;
                 return Ok(Prepared::Audit(args, store));
             }
+            Command::LinkKey(_) => {
+                return Err(UsageError::new(
+                    "link-key needs no runtime: it is handled before the commands are prepared",
+                ));
+            }
         }))
+    }
+
+    /// `serve --http` verifying the identity statements of its peer sessions with
+    /// `verifier` (`[[link.peer]]`); any other command as it is.
+    pub(crate) fn with_link_verifier(
+        self,
+        verifier: Option<std::sync::Arc<switchboard_link::StatementVerifier>>,
+    ) -> Self {
+        match (self, verifier) {
+            (Ready::Serve(serving, conformance), Some(verifier)) => {
+                Ready::Serve(serving.link_verifier(verifier), conformance)
+            }
+            (ready, _) => ready,
+        }
     }
 
     /// Runs the command, with the mounted servers `--mounts` started, if any.

@@ -141,6 +141,18 @@ struct WorkflowsServing {
 }
 
 impl Serving {
+    /// Verifies the identity statements of peer sessions with `verifier` (`[[link.peer]]`):
+    /// over HTTP, where a token file maps peers; stdio has no peer sessions.
+    pub(crate) fn link_verifier(
+        mut self,
+        verifier: Arc<switchboard_link::StatementVerifier>,
+    ) -> Self {
+        if let Transport::Http(config, _) = &mut self.transport {
+            **config = (**config).clone().link_verifier(verifier);
+        }
+        self
+    }
+
     /// Where the server keeps workflow runs, and how its engine holds their leases.
     pub(crate) fn workflows_choice(&self) -> WorkflowsChoice {
         WorkflowsChoice {

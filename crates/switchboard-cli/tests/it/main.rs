@@ -31,6 +31,7 @@ mod postgres_load;
 mod postgres_nodes;
 mod postgres_stores;
 mod proposals;
+mod remote_domain;
 mod serve_domains;
 mod serve_http;
 mod serve_intent_prompts;
