@@ -190,7 +190,7 @@ fn try_run(
     };
     // Params are read before the runtime boots: a typo should cost nothing.
     let command = match Ready::prepare(cli.command, &audit, &approvals, kept, &file.serve)? {
-        Prepared::Runtime(command) => command.with_link_verifier(link.verifier()),
+        Prepared::Runtime(command) => command.with_link(&link),
         Prepared::Audit(args, source) => {
             return async_runtime()?.block_on(commands::audit::run(args, source));
         }

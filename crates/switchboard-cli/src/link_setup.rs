@@ -160,6 +160,14 @@ impl LinkSetup {
         self.remote.iter().any(|config| config.domain == domain)
     }
 
+    /// The node that serves `domain`, when another node does.
+    pub(crate) fn remote_node(&self, domain: &str) -> Option<&str> {
+        self.remote
+            .iter()
+            .find(|config| config.domain == domain)
+            .map(|config| config.node.as_str())
+    }
+
     /// The verifier of peer sessions' statements, when `[[link.peer]]` lists peers.
     pub(crate) fn verifier(&self) -> Option<Arc<StatementVerifier>> {
         self.verifier.clone()

@@ -122,6 +122,7 @@ impl Ready {
                 let stores = serve::KeptStores {
                     audit: setup.store.clone(),
                     approvals: approvals.store.clone(),
+                    remote_roster: None,
                 };
                 Ready::Serve(Serving::prepare(args, serve_file, stores)?, conformance)
             }
@@ -155,17 +156,14 @@ impl Ready {
         }))
     }
 
-    /// `serve --http` verifying the identity statements of its peer sessions with
-    /// `verifier` (`[[link.peer]]`); any other command as it is.
-    pub(crate) fn with_link_verifier(
-        self,
-        verifier: Option<std::sync::Arc<switchboard_link::StatementVerifier>>,
-    ) -> Self {
-        match (self, verifier) {
-            (Ready::Serve(serving, conformance), Some(verifier)) => {
-                Ready::Serve(serving.link_verifier(verifier), conformance)
+    /// `serve` with the config file's links (see `Serving::with_link`); any other command as
+    /// it is.
+    pub(crate) fn with_link(self, link: &crate::link_setup::LinkSetup) -> Self {
+        match self {
+            Ready::Serve(serving, conformance) => {
+                Ready::Serve(serving.with_link(link), conformance)
             }
-            (ready, _) => ready,
+            ready => ready,
         }
     }
 

@@ -79,6 +79,8 @@ pub(crate) struct KeptStores {
     pub(crate) audit: StoreChoice,
     /// The proposals and idempotency store.
     pub(crate) approvals: StoreChoice,
+    /// Where the roster is served, when another node serves it (`[[remote_domain]]`).
+    pub(crate) remote_roster: Option<String>,
 }
 
 /// The `tracing` target of the start-up lines that say where each store is kept: logged at
@@ -110,7 +112,12 @@ fn announce_stores(stores: &KeptStores, workflows: &StoreChoice) {
             ),
         }
     }
-    // The sample roster is kept with the proposals (see `roster_setup`).
+    // The sample roster is kept with the proposals (see `roster_setup`), unless another node
+    // serves it.
+    if let Some(node) = &stores.remote_roster {
+        tracing::info!(target: STORES_TARGET, "the roster is kept by {node}, which serves it");
+        return;
+    }
     match &stores.approvals {
         StoreChoice::Sqlite(path) => tracing::info!(
             target: STORES_TARGET,
@@ -141,15 +148,17 @@ struct WorkflowsServing {
 }
 
 impl Serving {
-    /// Verifies the identity statements of peer sessions with `verifier` (`[[link.peer]]`):
-    /// over HTTP, where a token file maps peers; stdio has no peer sessions.
-    pub(crate) fn link_verifier(
-        mut self,
-        verifier: Arc<switchboard_link::StatementVerifier>,
-    ) -> Self {
-        if let Transport::Http(config, _) = &mut self.transport {
+    /// Serves with the config file's links: verifies the identity statements of peer sessions
+    /// (`[[link.peer]]`; over HTTP, where a token file maps peers: stdio has none), and says
+    /// at start where a remote roster is kept.
+    pub(crate) fn with_link(mut self, link: &crate::link_setup::LinkSetup) -> Self {
+        if let (Transport::Http(config, _), Some(verifier)) = (&mut self.transport, link.verifier())
+        {
             **config = (**config).clone().link_verifier(verifier);
         }
+        self.stores.remote_roster = link
+            .remote_node(crate::roster_setup::ROSTER_DOMAIN)
+            .map(str::to_owned);
         self
     }
 

@@ -329,14 +329,22 @@ async fn calls_on_a_run_on_b_as_a_s_caller_with_one_audit_story() {
         "{remote}"
     );
 
-    // A mutation, as alice of acme, under a key and correlation id of A's caller.
+    // A mutation, as alice of acme, under a key and correlation id of A's caller; A keeps its
+    // proposals and keys in SQLite, and opens no roster beside them.
     let notice = r#"{"text": "Welcome to the team, Nina!"}"#;
+    std::fs::create_dir_all(fleet.dir.path("a")).expect("A's directory");
+    let a_approvals = format!(
+        "sqlite:{}",
+        fleet.dir.path("a").join("approvals.db").display()
+    );
     let (code, posted) = fleet
         .on_a(&[
             "call",
             "roster_post_notice",
             notice,
             "--json",
+            "--approvals",
+            &a_approvals,
             "--correlation",
             "corr-remote-1",
             "--idempotency-key",
@@ -344,6 +352,11 @@ async fn calls_on_a_run_on_b_as_a_s_caller_with_one_audit_story() {
         ])
         .await;
     assert_eq!(code, Some(0), "{posted}");
+    assert!(fleet.dir.path("a").join("approvals.db").exists());
+    assert!(
+        !fleet.dir.path("a").join("roster.db").exists(),
+        "no roster on A"
+    );
     let (code, single) =
         run_json(switchboard(&["call", "roster_post_notice", notice, "--json"]).args(ACME_ADMIN))
             .await;
@@ -479,7 +492,7 @@ impl FrontA {
             .env(TOKEN_VARIABLE, PEER_TOKEN)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(fleet.dir.path("a.log")).expect("A's log"))
             .spawn()
             .expect("the binary starts");
         let stdout = child.stdout.take().expect("piped stdout");
@@ -535,6 +548,9 @@ async fn a_stopped_b_is_unavailable_at_once_and_serves_again_when_it_continues()
     let b = fleet.start_b(None).await;
     let a = FrontA::start(&fleet).await;
     assert_eq!(result_kind(&list_shifts(a.client.peer()).await), "ok");
+    // A keeps no roster: it says where the roster is kept.
+    let log = std::fs::read_to_string(fleet.dir.path("a.log")).expect("A's log");
+    assert!(log.contains("the roster is kept by node-b"), "{log}");
 
     b.signal(Signal::SIGSTOP);
     let stopped = Instant::now();
