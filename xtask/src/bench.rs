@@ -54,7 +54,7 @@ pub struct Benchmark {
 const SUMMARY_ONLY: &str = "nomatch";
 
 /// The headline benchmarks, in the order they run.
-pub const BENCHMARKS: [Benchmark; 9] = [
+pub const BENCHMARKS: [Benchmark; 10] = [
     Benchmark {
         name: "invoke",
         package: "switchboard",
@@ -119,6 +119,15 @@ pub const BENCHMARKS: [Benchmark; 9] = [
         mcp_servers: false,
     },
     Benchmark {
+        name: "remote",
+        package: "switchboard-cli",
+        bench: "remote",
+        args: &[],
+        quick_args: &["quick"],
+        programs: &[],
+        mcp_servers: false,
+    },
+    Benchmark {
         name: "mounted",
         package: "switchboard-mounts",
         bench: "mounted",
@@ -152,7 +161,7 @@ pub struct Headline {
 }
 
 /// Today's headline figures and targets, in table order.
-pub const HEADLINES: [Headline; 29] = [
+pub const HEADLINES: [Headline; 30] = [
     Headline {
         id: "invoke.json",
         benchmark: "invoke",
@@ -296,6 +305,12 @@ pub const HEADLINES: [Headline; 29] = [
         benchmark: "mounted",
         label: "a mounted server killed until a call succeeds (backoff up to 10 ms) vs the server's own start and first call",
         target: Target::AddsAtMostNs(500_000_000.0),
+    },
+    Headline {
+        id: "remote_mcp_link",
+        benchmark: "remote",
+        label: "`registry.invoke` of a roster read on a domain served by another process, over the MCP link, vs a plain rmcp client calling that process",
+        target: Target::RatioAtMost(1.20),
     },
     Headline {
         id: "workflow.memory_step",
