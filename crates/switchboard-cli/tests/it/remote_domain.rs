@@ -32,14 +32,14 @@ use tokio::sync::mpsc;
 use crate::common::{ACME_ADMIN, bounded, killed, mcp_address, switchboard};
 
 /// The peer token A sends (its SHA-256 is in B's token file).
-const PEER_TOKEN: &str = "test";
+pub(crate) const PEER_TOKEN: &str = "test";
 const PEER_TOKEN_SHA256: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
 
 /// The variable A's config names for the peer token.
-const TOKEN_VARIABLE: &str = "ROSTER_PEER_TOKEN";
+pub(crate) const TOKEN_VARIABLE: &str = "ROSTER_PEER_TOKEN";
 
 /// The week every listing asks for.
-const WEEK: &str = r#"{"from": "2026-11-23", "to": "2026-11-29"}"#;
+pub(crate) const WEEK: &str = r#"{"from": "2026-11-23", "to": "2026-11-29"}"#;
 
 /// A directory of the test, removed on drop.
 struct Scratch(PathBuf);
@@ -93,17 +93,17 @@ fn free_port() -> u16 {
 }
 
 /// The two nodes' files: B's stores, token file and config, A's key and config.
-struct Fleet {
+pub(crate) struct Fleet {
     dir: Scratch,
     port: u16,
     b_config: PathBuf,
     tokens: PathBuf,
-    a_config: PathBuf,
+    pub(crate) a_config: PathBuf,
 }
 
 impl Fleet {
     /// Node A pinging B every `every` with `deadline`.
-    async fn new(every: &str, deadline: &str) -> Self {
+    pub(crate) async fn new(every: &str, deadline: &str) -> Self {
         let dir = Scratch::new();
         new_key(&dir.path("node-a.pem")).await;
         let port = free_port();
@@ -137,7 +137,7 @@ impl Fleet {
     }
 
     /// Starts node B; `pause`: how long it holds each mutation's answer after the write.
-    async fn start_b(&self, pause: Option<&str>) -> NodeB {
+    pub(crate) async fn start_b(&self, pause: Option<&str>) -> NodeB {
         let address = format!("127.0.0.1:{}", self.port);
         let args = [
             "serve",
@@ -246,7 +246,7 @@ fn record_of<'a>(records: &'a [Value], correlation: &str, tool: &str) -> &'a Val
 }
 
 /// Node B, running; killed on drop. Its standard error's lines arrive on `lines`.
-struct NodeB {
+pub(crate) struct NodeB {
     child: tokio::process::Child,
     lines: mpsc::UnboundedReceiver<String>,
 }

@@ -1,5 +1,6 @@
 //! `switchboard serve --http --metrics`: `GET /metrics` in Prometheus text format, outside the
-//! token check, counting exactly the calls and refusals a client made. Runs the built binary on
+//! token check, counting exactly the calls and refusals a client made, and a front node's calls handed to a
+//! remote domain by link and outcome. Runs the built binary on
 //! a loopback port; every wait is bounded.
 
 use std::{net::SocketAddr, time::Duration};
@@ -9,7 +10,8 @@ use hyper::{Request, body::Bytes};
 
 use crate::{
     common::{ACME_ADMIN, StateDir, bounded},
-    serve_operate::{Served, connect, exchange, get, tools_call},
+    remote_domain::{Fleet, PEER_TOKEN, TOKEN_VARIABLE, WEEK},
+    serve_operate::{Served, connect, exchange, get, tools_call, tools_call_with},
 };
 
 /// The value of the sample `name` whose labels include every one of `labels`, if exactly one
@@ -168,6 +170,72 @@ async fn metrics_count_exactly_the_calls_and_refusals_made() {
     );
     assert!(
         text.contains("# HELP switchboard_tool_calls_total Tool calls, by tool and outcome"),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_front_node_counts_the_calls_it_hands_to_a_remote_domain_by_link_and_outcome() {
+    let fleet = Fleet::new("2s", "1s").await;
+    let _b = fleet.start_b(None).await;
+    let a_config = fleet.a_config.to_str().expect("UTF-8");
+    let front = Served::start(
+        &[
+            &["--metrics", "--config", a_config][..],
+            &[
+                "--audit",
+                "memory",
+                "--approvals",
+                "memory",
+                "--workflows",
+                "memory",
+            ],
+            &ACME_ADMIN,
+        ]
+        .concat(),
+        &[(TOKEN_VARIABLE, PEER_TOKEN)],
+    )
+    .await;
+    let addr = front.addr;
+    let week: serde_json::Value = serde_json::from_str(WEEK).expect("JSON");
+    let mut sender = bounded("connecting", connect(addr))
+        .await
+        .expect("connects");
+    for id in 1..=2 {
+        let reply = bounded(
+            "a linked call",
+            exchange(
+                &mut sender,
+                tools_call_with(addr, id, "roster_list_shifts", week.clone()),
+            ),
+        )
+        .await
+        .expect("an answer");
+        assert_eq!(reply.status, 200, "{reply:?}");
+        assert!(!reply.body.contains("isError\":true"), "{reply:?}");
+    }
+
+    let text = bounded("the link's calls counted", async {
+        loop {
+            let text = scrape(addr).await;
+            let linked = sample(
+                &text,
+                "switchboard_link_calls_total",
+                &[("link", "mcp"), ("domain", "roster"), ("outcome", "ok")],
+            );
+            if linked == Some(2.0) {
+                return text;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(
+        sample(
+            &text,
+            "switchboard_link_call_duration_seconds_count",
+            &[("link", "mcp"), ("domain", "roster")],
+        ) == Some(2.0),
         "{text}"
     );
 }

@@ -145,10 +145,20 @@ pub(crate) fn get(addr: SocketAddr, path: &str) -> Request<Full<Bytes>> {
 
 /// A 2026-07-28 (stateless) `tools/call` of `tool` with no arguments.
 pub(crate) fn tools_call(addr: SocketAddr, id: u64, tool: &str) -> Request<Full<Bytes>> {
+    tools_call_with(addr, id, tool, json!({}))
+}
+
+/// The same with `arguments`.
+pub(crate) fn tools_call_with(
+    addr: SocketAddr,
+    id: u64,
+    tool: &str,
+    arguments: serde_json::Value,
+) -> Request<Full<Bytes>> {
     let body = json!({
         "jsonrpc": "2.0", "id": id, "method": "tools/call",
         "params": {
-            "name": tool, "arguments": {},
+            "name": tool, "arguments": arguments,
             "_meta": {
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",
                 "io.modelcontextprotocol/clientCapabilities": {},
