@@ -38,8 +38,8 @@ pub(crate) struct Switchboard {
 impl Switchboard {
     /// Starts the binary as `identity` on loopback, and reads the address it announces.
     pub(crate) async fn start(identity: Identity) -> anyhow::Result<Self> {
-        let state_dir = std::env::temp_dir()
-            .join(format!("switchboard-bench-state-{}", std::process::id()));
+        let state_dir =
+            std::env::temp_dir().join(format!("switchboard-bench-state-{}", std::process::id()));
         let state_dir = state_dir.to_str().context("a UTF-8 temp path")?;
         Self::start_with(&[
             "serve",
