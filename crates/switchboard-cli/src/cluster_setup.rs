@@ -3,13 +3,13 @@
 //! `[[remote_domain]] link = "cluster"` with `node` and `addr` (docs/deploy.md, "The cluster
 //! link").
 //!
-//! Built with the `cluster` feature, a node starts one [`ClusterNode`] listening on
+//! Built with the `cluster` feature, a node starts one `ClusterNode` listening on
 //! `cluster_listen`:
 //!
 //! - a **serving node** (`serve` with `[[link.peer]]`) has its domain actors join their process
 //!   groups and verifies each call's statement with the peers' keys;
 //! - a **front node** connects to the node of each cluster remote domain and registers a
-//!   [`ClusterDomainLink`] for it, kept (with the node) as long as the registry runs.
+//!   `ClusterDomainLink` for it, kept (with the node) as long as the registry runs.
 //!
 //! Without the feature, every cluster key is a usage error that says how to build a binary
 //! with it.
