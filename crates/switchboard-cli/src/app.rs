@@ -181,6 +181,7 @@ fn try_run(
         &file.remote_domain,
         named_domains.as_deref(),
         cli.command.mount_args().strict_remote,
+        matches!(cli.command, Command::Serve(_)),
     )?;
     left_out.retain(|domain| !link.is_remote(domain));
     // `--intent-prompts`, else the config file's `[serve] intent_prompts`.

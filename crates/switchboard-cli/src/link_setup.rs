@@ -19,6 +19,9 @@
 //! domain registered with its link open (calls answer `domain_unavailable` until it answers),
 //! unless `[link] strict_remote` or `--strict-remote` refuses to run instead.
 //!
+//! With the `cluster` feature, `link = "cluster"` (`node`, `addr`) and the `[link]` cluster keys
+//! reach domains through `ractor_cluster` instead ([`crate::cluster_setup`]).
+//!
 //! `switchboard link-key new PATH` ([`new_key`]) writes a fresh signing key and its public key.
 
 use std::{
@@ -37,12 +40,14 @@ use switchboard_mounts::{DomainLinkConfig, McpDomainLink};
 use crate::{
     app::{Exit, UsageError},
     args::LinkKeyArgs,
+    cluster_setup::{ClusterKeys, ClusterRemote, ClusterRemoteKeys, ClusterSetup},
     config_file::parse_age,
     output, served_domains,
 };
 
 /// The link kinds `[[remote_domain]] link` can name, as the CLI builds them.
 const MCP: &str = "mcp";
+const CLUSTER: &str = "cluster";
 
 /// The `[link]` table.
 #[derive(Debug, Default, Deserialize)]
@@ -60,6 +65,16 @@ pub(crate) struct LinkFile {
     /// `[[link.peer]]`: the nodes whose statements this node accepts.
     #[serde(default, rename = "peer")]
     pub(crate) peers: Vec<PeerFile>,
+    /// The cluster link: where this node's cluster server listens (`10.0.0.1:4100`).
+    pub(crate) cluster_listen: Option<String>,
+    /// The cluster link: the file holding the cluster's shared secret.
+    pub(crate) cookie_file: Option<PathBuf>,
+    /// The cluster link: how often each cluster remote domain is pinged (`2s`).
+    pub(crate) cluster_health_every: Option<String>,
+    /// The cluster link: how long a ping may take before the link's breaker opens (`1s`).
+    pub(crate) cluster_health_deadline: Option<String>,
+    /// The cluster link: how long the links may take to answer a first ping at start (`5s`).
+    pub(crate) cluster_start_timeout: Option<String>,
 }
 
 /// One `[[link.peer]]` entry.
@@ -78,10 +93,12 @@ pub(crate) struct PeerFile {
 pub(crate) struct RemoteDomainFile {
     /// The linked domain served by the other node.
     pub(crate) name: String,
-    /// How it is reached: `mcp`.
+    /// How it is reached: `mcp` or `cluster`.
     pub(crate) link: String,
-    /// The other node's MCP endpoint (`http://…/mcp` or `https://…/mcp`).
-    pub(crate) url: String,
+    /// The other node's MCP endpoint (`http://…/mcp` or `https://…/mcp`), for `mcp`.
+    pub(crate) url: Option<String>,
+    /// The other node's `[link] cluster_listen` address, for `cluster`.
+    pub(crate) addr: Option<String>,
     /// The variable holding the bearer token the other node maps to this node (a `peer`
     /// entry of its token file).
     pub(crate) bearer_token_env: Option<String>,
@@ -108,17 +125,21 @@ pub(crate) struct LinkSetup {
     remote: Vec<DomainLinkConfig>,
     /// Refuse to run when a remote domain's node does not answer at start.
     strict: bool,
+    /// The cluster link, when the config file sets it up.
+    cluster: ClusterSetup,
 }
 
 impl LinkSetup {
     /// Checks the config file's `[link]` and `[[remote_domain]]` and reads the keys they
     /// name. `served`: the domains `serve --domains` names, if given (a remote domain may not
-    /// be one of them). `strict_flag`: `--strict-remote`.
+    /// be one of them). `strict_flag`: `--strict-remote`. `serving`: the command is `serve`
+    /// (only it serves the cluster peers' calls).
     pub(crate) fn resolve(
         link: &LinkFile,
         remote: &[RemoteDomainFile],
         served: Option<&[String]>,
         strict_flag: bool,
+        serving: bool,
     ) -> Result<Self, UsageError> {
         let node = match &link.node {
             Some(node) if node.trim().is_empty() => {
@@ -131,18 +152,50 @@ impl LinkSetup {
         };
         let verifier = verifier(node.as_deref(), &link.peers)?;
         let mut configs: Vec<DomainLinkConfig> = Vec::with_capacity(remote.len());
+        let mut cluster_remote: Vec<ClusterRemote> = Vec::new();
+        let mut names: Vec<&str> = Vec::with_capacity(remote.len());
         for entry in remote {
-            let config = remote_config(entry, served)?;
-            if configs.iter().any(|other| other.domain == config.domain) {
+            check_remote_name(entry, served)?;
+            if names.contains(&entry.name.as_str()) {
                 return Err(UsageError::new(format!(
                     "`[[remote_domain]] name = \"{}\"` is given twice in the config file: a \
                      domain is served by one node; keep one entry",
-                    config.domain
+                    entry.name
                 )));
             }
-            configs.push(config);
+            names.push(&entry.name);
+            match entry.link.as_str() {
+                MCP => configs.push(remote_config(entry)?),
+                CLUSTER => cluster_remote.push(crate::cluster_setup::remote(ClusterRemoteKeys {
+                    name: &entry.name,
+                    node: &entry.node,
+                    addr: entry.addr.as_deref(),
+                    mcp_keys: &mcp_keys(entry),
+                })?),
+                other => {
+                    return Err(UsageError::new(format!(
+                        "`[[remote_domain]] link` of `{}` in the config file: `{other}` is not \
+                         a link kind; use `link = \"mcp\"` or `link = \"cluster\"`",
+                        entry.name
+                    )));
+                }
+            }
         }
-        let signer = if configs.is_empty() {
+        let any_remote = !configs.is_empty() || !cluster_remote.is_empty();
+        let cluster = ClusterSetup::resolve(
+            ClusterKeys {
+                listen: link.cluster_listen.as_deref(),
+                cookie_file: link.cookie_file.as_ref(),
+                health_every: link.cluster_health_every.as_deref(),
+                health_deadline: link.cluster_health_deadline.as_deref(),
+                start_timeout: link.cluster_start_timeout.as_deref(),
+            },
+            node.as_deref(),
+            cluster_remote,
+            verifier.as_ref(),
+            serving,
+        )?;
+        let signer = if !any_remote {
             None
         } else {
             Some(Arc::new(signer(node.as_deref(), &link.signing_key_files)?))
@@ -152,12 +205,13 @@ impl LinkSetup {
             signer,
             remote: configs,
             strict: link.strict_remote || strict_flag,
+            cluster,
         })
     }
 
     /// Whether `domain` is served by another node.
     pub(crate) fn is_remote(&self, domain: &str) -> bool {
-        self.remote.iter().any(|config| config.domain == domain)
+        self.remote_node(domain).is_some()
     }
 
     /// The node that serves `domain`, when another node does.
@@ -166,6 +220,7 @@ impl LinkSetup {
             .iter()
             .find(|config| config.domain == domain)
             .map(|config| config.node.as_str())
+            .or_else(|| self.cluster.remote_node(domain))
     }
 
     /// The verifier of peer sessions' statements, when `[[link.peer]]` lists peers.
@@ -177,6 +232,13 @@ impl LinkSetup {
     /// timeout leaves its link open, or, when strict, stops the run (closing what started).
     pub(crate) async fn start(&self) -> anyhow::Result<RemoteLinks> {
         let mut links = RemoteLinks::default();
+        #[cfg(feature = "cluster")]
+        {
+            links.cluster = self
+                .cluster
+                .start(self.signer.as_ref(), self.strict)
+                .await?;
+        }
         let Some(signer) = &self.signer else {
             return Ok(links);
         };
@@ -195,7 +257,7 @@ impl LinkSetup {
                 }
             };
             let health = switchboard::registry::DomainLink::health(&*link);
-            links.0.push(link);
+            links.mcp.push(link);
             if let switchboard::registry::LinkHealth::Open { reason } = health {
                 if self.strict {
                     links.close().await;
@@ -219,20 +281,31 @@ impl LinkSetup {
 
 /// The links to remote domains, started.
 #[derive(Debug, Default)]
-pub(crate) struct RemoteLinks(Vec<Arc<McpDomainLink>>);
+pub(crate) struct RemoteLinks {
+    mcp: Vec<Arc<McpDomainLink>>,
+    /// The cluster node and its links: dropped with these links, after the registry's run.
+    #[cfg(feature = "cluster")]
+    cluster: Option<crate::cluster_setup::ClusterLinks>,
+}
 
 impl RemoteLinks {
-    /// `builder` serving each remote domain through its link.
+    /// `builder` serving each remote domain through its link (and, on a cluster serving
+    /// node, the peers' calls).
     pub(crate) fn register(&self, mut builder: RegistryBuilder) -> RegistryBuilder {
-        for link in &self.0 {
+        for link in &self.mcp {
             builder = builder.remote_domain(link.config().domain.clone(), Arc::clone(link) as _);
+        }
+        #[cfg(feature = "cluster")]
+        if let Some(cluster) = &self.cluster {
+            builder = cluster.register(builder);
         }
         builder
     }
 
-    /// Closes every link; calls are refused from then on.
+    /// Closes every MCP link; calls are refused from then on. The cluster node stops when
+    /// these links are dropped.
     pub(crate) async fn close(&self) {
-        for link in &self.0 {
+        for link in &self.mcp {
             link.close().await;
         }
     }
@@ -309,13 +382,27 @@ fn signer(node: Option<&str>, files: &[PathBuf]) -> Result<StatementSigner, Usag
     Ok(StatementSigner::new(node, keys))
 }
 
-/// One `[[remote_domain]]` entry, checked.
-fn remote_config(
+/// The keys of an MCP link a `[[remote_domain]]` entry gives, by name.
+fn mcp_keys(entry: &RemoteDomainFile) -> Vec<&'static str> {
+    [
+        ("url", entry.url.is_some()),
+        ("bearer_token_env", entry.bearer_token_env.is_some()),
+        ("health_every", entry.health_every.is_some()),
+        ("health_deadline", entry.health_deadline.is_some()),
+        ("start_timeout", entry.start_timeout.is_some()),
+        ("cool_down", entry.cool_down.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(key, given)| given.then_some(key))
+    .collect()
+}
+
+/// A `[[remote_domain]] name`, checked: a linked domain this node does not serve itself.
+fn check_remote_name(
     entry: &RemoteDomainFile,
     served: Option<&[String]>,
-) -> Result<DomainLinkConfig, UsageError> {
+) -> Result<(), UsageError> {
     let name = entry.name.as_str();
-    let key = |field: &str| format!("`[[remote_domain]] {field}` of `{name}` in the config file");
     served_domains::check_known(name, "`[[remote_domain]] name` in the config file")?;
     if served_domains::ALWAYS_SERVED.contains(&name) {
         return Err(UsageError::new(format!(
@@ -330,27 +417,29 @@ fn remote_config(
              one node; drop one of them"
         )));
     }
-    match entry.link.as_str() {
-        MCP => {}
-        "cluster" => {
-            return Err(UsageError::new(format!(
-                "{}: `cluster` is not available from the command line yet; use \
-                 `link = \"mcp\"`",
-                key("link")
-            )));
-        }
-        other => {
-            return Err(UsageError::new(format!(
-                "{}: `{other}` is not a link kind; use `link = \"mcp\"`",
-                key("link")
-            )));
-        }
-    }
-    if !(entry.url.starts_with("http://") || entry.url.starts_with("https://")) {
+    Ok(())
+}
+
+/// One `[[remote_domain]] link = "mcp"` entry, checked.
+fn remote_config(entry: &RemoteDomainFile) -> Result<DomainLinkConfig, UsageError> {
+    let name = entry.name.as_str();
+    let key = |field: &str| format!("`[[remote_domain]] {field}` of `{name}` in the config file");
+    if entry.addr.is_some() {
         return Err(UsageError::new(format!(
-            "{}: `{}` is not an http:// or https:// URL of the other node's MCP endpoint",
+            "{} belongs to `link = \"cluster\"`: an MCP link takes `url`",
+            key("addr")
+        )));
+    }
+    let Some(url) = &entry.url else {
+        return Err(UsageError::new(format!(
+            "{} is missing: give the other node's MCP endpoint (`http://…/mcp`)",
+            key("url")
+        )));
+    };
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(UsageError::new(format!(
+            "{}: `{url}` is not an http:// or https:// URL of the other node's MCP endpoint",
             key("url"),
-            entry.url
         )));
     }
     if entry.node.trim().is_empty() {
@@ -359,7 +448,7 @@ fn remote_config(
             key("node")
         )));
     }
-    let mut config = DomainLinkConfig::new(name, entry.url.clone(), entry.node.clone());
+    let mut config = DomainLinkConfig::new(name, url.clone(), entry.node.clone());
     if let Some(variable) = &entry.bearer_token_env {
         if std::env::var_os(variable).is_none() {
             return Err(UsageError::new(format!(
@@ -455,17 +544,18 @@ fn write_new(path: &Path, bytes: &[u8], mode: u32) -> anyhow::Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     // The sample domains, linked as in the binary.
     use switchboard_domains as _;
 
-    fn remote(name: &str, link: &str) -> RemoteDomainFile {
+    pub(crate) fn remote(name: &str, link: &str) -> RemoteDomainFile {
         RemoteDomainFile {
             name: name.to_owned(),
             link: link.to_owned(),
-            url: "http://127.0.0.1:1/mcp".to_owned(),
+            url: Some("http://127.0.0.1:1/mcp".to_owned()),
+            addr: None,
             bearer_token_env: None,
             node: "node-b".to_owned(),
             health_every: Some("2s".to_owned()),
@@ -475,7 +565,7 @@ mod tests {
         }
     }
 
-    fn keyed(dir: &Path) -> LinkFile {
+    pub(crate) fn keyed(dir: &Path) -> LinkFile {
         let path = dir.join("a.pem");
         if !path.exists() {
             let pem = switchboard_link::generate_signing_key_pem().expect("key");
@@ -488,15 +578,19 @@ mod tests {
         }
     }
 
-    fn temp(name: &str) -> PathBuf {
+    pub(crate) fn temp(name: &str) -> PathBuf {
         let dir =
             std::env::temp_dir().join(format!("switchboard-link-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
         dir
     }
 
-    fn refused(link: &LinkFile, remote: &[RemoteDomainFile], served: Option<&[String]>) -> String {
-        LinkSetup::resolve(link, remote, served, false)
+    pub(crate) fn refused(
+        link: &LinkFile,
+        remote: &[RemoteDomainFile],
+        served: Option<&[String]>,
+    ) -> String {
+        LinkSetup::resolve(link, remote, served, false, false)
             .expect_err("refused")
             .to_string()
     }
@@ -505,7 +599,7 @@ mod tests {
     fn a_remote_domain_is_checked_before_anything_opens() {
         let dir = temp("checked");
         let link = keyed(&dir);
-        let setup = LinkSetup::resolve(&link, &[remote("roster", "mcp")], None, false)
+        let setup = LinkSetup::resolve(&link, &[remote("roster", "mcp")], None, false, false)
             .expect("a valid remote domain");
         assert!(setup.is_remote("roster"));
         assert!(!setup.is_remote("billing"));
@@ -523,9 +617,8 @@ mod tests {
             Some(&["roster".to_owned()]),
         );
         assert!(both.contains("both served here"), "{both}");
-        let cluster = refused(&link, &[remote("roster", "cluster")], None);
-        assert!(cluster.contains("[[remote_domain]] link"), "{cluster}");
-        assert!(cluster.contains("cluster"), "{cluster}");
+        let kind = refused(&link, &[remote("roster", "carrier-pigeon")], None);
+        assert!(kind.contains("[[remote_domain]] link"), "{kind}");
         let twice = refused(
             &link,
             &[remote("roster", "mcp"), remote("roster", "mcp")],
@@ -567,7 +660,7 @@ mod tests {
         let error = refused(&broken, &[remote("roster", "mcp")], None);
         assert!(error.contains("garbage.pem"), "{error}");
         // No remote domain: no key needed.
-        assert!(LinkSetup::resolve(&keyless, &[], None, false).is_ok());
+        assert!(LinkSetup::resolve(&keyless, &[], None, false, false).is_ok());
         let _ = std::fs::remove_dir_all(dir);
     }
 
@@ -587,7 +680,7 @@ mod tests {
             peers: vec![peer(vec![public.clone()])],
             ..LinkFile::default()
         };
-        let setup = LinkSetup::resolve(&serving, &[], None, false).expect("a valid peer");
+        let setup = LinkSetup::resolve(&serving, &[], None, false, false).expect("a valid peer");
         assert!(
             setup
                 .verifier()

@@ -9,6 +9,7 @@ mod app;
 mod approvals_setup;
 mod args;
 mod audit_setup;
+mod cluster_setup;
 mod commands;
 mod config_file;
 mod conformance_hooks;

@@ -7,6 +7,7 @@ mod approvals_durability;
 mod audit_durability;
 mod browser_walk;
 mod cli;
+mod cluster_link;
 mod edge_http;
 mod edge_http_fuzz;
 mod edge_ids;
