@@ -21,7 +21,8 @@
 //! The cluster link's code is built only with the crates' `cluster` features (ractor's own
 //! `cluster` feature changes what every actor message must implement), which no default build
 //! turns on; a second nextest run builds and tests the crates that hold it with
-//! [`CLUSTER_FEATURES`].
+//! [`CLUSTER_FEATURES`], and a third the command line's two-process test of it
+//! ([`CLUSTER_CLI_TESTS`]).
 
 use std::process::Command;
 
@@ -38,6 +39,10 @@ pub const CLUSTER_CRATES: &[&str] = &["switchboard-registry", "switchboard-link"
 
 /// The features that turn the cluster link on in [`CLUSTER_CRATES`].
 pub const CLUSTER_FEATURES: &str = "switchboard-registry/cluster,switchboard-link/cluster";
+
+/// The command line's tests of the cluster link, run with its `cluster` feature (a nextest
+/// filter).
+pub const CLUSTER_CLI_TESTS: &str = "test(cluster)";
 
 /// How to run the tests.
 #[derive(Debug, Clone, Default)]
@@ -103,6 +108,26 @@ pub fn run(options: &Options) -> anyhow::Result<()> {
     run_step(
         &format!("cargo nextest run (the cluster link: --features {CLUSTER_FEATURES})"),
         &mut cluster_tests,
+    )?;
+    let mut cluster_cli_tests = Command::new("cargo");
+    cluster_cli_tests.current_dir(&root).args([
+        "nextest",
+        "run",
+        "-p",
+        "switchboard-cli",
+        "--features",
+        "cluster",
+        "-E",
+        CLUSTER_CLI_TESTS,
+    ]);
+    if options.ci {
+        cluster_cli_tests.args(["--locked", "--no-fail-fast"]);
+    }
+    run_step(
+        &format!(
+            "cargo nextest run -p switchboard-cli --features cluster -E '{CLUSTER_CLI_TESTS}'"
+        ),
+        &mut cluster_cli_tests,
     )?;
     run_step("cargo test --workspace --doc", &mut doctests)
 }
