@@ -252,7 +252,7 @@ impl StatementVerifier {
     }
 
     /// Checks `statement`, sent by the authenticated peer `peer` with the call `expected`
-    /// (see the [module docs](self) for the order), and records its id.
+    /// (in the order the crate documents), and records its id.
     pub fn verify(
         &self,
         peer: &str,

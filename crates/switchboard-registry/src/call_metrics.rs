@@ -23,7 +23,8 @@ pub const CALL_DURATION_SECONDS: &str = "switchboard_tool_call_duration_seconds"
 pub const UNKNOWN_TOOL: &str = "_unknown";
 
 /// Calls handed to the link of a domain served by another registry, by `link` (the link's
-/// kind: `in-process`, `mcp`, …), `domain` and `outcome` (see [`LinkOutcome`]).
+/// kind: `in-process`, `mcp`, …), `domain` and `outcome` (`ok`, `not_sent`, `refused`,
+/// `failed`, `in_doubt`, or `open` when the link refused it at once).
 pub const LINK_CALLS_TOTAL: &str = "switchboard_link_calls_total";
 
 /// How long linked calls took, from handing the call to the link (the wait for the domain's
