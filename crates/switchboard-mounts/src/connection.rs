@@ -28,10 +28,11 @@ use std::{
 use rmcp::{
     RoleClient, ServiceExt as _,
     model::{ServerJsonRpcMessage, ServerNotification},
-    service::{Peer, RunningService, RxJsonRpcMessage, TxJsonRpcMessage},
+    service::{ClientInitializeError, Peer, RunningService, RxJsonRpcMessage, TxJsonRpcMessage},
     transport::{
-        StreamableHttpClientTransport, async_rw::AsyncRwTransport,
-        streamable_http_client::StreamableHttpClientTransportConfig,
+        StreamableHttpClientTransport,
+        async_rw::AsyncRwTransport,
+        streamable_http_client::{AuthRequiredError, StreamableHttpClientTransportConfig},
     },
 };
 use tokio::{
@@ -345,7 +346,7 @@ pub(crate) async fn connect(
                 tools_changed: changes,
             });
         }
-        Ok(Err(error)) => Some(error.to_string()),
+        Ok(Err(error)) => Some(handshake_reason(&error)),
         Err(_) => None,
     };
     // The handshake's transport, and with it the pipes, went with its future.
@@ -361,6 +362,32 @@ pub(crate) async fn connect(
             stderr,
         },
     })
+}
+
+/// Why a handshake failed, in an operator's words: what the transport met (a refused
+/// connection, a token the server refused and what it said about it), not rmcp's wrapper of
+/// it, which names the transport's Rust type.
+fn handshake_reason(error: &ClientInitializeError) -> String {
+    let ClientInitializeError::TransportError { error, .. } = error else {
+        return error.to_string();
+    };
+    let mut reasons: Vec<String> = Vec::new();
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(&*error.error);
+    while let Some(current) = next {
+        if let Some(refused) = current.downcast_ref::<AuthRequiredError>() {
+            return format!(
+                "the server refused the bearer token (HTTP 401, `WWW-Authenticate: {}`)",
+                refused.www_authenticate_header
+            );
+        }
+        let reason = current.to_string();
+        // A level whose message already quotes its source's is not repeated.
+        if !reasons.last().is_some_and(|last| last.contains(&reason)) {
+            reasons.push(reason);
+        }
+        next = current.source();
+    }
+    reasons.join(": ")
 }
 
 /// A client transport that routes the server's progress and log messages to the calls they are
