@@ -99,21 +99,12 @@ impl fmt::Debug for SigningKeys {
 impl SigningKeys {
     /// Reads a ring of PKCS#8 PEM private keys; the first file's key signs.
     pub fn from_pem_files<P: AsRef<Path>>(paths: &[P]) -> Result<Self, KeyError> {
-        let keys = read_files(paths)?
-            .iter()
-            .map(|(which, pem)| signing_key(which, pem))
-            .collect::<Result<Vec<_>, _>>()?;
-        Self::from_keys(keys)
+        Self::from_keys(parse_files(paths, signing_key)?)
     }
 
     /// A ring of PKCS#8 PEM private keys given as text; the first one signs.
     pub fn from_pems(pems: &[&[u8]]) -> Result<Self, KeyError> {
-        let keys = pems
-            .iter()
-            .enumerate()
-            .map(|(index, pem)| signing_key(&format!("key #{}", index + 1), pem))
-            .collect::<Result<Vec<_>, _>>()?;
-        Self::from_keys(keys)
+        Self::from_keys(parse_pems(pems, signing_key)?)
     }
 
     fn from_keys(keys: Vec<SigningKey>) -> Result<Self, KeyError> {
@@ -181,21 +172,12 @@ impl fmt::Debug for VerifyingKeys {
 impl VerifyingKeys {
     /// Reads a ring of SPKI PEM public keys.
     pub fn from_pem_files<P: AsRef<Path>>(paths: &[P]) -> Result<Self, KeyError> {
-        let keys = read_files(paths)?
-            .iter()
-            .map(|(which, pem)| verifying_key(which, pem))
-            .collect::<Result<Vec<_>, _>>()?;
-        Self::from_keys(keys)
+        Self::from_keys(parse_files(paths, verifying_key)?)
     }
 
     /// A ring of SPKI PEM public keys given as text.
     pub fn from_pems(pems: &[&[u8]]) -> Result<Self, KeyError> {
-        let keys = pems
-            .iter()
-            .enumerate()
-            .map(|(index, pem)| verifying_key(&format!("key #{}", index + 1), pem))
-            .collect::<Result<Vec<_>, _>>()?;
-        Self::from_keys(keys)
+        Self::from_keys(parse_pems(pems, verifying_key)?)
     }
 
     fn from_keys(keys: Vec<VerifyingKey>) -> Result<Self, KeyError> {
@@ -243,6 +225,28 @@ fn read_files<P: AsRef<Path>>(paths: &[P]) -> Result<Vec<(String, Vec<u8>)>, Key
                     source,
                 })
         })
+        .collect()
+}
+
+/// Each key of the files at `paths`, read with `parse`; an error names its file.
+fn parse_files<K, P: AsRef<Path>>(
+    paths: &[P],
+    parse: fn(&str, &[u8]) -> Result<K, KeyError>,
+) -> Result<Vec<K>, KeyError> {
+    read_files(paths)?
+        .iter()
+        .map(|(which, pem)| parse(which, pem))
+        .collect()
+}
+
+/// Each key of `pems`, read with `parse`; an error names its place in the list (`key #2`).
+fn parse_pems<K>(
+    pems: &[&[u8]],
+    parse: fn(&str, &[u8]) -> Result<K, KeyError>,
+) -> Result<Vec<K>, KeyError> {
+    pems.iter()
+        .enumerate()
+        .map(|(index, pem)| parse(&format!("key #{}", index + 1), pem))
         .collect()
 }
 
