@@ -146,6 +146,33 @@ pub(crate) fn switchboard(args: &[&str]) -> tokio::process::Command {
     switchboard_under(&[], args)
 }
 
+/// `switchboard serve --stdio` as alice, an acme admin, with `extra` flags, and an rmcp client
+/// that completed the handshake on its standard streams; the child is killed on drop.
+pub(crate) async fn serve_stdio_client(
+    extra: &[&str],
+) -> (
+    tokio::process::Child,
+    rmcp::service::RunningService<rmcp::RoleClient, ()>,
+) {
+    use rmcp::ServiceExt as _;
+    let mut args = vec![
+        "serve", "--stdio", "--org", "acme", "--user", "alice", "--role", "admin",
+    ];
+    args.extend_from_slice(extra);
+    let mut child = switchboard(&args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary starts");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let stdin = child.stdin.take().expect("piped stdin");
+    let client = bounded("the handshake", ().serve((stdout, stdin)))
+        .await
+        .expect("the server starts and answers initialize");
+    (child, client)
+}
+
 /// [`switchboard`], run by the program `prefix` (its first word) with the rest of `prefix`
 /// before the binary, e.g. `prlimit --nofile=256:256 --`.
 pub(crate) fn switchboard_under(prefix: &[&str], args: &[&str]) -> tokio::process::Command {

@@ -4,10 +4,8 @@
 //! what went with a domain. A name that is not a linked domain stops the start with exit code 2,
 //! naming the linked ones. Every wait is bounded by `common::LIMIT`.
 
-use std::process::Stdio;
-
 use rmcp::{
-    RoleClient, ServiceError, ServiceExt as _,
+    RoleClient, ServiceError,
     model::{CallToolRequestParams, CallToolResult, ErrorCode},
     service::RunningService,
 };
@@ -23,21 +21,7 @@ struct Served {
 
 impl Served {
     async fn start(extra: &[&str]) -> Self {
-        let mut args = vec![
-            "serve", "--stdio", "--org", "acme", "--user", "alice", "--role", "admin",
-        ];
-        args.extend_from_slice(extra);
-        let mut child = switchboard(&args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the binary starts");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let stdin = child.stdin.take().expect("piped stdin");
-        let client = bounded("the handshake", ().serve((stdout, stdin)))
-            .await
-            .expect("the server starts and answers initialize");
+        let (child, client) = crate::common::serve_stdio_client(extra).await;
         Self { child, client }
     }
 

@@ -3,34 +3,15 @@
 //! arguments are the intent's placeholders and whose message is the filled-in request; when off
 //! (the default), none is. Every wait is bounded by `common::LIMIT`.
 
-use std::process::Stdio;
-
-use rmcp::{
-    ServiceExt as _,
-    model::{GetPromptRequestParams, Prompt},
-};
+use rmcp::model::{GetPromptRequestParams, Prompt};
 use serde_json::{Map, Value, json};
 
-use crate::common::{StateDir, bounded, exit_of, switchboard};
+use crate::common::{StateDir, bounded, exit_of};
 
 /// The prompts `serve --stdio` with `extra` flags lists, and the messages of
 /// `intent_roster_assign_shift` rendered for shift `s-1` and user `bob`, if it is listed.
 async fn served_prompts(extra: &[&str]) -> (Vec<Prompt>, Option<Value>) {
-    let mut args = vec![
-        "serve", "--stdio", "--org", "acme", "--user", "alice", "--role", "admin",
-    ];
-    args.extend_from_slice(extra);
-    let mut child = switchboard(&args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the binary starts");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let stdin = child.stdin.take().expect("piped stdin");
-    let client = bounded("the handshake", ().serve((stdout, stdin)))
-        .await
-        .expect("the server answers initialize");
+    let (mut child, client) = crate::common::serve_stdio_client(extra).await;
     let prompts = bounded("prompts/list", client.list_all_prompts())
         .await
         .expect("prompts/list");

@@ -4,10 +4,7 @@
 //! naming no tool stops the start with a usage error naming it. Every wait is bounded by
 //! `common::LIMIT`.
 
-use std::process::Stdio;
-
 use rmcp::{
-    ServiceExt as _,
     model::{CallToolRequestParams, ErrorCode},
     service::ServiceError,
 };
@@ -21,21 +18,7 @@ const NOTICES: [&str; 2] = ["roster_list_notices", "roster_post_notice"];
 /// The tools `serve --stdio` with `extra` flags lists, and the answer to a call of
 /// `roster_list_notices`: `Ok(())` if it ran, else the JSON-RPC error code.
 async fn served_tools(extra: &[&str]) -> (Vec<String>, Result<(), ErrorCode>) {
-    let mut args = vec![
-        "serve", "--stdio", "--org", "acme", "--user", "alice", "--role", "admin",
-    ];
-    args.extend_from_slice(extra);
-    let mut child = switchboard(&args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the binary starts");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let stdin = child.stdin.take().expect("piped stdin");
-    let client = bounded("the handshake", ().serve((stdout, stdin)))
-        .await
-        .expect("the server answers initialize");
+    let (mut child, client) = crate::common::serve_stdio_client(extra).await;
     let tools = bounded("tools/list", client.list_all_tools())
         .await
         .expect("tools/list");
