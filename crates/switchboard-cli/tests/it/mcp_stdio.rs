@@ -15,20 +15,7 @@ use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_stdio_lists_and_calls_tools_then_exits_when_stdin_closes() {
-    let mut child = switchboard(&[
-        "serve", "--stdio", "--org", "acme", "--user", "alice", "--role", "admin",
-    ])
-    .stdin(Stdio::piped())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::null())
-    .spawn()
-    .expect("the binary starts");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let stdin = child.stdin.take().expect("piped stdin");
-
-    let client = bounded("the handshake", ().serve((stdout, stdin)))
-        .await
-        .expect("the server answers initialize");
+    let (mut child, client) = crate::common::serve_stdio_client(&[]).await;
     let info = client.peer_info().expect("the server introduced itself");
     let server_name = info.server_info.as_ref().map(|server| server.name.as_str());
     assert_eq!(server_name, Some("switchboard"));
