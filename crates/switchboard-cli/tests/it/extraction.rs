@@ -1,0 +1,438 @@
+//! The extraction proof: one unchanged read (`roster_list_shifts`, a week) and one unchanged
+//! mutation (`roster_assign_shift`, a seeded shift to mark) called five ways, with the same
+//! results and equivalent audit records every way:
+//!
+//! 1. in process: `switchboard call` on one node;
+//! 2. over MCP stdio: an MCP client of `switchboard serve --stdio`;
+//! 3. over MCP HTTP: an MCP client of `switchboard serve --http`;
+//! 4. on a front node A whose `[[remote_domain]] roster` is node B over the MCP link
+//!    (`remote_domain::Fleet`);
+//! 5. on a front node A whose roster is node B over the `ractor_cluster` link
+//!    (`cluster_link::ClusterPair`; only with the CLI's `cluster` feature, in the test named
+//!    `..._cluster_link`).
+//!
+//! Both tools answer without a clock or a minted id, so the results are compared whole (no
+//! result field is stripped). An audit record is compared without the fields [`VOLATILE`]
+//! names (its row id, time, duration, node and session) and without its action's id (minted
+//! per call; on a remote call the front's and the domain's records share it, which is checked
+//! instead). Everything else must be equal: tool, domain, category, org, user, initiator,
+//! correlation id (each leg sets the same one: `--correlation` on the command line, a W3C
+//! `traceparent` in `_meta` over MCP), input and output digests, outcome and action event.
+//!
+//! Then `ask` routes the same utterance to `roster_list_shifts` on one node and on the front
+//! (same route, same result, the call recorded on B), and the exported shift-swap workflow
+//! (docs/examples/workflows/shift_swap.yaml) started on the front runs to its end with each of
+//! its four steps recorded on B under the run's correlation id.
+
+use std::process::Stdio;
+
+use rmcp::{
+    RoleClient, ServiceExt as _,
+    model::{CallToolRequestParams, CallToolResult, RequestMetaObject},
+    service::RunningService,
+    transport::StreamableHttpClientTransport,
+};
+use serde_json::{Value, json};
+
+use crate::{
+    common::{ACME_ADMIN, bounded, mcp_address, stderr_lines, switchboard},
+    remote_domain::{Fleet, Scratch, WEEK, audit_records, run_json},
+};
+
+/// The read.
+const LIST: &str = "roster_list_shifts";
+
+/// The mutation, and its params: a seeded shift of acme's, given to mark.
+const ASSIGN: &str = "roster_assign_shift";
+const ASSIGN_PARAMS: &str = r#"{"shift_id": "acme-2026-11-23-am", "user_id": "mark"}"#;
+
+/// The correlation id of each call, the same on every leg (a valid `traceparent`, so that an
+/// MCP call can carry it).
+const LIST_CORRELATION: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+const ASSIGN_CORRELATION: &str = "00-1bf7651916cd43dd8448eb211c80319c-c7ad6b7169203331-01";
+
+/// The fields of an audit record that depend on where and when the call ran, not on what it
+/// did: left out of every comparison.
+const VOLATILE: [&str; 5] = ["id", "timestamp", "duration_us", "node", "session_id"];
+
+/// One call's answer on one leg: the tool's result, and the audit record of the node that ran
+/// it.
+#[derive(Debug)]
+struct Answer {
+    result: Value,
+    record: Value,
+}
+
+/// `record` without its [`VOLATILE`] fields and its action's id.
+fn comparable(record: &Value) -> Value {
+    let mut record = record.clone();
+    let fields = record.as_object_mut().expect("a record is an object");
+    for field in VOLATILE {
+        fields.remove(field);
+    }
+    if let Some(action) = fields.get_mut("action").and_then(Value::as_object_mut) {
+        action.remove("id");
+    }
+    record
+}
+
+/// Asserts that `leg`'s answer equals `baseline`'s: the same result, an equivalent record.
+fn assert_same(leg: &str, baseline: &Answer, answer: &Answer) {
+    assert_eq!(
+        answer.result, baseline.result,
+        "{leg}: the result differs from one node's"
+    );
+    assert_eq!(
+        comparable(&answer.record),
+        comparable(&baseline.record),
+        "{leg}: the audit record differs from one node's\n{leg}: {}\none node: {}",
+        answer.record,
+        baseline.record
+    );
+}
+
+/// The one record of `records` of `tool` with `correlation`.
+fn only_record(records: &[Value], tool: &str, correlation: &str) -> Value {
+    let found: Vec<&Value> = records
+        .iter()
+        .filter(|record| record["tool"] == tool && record["correlation_id"] == correlation)
+        .collect();
+    assert_eq!(found.len(), 1, "one record of {tool}: {records:?}");
+    found[0].clone()
+}
+
+/// `switchboard call TOOL PARAMS --json --correlation C` as acme's admin, with `extra` flags:
+/// the exit code and the JSON report.
+fn call_args<'a>(tool: &'a str, params: &'a str, correlation: &'a str) -> Vec<&'a str> {
+    vec!["call", tool, params, "--json", "--correlation", correlation]
+}
+
+/// Leg 1: `switchboard call` on one node, its record from the report.
+async fn in_process(tool: &str, params: &str, correlation: &str) -> Answer {
+    let (code, report) =
+        run_json(switchboard(&call_args(tool, params, correlation)).args(ACME_ADMIN)).await;
+    assert_eq!(code, Some(0), "{report}");
+    let records = report["audit"].as_array().expect("the call's records");
+    Answer {
+        record: only_record(records, tool, correlation),
+        result: report["result"].clone(),
+    }
+}
+
+/// A node A's call over a link: its report's result, the record on the domain's node B (and A's
+/// record, which must be equivalent and share B's action id).
+fn remote_answer(
+    leg: &str,
+    report: &Value,
+    front: &[Value],
+    served: &[Value],
+    tool: &str,
+    correlation: &str,
+) -> Answer {
+    let a = only_record(front, tool, correlation);
+    let b = only_record(served, tool, correlation);
+    assert_eq!(comparable(&a), comparable(&b), "{leg}: A's and B's records");
+    assert_eq!(a["action"]["id"], b["action"]["id"], "{leg}: {a} / {b}");
+    assert_eq!(b["node"], "node-b", "{leg}: {b}");
+    Answer {
+        result: report["result"].clone(),
+        record: b,
+    }
+}
+
+/// The JSON of an MCP tool result: its structured content, or its text parsed as JSON.
+fn mcp_json(result: &CallToolResult) -> Value {
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    if let Some(structured) = &result.structured_content {
+        return structured.clone();
+    }
+    let text = result
+        .content
+        .first()
+        .and_then(|content| content.as_text())
+        .map(|text| text.text.clone())
+        .expect("a text content");
+    serde_json::from_str(&text).expect("JSON text")
+}
+
+/// A `tools/call` of `tool` with `params` and the `traceparent` `correlation`: its JSON.
+async fn mcp_call(
+    client: &RunningService<RoleClient, ()>,
+    tool: &'static str,
+    params: &str,
+    correlation: &str,
+) -> Value {
+    let mut request = CallToolRequestParams::new(tool);
+    request.arguments = serde_json::from_str::<Value>(params)
+        .expect("JSON params")
+        .as_object()
+        .cloned();
+    let meta: RequestMetaObject =
+        serde_json::from_value(json!({ "traceparent": correlation })).expect("a _meta object");
+    request.meta = Some(meta);
+    let result = bounded(tool, client.call_tool(request))
+        .await
+        .expect("a tool result");
+    mcp_json(&result)
+}
+
+/// The flags of a served leg: acme's admin at the terminal (a human, so the mutation runs),
+/// its audit store `audit`, and nothing kept beyond it.
+fn served_flags(audit: &str) -> Vec<&str> {
+    let mut flags = ACME_ADMIN.to_vec();
+    flags.extend([
+        "--initiator",
+        "human",
+        "--audit",
+        audit,
+        "--approvals",
+        "memory",
+        "--workflows",
+        "memory",
+    ]);
+    flags
+}
+
+/// Calls the read and the mutation through `client`, then reads the records of `audit`.
+async fn mcp_leg(client: &RunningService<RoleClient, ()>, audit: &str) -> (Answer, Answer) {
+    let list = mcp_call(client, LIST, WEEK, LIST_CORRELATION).await;
+    let assign = mcp_call(client, ASSIGN, ASSIGN_PARAMS, ASSIGN_CORRELATION).await;
+    let records = audit_records(audit).await;
+    (
+        Answer {
+            result: list,
+            record: only_record(&records, LIST, LIST_CORRELATION),
+        },
+        Answer {
+            result: assign,
+            record: only_record(&records, ASSIGN, ASSIGN_CORRELATION),
+        },
+    )
+}
+
+/// Leg 2: an MCP client of `serve --stdio`.
+async fn over_stdio(dir: &Scratch) -> (Answer, Answer) {
+    let audit = dir.store("stdio-audit.db");
+    let mut args = vec!["serve", "--stdio"];
+    args.extend(served_flags(&audit));
+    let mut child = switchboard(&args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary starts");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let stdin = child.stdin.take().expect("piped stdin");
+    let client = bounded("the stdio handshake", ().serve((stdout, stdin)))
+        .await
+        .expect("the server answers initialize");
+    mcp_leg(&client, &audit).await
+}
+
+/// Leg 3: an MCP client of `serve --http`.
+async fn over_http(dir: &Scratch) -> (Answer, Answer) {
+    let audit = dir.store("http-audit.db");
+    let mut args = vec!["serve", "--http", "127.0.0.1:0"];
+    args.extend(served_flags(&audit));
+    let mut child = switchboard(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let mut stderr = stderr_lines(&mut child);
+    let address = loop {
+        let line = bounded("the start-up line", stderr.next_line())
+            .await
+            .expect("stderr is readable")
+            .expect("the server printed its address");
+        if let Some(address) = mcp_address(&line) {
+            break address.to_owned();
+        }
+    };
+    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
+    let transport = StreamableHttpClientTransport::from_uri(format!("http://{address}/mcp"));
+    let client = bounded("the HTTP handshake", ().serve(transport))
+        .await
+        .expect("the server answers initialize");
+    let answers = mcp_leg(&client, &audit).await;
+    drop(client);
+    drop(child);
+    answers
+}
+
+/// Leg 4: node A's `call`, the roster on node B over the MCP link.
+async fn over_mcp_link(fleet: &Fleet) -> (Answer, Answer) {
+    let (code, list) = fleet.on_a(&call_args(LIST, WEEK, LIST_CORRELATION)).await;
+    assert_eq!(code, Some(0), "{list}");
+    let (code, assign) = fleet
+        .on_a(&call_args(ASSIGN, ASSIGN_PARAMS, ASSIGN_CORRELATION))
+        .await;
+    assert_eq!(code, Some(0), "{assign}");
+    let (front, served) = (fleet.a_audit().await, fleet.b_audit().await);
+    (
+        remote_answer("mcp link", &list, &front, &served, LIST, LIST_CORRELATION),
+        remote_answer(
+            "mcp link",
+            &assign,
+            &front,
+            &served,
+            ASSIGN,
+            ASSIGN_CORRELATION,
+        ),
+    )
+}
+
+/// The answers of one node, the baseline every leg is compared with.
+async fn baseline() -> (Answer, Answer) {
+    (
+        in_process(LIST, WEEK, LIST_CORRELATION).await,
+        in_process(ASSIGN, ASSIGN_PARAMS, ASSIGN_CORRELATION).await,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_read_and_one_mutation_answer_alike_in_process_over_stdio_http_and_the_mcp_link() {
+    let (list, assign) = baseline().await;
+    assert!(
+        !list.result["shifts"].as_array().expect("shifts").is_empty(),
+        "{:?}",
+        list.result
+    );
+    assert_eq!(assign.result["assignee"], "mark", "{:?}", assign.result);
+    assert_eq!(assign.record["action"]["event"], "executed", "{assign:?}");
+
+    let dir = Scratch::new();
+    for (leg, (leg_list, leg_assign)) in [
+        ("stdio", over_stdio(&dir).await),
+        ("http", over_http(&dir).await),
+    ] {
+        assert_same(leg, &list, &leg_list);
+        assert_same(leg, &assign, &leg_assign);
+    }
+
+    let fleet = Fleet::new("2s", "1s").await;
+    let _b = fleet.start_b(None).await;
+    let (link_list, link_assign) = over_mcp_link(&fleet).await;
+    assert_same("mcp link", &list, &link_list);
+    assert_same("mcp link", &assign, &link_assign);
+}
+
+/// `ask UTTERANCE`'s words for the week the listings ask for.
+const ASK_WEEK: &str = "show shifts from 2026-11-23 to 2026-11-29";
+const ASK_CORRELATION: &str = "corr-extraction-ask";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_and_a_workflow_on_the_front_run_their_roster_calls_on_b() {
+    let ask = ["ask", ASK_WEEK, "--json", "--correlation", ASK_CORRELATION];
+    let (code, single) = run_json(switchboard(&ask).args(ACME_ADMIN)).await;
+    assert_eq!(code, Some(0), "{single}");
+    assert_eq!(single["route"]["tool"], LIST, "{single}");
+
+    let fleet = Fleet::new("2s", "1s").await;
+    let _b = fleet.start_b(None).await;
+    let (code, front) = fleet.on_a(&ask).await;
+    assert_eq!(code, Some(0), "{front}");
+    assert_eq!(front["route"], single["route"], "the same route");
+    assert_eq!(front["result"], single["result"], "the same result");
+    let served = fleet.b_audit().await;
+    let on_b = only_record(&served, LIST, ASK_CORRELATION);
+    let on_one = only_record(
+        single["audit"].as_array().expect("records"),
+        LIST,
+        ASK_CORRELATION,
+    );
+    assert_eq!(comparable(&on_b), comparable(&on_one), "ask's call on B");
+
+    // The exported shift swap: two reads and two assignments, each run on B.
+    let workflow = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/examples/workflows/shift_swap.yaml"
+    );
+    let input = r#"{"shift_a": "acme-2026-11-23-am", "shift_b": "acme-2026-11-23-pm"}"#;
+    let correlation = "corr-extraction-workflow";
+    let single_store = fleet.dir.store("single-workflows.db");
+    let run = |store: &str| {
+        vec![
+            "workflow".to_owned(),
+            "run".to_owned(),
+            workflow.to_owned(),
+            "--input".to_owned(),
+            input.to_owned(),
+            "--json".to_owned(),
+            "--correlation".to_owned(),
+            correlation.to_owned(),
+            "--workflows".to_owned(),
+            store.to_owned(),
+        ]
+    };
+    let single_args = run(&single_store);
+    let single_args: Vec<&str> = single_args.iter().map(String::as_str).collect();
+    let (code, single) = run_json(switchboard(&single_args).args(ACME_ADMIN)).await;
+    assert_eq!(code, Some(0), "{single}");
+    let front_store = fleet.dir.store("a-workflows.db");
+    let front_args = run(&front_store);
+    let front_args: Vec<&str> = front_args.iter().map(String::as_str).collect();
+    let (code, front) = fleet.on_a(&front_args).await;
+    assert_eq!(code, Some(0), "{front}");
+    assert_eq!(front["state"], "completed", "{front}");
+    assert_eq!(front["output"], single["output"], "the same output");
+    assert_eq!(front["steps"], single["steps"], "the same steps");
+    let front_records = fleet.a_audit().await;
+    let served = fleet.b_audit().await;
+    for tool in ["roster_get_shift", "roster_assign_shift"] {
+        let of = |records: &[Value]| -> Vec<Value> {
+            records
+                .iter()
+                .filter(|record| record["tool"] == tool && record["correlation_id"] == correlation)
+                .map(comparable)
+                .collect()
+        };
+        let (on_a, on_b) = (of(&front_records), of(&served));
+        assert_eq!(on_b.len(), 2, "two {tool} steps ran on B: {served:?}");
+        assert_eq!(on_a, on_b, "{tool}: A's and B's records");
+    }
+}
+
+#[cfg(feature = "cluster")]
+mod cluster {
+    //! Leg 5: the same calls on a front whose roster is node B over the cluster link.
+
+    use super::{
+        ASSIGN, ASSIGN_CORRELATION, ASSIGN_PARAMS, LIST, LIST_CORRELATION, assert_same, baseline,
+        call_args, remote_answer,
+    };
+    use crate::{cluster_link::ClusterPair, remote_domain::WEEK, remote_domain::audit_records};
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn one_read_and_one_mutation_answer_alike_over_the_cluster_link() {
+        let (list, assign) = baseline().await;
+        let mut pair = ClusterPair::start().await;
+        let (code, remote_list) = pair.on_a(&call_args(LIST, WEEK, LIST_CORRELATION)).await;
+        assert_eq!(code, Some(0), "{remote_list}");
+        let (code, remote_assign) = pair
+            .on_a(&call_args(ASSIGN, ASSIGN_PARAMS, ASSIGN_CORRELATION))
+            .await;
+        assert_eq!(code, Some(0), "{remote_assign}");
+        let front = audit_records(&pair.a_audit()).await;
+        let served = audit_records(&pair.b_audit).await;
+        pair.stop().await;
+        let list_leg = remote_answer(
+            "cluster link",
+            &remote_list,
+            &front,
+            &served,
+            LIST,
+            LIST_CORRELATION,
+        );
+        let assign_leg = remote_answer(
+            "cluster link",
+            &remote_assign,
+            &front,
+            &served,
+            ASSIGN,
+            ASSIGN_CORRELATION,
+        );
+        assert_same("cluster link", &list, &list_leg);
+        assert_same("cluster link", &assign, &assign_leg);
+    }
+}
