@@ -190,6 +190,11 @@ impl ClusterPair {
         self.dir.store("a-audit.db")
     }
 
+    /// `sqlite:` and the path of the file `name` in the pair's directory.
+    pub(crate) fn store(&self, name: &str) -> String {
+        self.dir.store(name)
+    }
+
     /// Kills B.
     pub(crate) async fn stop(&mut self) {
         killed(&mut self.b).await;

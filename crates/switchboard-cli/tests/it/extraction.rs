@@ -8,8 +8,8 @@
 //! 4. on a front node A whose `[[remote_domain]] roster` is node B over the MCP link
 //!    (`remote_domain::Fleet`);
 //! 5. on a front node A whose roster is node B over the `ractor_cluster` link
-//!    (`cluster_link::ClusterPair`; only with the CLI's `cluster` feature, in the test named
-//!    `..._cluster_link`).
+//!    (`cluster_link::ClusterPair`; only with the CLI's `cluster` feature, in the module
+//!    `cluster`, which `-E 'test(cluster)'` selects).
 //!
 //! Both tools answer without a clock or a minted id, so the results are compared whole (no
 //! result field is stripped). An audit record is compared without the fields [`VOLATILE`]
@@ -19,10 +19,11 @@
 //! correlation id (each leg sets the same one: `--correlation` on the command line, a W3C
 //! `traceparent` in `_meta` over MCP), input and output digests, outcome and action event.
 //!
-//! Then `ask` routes the same utterance to `roster_list_shifts` on one node and on the front
-//! (same route, same result, the call recorded on B), and the exported shift-swap workflow
-//! (docs/examples/workflows/shift_swap.yaml) started on the front runs to its end with each of
-//! its four steps recorded on B under the run's correlation id.
+//! Then, on a front over each link, `ask` routes the same utterance to `roster_list_shifts` as
+//! on one node (same route, same result, the call recorded on B as one node records it), and
+//! the shift-swap workflow (docs/examples/workflows/shift_swap.yaml, exported by the roster as
+//! `roster_swap_shifts`) started on the front ends as on one node, with each of its four steps
+//! recorded on B under the run's correlation id, as A records it.
 
 use std::process::Stdio;
 
@@ -260,25 +261,51 @@ async fn over_http(dir: &Scratch) -> (Answer, Answer) {
     answers
 }
 
-/// Leg 4: node A's `call`, the roster on node B over the MCP link.
-async fn over_mcp_link(fleet: &Fleet) -> (Answer, Answer) {
-    let (code, list) = fleet.on_a(&call_args(LIST, WEEK, LIST_CORRELATION)).await;
+/// A front node A whose roster is node B, over one of the links.
+trait Front {
+    /// The link's name, for the messages.
+    const LINK: &str;
+
+    /// `switchboard ARGS` as node A (its config, its audit store, acme's admin): the exit
+    /// code and standard output as JSON.
+    async fn run(&self, args: &[&str]) -> (Option<i32>, Value);
+
+    /// Every record of A's audit store and of B's.
+    async fn records(&self) -> (Vec<Value>, Vec<Value>);
+
+    /// `sqlite:` and a file of the front's directory.
+    fn store(&self, name: &str) -> String;
+}
+
+impl Front for Fleet {
+    const LINK: &str = "mcp link";
+
+    async fn run(&self, args: &[&str]) -> (Option<i32>, Value) {
+        self.on_a(args).await
+    }
+
+    async fn records(&self) -> (Vec<Value>, Vec<Value>) {
+        (self.a_audit().await, self.b_audit().await)
+    }
+
+    fn store(&self, name: &str) -> String {
+        self.dir.store(name)
+    }
+}
+
+/// Legs 4 and 5: node A's `call`, the roster on node B.
+async fn over_link<F: Front>(front: &F) -> (Answer, Answer) {
+    let (code, list) = front.run(&call_args(LIST, WEEK, LIST_CORRELATION)).await;
     assert_eq!(code, Some(0), "{list}");
-    let (code, assign) = fleet
-        .on_a(&call_args(ASSIGN, ASSIGN_PARAMS, ASSIGN_CORRELATION))
+    let (code, assign) = front
+        .run(&call_args(ASSIGN, ASSIGN_PARAMS, ASSIGN_CORRELATION))
         .await;
     assert_eq!(code, Some(0), "{assign}");
-    let (front, served) = (fleet.a_audit().await, fleet.b_audit().await);
+    let (on_a, on_b) = front.records().await;
+    let link = F::LINK;
     (
-        remote_answer("mcp link", &list, &front, &served, LIST, LIST_CORRELATION),
-        remote_answer(
-            "mcp link",
-            &assign,
-            &front,
-            &served,
-            ASSIGN,
-            ASSIGN_CORRELATION,
-        ),
+        remote_answer(link, &list, &on_a, &on_b, LIST, LIST_CORRELATION),
+        remote_answer(link, &assign, &on_a, &on_b, ASSIGN, ASSIGN_CORRELATION),
     )
 }
 
@@ -312,7 +339,7 @@ async fn one_read_and_one_mutation_answer_alike_in_process_over_stdio_http_and_t
 
     let fleet = Fleet::new("2s", "1s").await;
     let _b = fleet.start_b(None).await;
-    let (link_list, link_assign) = over_mcp_link(&fleet).await;
+    let (link_list, link_assign) = over_link(&fleet).await;
     assert_same("mcp link", &list, &link_list);
     assert_same("mcp link", &assign, &link_assign);
 }
@@ -321,118 +348,170 @@ async fn one_read_and_one_mutation_answer_alike_in_process_over_stdio_http_and_t
 const ASK_WEEK: &str = "show shifts from 2026-11-23 to 2026-11-29";
 const ASK_CORRELATION: &str = "corr-extraction-ask";
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ask_and_a_workflow_on_the_front_run_their_roster_calls_on_b() {
+/// `ask` on one node and on `front`: the same route and result, the routed call run on B with
+/// a record equivalent to one node's.
+async fn ask_on<F: Front>(front: &F) {
     let ask = ["ask", ASK_WEEK, "--json", "--correlation", ASK_CORRELATION];
     let (code, single) = run_json(switchboard(&ask).args(ACME_ADMIN)).await;
     assert_eq!(code, Some(0), "{single}");
     assert_eq!(single["route"]["tool"], LIST, "{single}");
 
-    let fleet = Fleet::new("2s", "1s").await;
-    let _b = fleet.start_b(None).await;
-    let (code, front) = fleet.on_a(&ask).await;
-    assert_eq!(code, Some(0), "{front}");
-    assert_eq!(front["route"], single["route"], "the same route");
-    assert_eq!(front["result"], single["result"], "the same result");
-    let served = fleet.b_audit().await;
+    let (code, answer) = front.run(&ask).await;
+    assert_eq!(code, Some(0), "{answer}");
+    assert_eq!(
+        answer["route"],
+        single["route"],
+        "{}: the same route",
+        F::LINK
+    );
+    assert_eq!(
+        answer["result"],
+        single["result"],
+        "{}: the same result",
+        F::LINK
+    );
+    let (_, served) = front.records().await;
     let on_b = only_record(&served, LIST, ASK_CORRELATION);
     let on_one = only_record(
         single["audit"].as_array().expect("records"),
         LIST,
         ASK_CORRELATION,
     );
-    assert_eq!(comparable(&on_b), comparable(&on_one), "ask's call on B");
+    assert_eq!(
+        comparable(&on_b),
+        comparable(&on_one),
+        "{}: ask's call on B",
+        F::LINK
+    );
+}
 
-    // The exported shift swap: two reads and two assignments, each run on B.
+/// The correlation id of the workflow runs.
+const WORKFLOW_CORRELATION: &str = "corr-extraction-workflow";
+
+/// `workflow run` of the exported shift swap (two reads, two assignments) on one node and on
+/// `front`: the same end and output, and each step's call run on B with a record equivalent to
+/// A's.
+async fn workflow_on<F: Front>(front: &F) {
     let workflow = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../docs/examples/workflows/shift_swap.yaml"
     );
     let input = r#"{"shift_a": "acme-2026-11-23-am", "shift_b": "acme-2026-11-23-pm"}"#;
-    let correlation = "corr-extraction-workflow";
-    let single_store = fleet.dir.store("single-workflows.db");
-    let run = |store: &str| {
-        vec![
-            "workflow".to_owned(),
-            "run".to_owned(),
-            workflow.to_owned(),
-            "--input".to_owned(),
-            input.to_owned(),
-            "--json".to_owned(),
-            "--correlation".to_owned(),
-            correlation.to_owned(),
-            "--workflows".to_owned(),
-            store.to_owned(),
+    let (single_store, front_store) = (
+        front.store("single-workflows.db"),
+        front.store("a-workflows.db"),
+    );
+    let args = |store: &str| -> Vec<String> {
+        [
+            "workflow",
+            "run",
+            workflow,
+            "--input",
+            input,
+            "--json",
+            "--correlation",
+            WORKFLOW_CORRELATION,
+            "--workflows",
+            store,
         ]
+        .map(str::to_owned)
+        .to_vec()
     };
-    let single_args = run(&single_store);
+    let single_args = args(&single_store);
     let single_args: Vec<&str> = single_args.iter().map(String::as_str).collect();
     let (code, single) = run_json(switchboard(&single_args).args(ACME_ADMIN)).await;
     assert_eq!(code, Some(0), "{single}");
-    let front_store = fleet.dir.store("a-workflows.db");
-    let front_args = run(&front_store);
+    let front_args = args(&front_store);
     let front_args: Vec<&str> = front_args.iter().map(String::as_str).collect();
-    let (code, front) = fleet.on_a(&front_args).await;
-    assert_eq!(code, Some(0), "{front}");
-    assert_eq!(front["state"], "completed", "{front}");
-    assert_eq!(front["output"], single["output"], "the same output");
-    assert_eq!(front["steps"], single["steps"], "the same steps");
-    let front_records = fleet.a_audit().await;
-    let served = fleet.b_audit().await;
+    let (code, answer) = front.run(&front_args).await;
+    assert_eq!(code, Some(0), "{answer}");
+    assert_eq!(answer["state"], "completed", "{answer}");
+    assert_eq!(
+        answer["output"],
+        single["output"],
+        "{}: the same output",
+        F::LINK
+    );
+    assert_eq!(
+        answer["steps"],
+        single["steps"],
+        "{}: the same steps",
+        F::LINK
+    );
+    let (on_a, on_b) = front.records().await;
     for tool in ["roster_get_shift", "roster_assign_shift"] {
         let of = |records: &[Value]| -> Vec<Value> {
             records
                 .iter()
-                .filter(|record| record["tool"] == tool && record["correlation_id"] == correlation)
+                .filter(|record| {
+                    record["tool"] == tool && record["correlation_id"] == WORKFLOW_CORRELATION
+                })
                 .map(comparable)
                 .collect()
         };
-        let (on_a, on_b) = (of(&front_records), of(&served));
-        assert_eq!(on_b.len(), 2, "two {tool} steps ran on B: {served:?}");
-        assert_eq!(on_a, on_b, "{tool}: A's and B's records");
+        let (steps_a, steps_b) = (of(&on_a), of(&on_b));
+        assert_eq!(
+            steps_b.len(),
+            2,
+            "{}: two {tool} steps ran on B: {on_b:?}",
+            F::LINK
+        );
+        assert_eq!(steps_a, steps_b, "{}: {tool}: A's and B's records", F::LINK);
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_and_a_workflow_on_the_front_run_their_roster_calls_on_b_over_the_mcp_link() {
+    let fleet = Fleet::new("2s", "1s").await;
+    let _b = fleet.start_b(None).await;
+    ask_on(&fleet).await;
+    workflow_on(&fleet).await;
 }
 
 #[cfg(feature = "cluster")]
 mod cluster {
-    //! Leg 5: the same calls on a front whose roster is node B over the cluster link.
+    //! Leg 5: the same calls, `ask` and workflow on a front whose roster is node B over the
+    //! cluster link.
 
-    use super::{
-        ASSIGN, ASSIGN_CORRELATION, ASSIGN_PARAMS, LIST, LIST_CORRELATION, assert_same, baseline,
-        call_args, remote_answer,
-    };
-    use crate::{cluster_link::ClusterPair, remote_domain::WEEK, remote_domain::audit_records};
+    use serde_json::Value;
+
+    use super::{Front, ask_on, assert_same, baseline, over_link, workflow_on};
+    use crate::{cluster_link::ClusterPair, remote_domain::audit_records};
+
+    impl Front for ClusterPair {
+        const LINK: &str = "cluster link";
+
+        async fn run(&self, args: &[&str]) -> (Option<i32>, Value) {
+            self.on_a(args).await
+        }
+
+        async fn records(&self) -> (Vec<Value>, Vec<Value>) {
+            (
+                audit_records(&self.a_audit()).await,
+                audit_records(&self.b_audit).await,
+            )
+        }
+
+        fn store(&self, name: &str) -> String {
+            ClusterPair::store(self, name)
+        }
+    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn one_read_and_one_mutation_answer_alike_over_the_cluster_link() {
         let (list, assign) = baseline().await;
         let mut pair = ClusterPair::start().await;
-        let (code, remote_list) = pair.on_a(&call_args(LIST, WEEK, LIST_CORRELATION)).await;
-        assert_eq!(code, Some(0), "{remote_list}");
-        let (code, remote_assign) = pair
-            .on_a(&call_args(ASSIGN, ASSIGN_PARAMS, ASSIGN_CORRELATION))
-            .await;
-        assert_eq!(code, Some(0), "{remote_assign}");
-        let front = audit_records(&pair.a_audit()).await;
-        let served = audit_records(&pair.b_audit).await;
+        let (list_leg, assign_leg) = over_link(&pair).await;
         pair.stop().await;
-        let list_leg = remote_answer(
-            "cluster link",
-            &remote_list,
-            &front,
-            &served,
-            LIST,
-            LIST_CORRELATION,
-        );
-        let assign_leg = remote_answer(
-            "cluster link",
-            &remote_assign,
-            &front,
-            &served,
-            ASSIGN,
-            ASSIGN_CORRELATION,
-        );
         assert_same("cluster link", &list, &list_leg);
         assert_same("cluster link", &assign, &assign_leg);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn ask_and_a_workflow_on_the_front_run_their_roster_calls_on_b_over_the_cluster_link() {
+        let mut pair = ClusterPair::start().await;
+        ask_on(&pair).await;
+        workflow_on(&pair).await;
+        pair.stop().await;
     }
 }
