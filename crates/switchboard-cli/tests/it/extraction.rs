@@ -19,8 +19,9 @@
 //! correlation id (each leg sets the same one: `--correlation` on the command line, a W3C
 //! `traceparent` in `_meta` over MCP), input and output digests, outcome and action event.
 //!
-//! Then, on a front over each link, `ask` routes the same utterance to `roster_list_shifts` as
-//! on one node (same route, same result, the call recorded on B as one node records it), and
+//! Then, on a front over each link, `ask` routes the same utterances to `roster_list_shifts`
+//! and to `roster_assign_shift` as on one node (same route, same result, the call recorded on
+//! B as one node records it), and
 //! the shift-swap workflow (docs/examples/workflows/shift_swap.yaml, exported by the roster as
 //! `roster_swap_shifts`) started on the front ends as on one node, with each of its four steps
 //! recorded on B under the run's correlation id, as A records it.
@@ -385,6 +386,65 @@ async fn ask_on<F: Front>(front: &F) {
     );
 }
 
+/// An utterance the orchestrator routes to the mutation, with the mutation's params.
+const ASK_ASSIGN: &str = "give shift acme-2026-11-23-am to mark";
+const ASK_ASSIGN_CORRELATION: &str = "corr-extraction-ask-assign";
+
+/// `ask` for the mutation on one node and on `front`: the same route and result, the mutation
+/// run on B with a record equivalent to one node's, and A's record of it sharing B's action id.
+async fn ask_to_assign_on<F: Front>(front: &F) {
+    let ask = [
+        "ask",
+        ASK_ASSIGN,
+        "--json",
+        "--correlation",
+        ASK_ASSIGN_CORRELATION,
+    ];
+    let (code, single) = run_json(switchboard(&ask).args(ACME_ADMIN)).await;
+    assert_eq!(code, Some(0), "{single}");
+    assert_eq!(single["route"]["tool"], ASSIGN, "{single}");
+    assert_eq!(
+        single["route"]["params"],
+        serde_json::from_str::<Value>(ASSIGN_PARAMS).expect("JSON"),
+        "{single}"
+    );
+
+    let (code, answer) = front.run(&ask).await;
+    assert_eq!(code, Some(0), "{answer}");
+    assert_eq!(
+        answer["route"],
+        single["route"],
+        "{}: the same route",
+        F::LINK
+    );
+    assert_eq!(
+        answer["result"],
+        single["result"],
+        "{}: the same result",
+        F::LINK
+    );
+    let (on_a, on_b) = front.records().await;
+    let served = remote_answer(
+        F::LINK,
+        &answer,
+        &on_a,
+        &on_b,
+        ASSIGN,
+        ASK_ASSIGN_CORRELATION,
+    );
+    let on_one = only_record(
+        single["audit"].as_array().expect("records"),
+        ASSIGN,
+        ASK_ASSIGN_CORRELATION,
+    );
+    assert_eq!(
+        comparable(&served.record),
+        comparable(&on_one),
+        "{}: ask's mutation on B",
+        F::LINK
+    );
+}
+
 /// The correlation id of the workflow runs.
 const WORKFLOW_CORRELATION: &str = "corr-extraction-workflow";
 
@@ -466,6 +526,7 @@ async fn ask_and_a_workflow_on_the_front_run_their_roster_calls_on_b_over_the_mc
     let _b = fleet.start_b(None).await;
     ask_on(&fleet).await;
     workflow_on(&fleet).await;
+    ask_to_assign_on(&fleet).await;
 }
 
 #[cfg(feature = "cluster")]
@@ -475,7 +536,7 @@ mod cluster {
 
     use serde_json::Value;
 
-    use super::{Front, ask_on, assert_same, baseline, over_link, workflow_on};
+    use super::{Front, ask_on, ask_to_assign_on, assert_same, baseline, over_link, workflow_on};
     use crate::{cluster_link::ClusterPair, remote_domain::audit_records};
 
     impl Front for ClusterPair {
@@ -512,6 +573,7 @@ mod cluster {
         let mut pair = ClusterPair::start().await;
         ask_on(&pair).await;
         workflow_on(&pair).await;
+        ask_to_assign_on(&pair).await;
         pair.stop().await;
     }
 }
