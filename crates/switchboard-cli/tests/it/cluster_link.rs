@@ -69,106 +69,151 @@ async fn records_of(store: &str, correlation: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Node B serving the roster over the cluster link, and node A's config that reaches it there:
+/// B is killed when this is dropped.
+pub(crate) struct ClusterPair {
+    dir: Scratch,
+    pub(crate) a_config: PathBuf,
+    pub(crate) b_audit: String,
+    b: tokio::process::Child,
+}
+
+impl ClusterPair {
+    /// Makes A's key, the shared cookie and both configs, and starts B.
+    pub(crate) async fn start() -> Self {
+        let dir = Scratch(
+            std::env::temp_dir().join(format!("switchboard-cluster-{}", uuid::Uuid::new_v4())),
+        );
+        std::fs::create_dir_all(&dir.0).expect("scratch dir");
+        let key = dir.path("node-a.pem");
+        let output = bounded(
+            "link-key new",
+            switchboard(&["link-key", "new", key.to_str().expect("UTF-8")]).output(),
+        )
+        .await
+        .expect("the binary runs");
+        assert!(output.status.success(), "{output:?}");
+        let cookie = dir.path("cluster.cookie");
+        std::fs::write(
+            &cookie,
+            format!("{}\n", uuid::Uuid::new_v4().simple().to_string().repeat(2)),
+        )
+        .expect("cookie");
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&cookie, std::fs::Permissions::from_mode(0o600))
+                .expect("mode");
+        }
+        let (a_port, b_port) = (free_port(), free_port());
+        let b_config = dir.path("b.toml");
+        std::fs::write(
+            &b_config,
+            format!(
+                "[link]\nnode = \"node-b\"\ncluster_listen = \"127.0.0.1:{b_port}\"\n\
+                 cookie_file = \"{}\"\n\n[[link.peer]]\nname = \"node-a\"\n\
+                 public_key_files = [\"{}.pub\"]\n",
+                cookie.display(),
+                key.display()
+            ),
+        )
+        .expect("B's config");
+        let a_config = dir.path("a.toml");
+        std::fs::write(
+            &a_config,
+            format!(
+                "[link]\nnode = \"node-a\"\nsigning_key_files = [\"{}\"]\n\
+                 cluster_listen = \"127.0.0.1:{a_port}\"\ncookie_file = \"{}\"\n\
+                 cluster_health_every = \"500ms\"\ncluster_health_deadline = \"300ms\"\n\
+                 cluster_start_timeout = \"10s\"\n\n\
+                 [[remote_domain]]\nname = \"roster\"\nlink = \"cluster\"\nnode = \"node-b\"\n\
+                 addr = \"127.0.0.1:{b_port}\"\n",
+                key.display(),
+                cookie.display()
+            ),
+        )
+        .expect("A's config");
+
+        let (b_audit, b_approvals, b_workflows) = (
+            dir.store("b-audit.db"),
+            dir.store("b-approvals.db"),
+            dir.store("b-workflows.db"),
+        );
+        let mut b = switchboard(&[
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--domains",
+            "roster",
+            "--config",
+            b_config.to_str().expect("UTF-8"),
+            "--audit",
+            &b_audit,
+            "--approvals",
+            &b_approvals,
+            "--workflows",
+            &b_workflows,
+        ])
+        .args(ACME_ADMIN)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("B starts");
+        let mut lines = stderr_lines(&mut b);
+        // B's cluster server listens before its registry starts, and its registry before the
+        // MCP endpoint: the endpoint's line says both are up.
+        line_containing("B's start-up line", &mut lines, "/mcp").await;
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Self {
+            dir,
+            a_config,
+            b_audit,
+            b,
+        }
+    }
+
+    /// `switchboard ARGS` as node A (its config, its audit store, acme's admin): the exit code
+    /// and standard output as JSON.
+    pub(crate) async fn on_a(&self, args: &[&str]) -> (Option<i32>, Value) {
+        let a_audit = self.a_audit();
+        let mut all = args.to_vec();
+        all.extend([
+            "--config",
+            self.a_config.to_str().expect("UTF-8"),
+            "--audit",
+            &a_audit,
+        ]);
+        run_json(switchboard(&all).args(ACME_ADMIN)).await
+    }
+
+    /// A's audit store.
+    pub(crate) fn a_audit(&self) -> String {
+        self.dir.store("a-audit.db")
+    }
+
+    /// `sqlite:` and the path of the file `name` in the pair's directory.
+    pub(crate) fn store(&self, name: &str) -> String {
+        self.dir.store(name)
+    }
+
+    /// Kills B.
+    pub(crate) async fn stop(&mut self) {
+        killed(&mut self.b).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_on_a_runs_on_b_through_the_cluster_link() {
-    let dir =
-        Scratch(std::env::temp_dir().join(format!("switchboard-cluster-{}", uuid::Uuid::new_v4())));
-    std::fs::create_dir_all(&dir.0).expect("scratch dir");
-    let key = dir.path("node-a.pem");
-    let output = bounded(
-        "link-key new",
-        switchboard(&["link-key", "new", key.to_str().expect("UTF-8")]).output(),
-    )
-    .await
-    .expect("the binary runs");
-    assert!(output.status.success(), "{output:?}");
-    let cookie = dir.path("cluster.cookie");
-    std::fs::write(
-        &cookie,
-        format!("{}\n", uuid::Uuid::new_v4().simple().to_string().repeat(2)),
-    )
-    .expect("cookie");
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        std::fs::set_permissions(&cookie, std::fs::Permissions::from_mode(0o600)).expect("mode");
-    }
-    let (a_port, b_port) = (free_port(), free_port());
-    let b_config = dir.path("b.toml");
-    std::fs::write(
-        &b_config,
-        format!(
-            "[link]\nnode = \"node-b\"\ncluster_listen = \"127.0.0.1:{b_port}\"\n\
-             cookie_file = \"{}\"\n\n[[link.peer]]\nname = \"node-a\"\n\
-             public_key_files = [\"{}.pub\"]\n",
-            cookie.display(),
-            key.display()
-        ),
-    )
-    .expect("B's config");
-    let a_config = dir.path("a.toml");
-    std::fs::write(
-        &a_config,
-        format!(
-            "[link]\nnode = \"node-a\"\nsigning_key_files = [\"{}\"]\n\
-             cluster_listen = \"127.0.0.1:{a_port}\"\ncookie_file = \"{}\"\n\
-             cluster_health_every = \"500ms\"\ncluster_health_deadline = \"300ms\"\n\
-             cluster_start_timeout = \"10s\"\n\n\
-             [[remote_domain]]\nname = \"roster\"\nlink = \"cluster\"\nnode = \"node-b\"\n\
-             addr = \"127.0.0.1:{b_port}\"\n",
-            key.display(),
-            cookie.display()
-        ),
-    )
-    .expect("A's config");
-
-    let (b_audit, b_approvals, b_workflows) = (
-        dir.store("b-audit.db"),
-        dir.store("b-approvals.db"),
-        dir.store("b-workflows.db"),
-    );
-    let mut b = switchboard(&[
-        "serve",
-        "--http",
-        "127.0.0.1:0",
-        "--domains",
-        "roster",
-        "--config",
-        b_config.to_str().expect("UTF-8"),
-        "--audit",
-        &b_audit,
-        "--approvals",
-        &b_approvals,
-        "--workflows",
-        &b_workflows,
-    ])
-    .args(ACME_ADMIN)
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped())
-    .spawn()
-    .expect("B starts");
-    let mut lines = stderr_lines(&mut b);
-    // B's cluster server listens before its registry starts, and its registry before the
-    // MCP endpoint: the endpoint's line says both are up.
-    line_containing("B's start-up line", &mut lines, "/mcp").await;
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-
-    let a_audit = dir.store("a-audit.db");
-    let (code, answer) = run_json(
-        switchboard(&[
+    let mut pair = ClusterPair::start().await;
+    let (code, answer) = pair
+        .on_a(&[
             "call",
             "roster_list_shifts",
             r#"{"from": "2026-11-23", "to": "2026-11-29"}"#,
             "--json",
-            "--config",
-            a_config.to_str().expect("UTF-8"),
-            "--audit",
-            &a_audit,
             "--correlation",
             "corr-cluster-1",
         ])
-        .args(ACME_ADMIN),
-    )
-    .await;
+        .await;
     assert_eq!(code, Some(0), "{answer}");
     assert!(
         !answer["result"]["shifts"]
@@ -178,9 +223,9 @@ async fn a_call_on_a_runs_on_b_through_the_cluster_link() {
         "{answer}"
     );
 
-    let front = records_of(&a_audit, "corr-cluster-1").await;
-    let served = records_of(&b_audit, "corr-cluster-1").await;
-    killed(&mut b).await;
+    let front = records_of(&pair.a_audit(), "corr-cluster-1").await;
+    let served = records_of(&pair.b_audit, "corr-cluster-1").await;
+    pair.stop().await;
     assert_eq!(front.len(), 1, "{front:?}");
     assert_eq!(served.len(), 1, "the call ran on B: {served:?}");
     let (a, b) = (&front[0], &served[0]);

@@ -12,6 +12,7 @@ mod edge_http;
 mod edge_http_fuzz;
 mod edge_ids;
 mod edge_stdio;
+mod extraction;
 mod http_client;
 mod json_failures;
 mod lab_server;

@@ -42,20 +42,20 @@ pub(crate) const TOKEN_VARIABLE: &str = "ROSTER_PEER_TOKEN";
 pub(crate) const WEEK: &str = r#"{"from": "2026-11-23", "to": "2026-11-29"}"#;
 
 /// A directory of the test, removed on drop.
-struct Scratch(PathBuf);
+pub(crate) struct Scratch(PathBuf);
 
 impl Scratch {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let dir = std::env::temp_dir().join(format!("switchboard-remote-{}", uuid::Uuid::new_v4()));
         std::fs::create_dir_all(&dir).expect("scratch dir");
         Self(dir)
     }
 
-    fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.0.join(name)
     }
 
-    fn store(&self, name: &str) -> String {
+    pub(crate) fn store(&self, name: &str) -> String {
         format!("sqlite:{}", self.path(name).display())
     }
 
@@ -94,7 +94,7 @@ fn free_port() -> u16 {
 
 /// The two nodes' files: B's stores, token file and config, A's key and config.
 pub(crate) struct Fleet {
-    dir: Scratch,
+    pub(crate) dir: Scratch,
     port: u16,
     b_config: PathBuf,
     tokens: PathBuf,
@@ -168,7 +168,7 @@ impl Fleet {
 
     /// `switchboard ARGS` as node A (its config, the peer token, acme's admin, its audit
     /// store): the exit code and standard output as JSON.
-    async fn on_a(&self, args: &[&str]) -> (Option<i32>, Value) {
+    pub(crate) async fn on_a(&self, args: &[&str]) -> (Option<i32>, Value) {
         self.run_as_a(&self.a_config, args).await
     }
 
@@ -191,11 +191,11 @@ impl Fleet {
     }
 
     /// The audit records of node B's store (`switchboard audit --json`), newest first.
-    async fn b_audit(&self) -> Vec<Value> {
+    pub(crate) async fn b_audit(&self) -> Vec<Value> {
         audit_records(&self.dir.store("b-audit.db")).await
     }
 
-    async fn a_audit(&self) -> Vec<Value> {
+    pub(crate) async fn a_audit(&self) -> Vec<Value> {
         audit_records(&self.dir.store("a-audit.db")).await
     }
 }
@@ -212,7 +212,7 @@ fn a_config_text(key: &Path, port: u16, every: &str, deadline: &str) -> String {
 }
 
 /// Runs `command` to its end: the exit code, and standard output as JSON (`Null` if empty).
-async fn run_json(command: &mut tokio::process::Command) -> (Option<i32>, Value) {
+pub(crate) async fn run_json(command: &mut tokio::process::Command) -> (Option<i32>, Value) {
     let output = bounded("switchboard", command.output())
         .await
         .expect("the binary runs");
@@ -231,7 +231,7 @@ async fn run_json(command: &mut tokio::process::Command) -> (Option<i32>, Value)
 }
 
 /// Every record of the audit store `store`, newest first.
-async fn audit_records(store: &str) -> Vec<Value> {
+pub(crate) async fn audit_records(store: &str) -> Vec<Value> {
     let (code, listed) = run_json(&mut switchboard(&["audit", "--audit", store, "--json"])).await;
     assert_eq!(code, Some(0), "{listed}");
     listed.as_array().expect("an array").clone()
