@@ -37,6 +37,8 @@ pub struct Benchmark {
     pub package: &'static str,
     /// Its `[[bench]]` name.
     pub bench: &'static str,
+    /// The package features it is built with (`--features`).
+    pub features: &'static [&'static str],
     /// The arguments after `--` for a full run.
     pub args: &'static [&'static str],
     /// The arguments after `--` for `--quick`.
@@ -59,6 +61,7 @@ pub const BENCHMARKS: [Benchmark; 10] = [
         name: "invoke",
         package: "switchboard",
         bench: "invoke",
+        features: &[],
         args: &[SUMMARY_ONLY],
         quick_args: &[SUMMARY_ONLY],
         programs: &[],
@@ -68,6 +71,7 @@ pub const BENCHMARKS: [Benchmark; 10] = [
         name: "route",
         package: "switchboard-orchestrator",
         bench: "route",
+        features: &[],
         args: &[SUMMARY_ONLY],
         quick_args: &[SUMMARY_ONLY],
         programs: &[],
@@ -77,6 +81,7 @@ pub const BENCHMARKS: [Benchmark; 10] = [
         name: "navigate",
         package: "switchboard-navigation",
         bench: "navigate",
+        features: &[],
         args: &[SUMMARY_ONLY],
         quick_args: &[SUMMARY_ONLY],
         programs: &[],
@@ -86,6 +91,7 @@ pub const BENCHMARKS: [Benchmark; 10] = [
         name: "writer",
         package: "switchboard-audit-sqlite",
         bench: "writer",
+        features: &[],
         args: &[SUMMARY_ONLY],
         quick_args: &[SUMMARY_ONLY],
         programs: &[],
@@ -95,6 +101,7 @@ pub const BENCHMARKS: [Benchmark; 10] = [
         name: "roundtrip",
         package: "switchboard-mcp",
         bench: "roundtrip",
+        features: &[],
         args: &[SUMMARY_ONLY],
         quick_args: &[SUMMARY_ONLY],
         programs: &[],
@@ -104,6 +111,7 @@ pub const BENCHMARKS: [Benchmark; 10] = [
         name: "http",
         package: "switchboard-cli",
         bench: "http",
+        features: &[],
         args: &[],
         quick_args: &["quick"],
         programs: &[],
@@ -113,6 +121,7 @@ pub const BENCHMARKS: [Benchmark; 10] = [
         name: "html",
         package: "switchboard-cli",
         bench: "html",
+        features: &[],
         args: &[],
         quick_args: &["quick"],
         programs: &["wrk"],
@@ -122,6 +131,7 @@ pub const BENCHMARKS: [Benchmark; 10] = [
         name: "remote",
         package: "switchboard-cli",
         bench: "remote",
+        features: &["cluster"],
         args: &[],
         quick_args: &["quick"],
         programs: &[],
@@ -131,6 +141,7 @@ pub const BENCHMARKS: [Benchmark; 10] = [
         name: "mounted",
         package: "switchboard-mounts",
         bench: "mounted",
+        features: &[],
         args: &[],
         quick_args: &["quick"],
         programs: &[],
@@ -140,6 +151,7 @@ pub const BENCHMARKS: [Benchmark; 10] = [
         name: "workflow",
         package: "switchboard-workflows-engine",
         bench: "workflow",
+        features: &[],
         args: &[SUMMARY_ONLY],
         quick_args: &[SUMMARY_ONLY, "--quick"],
         programs: &[],
@@ -161,7 +173,7 @@ pub struct Headline {
 }
 
 /// Today's headline figures and targets, in table order.
-pub const HEADLINES: [Headline; 30] = [
+pub const HEADLINES: [Headline; 31] = [
     Headline {
         id: "invoke.json",
         benchmark: "invoke",
@@ -313,6 +325,12 @@ pub const HEADLINES: [Headline; 30] = [
         target: Target::RatioAtMost(1.20),
     },
     Headline {
+        id: "remote_cluster_link",
+        benchmark: "remote",
+        label: "the same read over the `ractor_cluster` link, vs the plain rmcp client",
+        target: Target::Reported,
+    },
+    Headline {
         id: "workflow.memory_step",
         benchmark: "workflow",
         label: "a step of a 10-step workflow of `core_get_current_user` on the memory store vs the same `invoke` in a loop",
@@ -426,25 +444,19 @@ fn run_one(benchmark: &Benchmark, quick: bool) -> anyhow::Result<Vec<Measurement
         benchmark.args
     };
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cargo_args = vec!["bench", "-p", benchmark.package];
+    let features = benchmark.features.join(",");
+    if !features.is_empty() {
+        cargo_args.extend(["--features", features.as_str()]);
+    }
+    cargo_args.extend(["--bench", benchmark.bench, "--"]);
+    cargo_args.extend(args);
+    let shown = format!("cargo {}", cargo_args.join(" "));
     let mut command = Command::new(cargo);
     command
         .current_dir(crate::project_root())
-        .args([
-            "bench",
-            "-p",
-            benchmark.package,
-            "--bench",
-            benchmark.bench,
-            "--",
-        ])
-        .args(args)
+        .args(&cargo_args)
         .stdout(Stdio::piped());
-    let shown = format!(
-        "cargo bench -p {} --bench {} -- {}",
-        benchmark.package,
-        benchmark.bench,
-        args.join(" ")
-    );
     println!("\n==> {}", shown.trim_end());
     let mut child = command
         .spawn()
