@@ -10,15 +10,22 @@ use serde_json::{Value, json};
 use super::Invalid;
 use super::schema::{Additional, JsonType, Node, Typed, Types};
 use super::valid::{
-    Override, Step, ValueStrategy, array_with, at_place, element, object, plain_string,
-    pointer,
+    Override, Step, ValueStrategy, array_with, at_place, element, object, plain_string, pointer,
 };
 
 /// The key an object with `additionalProperties: false` is sent and must refuse.
 const UNKNOWN_KEY: &str = "unexpected_field";
 /// Values of each type, in the order a wrong-type value is chosen from.
 fn wrong_type_candidates() -> [Value; 7] {
-    [json!("wrong type"), json!(7), json!(0.5), json!(true), json!([]), json!({}), Value::Null]
+    [
+        json!("wrong type"),
+        json!(7),
+        json!(0.5),
+        json!(true),
+        json!([]),
+        json!({}),
+        Value::Null,
+    ]
 }
 
 /// A case before it is attached to the whole value: the place, and what is put there.
@@ -29,7 +36,10 @@ pub(super) struct Found {
 }
 
 pub(super) fn cases(root: &Node) -> Vec<Found> {
-    let mut walker = Walker { root, found: Vec::new() };
+    let mut walker = Walker {
+        root,
+        found: Vec::new(),
+    };
     walker.walk(root, &mut Vec::new(), None);
     walker.found
 }
@@ -45,7 +55,11 @@ impl Walker<'_> {
     fn record(&mut self, kind: Invalid, steps: &[Step], path: String, leaf: Option<ValueStrategy>) {
         let Some(leaf) = leaf else { return };
         if let Some(strategy) = at_place(self.root, steps, leaf) {
-            self.found.push(Found { kind, path, strategy });
+            self.found.push(Found {
+                kind,
+                path,
+                strategy,
+            });
         }
     }
 
@@ -59,14 +73,21 @@ impl Walker<'_> {
                     self.wrong_type(node, steps);
                     let members: Option<Vec<Value>> = alternatives
                         .iter()
-                        .map(|alternative| alternative.typed().and_then(|typed| typed.members.clone()))
+                        .map(|alternative| {
+                            alternative.typed().and_then(|typed| typed.members.clone())
+                        })
                         .try_fold(Vec::new(), |mut all, members| {
                             all.extend(members?);
                             Some(all)
                         });
                     if let Some(members) = members {
                         let accepted = node.accepted_types().unwrap_or_else(Types::all);
-                        self.record(Invalid::OutOfRange, steps, pointer(steps), outside(&members, &accepted));
+                        self.record(
+                            Invalid::OutOfRange,
+                            steps,
+                            pointer(steps),
+                            outside(&members, &accepted),
+                        );
                     }
                 }
                 for (index, alternative) in alternatives.iter().enumerate() {
@@ -94,10 +115,16 @@ impl Walker<'_> {
                 if others.is_none() && typed.declared {
                     self.wrong_type(node, steps);
                 }
-                let open = |json_type: JsonType| others.is_none_or(|others| !others.accepts(json_type));
+                let open =
+                    |json_type: JsonType| others.is_none_or(|others| !others.accepts(json_type));
                 if let Some(members) = &typed.members {
                     if others.is_none() {
-                        self.record(Invalid::OutOfRange, steps, pointer(steps), outside(members, &typed.types));
+                        self.record(
+                            Invalid::OutOfRange,
+                            steps,
+                            pointer(steps),
+                            outside(members, &typed.types),
+                        );
                     }
                     return;
                 }
@@ -121,7 +148,9 @@ impl Walker<'_> {
     }
 
     fn wrong_type(&mut self, node: &Node, steps: &[Step]) {
-        let Some(accepted) = node.accepted_types() else { return };
+        let Some(accepted) = node.accepted_types() else {
+            return;
+        };
         let wrong = wrong_type_candidates().into_iter().find(|candidate| {
             let json_type = JsonType::of(candidate);
             // 0.5 is refused by an integer-only place, but not by a number one.
@@ -143,9 +172,17 @@ impl Walker<'_> {
             (rules.exclusive_maximum, -1, 1),
         ];
         for (bound, shift, direction) in cases {
-            let Some(bound) = bound.filter(|bound| bound.abs() < 9e15) else { continue };
-            let base = if direction < 0 { bound.floor() } else { bound.ceil() } as i64 + shift;
-            let leaf = (1_i64..=100).prop_map(move |distance| Value::from(base + direction * distance));
+            let Some(bound) = bound.filter(|bound| bound.abs() < 9e15) else {
+                continue;
+            };
+            let base = if direction < 0 {
+                bound.floor()
+            } else {
+                bound.ceil()
+            } as i64
+                + shift;
+            let leaf =
+                (1_i64..=100).prop_map(move |distance| Value::from(base + direction * distance));
             self.record(Invalid::OutOfRange, steps, path.clone(), Some(leaf.boxed()));
         }
     }
@@ -170,8 +207,16 @@ impl Walker<'_> {
             let leaf = array_with(rules, 0, rules.min_items - 1, None);
             self.record(Invalid::OutOfRange, steps, path.clone(), leaf);
         }
-        if let Some(most) = rules.max_items.filter(|most| *most < 1000) {
-            let leaf = array_with(rules, most + 1, most + 3, None);
+        // With `items: false`, an item past `prefixItems` is refused at its own place too.
+        let longest_free = match rules.items {
+            Some(_) => usize::MAX,
+            None => rules.prefix.len(),
+        };
+        if let Some(most) = rules
+            .max_items
+            .filter(|most| *most < 1000 && *most < longest_free)
+        {
+            let leaf = array_with(rules, most + 1, (most + 3).min(longest_free), None);
             self.record(Invalid::OutOfRange, steps, path, leaf);
         }
     }

@@ -107,7 +107,10 @@ pub(super) enum Node {
     /// absent, arrays empty, another alternative).
     Cut,
     /// `anyOf` (or `oneOf`, `exclusive`), each alternative already merged with its siblings.
-    Choice { alternatives: Vec<Node>, exclusive: bool },
+    Choice {
+        alternatives: Vec<Node>,
+        exclusive: bool,
+    },
     /// Everything else: the types and the rules for each.
     Typed(Box<Typed>),
 }
@@ -228,12 +231,15 @@ impl Typed {
                 let items_ok = rules.items.as_deref().is_some_and(Node::producible);
                 prefix_ok && (!rest_needed || items_ok)
             }
-            JsonType::Object => self.object.required.iter().all(|name| {
-                match self.object.property(name) {
-                    Some(node) => node.producible(),
-                    None => !matches!(self.object.additional, Additional::Forbidden),
-                }
-            }),
+            JsonType::Object => {
+                self.object
+                    .required
+                    .iter()
+                    .all(|name| match self.object.property(name) {
+                        Some(node) => node.producible(),
+                        None => !matches!(self.object.additional, Additional::Forbidden),
+                    })
+            }
             _ => true,
         })
     }
@@ -269,7 +275,8 @@ impl Reader<'_> {
             let alternatives = alternatives
                 .iter()
                 .map(|alternative| {
-                    let joined = serde_json::json!({ "allOf": [Value::Object(base.clone()), alternative] });
+                    let joined =
+                        serde_json::json!({ "allOf": [Value::Object(base.clone()), alternative] });
                     self.node(&joined, &refs, depth + 1)
                 })
                 .filter(|node| !matches!(node, Node::Never))
@@ -277,7 +284,10 @@ impl Reader<'_> {
             if alternatives.is_empty() {
                 return Node::Never;
             }
-            return Node::Choice { alternatives, exclusive };
+            return Node::Choice {
+                alternatives,
+                exclusive,
+            };
         }
         Node::Typed(Box::new(self.typed(&merged, &refs, depth)))
     }
@@ -342,7 +352,10 @@ impl Reader<'_> {
             string: StringRules {
                 min_length: count(map, "minLength").unwrap_or(0),
                 max_length: count(map, "maxLength"),
-                pattern: map.get("pattern").and_then(Value::as_str).map(str::to_owned),
+                pattern: map
+                    .get("pattern")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
                 format: map.get("format").and_then(Value::as_str).map(str::to_owned),
             },
             ..Typed::default()
@@ -395,7 +408,10 @@ impl Reader<'_> {
             (_, Some(members)) => {
                 let mut types = Types::default();
                 for member in members {
-                    if declared.as_ref().is_none_or(|d| d.accepts(JsonType::of(member))) {
+                    if declared
+                        .as_ref()
+                        .is_none_or(|d| d.accepts(JsonType::of(member)))
+                    {
                         types.insert(JsonType::of(member));
                     }
                 }
@@ -447,16 +463,32 @@ fn inferred_types(map: &Map<String, Value>) -> Types {
     if has(&["properties", "required", "additionalProperties"]) {
         types.insert(JsonType::Object);
     }
-    if has(&["items", "prefixItems", "minItems", "maxItems", "uniqueItems"]) {
+    if has(&[
+        "items",
+        "prefixItems",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+    ]) {
         types.insert(JsonType::Array);
     }
     if has(&["minLength", "maxLength", "pattern", "format"]) {
         types.insert(JsonType::String);
     }
-    if has(&["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"]) {
+    if has(&[
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+    ]) {
         types.insert(JsonType::Number);
     }
-    if types.is_empty() { Types::all() } else { types }
+    if types.is_empty() {
+        Types::all()
+    } else {
+        types
+    }
 }
 
 fn number(map: &Map<String, Value>, keyword: &str) -> Option<f64> {
@@ -519,7 +551,11 @@ fn merge(mut first: Map<String, Value>, second: Map<String, Value>) -> Map<Strin
             "anyOf" | "oneOf" => match (existing, value) {
                 (Value::Array(mine), Value::Array(theirs)) => Value::Array(
                     mine.iter()
-                        .flat_map(|m| theirs.iter().map(move |t| serde_json::json!({ "allOf": [m, t] })))
+                        .flat_map(|m| {
+                            theirs
+                                .iter()
+                                .map(move |t| serde_json::json!({ "allOf": [m, t] }))
+                        })
                         .take(MAX_MERGED_ALTERNATIVES)
                         .collect(),
                 ),
@@ -543,7 +579,11 @@ fn intersect_types(mine: &Value, theirs: &Value) -> Value {
     let names = |value: &Value| -> Vec<String> {
         match value {
             Value::String(name) => vec![name.clone()],
-            Value::Array(names) => names.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
+            Value::Array(names) => names
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
             _ => Vec::new(),
         }
     };
@@ -552,13 +592,24 @@ fn intersect_types(mine: &Value, theirs: &Value) -> Value {
     for name in &mine {
         if theirs.contains(name) {
             both.push(name.clone());
-        } else if name == "number" && theirs.iter().any(|t| t == "integer") {
-            both.push("integer".to_owned());
-        } else if name == "integer" && theirs.iter().any(|t| t == "number") {
-            both.push("integer".to_owned());
+        } else if let Some(narrower) = integer_within_number(name, &theirs) {
+            both.push(narrower);
         }
     }
     Value::Array(both.into_iter().map(Value::String).collect())
+}
+
+/// `integer` when one side says `number` and the other `integer`: the integers are numbers.
+fn integer_within_number(mine: &str, theirs: &[String]) -> Option<String> {
+    let other = match mine {
+        "number" => "integer",
+        "integer" => "number",
+        _ => return None,
+    };
+    theirs
+        .iter()
+        .any(|name| name == other)
+        .then(|| "integer".to_owned())
 }
 
 /// Undoes the percent-encoding of a `$ref` fragment (`%24defs` is `$defs`).
@@ -567,8 +618,13 @@ fn percent_decode(text: &str) -> String {
     let mut decoded = Vec::with_capacity(bytes.len());
     let mut index = 0;
     while index < bytes.len() {
-        let hex = bytes.get(index + 1..index + 3).and_then(|pair| std::str::from_utf8(pair).ok());
-        match (bytes[index], hex.and_then(|pair| u8::from_str_radix(pair, 16).ok())) {
+        let hex = bytes
+            .get(index + 1..index + 3)
+            .and_then(|pair| std::str::from_utf8(pair).ok());
+        match (
+            bytes[index],
+            hex.and_then(|pair| u8::from_str_radix(pair, 16).ok()),
+        ) {
             (b'%', Some(byte)) => {
                 decoded.push(byte);
                 index += 3;

@@ -29,14 +29,24 @@ pub(super) fn smuggled(root: &Node, org: &str) -> Vec<Smuggled> {
         if done.contains(&here) {
             continue;
         }
-        let Some(place) = node_at(root, &steps) else { continue };
-        let Some(rules) = place.typed().map(|typed| &typed.object) else { continue };
+        let Some(place) = node_at(root, &steps) else {
+            continue;
+        };
+        let Some(rules) = place.typed().map(|typed| &typed.object) else {
+            continue;
+        };
         let mut built = Vec::new();
         for spelling in SPELLINGS {
             let forced = Override::Forced(Just(Value::String(org.to_owned())).boxed());
-            let Some(leaf) = object(rules, Some((spelling, forced))) else { break };
-            let Some(strategy) = at_place(root, &steps, leaf) else { break };
-            let Some(params) = small_value(&strategy) else { break };
+            let Some(leaf) = object(rules, Some((spelling, forced))) else {
+                break;
+            };
+            let Some(strategy) = at_place(root, &steps, leaf) else {
+                break;
+            };
+            let Some(params) = small_value(&strategy) else {
+                break;
+            };
             built.push(Smuggled {
                 label: label(&here, spelling),
                 params,
@@ -65,7 +75,11 @@ pub(super) fn smuggled(root: &Node, org: &str) -> Vec<Smuggled> {
 }
 
 fn label(here: &str, spelling: &str) -> String {
-    let place = if here.is_empty() { "top level".to_owned() } else { format!("in {here}") };
+    let place = if here.is_empty() {
+        "top level".to_owned()
+    } else {
+        format!("in {here}")
+    };
     if spelling == SPELLINGS[0] {
         place
     } else {
@@ -111,7 +125,9 @@ fn node_at<'node>(node: &'node Node, steps: &[Step]) -> Option<&'node Node> {
         return Some(node);
     };
     let next = match (step, node) {
-        (Step::Alternative(index), Node::Choice { alternatives, .. }) => alternatives.get(*index)?,
+        (Step::Alternative(index), Node::Choice { alternatives, .. }) => {
+            alternatives.get(*index)?
+        }
         (Step::Property(name), Node::Typed(typed)) => typed.object.property(name)?,
         (Step::Item(index), Node::Typed(typed)) => element(&typed.array, *index),
         _ => return None,

@@ -11,7 +11,9 @@ use proptest::prelude::{Just, Strategy, any};
 use proptest::strategy::{BoxedStrategy, Union};
 use serde_json::{Map, Number, Value};
 
-use super::schema::{Additional, ArrayRules, JsonType, Node, NumberRules, ObjectRules, StringRules, Typed};
+use super::schema::{
+    Additional, ArrayRules, JsonType, Node, NumberRules, ObjectRules, StringRules, Typed,
+};
 
 pub(super) type ValueStrategy = BoxedStrategy<Value>;
 
@@ -107,7 +109,10 @@ fn typed_valid(typed: &Typed) -> Option<ValueStrategy> {
     if let Some(members) = &typed.members {
         return (!members.is_empty()).then(|| proptest::sample::select(members.clone()).boxed());
     }
-    let number_too = typed.types.iter().any(|json_type| json_type == JsonType::Number);
+    let number_too = typed
+        .types
+        .iter()
+        .any(|json_type| json_type == JsonType::Number);
     let strategies = typed
         .producible_types()
         .filter(|json_type| !(number_too && *json_type == JsonType::Integer))
@@ -144,11 +149,15 @@ pub(super) fn integer_bounds(rules: &NumberRules) -> (Option<i64>, Option<i64>) 
     // `as` saturates: a bound past i64's range becomes i64's end.
     let lowest = [
         rules.minimum.map(|minimum| minimum.ceil() as i64),
-        rules.exclusive_minimum.map(|minimum| (minimum.floor() as i64).saturating_add(1)),
+        rules
+            .exclusive_minimum
+            .map(|minimum| (minimum.floor() as i64).saturating_add(1)),
     ];
     let highest = [
         rules.maximum.map(|maximum| maximum.floor() as i64),
-        rules.exclusive_maximum.map(|maximum| (maximum.ceil() as i64).saturating_sub(1)),
+        rules
+            .exclusive_maximum
+            .map(|maximum| (maximum.ceil() as i64).saturating_sub(1)),
     ];
     (
         lowest.into_iter().flatten().max(),
@@ -167,9 +176,15 @@ fn window(lowest: Option<i64>, highest: Option<i64>) -> Option<(i64, i64)> {
     if low <= high {
         Some((low, high))
     } else if lowest_bound > SMALL {
-        Some((lowest_bound, highest_bound.min(lowest_bound.saturating_add(2 * SMALL))))
+        Some((
+            lowest_bound,
+            highest_bound.min(lowest_bound.saturating_add(2 * SMALL)),
+        ))
     } else {
-        Some((lowest_bound.max(highest_bound.saturating_sub(2 * SMALL)), highest_bound))
+        Some((
+            lowest_bound.max(highest_bound.saturating_sub(2 * SMALL)),
+            highest_bound,
+        ))
     }
 }
 
@@ -181,13 +196,20 @@ fn integer(rules: &NumberRules) -> Option<ValueStrategy> {
         Some(step) if step.fract() == 0.0 && step <= 1e15 => step as i64,
         // A fractional step: the integers it divides are the multiples of its numerator;
         // keep it simple and ask for the multiples of the step's smallest integer multiple.
-        Some(step) => (1..=1000).map(|k| step * f64::from(k)).find(|m| m.fract() == 0.0)? as i64,
+        Some(step) => (1..=1000)
+            .map(|k| step * f64::from(k))
+            .find(|m| m.fract() == 0.0)? as i64,
     };
     let first = low.div_euclid(step) + i64::from(low.rem_euclid(step) != 0);
     let last = high.div_euclid(step);
     let mut strategies = Vec::new();
     if first <= last {
-        strategies.push((8, (first..=last).prop_map(move |k| Value::from(k * step)).boxed()));
+        strategies.push((
+            8,
+            (first..=last)
+                .prop_map(move |k| Value::from(k * step))
+                .boxed(),
+        ));
     } else {
         let lowest = lowest?;
         let k = lowest.div_euclid(step) + i64::from(lowest.rem_euclid(step) != 0);
@@ -210,8 +232,14 @@ fn float(rules: &NumberRules) -> Option<ValueStrategy> {
         // Only the integer multiples: a float multiple may not round-trip exactly.
         return None;
     }
-    let lowest = [rules.minimum, rules.exclusive_minimum].into_iter().flatten().reduce(f64::max);
-    let highest = [rules.maximum, rules.exclusive_maximum].into_iter().flatten().reduce(f64::min);
+    let lowest = [rules.minimum, rules.exclusive_minimum]
+        .into_iter()
+        .flatten()
+        .reduce(f64::max);
+    let highest = [rules.maximum, rules.exclusive_maximum]
+        .into_iter()
+        .flatten()
+        .reduce(f64::min);
     let small = SMALL as f64;
     let mut low = lowest.unwrap_or(-small).max(-small);
     let mut high = highest.unwrap_or(small).min(small);
@@ -232,7 +260,9 @@ fn float(rules: &NumberRules) -> Option<ValueStrategy> {
                 exclusive_low.is_none_or(|bound| *float > bound)
                     && exclusive_high.is_none_or(|bound| *float < bound)
             })
-            .prop_filter_map("a finite number", |float| Number::from_f64(float).map(Value::Number))
+            .prop_filter_map("a finite number", |float| {
+                Number::from_f64(float).map(Value::Number)
+            })
             .boxed(),
     )
 }
@@ -273,8 +303,10 @@ pub(super) fn plain_string(shortest: usize, longest: usize) -> ValueStrategy {
         (9, proptest::char::range(' ', '~').boxed()),
         (
             1,
-            proptest::char::ranges(vec!['¡'..='ÿ', 'Ā'..='ž', 'α'..='ω', '一'..='龥', '😀'..='🙏'].into())
-                .boxed(),
+            proptest::char::ranges(
+                vec!['¡'..='ÿ', 'Ā'..='ž', 'α'..='ω', '一'..='龥', '😀'..='🙏'].into(),
+            )
+            .boxed(),
         ),
     ]);
     vec(character, shortest..=longest.max(shortest))
@@ -283,7 +315,10 @@ pub(super) fn plain_string(shortest: usize, longest: usize) -> ValueStrategy {
 }
 
 fn known_format(format: &str) -> bool {
-    matches!(format, "date" | "date-time" | "time" | "uuid" | "email" | "uri" | "url" | "ipv4" | "hostname")
+    matches!(
+        format,
+        "date" | "date-time" | "time" | "uuid" | "email" | "uri" | "url" | "ipv4" | "hostname"
+    )
 }
 
 fn formatted(format: &str) -> ValueStrategy {
@@ -301,14 +336,23 @@ fn formatted(format: &str) -> ValueStrategy {
         .prop_map(|(hour, minute, second)| format!("{hour:02}:{minute:02}:{second:02}Z"));
     let text = match format {
         "date" => date.boxed(),
-        "date-time" => (date, time).prop_map(|(date, time)| format!("{date}T{time}")).boxed(),
+        "date-time" => (date, time)
+            .prop_map(|(date, time)| format!("{date}T{time}"))
+            .boxed(),
         "time" => time.boxed(),
         "uuid" => proptest::array::uniform16(any::<u8>())
             .prop_map(|mut bytes| {
                 bytes[6] = (bytes[6] & 0x0f) | 0x40;
                 bytes[8] = (bytes[8] & 0x3f) | 0x80;
                 let hex: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
-                format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+                format!(
+                    "{}-{}-{}-{}-{}",
+                    &hex[0..8],
+                    &hex[8..12],
+                    &hex[12..16],
+                    &hex[16..20],
+                    &hex[20..32]
+                )
             })
             .boxed(),
         "email" => "[a-z]{1,8}@[a-z]{1,8}\\.(com|org|net)".boxed(),
@@ -323,7 +367,15 @@ fn formatted(format: &str) -> ValueStrategy {
 
 /// An ECMAScript `pattern` in the syntax proptest's regex generator reads, with ECMAScript's
 /// meaning where the two differ: `\d`, `\w`, `\s` are ASCII, `.` stops at any line terminator.
+///
+/// A leading `^` and trailing `$` are dropped (proptest cannot generate anchors): a string the
+/// rest matches whole matches the anchored pattern too.
 pub(super) fn ecma_to_rust(pattern: &str) -> String {
+    let pattern = pattern.strip_prefix('^').unwrap_or(pattern);
+    let pattern = match pattern.strip_suffix('$') {
+        Some(stripped) if !stripped.ends_with('\\') => stripped,
+        _ => pattern,
+    };
     let mut rust = String::with_capacity(pattern.len());
     let mut characters = pattern.chars();
     let mut in_class = false;
@@ -379,8 +431,18 @@ pub(super) fn object(rules: &ObjectRules, over: Option<(&str, Override)>) -> Opt
         Some((name, how)) => (Some(name.to_owned()), Some(how)),
         None => (None, None),
     };
-    let mut names: Vec<&str> = rules.properties.iter().map(|(name, _)| name.as_str()).collect();
-    names.extend(rules.required.iter().map(String::as_str).filter(|name| rules.property(name).is_none()));
+    let mut names: Vec<&str> = rules
+        .properties
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .collect();
+    names.extend(
+        rules
+            .required
+            .iter()
+            .map(String::as_str)
+            .filter(|name| rules.property(name).is_none()),
+    );
     if let Some(name) = &override_name
         && !names.contains(&name.as_str())
     {
@@ -391,7 +453,11 @@ pub(super) fn object(rules: &ObjectRules, over: Option<(&str, Override)>) -> Opt
         if override_name.as_deref() == Some(name) {
             match override_how.take() {
                 Some(Override::Forced(strategy)) => {
-                    entries.push(strategy.prop_map(move |value| Some((key.clone(), value))).boxed());
+                    entries.push(
+                        strategy
+                            .prop_map(move |value| Some((key.clone(), value)))
+                            .boxed(),
+                    );
                 }
                 Some(Override::Omitted) | None => {}
             }
@@ -405,7 +471,11 @@ pub(super) fn object(rules: &ObjectRules, over: Option<(&str, Override)>) -> Opt
         let required = rules.required.contains(name);
         match (valid(node), required) {
             (Some(strategy), true) => {
-                entries.push(strategy.prop_map(move |value| Some((key.clone(), value))).boxed());
+                entries.push(
+                    strategy
+                        .prop_map(move |value| Some((key.clone(), value)))
+                        .boxed(),
+                );
             }
             (Some(strategy), false) => entries.push(
                 proptest::option::of(strategy)
@@ -423,16 +493,24 @@ pub(super) fn object(rules: &ObjectRules, over: Option<(&str, Override)>) -> Opt
         }
         _ => None,
     };
-    let known: BTreeSet<String> = rules.properties.iter().map(|(name, _)| name.clone()).collect();
+    let known: BTreeSet<String> = rules
+        .properties
+        .iter()
+        .map(|(name, _)| name.clone())
+        .collect();
     let extras = match extra {
-        Some(values) => btree_map("[a-z]{1,6}".prop_map(|key| format!("extra_{key}")), values, 0..=2)
-            .prop_map(move |extras| {
-                extras
-                    .into_iter()
-                    .filter(|(key, _)| !known.contains(key))
-                    .collect::<Vec<_>>()
-            })
-            .boxed(),
+        Some(values) => btree_map(
+            "[a-z]{1,6}".prop_map(|key| format!("extra_{key}")),
+            values,
+            0..=2,
+        )
+        .prop_map(move |extras| {
+            extras
+                .into_iter()
+                .filter(|(key, _)| !known.contains(key))
+                .collect::<Vec<_>>()
+        })
+        .boxed(),
         None => Just(Vec::new()).boxed(),
     };
     Some(
@@ -456,7 +534,11 @@ pub(super) fn array_with(
     forced: Option<(usize, ValueStrategy)>,
 ) -> Option<ValueStrategy> {
     let forced_index = forced.as_ref().map(|(index, _)| *index);
-    let head_length = rules.prefix.len().min(longest).max(forced_index.map_or(0, |index| index + 1));
+    let head_length = rules
+        .prefix
+        .len()
+        .min(longest)
+        .max(forced_index.map_or(0, |index| index + 1));
     let mut forced = forced.map(|(_, strategy)| strategy);
     let mut head = Vec::with_capacity(head_length);
     for index in 0..head_length {
