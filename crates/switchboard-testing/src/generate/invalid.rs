@@ -71,24 +71,18 @@ impl Walker<'_> {
             Node::Choice { alternatives, .. } => {
                 if others.is_none() {
                     self.wrong_type(node, steps);
-                    let members: Option<Vec<Value>> = alternatives
-                        .iter()
-                        .map(|alternative| {
-                            alternative.typed().and_then(|typed| typed.members.clone())
-                        })
-                        .try_fold(Vec::new(), |mut all, members| {
-                            all.extend(members?);
-                            Some(all)
-                        });
-                    if let Some(members) = members {
-                        let accepted = node.accepted_types().unwrap_or_else(Types::all);
-                        self.record(
-                            Invalid::OutOfRange,
-                            steps,
-                            pointer(steps),
-                            outside(&members, &accepted),
-                        );
-                    }
+                }
+                let members: Option<Vec<Value>> = alternatives
+                    .iter()
+                    .map(|alternative| alternative.typed().and_then(|typed| typed.members.clone()))
+                    .try_fold(Vec::new(), |mut all, members| {
+                        all.extend(members?);
+                        Some(all)
+                    });
+                if let Some(members) = members {
+                    let accepted = node.accepted_types().unwrap_or_else(Types::all);
+                    let leaf = outside(&members, &accepted, others);
+                    self.record(Invalid::OutOfRange, steps, pointer(steps), leaf);
                 }
                 for (index, alternative) in alternatives.iter().enumerate() {
                     let mut sibling_types = Types::default();
@@ -118,14 +112,8 @@ impl Walker<'_> {
                 let open =
                     |json_type: JsonType| others.is_none_or(|others| !others.accepts(json_type));
                 if let Some(members) = &typed.members {
-                    if others.is_none() {
-                        self.record(
-                            Invalid::OutOfRange,
-                            steps,
-                            pointer(steps),
-                            outside(members, &typed.types),
-                        );
-                    }
+                    let leaf = outside(members, &typed.types, others);
+                    self.record(Invalid::OutOfRange, steps, pointer(steps), leaf);
                     return;
                 }
                 if typed.types.accepts(JsonType::Integer) && open(JsonType::Integer) {
@@ -268,8 +256,9 @@ impl Walker<'_> {
     }
 }
 
-/// A value that is none of `members`, of one of `types` when one can be found.
-fn outside(members: &[Value], types: &Types) -> Option<ValueStrategy> {
+/// A value that is none of `members`, of one of `types` when one can be found, and of no type
+/// the sibling alternatives (`others`) accept.
+fn outside(members: &[Value], types: &Types, others: Option<&Types>) -> Option<ValueStrategy> {
     let candidates = [
         json!("not one of them"),
         json!(""),
@@ -280,7 +269,10 @@ fn outside(members: &[Value], types: &Types) -> Option<ValueStrategy> {
         json!(false),
         Value::Null,
     ];
-    let fresh = |candidate: &&Value| !members.contains(candidate);
+    let fresh = |candidate: &&Value| {
+        let json_type = JsonType::of(candidate);
+        !members.contains(candidate) && others.is_none_or(|others| !others.accepts(json_type))
+    };
     let same_type = candidates
         .iter()
         .filter(fresh)

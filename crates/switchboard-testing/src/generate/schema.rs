@@ -106,11 +106,10 @@ pub(super) enum Node {
     /// A recursive `$ref` past the expansion cap: generators avoid it (optional properties
     /// absent, arrays empty, another alternative).
     Cut,
-    /// `anyOf` (or `oneOf`, `exclusive`), each alternative already merged with its siblings.
-    Choice {
-        alternatives: Vec<Node>,
-        exclusive: bool,
-    },
+    /// `anyOf` or `oneOf`, each alternative already merged with its siblings. `oneOf` is read
+    /// as `anyOf`: the generators do not avoid a value two alternatives accept (schemars's
+    /// `oneOf`s, over tags and consts, have none).
+    Choice { alternatives: Vec<Node> },
     /// Everything else: the types and the rules for each.
     Typed(Box<Typed>),
 }
@@ -266,7 +265,7 @@ impl Reader<'_> {
             Flat::Never => return Node::Never,
             Flat::Cut => return Node::Cut,
         };
-        for (keyword, exclusive) in [("oneOf", true), ("anyOf", false)] {
+        for keyword in ["oneOf", "anyOf"] {
             let Some(Value::Array(alternatives)) = merged.get(keyword) else {
                 continue;
             };
@@ -284,10 +283,7 @@ impl Reader<'_> {
             if alternatives.is_empty() {
                 return Node::Never;
             }
-            return Node::Choice {
-                alternatives,
-                exclusive,
-            };
+            return Node::Choice { alternatives };
         }
         Node::Typed(Box::new(self.typed(&merged, &refs, depth)))
     }
@@ -360,22 +356,24 @@ impl Reader<'_> {
             },
             ..Typed::default()
         };
-        let prefix = map.get("prefixItems").and_then(Value::as_array);
+        // 2020-12 tuples are `prefixItems` then `items`; older drafts' are `items` as a list
+        // then `additionalItems`.
+        let (prefix, rest) = match (map.get("prefixItems"), map.get("items")) {
+            (Some(Value::Array(prefix)), rest) => (prefix.as_slice(), rest),
+            (_, Some(Value::Array(tuple))) => (tuple.as_slice(), map.get("additionalItems")),
+            (_, rest) => (&[][..], rest),
+        };
         typed.array = ArrayRules {
-            prefix: prefix.into_iter().flatten().map(child).collect(),
-            items: match map.get("items") {
+            prefix: prefix.iter().map(child).collect(),
+            items: match rest {
                 Some(Value::Bool(false)) => None,
                 Some(items @ Value::Object(_)) => Some(Box::new(child(items))),
-                // Draft 4-7 tuples: `items` as a list.
                 _ => Some(Box::new(Node::Any)),
             },
             min_items: count(map, "minItems").unwrap_or(0),
             max_items: count(map, "maxItems"),
             unique: map.get("uniqueItems") == Some(&Value::Bool(true)),
         };
-        if let Some(Value::Array(tuple)) = map.get("items") {
-            typed.array.prefix = tuple.iter().map(child).collect();
-        }
         let properties = map.get("properties").and_then(Value::as_object);
         typed.object = ObjectRules {
             properties: properties

@@ -359,7 +359,8 @@ fn invalid_cases_cover_every_kind_where_it_applies() {
             "tags": { "type": "array", "items": { "type": "string" }, "maxItems": 3 },
             "mode": { "enum": ["a", "b"] },
             "note": { "type": ["string", "null"] },
-            "a/b~c": { "type": "boolean" }
+            "a/b~c": { "type": "boolean" },
+            "shift": { "anyOf": [ { "enum": ["am", "pm"] }, { "type": "null" } ] }
         },
         "required": ["name", "range"],
         "$defs": {
@@ -397,6 +398,8 @@ fn invalid_cases_cover_every_kind_where_it_applies() {
         (Invalid::OutOfRange, "/mode"),
         (Invalid::WrongType, "/note"),
         (Invalid::WrongType, "/a~1b~0c"),
+        (Invalid::WrongType, "/shift"),
+        (Invalid::OutOfRange, "/shift"),
     ]
     .into_iter()
     .map(|(kind, path)| (kind, path.to_owned()))

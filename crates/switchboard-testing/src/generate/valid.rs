@@ -194,8 +194,8 @@ fn integer(rules: &NumberRules) -> Option<ValueStrategy> {
     let step = match rules.multiple_of {
         None => 1,
         Some(step) if step.fract() == 0.0 && step <= 1e15 => step as i64,
-        // A fractional step: the integers it divides are the multiples of its numerator;
-        // keep it simple and ask for the multiples of the step's smallest integer multiple.
+        // A fractional step: the integers among its multiples are the multiples of its
+        // smallest integer multiple (looked for among its first thousand multiples).
         Some(step) => (1..=1000)
             .map(|k| step * f64::from(k))
             .find(|m| m.fract() == 0.0)? as i64,
