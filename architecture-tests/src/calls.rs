@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::Context as _;
-use serde_json::{Value, json};
+use serde_json::Value;
 use switchboard::{AuditQuery, AuditRecord, CallContext, Initiator, InvokeError, ToolRegistry};
 use switchboard_audit::Outcome;
 
@@ -108,22 +108,6 @@ pub fn admin_human_confirmed(correlation_id: &str) -> CallContext {
         .initiator(Initiator::Human)
         .confirmed(true)
         .build()
-}
-
-/// Params carrying an organisation id in each place a caller could hide one, labelled.
-pub fn params_with_org_id() -> Vec<(&'static str, Value)> {
-    vec![
-        ("top level", json!({ "org_id": OTHER_ORG })),
-        (
-            "nested object",
-            json!({ "filter": { "org_id": OTHER_ORG } }),
-        ),
-        (
-            "inside an array",
-            json!({ "items": [{ "name": "x" }, { "org_id": OTHER_ORG }] }),
-        ),
-        ("spelled orgId", json!({ "orgId": OTHER_ORG })),
-    ]
 }
 
 /// The audit outcome a call's result must have been recorded with.

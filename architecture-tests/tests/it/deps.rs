@@ -118,6 +118,7 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
             "switchboard-mcp",
             "switchboard-link",
             "switchboard-mounts",
+            "switchboard-testing",
             "switchboard-audit-sqlite",
             "switchboard-approvals-sqlite",
         ]),
@@ -142,6 +143,13 @@ fn allowed_internal_dependencies(package: &Package) -> Option<Allowed> {
             "switchboard-registry",
             "switchboard-telemetry",
             "switchboard-link",
+        ]),
+        // The conformance kit calls tools through the registry and reads their audit records:
+        // the registry and its audit log, nothing else.
+        "switchboard-testing" => Allowed::Only(&[
+            "switchboard-core",
+            "switchboard-registry",
+            "switchboard-audit",
         ]),
         // The tracing layer: a `CallLayer` of the registry, and the OTLP export.
         "switchboard-telemetry" => Allowed::Only(&["switchboard-core", "switchboard-registry"]),

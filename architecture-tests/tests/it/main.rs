@@ -12,6 +12,7 @@ mod audit;
 mod databases;
 mod deps;
 mod discovery;
+mod kit;
 mod mutations;
 mod org_id;
 mod pages;

@@ -1,10 +1,10 @@
-//! Guards the gating of mutations, derived from each tool's declared category (no list of
-//! "gated" or "mutating" tools exists to drift from the registry).
+//! Guards the idempotency keys of mutations, derived from each tool's declared category (no
+//! list of "gated" or "mutating" tools exists to drift from the registry).
 //!
-//! Architecture Invariant: every execute or restricted tool is gated: an agent acting alone
-//! never runs one (it is refused, or its call is stored as a proposal for a human), and no
-//! caller runs one without an idempotency key (given, or derived by the runtime; when the
-//! runtime requires a given key, a call without one is refused before the tool runs).
+//! Architecture Invariant: no caller runs an execute or restricted tool without an idempotency
+//! key (given, or derived by the runtime; when the runtime requires a given key, a call without
+//! one is refused before the tool runs). That an agent acting alone never runs one, and that a
+//! key runs it once, the conformance kit checks on every linked tool (`kit.rs`).
 
 use std::{
     borrow::Cow,
@@ -14,27 +14,12 @@ use std::{
     },
 };
 
-use architecture_tests::calls::{
-    HOME_ADMIN, HOME_ORG, admin_human_confirmed, fresh_correlation_id, start_registry,
-};
+use architecture_tests::calls::{admin_human_confirmed, fresh_correlation_id};
 use serde_json::{Value, json};
 use switchboard::{
-    AgentMutations, AuditQuery, BoxFuture, CallContext, Category, ErrorKind, Initiator,
-    RegistryConfig, RuntimeTool, RuntimeToolSpec, ToolContext, ToolDescriptor, ToolError,
-    ToolOrigin, ToolRegistry, audit::ActionEvent,
+    AuditQuery, BoxFuture, Category, ErrorKind, RegistryConfig, RuntimeTool, RuntimeToolSpec,
+    ToolContext, ToolDescriptor, ToolError, ToolOrigin, ToolRegistry, audit::ActionEvent,
 };
-
-fn agent(correlation_id: &str) -> CallContext {
-    CallContext::builder()
-        .org(HOME_ORG)
-        .user(HOME_ADMIN)
-        .session("architecture-tests")
-        .correlation(correlation_id)
-        .role("admin")
-        .initiator(Initiator::Agent)
-        .confirmed(true)
-        .build()
-}
 
 /// The registered tools whose category lets them change state.
 fn mutating_tools(registry: &ToolRegistry) -> Vec<(String, Category)> {
@@ -44,48 +29,6 @@ fn mutating_tools(registry: &ToolRegistry) -> Vec<(String, Category)> {
         .filter(|tool| tool.category.mutates())
         .map(|tool| (tool.name.to_string(), tool.category))
         .collect()
-}
-
-#[tokio::test]
-async fn no_agent_acting_alone_runs_a_mutating_tool() -> anyhow::Result<()> {
-    let registry = start_registry().await?;
-    let tools = mutating_tools(&registry);
-    anyhow::ensure!(
-        !tools.is_empty(),
-        "no mutating tool is linked: the test proves nothing"
-    );
-    for (tool, category) in &tools {
-        let correlation = fresh_correlation_id("agent-mutation");
-        let error = registry
-            .invoke(tool, json!({}), &agent(&correlation))
-            .await
-            .err()
-            .ok_or_else(|| anyhow::anyhow!("the {category} tool `{tool}` ran for an agent"))?;
-        anyhow::ensure!(
-            error.kind() == ErrorKind::CategoryDenied,
-            "`{tool}`: expected category_denied for an agent, got {error:?}"
-        );
-    }
-    registry.shutdown().await;
-
-    // With proposals on, an agent's call is stored at best, never run.
-    let config = RegistryConfig {
-        agent_mutations: AgentMutations::Propose,
-        ..RegistryConfig::default()
-    };
-    let registry = ToolRegistry::builder().config(config).start().await?;
-    for (tool, _) in &tools {
-        let result = registry
-            .invoke(
-                tool,
-                json!({}),
-                &agent(&fresh_correlation_id("agent-propose")),
-            )
-            .await;
-        anyhow::ensure!(result.is_err(), "`{tool}` ran for an agent");
-    }
-    registry.shutdown().await;
-    Ok(())
 }
 
 /// A mutating run-time tool that counts its runs: the same call path as a linked tool, whose

@@ -14,8 +14,8 @@ use switchboard_approvals::{
 };
 use switchboard_audit::{AuditConfig, AuditLog, AuditStore, MemoryAuditStore};
 use switchboard_core::{
-    Category, Domain, DomainCell, DomainWriter, ErasedCell, PromptDescriptor, ToolDescriptor,
-    ToolEntry, ask::ClientHandler, linked_tools,
+    Category, Domain, DomainCell, DomainWriter, ErasedCell, PromptDescriptor, StateRef,
+    ToolDescriptor, ToolEntry, ask::ClientHandler, linked_tools,
 };
 use tokio::sync::watch;
 
@@ -743,6 +743,16 @@ impl ToolRegistry {
             .load()
             .get(domain)
             .and_then(|d| d.local()?.actor())
+    }
+
+    /// The current state of domain `D`, when it runs in this process: what its tools read
+    /// now. For tests and checks (the conformance kit compares it around read calls); a
+    /// domain served by another node, or excluded, has none here.
+    pub fn state_of<D: Domain>(&self) -> Option<StateRef<D::State>> {
+        let domains = self.shared.domains.load();
+        let cell = Arc::clone(&domains.get(D::NAME)?.local()?.cell);
+        let cell = cell.downcast::<DomainCell<D::State>>().ok()?;
+        Some(cell.read())
     }
 
     /// Registers tools whose schema is only known at run time. Their domain is created (with

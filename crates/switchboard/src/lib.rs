@@ -78,6 +78,20 @@ pub mod mcp {
     };
 }
 
+/// The conformance kit: Switchboard's promises checked on your own tools, from your own tests.
+/// [`ToolChecks`](testing::ToolChecks) calls every tool a registry lists with cases derived
+/// from each tool's schema, category and permission, and reports every broken promise
+/// ([`Invariant`](testing::Invariant)) with the tool, the shrunk input and the audit records.
+/// Turn the feature on in `[dev-dependencies]`; `docs/embed.md` ("Checking your tools") shows
+/// it in a service's test.
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod testing {
+    pub use switchboard_testing::{
+        DEFAULT_CASES, Invariant, Org, Report, Skipped, ToolChecks, Violation,
+    };
+}
+
 /// Domains served by another node: a registry that holds a domain as a remote one
 /// ([`RegistryBuilder::remote_domain`]) runs every check it can and hands each call to the
 /// domain's [`DomainLink`](remote::DomainLink). [`McpDomainLink`](remote::McpDomainLink) is the

@@ -2,7 +2,8 @@
 //! written into a directory outside this workspace, as a crate of someone else's would be, with
 //! the `switchboard` dependency pointed at this repository; the crate is built and run, and its
 //! output must be the output the guide shows. Then the same binary serves MCP over stdio, and
-//! must answer with the guide's `ServerInfo` and tools.
+//! must answer with the guide's `ServerInfo` and tools. Last, the crate's own test runs the
+//! conformance kit on its tools (`cargo test`), as the guide's step 5 shows.
 //!
 //! The crate has no `serde`, `schemars` or `validator` dependency of its own, so this is also
 //! the proof that `#[switchboard::derives(...)]` works from outside the workspace. It builds in
@@ -18,10 +19,11 @@ use std::{
 use serde_json::{Value, json};
 
 /// The info strings that mark the guide's files, and where each goes.
-const FILES: [(&str, &str); 3] = [
+const FILES: [(&str, &str); 4] = [
     ("toml file=Cargo.toml", "Cargo.toml"),
     ("rust file=src/desk.rs", "src/desk.rs"),
     ("rust file=src/main.rs", "src/main.rs"),
+    ("rust file=src/checks.rs", "src/checks.rs"),
 ];
 
 /// The dependency line as the guide writes it; the test points it at this repository.
@@ -75,22 +77,28 @@ fn write_crate(guide: &str, root: &Path, dir: &Path) {
     std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).expect("copy Cargo.lock");
 }
 
-/// Builds the crate in `dir` and returns its binary.
-fn build(root: &Path, dir: &Path) -> PathBuf {
-    let target = root.join("target/embed-guide");
+/// Runs `cargo COMMAND --offline --quiet` in the crate in `dir`, and fails with its output
+/// unless it succeeds.
+fn cargo(root: &Path, dir: &Path, command: &str) {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let output = Command::new(cargo)
         .current_dir(dir)
-        .args(["build", "--offline", "--quiet"])
-        .env("CARGO_TARGET_DIR", &target)
+        .args([command, "--offline", "--quiet"])
+        .env("CARGO_TARGET_DIR", root.join("target/embed-guide"))
         .output()
-        .expect("run cargo build");
+        .unwrap_or_else(|error| panic!("cargo {command} did not start: {error}"));
     assert!(
         output.status.success(),
-        "the crate of docs/embed.md does not build:\n{}",
+        "`cargo {command}` fails in the crate of docs/embed.md:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
-    target.join("debug/helpdesk")
+}
+
+/// Builds the crate in `dir` and returns its binary.
+fn build(root: &Path, dir: &Path) -> PathBuf {
+    cargo(root, dir, "build");
+    root.join("target/embed-guide/debug/helpdesk")
 }
 
 #[test]
@@ -145,6 +153,8 @@ fn the_guide_builds_outside_the_workspace_runs_and_serves_mcp() {
     assert_eq!(tools, ["desk_list_tickets"]);
     let listed = &answers[2]["result"]["structuredContent"]["tickets"];
     assert_eq!(listed.as_array().map(Vec::len), Some(2), "{}", answers[2]);
+
+    cargo(&root, dir.path(), "test");
 }
 
 /// Sends `messages` to `binary serve`, one per line, closes its stdin and returns the answers

@@ -136,3 +136,13 @@ async fn a_mutation_runs_as_its_claimed_key_and_action() {
         json!({ "org_id": null, "key": null, "action_id": null })
     );
 }
+
+#[tokio::test]
+async fn the_state_of_a_domain_is_read_as_its_tools_read_it() {
+    let registry =
+        started(ToolRegistry::builder().domain_state::<Dial>(DialState { position: 9 })).await;
+    let state = registry.state_of::<Dial>().expect("the dial runs here");
+    assert_eq!(state.position, 9);
+    let excluded = started(ToolRegistry::builder().exclude_domain("dial")).await;
+    assert!(excluded.state_of::<Dial>().is_none());
+}

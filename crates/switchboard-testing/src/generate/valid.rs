@@ -219,9 +219,14 @@ fn integer(rules: &NumberRules) -> Option<ValueStrategy> {
         }
         strategies.push((8, Just(Value::from(multiple)).boxed()));
     }
-    for bound in [lowest, highest].into_iter().flatten() {
-        if bound % step == 0 {
-            strategies.push((1, Just(Value::from(bound)).boxed()));
+    // The bounds and the integers where arithmetic has its edges (a division by zero, an
+    // off-by-one) come up far more often than a uniform draw from the window would give them.
+    let edges = [lowest, highest, Some(0), Some(1), Some(-1)];
+    for (index, edge) in edges.into_iter().enumerate() {
+        let Some(edge) = edge else { continue };
+        let repeated = edges[..index].contains(&Some(edge));
+        if !repeated && edge % step == 0 && (low..=high).contains(&edge) {
+            strategies.push((1, Just(Value::from(edge)).boxed()));
         }
     }
     Some(Union::new_weighted(strategies).boxed())
@@ -309,9 +314,14 @@ pub(super) fn plain_string(shortest: usize, longest: usize) -> ValueStrategy {
             .boxed(),
         ),
     ]);
-    vec(character, shortest..=longest.max(shortest))
-        .prop_map(|characters| Value::String(characters.into_iter().collect()))
-        .boxed()
+    // The shortest string allowed (often the empty one) is an edge worth more than its share
+    // of a uniform draw of lengths.
+    Union::new_weighted(vec![
+        (1, vec(character.clone(), shortest..=shortest)),
+        (6, vec(character, shortest..=longest.max(shortest))),
+    ])
+    .prop_map(|characters| Value::String(characters.into_iter().collect()))
+    .boxed()
 }
 
 fn known_format(format: &str) -> bool {

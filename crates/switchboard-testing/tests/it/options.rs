@@ -1,0 +1,78 @@
+//! What a run says when it cannot check what it was asked to: a missing organisation, a skip
+//! or an example naming a tool the registry does not list, a seed call that fails. Each is a
+//! failed run with the reason, never a silent pass.
+
+use serde_json::json;
+use switchboard_registry::ToolRegistry;
+use switchboard_testing::{Invariant, ToolChecks};
+
+use crate::fixtures::FIXTURE_DOMAINS;
+
+async fn registry() -> ToolRegistry {
+    let mut builder = ToolRegistry::builder();
+    for fixture in FIXTURE_DOMAINS {
+        builder = builder.exclude_domain(fixture);
+    }
+    builder.start().await.expect("the registry starts")
+}
+
+#[tokio::test]
+async fn a_run_without_two_organisations_fails_and_says_how_to_give_them() {
+    let registry = registry().await;
+    let report = ToolChecks::new(&registry).run().await;
+    assert!(!report.passed());
+    assert!(
+        report.to_string().contains(".orgs(home, other)"),
+        "{report}"
+    );
+    let same = ToolChecks::new(&registry).orgs("acme", "acme").run().await;
+    assert!(!same.passed(), "{same}");
+}
+
+#[tokio::test]
+async fn options_that_name_an_unlisted_tool_fail_the_run_with_a_suggestion() {
+    let registry = registry().await;
+    let report = ToolChecks::new(&registry)
+        .orgs("acme", "globex")
+        .skip_for("roster_list_shift", Invariant::NoPanic, "a typo")
+        .example("core_get_curent_user", json!({}))
+        .skip_tool("core_list_users", "covered elsewhere")
+        .skip_tool("core_get_current_user", "covered elsewhere")
+        .cases(1)
+        .run()
+        .await;
+    assert!(!report.passed(), "{report}");
+    let text = report.to_string();
+    assert!(text.contains("a skip names `roster_list_shift`"), "{text}");
+    assert!(
+        text.contains("did you mean `roster_list_shifts`?"),
+        "{text}"
+    );
+    assert!(
+        text.contains("an example names `core_get_curent_user`"),
+        "{text}"
+    );
+    assert!(text.contains("covered elsewhere"), "{text}");
+}
+
+#[tokio::test]
+async fn a_failing_seed_call_fails_the_run_with_the_error() {
+    let registry = registry().await;
+    let report = ToolChecks::new(&registry)
+        .orgs("acme", "globex")
+        .seed("acme", "roster_add_member", json!({ "user_id": "" }))
+        .seed("initech", "core_list_users", json!({}))
+        .cases(1)
+        .run()
+        .await;
+    assert!(!report.passed(), "{report}");
+    let text = report.to_string();
+    assert!(
+        text.contains("the seed call `roster_add_member`") && text.contains("invalid"),
+        "{text}"
+    );
+    assert!(
+        text.contains("`initech`, which is not one of the run's two"),
+        "{text}"
+    );
+}
