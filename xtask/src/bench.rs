@@ -56,7 +56,7 @@ pub struct Benchmark {
 const SUMMARY_ONLY: &str = "nomatch";
 
 /// The headline benchmarks, in the order they run.
-pub const BENCHMARKS: [Benchmark; 10] = [
+pub const BENCHMARKS: [Benchmark; 11] = [
     Benchmark {
         name: "invoke",
         package: "switchboard",
@@ -157,6 +157,16 @@ pub const BENCHMARKS: [Benchmark; 10] = [
         programs: &[],
         mcp_servers: false,
     },
+    Benchmark {
+        name: "kit",
+        package: "architecture-tests",
+        bench: "kit",
+        features: &[],
+        args: &[],
+        quick_args: &["quick"],
+        programs: &[],
+        mcp_servers: false,
+    },
 ];
 
 /// One headline row: the figure a benchmark reports under `id`, and its target.
@@ -173,7 +183,7 @@ pub struct Headline {
 }
 
 /// Today's headline figures and targets, in table order.
-pub const HEADLINES: [Headline; 31] = [
+pub const HEADLINES: [Headline; 32] = [
     Headline {
         id: "invoke.json",
         benchmark: "invoke",
@@ -359,6 +369,12 @@ pub const HEADLINES: [Headline; 31] = [
         benchmark: "workflow",
         label: "a step's two checkpoints in one commit on the SQLite store, timed alone, vs the whole step (the ratio is their share)",
         target: Target::Reported,
+    },
+    Headline {
+        id: "kit.sample_domains",
+        benchmark: "kit",
+        label: "the conformance kit over every sample tool (default cases), vs as many plain `invoke` calls",
+        target: Target::MedianBelowNs(30_000_000_000.0),
     },
 ];
 
