@@ -57,6 +57,8 @@ pub(crate) struct Observed {
     pub(crate) params: Value,
     pub(crate) result: Result<Value, InvokeError>,
     pub(crate) records: Vec<AuditRecord>,
+    /// Why the audit records could not be read back, if they could not.
+    pub(crate) audit_error: Option<String>,
     pub(crate) caller: String,
 }
 
@@ -141,7 +143,10 @@ pub(crate) struct Session<'c, 'r> {
     pub(crate) checks: &'c ToolChecks<'r>,
     pub(crate) runner: TestRunner,
     pub(crate) violations: Vec<Violation>,
+    /// The calls made.
     pub(crate) calls: u64,
+    /// The ids handed out by [`fresh`](Self::fresh).
+    ids: u64,
     run_id: String,
 }
 
@@ -156,6 +161,7 @@ impl<'c, 'r> Session<'c, 'r> {
             runner: TestRunner::new_with_rng(Config::default(), rng),
             violations: Vec::new(),
             calls: 0,
+            ids: 0,
             run_id: format!(
                 "kit-{}-{}",
                 std::process::id(),
@@ -174,8 +180,8 @@ impl<'c, 'r> Session<'c, 'r> {
 
     /// A correlation id (or idempotency key) no other call of any run has used.
     pub(crate) fn fresh(&mut self, label: &str) -> String {
-        self.calls += 1;
-        format!("{}-{label}-{}", self.run_id, self.calls)
+        self.ids += 1;
+        format!("{}-{label}-{}", self.run_id, self.ids)
     }
 
     /// The roles `org` calls `tool` with.
@@ -196,6 +202,7 @@ impl<'c, 'r> Session<'c, 'r> {
         params: Value,
         who: &Who,
     ) -> Observed {
+        self.calls += 1;
         let correlation = self.fresh("call");
         let org = self.org(who.org);
         let roles = self.roles(org, tool);
@@ -233,16 +240,20 @@ impl<'c, 'r> Session<'c, 'r> {
             .registry()
             .invoke(&tool.name, params.clone(), &context)
             .await;
-        let records = self
+        let read_back = self
             .registry()
             .audit()
             .query(&AuditQuery::correlation(correlation))
-            .await
-            .unwrap_or_default();
+            .await;
+        let (records, audit_error) = match read_back {
+            Ok(records) => (records, None),
+            Err(error) => (Vec::new(), Some(error.to_string())),
+        };
         Observed {
             params,
             result,
             records,
+            audit_error,
             caller,
         }
     }
@@ -272,6 +283,14 @@ impl<'c, 'r> Session<'c, 'r> {
             Err(error) => Outcome::Error(error.kind()),
         };
         match observed.records.as_slice() {
+            _ if observed.audit_error.is_some() => found.push(observed.violation(
+                Invariant::OneAuditRecord,
+                name,
+                format!(
+                    "the call's audit records could not be read back: {}",
+                    observed.audit_error.as_deref().unwrap_or_default()
+                ),
+            )),
             [record] if record.outcome == expected => {}
             [record] => found.push(observed.violation(
                 Invariant::OneAuditRecord,
