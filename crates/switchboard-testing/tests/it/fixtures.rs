@@ -12,20 +12,27 @@ use std::{
     },
 };
 
+use jiff::Timestamp;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use switchboard_audit::{AuditError, AuditQuery, AuditRecord, AuditStats, AuditStore};
 use switchboard_core::{NoInput, ToolContext, ToolError, ToolInput, linked_domains, tool};
-use switchboard_registry::ToolRegistry;
+use switchboard_registry::{RegistryBuilder, ToolRegistry};
 use switchboard_testing::{Invariant, Report, ToolChecks};
 use validator::Validate;
 
 /// The domains of this file, which every other test's registry leaves out.
-pub(crate) const FIXTURE_DOMAINS: [&str; 5] = ["sneaky", "books", "leaky", "shares", "mute"];
+pub(crate) const FIXTURE_DOMAINS: [&str; 6] =
+    ["sneaky", "books", "leaky", "shares", "mute", "tidy"];
 
 /// A registry of the domain `name` and no other.
 async fn registry_of(name: &str) -> ToolRegistry {
-    let mut builder = ToolRegistry::builder();
+    registry_of_with(name, ToolRegistry::builder()).await
+}
+
+/// [`registry_of`] from `builder`.
+async fn registry_of_with(name: &str, mut builder: RegistryBuilder) -> ToolRegistry {
     for domain in linked_domains().filter(|domain| domain.name != name) {
         builder = builder.exclude_domain(domain.name);
     }
@@ -242,5 +249,94 @@ async fn a_skip_with_a_reason_leaves_the_promise_out_and_says_why() {
     assert!(
         report.to_string().contains("by design"),
         "the reason is shown: {report}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// A domain that keeps every promise, and an audit store that does not.
+
+/// Notes per organisation.
+#[derive(Debug, Clone)]
+struct Notes(BTreeMap<&'static str, &'static str>);
+
+impl Notes {
+    fn seeded() -> Self {
+        Self(BTreeMap::from([
+            ("acme", "acme: buy paper"),
+            ("globex", "globex: fix door"),
+        ]))
+    }
+}
+
+switchboard_core::domain! {
+    /// Each organisation's note, read only by its own callers.
+    Tidy { name: "tidy", state: Notes = Notes::seeded }
+}
+
+/// Which part of the note to read.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, Validate, ToolInput)]
+#[serde(deny_unknown_fields)]
+struct NoteInput {
+    /// How many characters, at most.
+    #[validate(range(min = 1, max = 100))]
+    length: u32,
+}
+
+/// Reads the start of the caller's organisation's note.
+#[tool(domain = Tidy, category = read, permission = "tidy.read")]
+async fn note(ctx: &ToolContext<Notes>, input: NoteInput) -> Result<String, ToolError> {
+    let org = ctx.caller().org_id.to_string();
+    let note = ctx.state().0.get(org.as_str()).copied().unwrap_or_default();
+    Ok(note.chars().take(input.length as usize).collect())
+}
+
+#[tokio::test]
+async fn a_domain_that_keeps_every_promise_passes() {
+    let registry = registry_of("tidy").await;
+    let report = checked(&registry, |checks| {
+        checks
+            .domain::<Tidy>()
+            .marker("acme", "buy paper")
+            .marker("globex", "fix door")
+    })
+    .await;
+    report.assert_passed();
+    assert_eq!(report.tools, 1, "{report}");
+    assert!(report.calls > 20, "the tool was called: {report}");
+}
+
+/// An audit store that acknowledges every record and keeps none.
+#[derive(Debug, Default)]
+struct Forgetful;
+
+impl AuditStore for Forgetful {
+    fn append_batch(&self, _records: &mut [AuditRecord]) -> Result<(), AuditError> {
+        Ok(())
+    }
+
+    fn query(&self, _query: &AuditQuery) -> Result<Vec<AuditRecord>, AuditError> {
+        Ok(Vec::new())
+    }
+
+    fn delete_before(&self, _cutoff: Timestamp, _limit: usize) -> Result<u64, AuditError> {
+        Ok(0)
+    }
+
+    fn stats(&self) -> AuditStats {
+        AuditStats::default()
+    }
+}
+
+#[tokio::test]
+async fn an_audit_trail_that_loses_records_breaks_one_audit_record() {
+    let builder = ToolRegistry::builder().audit_store(Arc::new(Forgetful));
+    let registry = registry_of_with("tidy", builder).await;
+    let report = checked(&registry, |checks| checks.domain::<Tidy>()).await;
+    fails_only_on(&report, Invariant::OneAuditRecord, "tidy_note");
+    assert!(
+        report
+            .to_string()
+            .contains("the call left 0 audit records, not one"),
+        "{report}"
     );
 }
