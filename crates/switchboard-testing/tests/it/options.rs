@@ -76,3 +76,34 @@ async fn a_failing_seed_call_fails_the_run_with_the_error() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn a_seed_call_puts_data_in_place_before_the_checks_look_for_its_marker() {
+    let registry = registry().await;
+    let report = ToolChecks::new(&registry)
+        .orgs("acme", "globex")
+        .seed(
+            "globex",
+            "core_add_member",
+            json!({ "user_id": "zed", "name": "Zed Quill", "roles": ["staff"] }),
+        )
+        .marker("globex", "Zed Quill")
+        .cases(4)
+        .run()
+        .await;
+    report.assert_passed();
+    // The seed ran as a person of globex: its directory now lists the marker's owner.
+    let context = switchboard_core::CallContext::builder()
+        .org("globex")
+        .user("gina")
+        .role("admin")
+        .session("options")
+        .correlation("options-seed")
+        .initiator(switchboard_core::Initiator::Human)
+        .build();
+    let users = registry
+        .invoke("core_list_users", json!({}), &context)
+        .await
+        .expect("globex lists its users");
+    assert!(users.to_string().contains("Zed Quill"), "{users}");
+}
