@@ -162,6 +162,9 @@ pub struct Report {
     pub calls: u64,
     /// How long the run took.
     pub elapsed: Duration,
+    /// The input generator's seed: the same seed, tools and state give the same inputs
+    /// ([`ToolChecks::rng_seed`](crate::ToolChecks::rng_seed)).
+    pub rng_seed: u64,
 }
 
 impl Report {
@@ -200,12 +203,13 @@ impl fmt::Display for Report {
         writeln!(
             f,
             "switchboard conformance kit {verdict}: {} tools, {} calls in {:.2} s ({:.0} calls/s), \
-             {} violations",
+             {} violations (rng seed {:#x})",
             self.tools,
             self.calls,
             self.elapsed.as_secs_f64(),
             self.calls_per_second(),
-            self.violations.len()
+            self.violations.len(),
+            self.rng_seed
         )?;
         for problem in &self.setup {
             writeln!(f, "\nsetup: {problem}")?;

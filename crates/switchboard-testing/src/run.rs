@@ -17,6 +17,7 @@ pub(crate) async fn run(checks: ToolChecks<'_>) -> Report {
     let started = Instant::now();
     let mut report = Report {
         skipped: checks.skips.clone(),
+        rng_seed: checks.rng_seed,
         ..Report::default()
     };
     if checks.orgs.len() != 2 || checks.orgs[0].id == checks.orgs[1].id {
