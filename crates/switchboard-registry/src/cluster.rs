@@ -56,6 +56,22 @@ impl RegistryBuilder {
 pub trait StatementIssuer: Send + Sync + 'static {
     /// The statement of `call`, meant for the registry that serves `domain`.
     fn issue(&self, domain: &str, call: &LinkedCall<'_>) -> Result<String, StatementNotIssued>;
+
+    /// The message of `call` to the actor of `domain`: its caller's statement, the tool, the
+    /// params and the action. A statement that cannot be issued leaves the call unsent.
+    fn remote_call(&self, domain: &str, call: &LinkedCall<'_>) -> Result<RemoteCall, LinkError> {
+        let statement = self
+            .issue(domain, call)
+            .map_err(|error| LinkError::NotSent {
+                reason: error.to_string(),
+            })?;
+        Ok(RemoteCall::new(
+            statement,
+            call.tool.name.to_string(),
+            Value::clone(&call.params),
+            call.action.map(RemoteAction::from),
+        ))
+    }
 }
 
 /// Why no statement could be issued for a call: the call is not sent.
@@ -140,18 +156,7 @@ impl DomainLink for ClusterLink {
                     reason: format!("the process group {} is empty", domain_group(&self.domain)),
                 });
             };
-            let statement =
-                self.issuer
-                    .issue(&self.domain, &call)
-                    .map_err(|error| LinkError::NotSent {
-                        reason: error.to_string(),
-                    })?;
-            let remote = RemoteCall::new(
-                statement,
-                call.tool.name.to_string(),
-                Value::clone(&call.params),
-                call.action.map(RemoteAction::from),
-            );
+            let remote = self.issuer.remote_call(&self.domain, &call)?;
             call_domain_actor(&member, &remote, call.deadline).await
         })
     }

@@ -12,8 +12,8 @@ use ractor::{ActorRef, rpc::CallResult};
 use serde_json::Value;
 use switchboard_core::BoxFuture;
 use switchboard_registry::{
-    DomainLink, DomainMsg, LinkError, LinkHealth, LinkedCall, RemoteAction, RemoteCall,
-    StatementIssuer, call_domain_actor, domain_actors,
+    DomainLink, DomainMsg, LinkError, LinkHealth, LinkedCall, StatementIssuer, call_domain_actor,
+    domain_actors,
 };
 use tokio::{sync::watch, task::JoinHandle};
 
@@ -194,18 +194,7 @@ impl DomainLink for ClusterDomainLink {
                     ),
                 });
             };
-            let statement =
-                self.issuer
-                    .issue(&self.domain, &call)
-                    .map_err(|error| LinkError::NotSent {
-                        reason: error.to_string(),
-                    })?;
-            let remote = RemoteCall::new(
-                statement,
-                call.tool.name.to_string(),
-                Value::clone(&call.params),
-                call.action.map(RemoteAction::from),
-            );
+            let remote = self.issuer.remote_call(&self.domain, &call)?;
             let mut health = self.health.clone();
             // Biased: the call is sent (its first poll) before the breaker is looked at, so a
             // call ended by the breaker was sent, and is rightly in doubt.
