@@ -159,6 +159,35 @@ fn is_open(health: &LinkHealth) -> bool {
 }
 
 /// The code of a tool failure, or the kind of another error.
+/// A call through the front is refused with `domain_unavailable` at once, the link open.
+async fn refused_at_once(nodes: &Nodes) {
+    let started = Instant::now();
+    let error = nodes
+        .front
+        .invoke("depot_stock", json!({}), &alice(None))
+        .await
+        .expect_err("refused");
+    assert!(
+        matches!(error, InvokeError::DomainUnavailable { .. }),
+        "{error}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(250),
+        "refused at once"
+    );
+}
+
+/// The link comes back up by itself within `within`, and a call through the front is served.
+async fn served_again_within(nodes: &Nodes, within: Duration) {
+    let health = health_becomes(&nodes.link, within, |health| *health == LinkHealth::Up).await;
+    assert_eq!(health, LinkHealth::Up, "back by itself");
+    nodes
+        .front
+        .invoke("depot_stock", json!({}), &alice(None))
+        .await
+        .expect("served again");
+}
+
 fn code(error: &InvokeError) -> String {
     match error {
         InvokeError::ToolFailed { error, .. } => error.code().to_owned(),
@@ -461,30 +490,11 @@ async fn a_tool_announced_with_another_schema_opens_the_link_until_it_matches_ag
         "{reason}"
     );
     let calls = nodes.node_b.calls();
-    let started = Instant::now();
-    let error = nodes
-        .front
-        .invoke("depot_stock", json!({}), &alice(None))
-        .await
-        .expect_err("refused at once");
-    assert!(
-        matches!(error, InvokeError::DomainUnavailable { .. }),
-        "{error}"
-    );
-    assert!(started.elapsed() < Duration::from_millis(250));
+    refused_at_once(&nodes).await;
     assert_eq!(nodes.node_b.calls(), calls, "nothing was sent");
 
     nodes.node_b.announce(good).await;
-    let health = health_becomes(&nodes.link, Duration::from_secs(5), |health| {
-        *health == LinkHealth::Up
-    })
-    .await;
-    assert_eq!(health, LinkHealth::Up);
-    nodes
-        .front
-        .invoke("depot_stock", json!({}), &alice(None))
-        .await
-        .expect("served again");
+    served_again_within(&nodes, Duration::from_secs(5)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -521,33 +531,11 @@ async fn a_frozen_node_opens_the_link_within_a_ping_and_ends_calls_in_flight_at_
         "ended when its connection was lost, not at its deadline: {took:?}"
     );
 
-    let started = Instant::now();
-    let error = nodes
-        .front
-        .invoke("depot_stock", json!({}), &alice(None))
-        .await
-        .expect_err("refused");
-    assert!(
-        matches!(error, InvokeError::DomainUnavailable { .. }),
-        "{error}"
-    );
-    assert!(
-        started.elapsed() < Duration::from_millis(250),
-        "refused at once"
-    );
+    refused_at_once(&nodes).await;
 
     nodes.node_b.answer(Answer::Correctly);
     nodes.node_b.freeze(false);
-    let health = health_becomes(&nodes.link, Duration::from_secs(10), |health| {
-        *health == LinkHealth::Up
-    })
-    .await;
-    assert_eq!(health, LinkHealth::Up, "back by itself");
-    nodes
-        .front
-        .invoke("depot_stock", json!({}), &alice(None))
-        .await
-        .expect("served again");
+    served_again_within(&nodes, Duration::from_secs(10)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -561,32 +549,10 @@ async fn a_stopped_node_is_refused_at_once_and_served_again_when_it_returns() {
     )
     .await;
     assert!(is_open(&health), "{health:?}");
-    let started = Instant::now();
-    let error = nodes
-        .front
-        .invoke("depot_stock", json!({}), &alice(None))
-        .await
-        .expect_err("refused");
-    assert!(
-        matches!(error, InvokeError::DomainUnavailable { .. }),
-        "{error}"
-    );
-    assert!(
-        started.elapsed() < Duration::from_millis(250),
-        "refused at once"
-    );
+    refused_at_once(&nodes).await;
 
     nodes.node_b.restart().await;
-    let health = health_becomes(&nodes.link, Duration::from_secs(10), |health| {
-        *health == LinkHealth::Up
-    })
-    .await;
-    assert_eq!(health, LinkHealth::Up, "back by itself");
-    nodes
-        .front
-        .invoke("depot_stock", json!({}), &alice(None))
-        .await
-        .expect("served again");
+    served_again_within(&nodes, Duration::from_secs(10)).await;
 }
 
 /// A result node-b might send: any JSON in the places a result has.
