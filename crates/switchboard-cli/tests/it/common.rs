@@ -154,12 +154,23 @@ pub(crate) async fn serve_stdio_client(
     tokio::process::Child,
     rmcp::service::RunningService<rmcp::RoleClient, ()>,
 ) {
-    use rmcp::ServiceExt as _;
     let mut args = vec![
         "serve", "--stdio", "--org", "acme", "--user", "alice", "--role", "admin",
     ];
     args.extend_from_slice(extra);
-    let mut child = switchboard(&args)
+    stdio_client(&args).await
+}
+
+/// `switchboard ARGS` (a `serve --stdio`), and an rmcp client that completed the handshake on
+/// its standard streams; the child is killed on drop.
+pub(crate) async fn stdio_client(
+    args: &[&str],
+) -> (
+    tokio::process::Child,
+    rmcp::service::RunningService<rmcp::RoleClient, ()>,
+) {
+    use rmcp::ServiceExt as _;
+    let mut child = switchboard(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

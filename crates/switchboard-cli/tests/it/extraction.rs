@@ -37,7 +37,7 @@ use rmcp::{
 use serde_json::{Value, json};
 
 use crate::{
-    common::{ACME_ADMIN, bounded, mcp_address, stderr_lines, switchboard},
+    common::{ACME_ADMIN, bounded, mcp_address, stderr_lines, stdio_client, switchboard},
     remote_domain::{Fleet, Scratch, WEEK, audit_records, run_json},
 };
 
@@ -217,17 +217,7 @@ async fn over_stdio(dir: &Scratch) -> (Answer, Answer) {
     let audit = dir.store("stdio-audit.db");
     let mut args = vec!["serve", "--stdio"];
     args.extend(served_flags(&audit));
-    let mut child = switchboard(&args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the binary starts");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let stdin = child.stdin.take().expect("piped stdin");
-    let client = bounded("the stdio handshake", ().serve((stdout, stdin)))
-        .await
-        .expect("the server answers initialize");
+    let (_child, client) = stdio_client(&args).await;
     mcp_leg(&client, &audit).await
 }
 

@@ -3,11 +3,10 @@
 //! the client closes stdin. Every wait is bounded by `common::LIMIT`; the child is killed on drop if
 //! anything goes wrong.
 
-use crate::common::{bounded, catalog_tool_names, exit_of, switchboard};
+use crate::common::{bounded, catalog_tool_names, exit_of, stdio_client, switchboard};
 use std::process::Stdio;
 
 use rmcp::{
-    ServiceExt as _,
     model::{CallToolRequestParams, ErrorCode},
     service::ServiceError,
 };
@@ -82,7 +81,7 @@ async fn serve_refuses_to_start_without_an_organisation_and_a_user() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_with_navigation_only_offers_the_two_meta_tools_and_the_pages() {
-    let mut child = switchboard(&[
+    let (mut child, client) = stdio_client(&[
         "serve",
         "--stdio",
         "--navigation",
@@ -94,16 +93,7 @@ async fn serve_with_navigation_only_offers_the_two_meta_tools_and_the_pages() {
         "--role",
         "staff",
     ])
-    .stdin(Stdio::piped())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::null())
-    .spawn()
-    .expect("the binary starts");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let stdin = child.stdin.take().expect("piped stdin");
-    let client = bounded("the handshake", ().serve((stdout, stdin)))
-        .await
-        .expect("the server answers initialize");
+    .await;
     let info = client.peer_info().expect("the server introduced itself");
     let instructions = info.instructions.clone().unwrap_or_default();
     assert!(instructions.contains("navigate('/')"), "{instructions}");
