@@ -66,6 +66,14 @@ pub fn sample_checks(registry: &ToolRegistry, store: Arc<MemoryRosterStore>) -> 
             "roster_claim_shift",
             json!({ "shift_id": "acme-2026-11-28-am" }),
         )
+        .example(
+            "roster_unassign_shift",
+            json!({ "shift_id": "acme-2026-11-23-am" }),
+        )
+        .example(
+            "roster_propose_shift_swap",
+            json!({ "shift_id": "acme-2026-11-25-am", "with_user": "mark" }),
+        )
 }
 
 /// The roster's whole book, by organisation, as a value to compare.

@@ -29,6 +29,10 @@ async fn every_linked_tool_keeps_every_promise_when_agents_are_refused() {
     let report = checked(RegistryConfig::default()).await;
     report.assert_passed();
     assert!(report.tools >= 13, "every sample tool is checked: {report}");
+    assert!(
+        report.unreached.is_empty(),
+        "every check reaches every sample tool: {report}"
+    );
 }
 
 #[tokio::test]

@@ -51,6 +51,8 @@ pub(crate) async fn check_tool(session: &mut Session<'_, '_>, tool: &ToolDescrip
         )
         .await;
     }
+    session.answered = 0;
+    session.last_refusal = None;
     for org in 0..session.checks.orgs.len() {
         let cases = session.checks.cases.div_ceil(2);
         explore(session, tool, &Case::Valid { org }, &valid, cases).await;
@@ -58,6 +60,14 @@ pub(crate) async fn check_tool(session: &mut Session<'_, '_>, tool: &ToolDescrip
             let found = check(session, tool, &Case::Valid { org }, example).await;
             session.violations.extend(found);
         }
+    }
+    if session.answered == 0 {
+        let refusal = session.last_refusal.take().unwrap_or_default();
+        session.unreached.push(format!(
+            "no valid input of `{}` was answered (the last refusal: {refusal}), so no answer of \
+             it was looked at for another organisation's data: give an example that reaches it",
+            tool.name
+        ));
     }
     if tool.category.mutates() {
         let inputs = mutation_inputs(session, tool, &valid);
@@ -149,6 +159,12 @@ async fn check(
                 None
             };
             let observed = session.call(tool, params, &who).await;
+            match &observed.result {
+                Ok(_) => session.answered += 1,
+                Err(error) => {
+                    session.last_refusal = Some(format!("`{}`: {error}", error.kind()));
+                }
+            }
             let mut found = session.every_call(tool, &who, &observed);
             if let Some(before) = before {
                 let after = session.snapshot().await;
@@ -424,6 +440,8 @@ async fn once_per_idempotency_key(
     {
         return;
     }
+    let mut ran = false;
+    let mut refusal = String::new();
     for params in inputs {
         let key = session.fresh("key");
         let who = Who::person(0).with_key(key);
@@ -431,9 +449,13 @@ async fn once_per_idempotency_key(
         let mut found = session.every_call(tool, &who, &first);
         if first.event() != Some(ActionEvent::Executed) {
             // Refused before the key was claimed: nothing ran, so there is nothing to replay.
+            if let Err(error) = &first.result {
+                refusal = format!("`{}`: {error}", error.kind());
+            }
             session.violations.extend(found);
             continue;
         }
+        ran = true;
         let between = session.snapshot().await;
         let second = session.call(tool, params.clone(), &who).await;
         let after = session.snapshot().await;
@@ -462,5 +484,11 @@ async fn once_per_idempotency_key(
             found.push(second.violation(Invariant::OncePerIdempotencyKey, name, problem));
         }
         session.violations.extend(found);
+    }
+    if !ran {
+        session.unreached.push(format!(
+            "no input of `{name}` ran (the last refusal: {refusal}), so running once per \
+             idempotency key was not checked: give an example that runs"
+        ));
     }
 }

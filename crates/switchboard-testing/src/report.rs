@@ -156,6 +156,9 @@ pub struct Report {
     pub setup: Vec<String>,
     /// What was left out, and why.
     pub skipped: Vec<Skipped>,
+    /// Checks the run could not reach with the inputs it had (every valid input of a tool was
+    /// refused, say), and what would reach them. Not a failure: a hint for an example.
+    pub unreached: Vec<String>,
     /// The tools checked.
     pub tools: usize,
     /// The calls made.
@@ -216,6 +219,12 @@ impl fmt::Display for Report {
         }
         for violation in &self.violations {
             write!(f, "\n{violation}")?;
+        }
+        if !self.unreached.is_empty() {
+            writeln!(f, "\nnot reached:")?;
+            for unreached in &self.unreached {
+                writeln!(f, "  - {unreached}")?;
+            }
         }
         if !self.skipped.is_empty() {
             writeln!(f, "\nskipped:")?;

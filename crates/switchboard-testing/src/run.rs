@@ -50,6 +50,7 @@ pub(crate) async fn run(checks: ToolChecks<'_>) -> Report {
         report.tools += 1;
     }
     report.violations = std::mem::take(&mut session.violations);
+    report.unreached = std::mem::take(&mut session.unreached);
     report.calls = session.calls;
     report.elapsed = started.elapsed();
     report

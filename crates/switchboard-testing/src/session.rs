@@ -147,6 +147,12 @@ pub(crate) struct Session<'c, 'r> {
     pub(crate) calls: u64,
     /// The ids handed out by [`fresh`](Self::fresh).
     ids: u64,
+    /// The current tool's valid calls that were answered.
+    pub(crate) answered: u64,
+    /// The current tool's last refusal of a valid call, in words.
+    pub(crate) last_refusal: Option<String>,
+    /// What the run could not reach, and what would reach it.
+    pub(crate) unreached: Vec<String>,
     run_id: String,
 }
 
@@ -162,6 +168,9 @@ impl<'c, 'r> Session<'c, 'r> {
             violations: Vec::new(),
             calls: 0,
             ids: 0,
+            answered: 0,
+            last_refusal: None,
+            unreached: Vec::new(),
             run_id: format!(
                 "kit-{}-{}",
                 std::process::id(),

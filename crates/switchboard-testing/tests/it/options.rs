@@ -107,3 +107,35 @@ async fn a_seed_call_puts_data_in_place_before_the_checks_look_for_its_marker() 
         .expect("globex lists its users");
     assert!(users.to_string().contains("Zed Quill"), "{users}");
 }
+
+#[tokio::test]
+async fn a_tool_no_generated_input_reaches_is_named_until_an_example_reaches_it() {
+    let registry = registry().await;
+    let unreached = |report: &switchboard_testing::Report, tool: &str| {
+        report
+            .unreached
+            .iter()
+            .any(|hint| hint.contains(&format!("`{tool}`")))
+    };
+    let report = ToolChecks::new(&registry)
+        .orgs("acme", "globex")
+        .cases(4)
+        .run()
+        .await;
+    report.assert_passed();
+    assert!(unreached(&report, "roster_get_shift"), "{report}");
+    assert!(!unreached(&report, "core_list_users"), "{report}");
+    assert!(report.to_string().contains("not reached:"), "{report}");
+
+    let report = ToolChecks::new(&registry)
+        .orgs("acme", "globex")
+        .example(
+            "roster_get_shift",
+            json!({ "shift_id": "acme-2026-11-23-am" }),
+        )
+        .cases(4)
+        .run()
+        .await;
+    report.assert_passed();
+    assert!(!unreached(&report, "roster_get_shift"), "{report}");
+}
