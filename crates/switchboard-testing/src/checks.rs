@@ -108,6 +108,8 @@ pub struct ToolChecks<'r> {
     pub(crate) markers: BTreeMap<String, Vec<String>>,
     pub(crate) probes: Vec<(String, Probe)>,
     pub(crate) seeds: Vec<SeedCall>,
+    /// When not empty, only these domains' tools are checked.
+    pub(crate) domains: Vec<String>,
 }
 
 impl fmt::Debug for ToolChecks<'_> {
@@ -124,6 +126,7 @@ impl fmt::Debug for ToolChecks<'_> {
                 &self.probes.iter().map(|(name, _)| name).collect::<Vec<_>>(),
             )
             .field("seeds", &self.seeds)
+            .field("domains", &self.domains)
             .finish_non_exhaustive()
     }
 }
@@ -145,6 +148,7 @@ impl<'r> ToolChecks<'r> {
             markers: BTreeMap::new(),
             probes: Vec::new(),
             seeds: Vec::new(),
+            domains: Vec::new(),
         }
     }
 
@@ -165,6 +169,14 @@ impl<'r> ToolChecks<'r> {
     /// The seed of the input generator (a fixed one by default, so that a run is repeatable).
     pub fn rng_seed(mut self, seed: u64) -> Self {
         self.rng_seed = seed;
+        self
+    }
+
+    /// Checks only the tools of `domain` (given again, of each domain named): a service's own
+    /// domains, when the registry also holds others it does not own. By default every tool the
+    /// registry lists is checked.
+    pub fn only_domain(mut self, domain: impl Into<String>) -> Self {
+        self.domains.push(domain.into());
         self
     }
 

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 use switchboard_core::ToolDescriptor;
+use tracing::Instrument as _;
 
 use crate::{
     cases::check_tool,
@@ -29,11 +30,25 @@ pub(crate) async fn run(checks: ToolChecks<'_>) -> Report {
         report.elapsed = started.elapsed();
         return report;
     }
-    let tools = checks.registry.list();
-    report.setup.extend(unknown_tools(&checks, &tools));
+    let listed = checks.registry.list();
+    report.setup.extend(unknown_tools(&checks, &listed));
+    let tools: Vec<_> = listed
+        .iter()
+        .filter(|tool| {
+            checks.domains.is_empty() || checks.domains.iter().any(|d| *d == tool.domain)
+        })
+        .cloned()
+        .collect();
+    for domain in &checks.domains {
+        if !tools.iter().any(|tool| tool.domain == domain.as_str()) {
+            report.setup.push(format!(
+                "`only_domain` names `{domain}`, a domain with no tool the registry lists"
+            ));
+        }
+    }
     let mut session = Session::new(&checks);
     for seed in &checks.seeds {
-        if let Some(problem) = seed_call(&mut session, &tools, seed).await {
+        if let Some(problem) = seed_call(&mut session, &listed, seed).await {
             report.setup.push(problem);
         }
     }
@@ -45,8 +60,8 @@ pub(crate) async fn run(checks: ToolChecks<'_>) -> Report {
         if whole_tool_skipped {
             continue;
         }
-        let _span = tracing::debug_span!("tool_checks", tool = %tool.name).entered();
-        check_tool(&mut session, tool).await;
+        let span = tracing::debug_span!("tool_checks", tool = %tool.name);
+        check_tool(&mut session, tool).instrument(span).await;
         report.tools += 1;
     }
     report.violations = std::mem::take(&mut session.violations);

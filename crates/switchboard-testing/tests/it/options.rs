@@ -139,3 +139,31 @@ async fn a_tool_no_generated_input_reaches_is_named_until_an_example_reaches_it(
     report.assert_passed();
     assert!(!unreached(&report, "roster_get_shift"), "{report}");
 }
+
+#[tokio::test]
+async fn only_domain_checks_that_domains_tools_and_names_a_domain_without_any() {
+    let registry = registry().await;
+    let report = ToolChecks::new(&registry)
+        .orgs("acme", "globex")
+        .only_domain("core")
+        .cases(4)
+        .run()
+        .await;
+    report.assert_passed();
+    let core_tools = registry.list_by_domain("core").len();
+    assert!(core_tools > 0);
+    assert_eq!(report.tools, core_tools, "{report}");
+
+    let report = ToolChecks::new(&registry)
+        .orgs("acme", "globex")
+        .only_domain("rooster")
+        .run()
+        .await;
+    assert!(!report.passed(), "{report}");
+    assert!(
+        report
+            .to_string()
+            .contains("`rooster`, a domain with no tool"),
+        "{report}"
+    );
+}
