@@ -124,20 +124,33 @@ pub(crate) const INTERNAL_ERROR: &str = "internal_error";
 
 /// How an error that is not a call's (a usage or runtime error) is shown: the error and its
 /// causes, one per line. Messages quote what the user gave (a flag's value, a file's content),
-/// so their control characters are escaped.
+/// so their control characters are escaped, except the line breaks of a message that spans
+/// lines (a parser's excerpt of the file, with its caret), which stay line breaks, each
+/// following line indented under the first.
 pub(crate) fn render_failure(error: &anyhow::Error) -> String {
     let mut text = format!(
         "{} {}\n",
         paint("error:", Tone::Bad, Stream::Stderr),
-        escape_controls(&error.to_string())
+        escape_lines(&error.to_string(), "    ")
     );
     for cause in error.chain().skip(1) {
         text.push_str(&format!(
             "  caused by: {}\n",
-            escape_controls(&cause.to_string())
+            escape_lines(&cause.to_string(), "      ")
         ));
     }
     text
+}
+
+/// `message` with its control characters escaped line by line, its lines joined again with
+/// `indent` before each one after the first.
+fn escape_lines(message: &str, indent: &str) -> String {
+    message
+        .trim_end_matches('\n')
+        .split('\n')
+        .map(|line| escape_controls(line.trim_end_matches('\r')))
+        .collect::<Vec<_>>()
+        .join(&format!("\n{indent}"))
 }
 
 #[cfg(test)]
@@ -145,6 +158,28 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_failure_over_several_lines_keeps_them_and_escapes_the_rest() {
+        let error = anyhow::anyhow!(
+            "the config file a.toml is not valid: TOML parse error at line 2\n  |\n2 | \
+             x = 1\u{1b}[2J\n  | ^\nunknown field `x`\n"
+        );
+        let text = render_failure(&error);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 5, "{text}");
+        assert!(
+            lines[0].ends_with("is not valid: TOML parse error at line 2"),
+            "{text}"
+        );
+        assert_eq!(lines[2], "    2 | x = 1\\u{1b}[2J", "{text}");
+        assert_eq!(lines[4], "    unknown field `x`", "{text}");
+        assert!(!text.contains("\\n"), "no escaped line breaks: {text}");
+        assert!(
+            lines[1..].iter().all(|line| !line.contains('\u{1b}')),
+            "the escape sequence stays escaped: {text}"
+        );
+    }
 
     #[test]
     fn success_and_failure_reports_have_the_documented_keys() {
