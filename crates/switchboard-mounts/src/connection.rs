@@ -32,7 +32,9 @@ use rmcp::{
     transport::{
         StreamableHttpClientTransport,
         async_rw::AsyncRwTransport,
-        streamable_http_client::{AuthRequiredError, StreamableHttpClientTransportConfig},
+        streamable_http_client::{
+            AuthRequiredError, StreamableHttpClientTransportConfig, StreamableHttpError,
+        },
     },
 };
 use tokio::{
@@ -385,7 +387,12 @@ fn handshake_reason(error: &ClientInitializeError) -> String {
         if !reasons.last().is_some_and(|last| last.contains(&reason)) {
             reasons.push(reason);
         }
-        next = current.source();
+        next = match current.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            // rmcp's client error names no source: its HTTP client's error goes on to the
+            // cause that says what happened (the connection refused, the name not resolved).
+            Some(StreamableHttpError::Client(client)) => Some(client),
+            _ => current.source(),
+        };
     }
     reasons.join(": ")
 }

@@ -728,6 +728,8 @@ async fn an_unreachable_b_opens_the_link_unless_strict_and_a_mistake_is_a_usage_
     assert_eq!(code, Some(3), "strict: A refuses to run: {report}");
     let message = report["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("`roster` is not reachable"), "{report}");
+    // The cause under the HTTP client's own error: nothing listens there.
+    assert!(message.contains("Connection refused"), "{report}");
 
     let typo = fleet.dir.write(
         "typo.toml",
