@@ -97,12 +97,19 @@ async fn a_read_tool_that_writes_breaks_read_changes_nothing() {
 // ---------------------------------------------------------------------------------------
 // A tool that reads the organisation from its input, through a field not named org_id.
 
-/// Every organisation's ledger, by organisation.
+/// One text per organisation: its ledger, or its note.
 #[derive(Debug, Clone)]
-struct LedgerBook(BTreeMap<&'static str, &'static str>);
+struct PerOrg(BTreeMap<&'static str, &'static str>);
 
-impl LedgerBook {
-    fn seeded() -> Self {
+impl PerOrg {
+    fn notes() -> Self {
+        Self(BTreeMap::from([
+            ("acme", "acme: buy paper"),
+            ("globex", "globex: fix door"),
+        ]))
+    }
+
+    fn ledgers() -> Self {
         Self(BTreeMap::from([
             ("acme", "acme ledger: 12 widgets"),
             ("globex", "globex ledger: 7 secret gadgets"),
@@ -111,8 +118,8 @@ impl LedgerBook {
 }
 
 switchboard_core::domain! {
-    /// LedgerBook, one per organisation.
-    Books { name: "books", state: LedgerBook = LedgerBook::seeded }
+    /// PerOrg, one per organisation.
+    Books { name: "books", state: PerOrg = PerOrg::ledgers }
 }
 
 /// Which ledger to read (the bug: the organisation is a field of the input).
@@ -125,7 +132,7 @@ struct LedgerInput {
 
 /// Reads the ledger the input names, whatever the caller's organisation.
 #[tool(domain = Books, category = read, permission = "books.read")]
-async fn ledger(ctx: &ToolContext<LedgerBook>, input: LedgerInput) -> Result<String, ToolError> {
+async fn ledger(ctx: &ToolContext<PerOrg>, input: LedgerInput) -> Result<String, ToolError> {
     ctx.state()
         .0
         .get(input.tenant.as_str())
@@ -149,12 +156,12 @@ async fn a_tool_that_takes_the_organisation_from_a_renamed_field_breaks_org_id_f
 
 switchboard_core::domain! {
     /// The same ledgers, listed by a query that forgot its organisation.
-    Leaky { name: "leaky", state: LedgerBook = LedgerBook::seeded }
+    Leaky { name: "leaky", state: PerOrg = PerOrg::ledgers }
 }
 
 /// Lists the ledgers (the bug: every organisation's).
 #[tool(domain = Leaky, category = read, permission = "leaky.read")]
-async fn ledgers(ctx: &ToolContext<LedgerBook>, _input: NoInput) -> Result<Vec<String>, ToolError> {
+async fn ledgers(ctx: &ToolContext<PerOrg>, _input: NoInput) -> Result<Vec<String>, ToolError> {
     Ok(ctx
         .state()
         .0
@@ -255,22 +262,9 @@ async fn a_skip_with_a_reason_leaves_the_promise_out_and_says_why() {
 // ---------------------------------------------------------------------------------------
 // A domain that keeps every promise, and an audit store that does not.
 
-/// Notes per organisation.
-#[derive(Debug, Clone)]
-struct Notes(BTreeMap<&'static str, &'static str>);
-
-impl Notes {
-    fn seeded() -> Self {
-        Self(BTreeMap::from([
-            ("acme", "acme: buy paper"),
-            ("globex", "globex: fix door"),
-        ]))
-    }
-}
-
 switchboard_core::domain! {
     /// Each organisation's note, read only by its own callers.
-    Tidy { name: "tidy", state: Notes = Notes::seeded }
+    Tidy { name: "tidy", state: PerOrg = PerOrg::notes }
 }
 
 /// Which part of the note to read.
@@ -284,7 +278,7 @@ struct NoteInput {
 
 /// Reads the start of the caller's organisation's note.
 #[tool(domain = Tidy, category = read, permission = "tidy.read")]
-async fn note(ctx: &ToolContext<Notes>, input: NoteInput) -> Result<String, ToolError> {
+async fn note(ctx: &ToolContext<PerOrg>, input: NoteInput) -> Result<String, ToolError> {
     let org = ctx.caller().org_id.to_string();
     let note = ctx.state().0.get(org.as_str()).copied().unwrap_or_default();
     Ok(note.chars().take(input.length as usize).collect())
