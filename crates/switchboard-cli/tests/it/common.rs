@@ -311,3 +311,21 @@ fn catalog_tools_where(keep: impl Fn(&serde_json::Value) -> bool) -> Vec<String>
         })
         .collect()
 }
+
+/// `a`, node A's audit record of a call, and `b`, node B's record of the same call run there
+/// (both as `audit --json` shows them): the same tool, correlation id, digests and caller, each
+/// record naming its own node.
+pub(crate) fn assert_one_call_on_two_nodes(a: &serde_json::Value, b: &serde_json::Value) {
+    for field in [
+        "tool",
+        "correlation_id",
+        "input_hash",
+        "output_hash",
+        "org_id",
+        "user_id",
+    ] {
+        assert_eq!(a[field], b[field], "{field}: {a} / {b}");
+    }
+    assert_eq!(a["node"], "node-a", "{a}");
+    assert_eq!(b["node"], "node-b", "{b}");
+}
