@@ -61,7 +61,13 @@ async fn stamp(ctx: &ToolContext<RelayState>, _input: NoInput) -> Result<Stamped
 /// A registry serving `relay` as "the back", and a front registry holding `relay` as a remote
 /// domain served by the back.
 async fn front_and_back() -> (ToolRegistry, ToolRegistry) {
+    front_and_back_with(RegistryConfig::default).await
+}
+
+/// [`front_and_back`], both registries with the configuration `config` makes.
+async fn front_and_back_with(config: impl Fn() -> RegistryConfig) -> (ToolRegistry, ToolRegistry) {
     let back = ToolRegistry::builder()
+        .config(config())
         .domain_state::<Relay>(RelayState {
             served_by: "the back",
         })
@@ -69,6 +75,7 @@ async fn front_and_back() -> (ToolRegistry, ToolRegistry) {
         .await
         .expect("the back starts");
     let front = ToolRegistry::builder()
+        .config(config())
         .remote_domain("relay", Arc::new(InProcessLink::new(back.clone())))
         .start()
         .await
@@ -175,20 +182,7 @@ async fn a_served_call_that_would_become_a_proposal_is_refused_and_runs_nothing(
         agent_mutations: AgentMutations::Propose,
         ..RegistryConfig::default()
     };
-    let back = ToolRegistry::builder()
-        .config(proposing())
-        .domain_state::<Relay>(RelayState {
-            served_by: "the back",
-        })
-        .start()
-        .await
-        .expect("the back starts");
-    let front = ToolRegistry::builder()
-        .config(proposing())
-        .remote_domain("relay", Arc::new(InProcessLink::new(back.clone())))
-        .start()
-        .await
-        .expect("the front starts");
+    let (front, back) = front_and_back_with(proposing).await;
     let agent = crate::vault::agent("agent-stamp");
 
     let served = back
