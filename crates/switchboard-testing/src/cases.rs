@@ -14,7 +14,7 @@ use switchboard_core::{Category, ErrorKind, ToolDescriptor};
 use switchboard_registry::AgentMutations;
 
 use crate::{
-    generate::{InputSpace, Invalid},
+    generate::{InputSpace, Invalid, pointer_segment},
     report::{Invariant, Violation},
     session::{Observed, Session, Who},
 };
@@ -365,7 +365,7 @@ fn string_leaves(value: &Value) -> Vec<String> {
                 for (key, field) in fields {
                     let len = at.len();
                     at.push('/');
-                    at.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                    at.push_str(&pointer_segment(key));
                     walk(field, at, out);
                     at.truncate(len);
                 }

@@ -128,3 +128,8 @@ pub(crate) struct Smuggled {
     /// JSON Pointer of the smuggled key.
     pub(crate) path: String,
 }
+
+/// `key` as a segment of a JSON Pointer (RFC 6901: `~` as `~0`, then `/` as `~1`).
+pub(crate) fn pointer_segment(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}

@@ -12,6 +12,7 @@ use switchboard_registry::ToolRegistry;
 
 use crate::{
     checks::{Org, ToolChecks},
+    generate::pointer_segment,
     report::{Invariant, Violation},
 };
 
@@ -429,7 +430,7 @@ fn first_difference(before: &Value, after: &Value, at: String) -> String {
         (Value::Object(a), Value::Object(b)) => {
             let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
             for key in keys {
-                let child = format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
+                let child = format!("{at}/{}", pointer_segment(key));
                 match (a.get(key), b.get(key)) {
                     (Some(x), Some(y)) if x == y => {}
                     (Some(x), Some(y)) => return first_difference(x, y, child),

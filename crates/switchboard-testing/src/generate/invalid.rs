@@ -7,11 +7,11 @@
 use proptest::prelude::{Just, Strategy};
 use serde_json::{Value, json};
 
-use super::Invalid;
 use super::schema::{Additional, JsonType, Node, Typed, Types};
 use super::valid::{
     Override, Step, ValueStrategy, array_with, at_place, element, object, plain_string, pointer,
 };
+use super::{Invalid, pointer_segment};
 
 /// The key an object with `additionalProperties: false` is sent and must refuse.
 const UNKNOWN_KEY: &str = "unexpected_field";
@@ -227,7 +227,7 @@ impl Walker<'_> {
         let here = pointer(steps);
         for name in &rules.required {
             let leaf = object(rules, Some((name, Override::Omitted)));
-            let path = format!("{here}/{}", escape(name));
+            let path = format!("{here}/{}", pointer_segment(name));
             self.record(Invalid::MissingField, steps, path, leaf);
         }
         if matches!(rules.additional, Additional::Forbidden) {
@@ -235,7 +235,7 @@ impl Walker<'_> {
             while rules.property(&key).is_some() {
                 key.push('_');
             }
-            let path = format!("{here}/{}", escape(&key));
+            let path = format!("{here}/{}", pointer_segment(&key));
             let leaf = object(rules, None).map(|strategy| {
                 strategy
                     .prop_map(move |mut value| {
@@ -279,9 +279,4 @@ fn outside(members: &[Value], types: &Types, others: Option<&Types>) -> Option<V
         .find(|candidate| types.accepts(JsonType::of(candidate)));
     let chosen = same_type.or_else(|| candidates.iter().find(fresh))?;
     Some(Just(chosen.clone()).boxed())
-}
-
-/// A key as a JSON Pointer segment.
-pub(super) fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
 }

@@ -9,7 +9,7 @@ use proptest::test_runner::TestRunner;
 use serde_json::{Map, Value};
 
 use super::Smuggled;
-use super::invalid::escape;
+use super::pointer_segment;
 use super::schema::{JsonType, Node};
 use super::valid::{Override, Step, ValueStrategy, at_place, element, object, pointer};
 
@@ -50,7 +50,7 @@ pub(super) fn smuggled(root: &Node, org: &str) -> Vec<Smuggled> {
             built.push(Smuggled {
                 label: label(&here, spelling),
                 params,
-                path: format!("{here}/{}", escape(spelling)),
+                path: format!("{here}/{}", pointer_segment(spelling)),
             });
         }
         if built.len() == SPELLINGS.len() {
@@ -66,7 +66,7 @@ pub(super) fn smuggled(root: &Node, org: &str) -> Vec<Smuggled> {
             Smuggled {
                 label: label("", spelling),
                 params: Value::Object(params),
-                path: format!("/{}", escape(spelling)),
+                path: format!("/{}", pointer_segment(spelling)),
             }
         });
         cases.splice(0..0, top_level);

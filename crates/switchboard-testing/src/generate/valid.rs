@@ -40,7 +40,7 @@ pub(super) fn pointer(steps: &[Step]) -> String {
         match step {
             Step::Property(name) => {
                 pointer.push('/');
-                pointer.push_str(&name.replace('~', "~0").replace('/', "~1"));
+                pointer.push_str(&super::pointer_segment(name));
             }
             Step::Item(index) => {
                 pointer.push('/');
